@@ -1,0 +1,383 @@
+/*
+ * brs.h - libbrs, the batch-rebalancing planner for distributed training.
+ *
+ * This header is the whole public contract of libbrs.so.1. It follows a few
+ * rules that make every binding possible (docs/abi.md):
+ *   - opaque handles only, created by brs_*_new(T **out) and freed by
+ *     brs_*_free(T *), which accepts NULL and may run on any thread;
+ *   - signatures use only fixed-width integers, size_t, double, pointers and
+ *     const char *; status codes and keys are int32_t with fixed values;
+ *   - out-parameters come first; read-only handles are const;
+ *   - status 0 is success, every error is negative; brs_strerror() names it
+ *     and each handle keeps a detail message until the next call on it;
+ *   - no global or thread-local mutable state: distinct handles may be used
+ *     from distinct threads at the same time without locking;
+ *   - symbols are never removed or changed within SONAME libbrs.so.1.
+ *
+ * Typical use:
+ *
+ *     brs_sampler *s; brs_plan *p;
+ *     brs_sampler_new(&s);
+ *     brs_sampler_set_lengths(s, lengths, n, BRS_LENGTHS_COPY);
+ *     brs_sampler_set_int(s, BRS_OPT_DP_SIZE, 8);
+ *     brs_plan_new(&p);
+ *     if (brs_plan_compute(p, s, epoch, step) != BRS_OK)
+ *         fprintf(stderr, "%s\n", brs_plan_last_error(p));
+ *     brs_plan_micro_batch(&indices, &count, p, rank, micro);
+ *     brs_plan_free(p); brs_sampler_free(s);
+ */
+#ifndef BRS_H
+#define BRS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(BRS_BUILDING_LIBRARY) && defined(__GNUC__)
+#define BRS_API __attribute__((visibility("default")))
+#else
+#define BRS_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Versions                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define BRS_VERSION_MAJOR 1
+#define BRS_VERSION_MINOR 0
+#define BRS_VERSION_PATCH 0
+/** MAJOR * 10000 + MINOR * 100 + PATCH, the value brs_version_number() returns. */
+#define BRS_VERSION_NUMBER 10000
+
+/**
+ * The version of the library actually loaded, MAJOR * 10000 + MINOR * 100 + PATCH.
+ * Bindings compare its major (value / 10000) with the one they were written for.
+ * Ownership: none. NULL: no pointer arguments. Thread-safety: any thread.
+ */
+BRS_API uint32_t brs_version_number(void);
+
+/**
+ * The version of the library loaded, as "MAJOR.MINOR.PATCH".
+ * Ownership: a static string; never free it. NULL: no pointer arguments.
+ * Thread-safety: any thread.
+ */
+BRS_API const char *brs_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes: values never change; new codes only get new values.         */
+/* ------------------------------------------------------------------------ */
+
+typedef int32_t brs_status;
+
+#define BRS_OK 0
+/** A required pointer argument (handle or out-parameter) was NULL. */
+#define BRS_ERR_NULL_POINTER (-1)
+/** An argument is malformed (e.g. a zero-length array, an unknown mode). */
+#define BRS_ERR_INVALID_ARGUMENT (-2)
+/** The option or query key is not known to this version of the library. */
+#define BRS_ERR_UNSUPPORTED (-3)
+/** A value lies outside its bounds (option value, rank, micro-step, step). */
+#define BRS_ERR_OUT_OF_RANGE (-4)
+/** Memory could not be allocated; the handle is unchanged. */
+#define BRS_ERR_NO_MEMORY (-5)
+/** The handle is not ready for the call (no lengths set, no plan computed). */
+#define BRS_ERR_STATE (-6)
+/** A sample length is 0; every sample must have at least one token. */
+#define BRS_ERR_INVALID_LENGTH (-7)
+/** Too few samples for the configuration (no full step with drop_last). */
+#define BRS_ERR_TOO_FEW_SAMPLES (-8)
+/** A sample is longer than max_tokens, so no plan can respect the cap. */
+#define BRS_ERR_SAMPLE_TOO_LONG (-9)
+/** The step cannot be split into K micro-batches under max_tokens; the
+ *  message says the smallest number of micro-batches that would do. */
+#define BRS_ERR_CAP_INFEASIBLE (-10)
+/** The configuration exceeds a limit of this version (see BRS_MAX_*). */
+#define BRS_ERR_TOO_LARGE (-11)
+
+/**
+ * A static English sentence naming a status code ("unknown status" for a
+ * value this version does not define).
+ * Ownership: static; never free it. NULL: no pointer arguments.
+ * Thread-safety: any thread.
+ */
+BRS_API const char *brs_strerror(brs_status status);
+
+/* ------------------------------------------------------------------------ */
+/* Limits of this version (the cost arithmetic is proven for these).         */
+/* ------------------------------------------------------------------------ */
+
+/** Largest number of samples in one optimizer step (B = P * K). */
+#define BRS_MAX_STEP_SAMPLES 16777216
+/** Largest number of micro-batches in one step (K = dp_size * grad_accum). */
+#define BRS_MAX_MICRO_BATCHES 16777216
+
+/* ------------------------------------------------------------------------ */
+/* Options: typed keys; an unknown key returns BRS_ERR_UNSUPPORTED.          */
+/* ------------------------------------------------------------------------ */
+
+typedef int32_t brs_option;
+
+/** int: P, the AVERAGE micro-batch size (samples per micro-batch). Default 8. */
+#define BRS_OPT_BATCH_SIZE 1
+/** int: G, micro-batches per rank per optimizer step. Default 1. */
+#define BRS_OPT_GRAD_ACCUM 2
+/** int: R, the number of data-parallel ranks. Default 1. */
+#define BRS_OPT_DP_SIZE 3
+/** int: r, this rank, 0 <= r < R (checked when planning). Default 0. */
+#define BRS_OPT_RANK 4
+/** int: the shuffle seed, 0 .. INT64_MAX. Default 0. */
+#define BRS_OPT_SEED 5
+/** int: 1 to draw each epoch from a seeded permutation, 0 for identity. Default 1. */
+#define BRS_OPT_SHUFFLE 6
+/** int: 1 to drop the incomplete last step, 0 to keep it (topped up to K). Default 1. */
+#define BRS_OPT_DROP_LAST 7
+/** int: hard cap on padded tokens (bs * longest) per micro-batch, tokens
+ *  (sum of lengths) in packed mode; 0 means no cap. Default 0. */
+#define BRS_OPT_MAX_TOKENS 8
+/** int: 1 for packed mode (varlen attention, no padding), 0 for padded. Default 0. */
+#define BRS_OPT_PACKED 9
+/** double: alpha, the quadratic (attention) term of the cost, 0 .. 1000,
+ *  resolved to 1e-6. Default 0.001. */
+#define BRS_OPT_ALPHA 10
+/** double: the fixed cost of one micro-batch, 0 .. 1e12, resolved to 1e-6. Default 0. */
+#define BRS_OPT_INTERCEPT 11
+
+/**
+ * The bounds [*lower, *upper] of an integer option.
+ * Returns BRS_ERR_UNSUPPORTED for an unknown key or a double option.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if lower or upper is NULL.
+ * Thread-safety: any thread.
+ */
+BRS_API brs_status brs_option_bounds_int(int64_t *lower, int64_t *upper, brs_option key);
+
+/**
+ * The bounds [*lower, *upper] of a double option.
+ * Returns BRS_ERR_UNSUPPORTED for an unknown key or an integer option.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if lower or upper is NULL.
+ * Thread-safety: any thread.
+ */
+BRS_API brs_status brs_option_bounds_double(double *lower, double *upper, brs_option key);
+
+/* ------------------------------------------------------------------------ */
+/* Sampler: the lengths and the configuration; read-only while planning.     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct brs_sampler brs_sampler;
+
+/** brs_sampler_set_lengths: copy the array into the sampler. */
+#define BRS_LENGTHS_COPY 0
+/** brs_sampler_set_lengths: borrow the array; the caller keeps it alive and
+ *  unchanged until the sampler is freed or given other lengths. */
+#define BRS_LENGTHS_BORROW 1
+
+/**
+ * Create a sampler with default options and no lengths.
+ * On failure *out is set to NULL.
+ * Ownership: the caller owns *out and frees it with brs_sampler_free.
+ * NULL: BRS_ERR_NULL_POINTER if out is NULL. Thread-safety: any thread.
+ */
+BRS_API brs_status brs_sampler_new(brs_sampler **out);
+
+/**
+ * Free a sampler. Plans computed from it stay valid.
+ * Ownership: takes the handle. NULL: a no-op. Thread-safety: any thread, once
+ * no other call on this handle is running.
+ */
+BRS_API void brs_sampler_free(brs_sampler *sampler);
+
+/**
+ * Set the dataset: lengths[i] is the token count of sample i, n samples.
+ * Every length must be >= 1 (BRS_ERR_INVALID_LENGTH names the first bad
+ * index); n must be >= 1. mode is BRS_LENGTHS_COPY or BRS_LENGTHS_BORROW.
+ * Scans the array once (validation and fingerprint). On error the sampler
+ * keeps its previous lengths.
+ * Ownership: COPY keeps a private copy; BORROW keeps the pointer only.
+ * NULL: BRS_ERR_NULL_POINTER if sampler or lengths is NULL.
+ * Thread-safety: not concurrently with any other call on this sampler.
+ */
+BRS_API brs_status brs_sampler_set_lengths(brs_sampler *sampler, const uint32_t *lengths,
+                                           size_t n, int32_t mode);
+
+/**
+ * Set an integer option (BRS_OPT_*). BRS_ERR_OUT_OF_RANGE outside its bounds,
+ * BRS_ERR_UNSUPPORTED for an unknown key or a double option; on error the
+ * option keeps its value and the handle's message says why.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if sampler is NULL.
+ * Thread-safety: not concurrently with any other call on this sampler.
+ */
+BRS_API brs_status brs_sampler_set_int(brs_sampler *sampler, brs_option key, int64_t value);
+
+/**
+ * Set a double option (BRS_OPT_ALPHA, BRS_OPT_INTERCEPT); NaN is out of range.
+ * Errors as brs_sampler_set_int.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if sampler is NULL.
+ * Thread-safety: not concurrently with any other call on this sampler.
+ */
+BRS_API brs_status brs_sampler_set_double(brs_sampler *sampler, brs_option key, double value);
+
+/**
+ * Read an integer option into *out.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if out or sampler is NULL.
+ * Thread-safety: concurrently with other read-only calls.
+ */
+BRS_API brs_status brs_sampler_get_int(int64_t *out, const brs_sampler *sampler, brs_option key);
+
+/**
+ * Read a double option into *out (the value as resolved, e.g. alpha to 1e-6).
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if out or sampler is NULL.
+ * Thread-safety: concurrently with other read-only calls.
+ */
+BRS_API brs_status brs_sampler_get_double(double *out, const brs_sampler *sampler,
+                                          brs_option key);
+
+/**
+ * Check that the options fit together and with the lengths: rank < dp_size,
+ * B and K within BRS_MAX_*, at least one step, no sample above max_tokens.
+ * The handle's message says what to change.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if sampler is NULL.
+ * Thread-safety: not concurrently with any other call on this sampler.
+ */
+BRS_API brs_status brs_sampler_validate(brs_sampler *sampler);
+
+/**
+ * The number of optimizer steps in one epoch (the same on every rank).
+ * Validates first, as brs_sampler_validate.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if out or sampler is NULL.
+ * Thread-safety: not concurrently with any other call on this sampler.
+ */
+BRS_API brs_status brs_sampler_steps_per_epoch(uint64_t *out, brs_sampler *sampler);
+
+/**
+ * A 64-bit hash of the lengths, every option except the rank, and the plan
+ * algorithm version: two samplers plan identically iff they agree on it
+ * (up to hash collisions). Ranks of one job compare it to detect divergence.
+ * BRS_ERR_STATE if no lengths are set.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if out or sampler is NULL.
+ * Thread-safety: concurrently with other read-only calls.
+ */
+BRS_API brs_status brs_sampler_fingerprint(uint64_t *out, const brs_sampler *sampler);
+
+/**
+ * The detail message of the last failed call on this sampler ("" if none).
+ * Ownership: owned by the sampler, valid until the next call on it.
+ * NULL: returns a static message saying the handle is NULL.
+ * Thread-safety: concurrently with other read-only calls.
+ */
+BRS_API const char *brs_sampler_last_error(const brs_sampler *sampler);
+
+/* ------------------------------------------------------------------------ */
+/* Plan: one optimizer step, all ranks; reusable across steps.               */
+/* ------------------------------------------------------------------------ */
+
+typedef struct brs_plan brs_plan;
+
+/** Integer plan queries (brs_plan_get_int). */
+typedef int32_t brs_plan_key;
+#define BRS_PLAN_EPOCH 1
+#define BRS_PLAN_STEP 2
+/** Samples in this step (B, or fewer in a kept last step). */
+#define BRS_PLAN_NUM_SAMPLES 3
+#define BRS_PLAN_DP_SIZE 4
+#define BRS_PLAN_GRAD_ACCUM 5
+/** Sum over micro-batches of padded tokens (bs * longest; tokens when packed). */
+#define BRS_PLAN_TOTAL_PADDED_TOKENS 6
+/** Sum of the real (unpadded) tokens of the step. */
+#define BRS_PLAN_TOTAL_REAL_TOKENS 7
+/** Largest padded-token count of one micro-batch (the memory peak). */
+#define BRS_PLAN_MAX_PADDED_TOKENS 8
+/** Double plan queries (brs_plan_get_double), in cost units. */
+/** Largest micro-batch cost: the exact minimum under the constraints (padded mode). */
+#define BRS_PLAN_MAX_COST 20
+/** A proven lower bound on the largest micro-batch cost. */
+#define BRS_PLAN_LOWER_BOUND 21
+/** Sum of all micro-batch costs. */
+#define BRS_PLAN_TOTAL_COST 22
+/** Sum over micro-steps of the largest cost among ranks (FSDP-style sync). */
+#define BRS_PLAN_MICRO_SYNC_TIME 23
+/** Largest per-rank sum of costs (DDP with no_sync during accumulation). */
+#define BRS_PLAN_STEP_SYNC_TIME 24
+/** A proven lower bound on both sync times: max(LOWER_BOUND, G * total_min / K). */
+#define BRS_PLAN_TIME_LOWER_BOUND 25
+
+/**
+ * Create an empty plan (its buffers grow as needed and are reused).
+ * On failure *out is set to NULL.
+ * Ownership: the caller owns *out and frees it with brs_plan_free.
+ * NULL: BRS_ERR_NULL_POINTER if out is NULL. Thread-safety: any thread.
+ */
+BRS_API brs_status brs_plan_new(brs_plan **out);
+
+/**
+ * Free a plan and every index array it handed out.
+ * Ownership: takes the handle. NULL: a no-op. Thread-safety: any thread,
+ * once no other call on this handle is running.
+ */
+BRS_API void brs_plan_free(brs_plan *plan);
+
+/**
+ * Plan step `step` of epoch `epoch` for every rank: draw the step's samples,
+ * split them into K = dp_size * grad_accum non-empty micro-batches of
+ * minimal largest cost (then less total cost) under max_tokens, and assign
+ * them to (rank, micro-step). Random access: needs no earlier step.
+ * Errors (message in brs_plan_last_error): those of brs_sampler_validate,
+ * BRS_ERR_OUT_OF_RANGE for step >= steps per epoch, BRS_ERR_CAP_INFEASIBLE.
+ * On error the plan holds no step (queries return BRS_ERR_STATE).
+ * Ownership: the plan keeps no reference to the sampler.
+ * NULL: BRS_ERR_NULL_POINTER if plan or sampler is NULL.
+ * Thread-safety: one sampler may serve many threads at once, each with its
+ * own plan; a plan is not used by two threads at once.
+ */
+BRS_API brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch,
+                                    uint64_t step);
+
+/**
+ * Read an integer property (BRS_PLAN_*) of the computed step into *out.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if out or plan is NULL.
+ * Thread-safety: concurrently with other read-only calls on the plan.
+ */
+BRS_API brs_status brs_plan_get_int(int64_t *out, const brs_plan *plan, brs_plan_key key);
+
+/**
+ * Read a double property (BRS_PLAN_*) of the computed step into *out.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if out or plan is NULL.
+ * Thread-safety: concurrently with other read-only calls on the plan.
+ */
+BRS_API brs_status brs_plan_get_double(double *out, const brs_plan *plan, brs_plan_key key);
+
+/**
+ * The dataset indices of the micro-batch of `rank` at micro-step `micro`
+ * (0 <= rank < dp_size, 0 <= micro < grad_accum): *indices points at *count
+ * (>= 1) indices, longest sample first.
+ * Ownership: the array belongs to the plan; valid until the next
+ * brs_plan_compute or brs_plan_free on it. NULL: BRS_ERR_NULL_POINTER if
+ * indices, count or plan is NULL. Thread-safety: as brs_plan_get_int.
+ */
+BRS_API brs_status brs_plan_micro_batch(const uint64_t **indices, size_t *count,
+                                        const brs_plan *plan, int64_t rank, int64_t micro);
+
+/**
+ * The padded tokens (bs * longest; tokens when packed), the real tokens and
+ * the cost of the micro-batch of `rank` at micro-step `micro`.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if any pointer is NULL.
+ * Thread-safety: as brs_plan_get_int.
+ */
+BRS_API brs_status brs_plan_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real_tokens,
+                                              double *cost, const brs_plan *plan, int64_t rank,
+                                              int64_t micro);
+
+/**
+ * The detail message of the last failed call on this plan ("" if none).
+ * Ownership: owned by the plan, valid until the next call on it.
+ * NULL: returns a static message saying the handle is NULL.
+ * Thread-safety: concurrently with other read-only calls on the plan.
+ */
+BRS_API const char *brs_plan_last_error(const brs_plan *plan);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BRS_H */

@@ -1,0 +1,121 @@
+/* internal.h - declarations shared by the files of libbrs; not installed. */
+#ifndef BRS_INTERNAL_H
+#define BRS_INTERNAL_H
+
+#include "brs.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Version of the plan algorithm (permutation, sort, planner, assignment).
+ * It enters every fingerprint; bump it with any change of output and
+ * regenerate tests/vectors.
+ */
+#define BRS_PLAN_ALGORITHM_VERSION 1
+
+/* Costs are exact integers in micro cost units (1e-6), held in 128 bits.
+ * Bounds (proof of no overflow): a length L < 2^32, alpha_micro <= 1e9 <
+ * 2^30, so one sample's weight w(L) = L*1e6 + alpha_micro*L^2 < 2^52 + 2^94
+ * < 2^95; a micro-batch holds at most BRS_MAX_STEP_SAMPLES = 2^24 samples,
+ * so a cost is below 2^24 * 2^95 + intercept_micro (< 1e18 < 2^60) < 2^120,
+ * and a sum over a whole step (each sample counted once, K <= 2^24
+ * intercepts) stays below 2^121. Every product below is of a 2^24-bounded
+ * count and a weight, so it fits too. */
+__extension__ typedef unsigned __int128 brs_wide;
+#define BRS_COST_UNITS_PER_ONE 1000000u
+
+/* The resolved configuration; every field is validated on set. */
+struct brs_config {
+    int64_t batch_size;
+    int64_t grad_accum;
+    int64_t dp_size;
+    int64_t rank;
+    int64_t seed;
+    int64_t shuffle;
+    int64_t drop_last;
+    int64_t max_tokens;
+    int64_t packed;
+    uint64_t alpha_micro;     /* alpha in units of 1e-6 */
+    uint64_t intercept_micro; /* intercept in units of 1e-6 */
+};
+
+#define BRS_MESSAGE_SIZE 512
+
+struct brs_sampler {
+    const uint32_t *lengths; /* borrowed, or == owned */
+    uint32_t *owned;
+    size_t count;
+    uint32_t max_length;
+    size_t max_length_index;
+    uint64_t lengths_hash;
+    struct brs_config config;
+    char message[BRS_MESSAGE_SIZE];
+};
+
+/* errors.c */
+void brs_message_set(char *buffer, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* options.c */
+void brs_config_defaults(struct brs_config *config);
+double brs_micro_to_double(uint64_t micro);
+
+/* prng.c: the epoch permutation, a keyed bijection of [0, n). */
+struct brs_permutation {
+    uint64_t n;
+    uint64_t round_keys[4];
+    unsigned bits; /* domain is [0, 2^bits), bits >= 2 */
+    int identity;
+};
+uint64_t brs_splitmix64(uint64_t x);
+void brs_permutation_init(struct brs_permutation *perm, uint64_t n, uint64_t seed,
+                          uint64_t epoch, int shuffle);
+uint64_t brs_permutation_apply(const struct brs_permutation *perm, uint64_t position);
+
+/* sort.c: positions of `lengths` ordered by length descending, stable.
+ * scratch must hold 2 * n uint64_t. */
+void brs_sort_by_length_desc(uint32_t *order, const uint32_t *lengths, size_t n,
+                             uint64_t *scratch);
+
+/* The cost model shared by the planners. */
+struct brs_cost_model {
+    uint64_t intercept;  /* micro units */
+    uint64_t alpha;      /* micro units */
+    uint64_t max_tokens; /* 0: no cap */
+};
+brs_wide brs_sample_weight(const struct brs_cost_model *model, uint32_t length);
+
+/* planner.c / packed.c: split n samples sorted by length descending
+ * (`lengths`) into k groups. On success group g is [starts[g], starts[g+1])
+ * of the sorted order for the padded planner; the packed planner writes
+ * group ids into `group_of`. Both fill costs[g], the max cost and the lower
+ * bound. On BRS_ERR_CAP_INFEASIBLE *needed holds the smallest group count
+ * that meets the cap (0 if unknown). */
+struct brs_split {
+    size_t *starts;     /* k + 1 entries (padded) */
+    uint32_t *group_of; /* n entries (packed) */
+    brs_wide *costs;    /* k entries */
+    brs_wide max_cost;
+    brs_wide lower_bound;
+    brs_wide weight_sum; /* sum of sample weights, for the time bound */
+    size_t needed;
+};
+brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
+                           const struct brs_cost_model *model);
+brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
+                           const struct brs_cost_model *model, uint32_t *scratch);
+
+/* assign.c: order[] gets group ids sorted by cost descending (ties by id),
+ * slot_of[g] the rank-major slot (rank * grad_accum + micro) of group g. */
+void brs_assign_snake(uint32_t *slot_of, uint32_t *order, const brs_wide *costs, size_t k,
+                      size_t dp_size);
+
+/* sampler.c */
+brs_status brs_config_check(const struct brs_sampler *sampler, char *message);
+uint64_t brs_steps_in_epoch(const struct brs_sampler *sampler);
+
+#endif

@@ -1,0 +1,123 @@
+/* packed.c - packed mode (varlen attention, no padding): a group costs
+ * intercept + sum w(L) and holds sum L tokens. Contiguity does not hold
+ * here, so the planner is LPT: longest sample first, each to the least
+ * loaded group that has room under the token cap. */
+#include "internal.h"
+
+#include <stdlib.h>
+
+struct load_heap {
+    uint32_t *ids;
+    size_t size;
+    const brs_wide *loads;
+};
+
+static int lighter(const struct load_heap *h, uint32_t a, uint32_t b)
+{
+    return h->loads[a] < h->loads[b] || (h->loads[a] == h->loads[b] && a < b);
+}
+
+static void sift_down(struct load_heap *h, size_t i)
+{
+    for (;;) {
+        size_t best = i, l = 2 * i + 1, r = l + 1;
+        if (l < h->size && lighter(h, h->ids[l], h->ids[best])) best = l;
+        if (r < h->size && lighter(h, h->ids[r], h->ids[best])) best = r;
+        if (best == i) return;
+        uint32_t t = h->ids[i];
+        h->ids[i] = h->ids[best];
+        h->ids[best] = t;
+        i = best;
+    }
+}
+
+/* The bound that proves a cap infeasible: total tokens over the cap, and
+ * samples above half the cap each needing a group of their own. */
+static size_t groups_needed_by_bound(const uint32_t *lengths, size_t n, uint64_t cap)
+{
+    brs_wide tokens = 0;
+    size_t over_half = 0;
+    for (size_t i = 0; i < n; i++) {
+        tokens += lengths[i];
+        if ((uint64_t)lengths[i] * 2 > cap) over_half++;
+    }
+    size_t by_tokens = (size_t)((tokens + cap - 1) / cap);
+    return by_tokens > over_half ? by_tokens : over_half;
+}
+
+/* Place sample i in the least loaded group with room; groups without room
+ * are set aside (in `full`) and put back after. Returns 0 if none has room. */
+static int place(struct load_heap *h, brs_wide *loads, uint64_t *tokens, uint32_t *full,
+                 uint32_t *group_of, size_t i, uint32_t length, brs_wide weight, uint64_t cap)
+{
+    size_t set_aside = 0;
+    int placed = 0;
+    while (h->size > 0) {
+        uint32_t g = h->ids[0];
+        if (cap == 0 || tokens[g] + length <= cap) {
+            loads[g] += weight;
+            tokens[g] += length;
+            group_of[i] = g;
+            sift_down(h, 0);
+            placed = 1;
+            break;
+        }
+        full[set_aside++] = g;
+        h->ids[0] = h->ids[--h->size];
+        sift_down(h, 0);
+    }
+    for (size_t j = 0; j < set_aside; j++) {
+        /* sift up the returned group */
+        size_t pos = h->size++;
+        h->ids[pos] = full[j];
+        while (pos > 0 && lighter(h, h->ids[pos], h->ids[(pos - 1) / 2])) {
+            uint32_t t = h->ids[pos];
+            h->ids[pos] = h->ids[(pos - 1) / 2];
+            h->ids[(pos - 1) / 2] = t;
+            pos = (pos - 1) / 2;
+        }
+    }
+    return placed;
+}
+
+brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
+                           const struct brs_cost_model *model, uint32_t *scratch)
+{
+    uint64_t cap = model->max_tokens;
+    if (cap) {
+        size_t needed = groups_needed_by_bound(lengths, n, cap);
+        if (needed > k) {
+            split->needed = needed;
+            return BRS_ERR_CAP_INFEASIBLE;
+        }
+    }
+    brs_wide *loads = split->costs;
+    uint64_t *tokens = calloc(k, sizeof *tokens);
+    if (!tokens) return BRS_ERR_NO_MEMORY;
+    struct load_heap h = {scratch, k, loads};
+    uint32_t *full = scratch + k;
+    /* All loads start equal, so ids in order already form a heap. */
+    for (size_t g = 0; g < k; g++) {
+        loads[g] = model->intercept;
+        h.ids[g] = (uint32_t)g;
+    }
+    brs_wide sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        brs_wide w = brs_sample_weight(model, lengths[i]);
+        sum += w;
+        if (!place(&h, loads, tokens, full, split->group_of, i, lengths[i], w, cap)) {
+            free(tokens);
+            split->needed = 0;
+            return BRS_ERR_CAP_INFEASIBLE;
+        }
+    }
+    free(tokens);
+    split->weight_sum = sum;
+    brs_wide average = model->intercept + (sum + k - 1) / k;
+    brs_wide longest = model->intercept + brs_sample_weight(model, lengths[0]);
+    split->lower_bound = average > longest ? average : longest;
+    split->max_cost = 0;
+    for (size_t g = 0; g < k; g++)
+        if (loads[g] > split->max_cost) split->max_cost = loads[g];
+    return BRS_OK;
+}

@@ -1,0 +1,323 @@
+/* planner.c - the exact min-max planner of padded micro-batches.
+ *
+ * Samples arrive sorted longest first. By the contiguity theorem (DESIGN.md
+ * section 3) an optimal split into k groups is contiguous in that order, and
+ * a contiguous group [i, i + s) costs intercept + s * w(L_i), w(L) = L +
+ * alpha L^2: its head is its longest sample. The planner:
+ *   1. checks the token cap alone can be met with k groups;
+ *   2. finds the least threshold T for which the greedy probe (each group
+ *      as long as cost <= T and the cap allow) needs at most k groups; that
+ *      T is the exact optimum, and a realised cost of some group;
+ *   3. builds k groups of cost <= T, spending the freedom on less cost.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+#define WIDE_MAX (~(brs_wide)0)
+
+brs_wide brs_sample_weight(const struct brs_cost_model *model, uint32_t length)
+{
+    return (brs_wide)length * BRS_COST_UNITS_PER_ONE +
+           (brs_wide)model->alpha * length * length;
+}
+
+static brs_wide group_cost(const struct brs_cost_model *model, uint32_t head, size_t size)
+{
+    return model->intercept + (brs_wide)size * brs_sample_weight(model, head);
+}
+
+/* floor(budget / weight), with the common 64-bit case kept fast. */
+static uint64_t wide_quotient(brs_wide budget, brs_wide weight)
+{
+    if ((budget >> 64) == 0 && (weight >> 64) == 0) return (uint64_t)budget / (uint64_t)weight;
+    brs_wide q = budget / weight;
+    return (q >> 64) ? UINT64_MAX : (uint64_t)q;
+}
+
+/* The largest group allowed by the token cap for a head of this length. */
+static size_t cap_size(const struct brs_cost_model *model, uint32_t head, size_t remaining)
+{
+    if (model->max_tokens == 0) return remaining;
+    uint64_t s = model->max_tokens / head;
+    return s < remaining ? (size_t)s : remaining;
+}
+
+/* The largest group with cost <= threshold; 0 if even one sample is over. */
+static size_t threshold_size(const struct brs_cost_model *model, uint32_t head,
+                             brs_wide threshold, size_t remaining)
+{
+    if (threshold < model->intercept) return 0;
+    uint64_t s = wide_quotient(threshold - model->intercept, brs_sample_weight(model, head));
+    return s < remaining ? (size_t)s : remaining;
+}
+
+struct probe_result {
+    int feasible;
+    brs_wide realised; /* the largest group cost of the greedy split */
+    brs_wide next;     /* the least threshold above this one that changes the split */
+};
+
+/* Greedy probe: the fewest contiguous groups of cost <= threshold. It stops
+ * as soon as k groups do not suffice. For every threshold below `next` the
+ * first k + 1 groups are the same, so the answer is the same. */
+static struct probe_result probe(const uint32_t *lengths, size_t n, size_t k,
+                                 const struct brs_cost_model *model, brs_wide threshold)
+{
+    struct probe_result r = {0, 0, WIDE_MAX};
+    size_t i = 0, groups = 0;
+    while (i < n && groups <= k) {
+        size_t by_cap = cap_size(model, lengths[i], n - i);
+        size_t by_cost = threshold_size(model, lengths[i], threshold, n - i);
+        size_t size = by_cost < by_cap ? by_cost : by_cap;
+        if (by_cost < by_cap) {
+            brs_wide grown = group_cost(model, lengths[i], by_cost + 1);
+            if (grown < r.next) r.next = grown;
+        }
+        if (size == 0) return r;
+        brs_wide cost = group_cost(model, lengths[i], size);
+        if (cost > r.realised) r.realised = cost;
+        i += size;
+        groups++;
+    }
+    r.feasible = (i == n && groups <= k);
+    return r;
+}
+
+/* The fewest groups that meet the token cap alone. */
+static size_t groups_for_cap(const uint32_t *lengths, size_t n,
+                             const struct brs_cost_model *model)
+{
+    size_t i = 0, groups = 0;
+    while (i < n) {
+        i += cap_size(model, lengths[i], n - i);
+        groups++;
+    }
+    return groups;
+}
+
+/* LB = max(intercept + ceil(sum w / k), max_m intercept + m * w(L_((m-1)k))):
+ * the average, and the pigeonhole bound (among the (m-1)k + 1 longest
+ * samples some group holds m, and its head is at least that long). */
+static brs_wide lower_bound(const uint32_t *lengths, size_t n, size_t k,
+                            const struct brs_cost_model *model, brs_wide *weight_sum)
+{
+    brs_wide sum = 0;
+    for (size_t i = 0; i < n; i++) sum += brs_sample_weight(model, lengths[i]);
+    *weight_sum = sum;
+    brs_wide bound = model->intercept + (sum + k - 1) / k;
+    for (size_t m = 1; (m - 1) * k < n; m++) {
+        brs_wide pigeonhole = group_cost(model, lengths[(m - 1) * k], m);
+        if (pigeonhole > bound) bound = pigeonhole;
+    }
+    return bound;
+}
+
+/* The least feasible threshold: exponential search up from the lower bound,
+ * then bisection; infeasible probes raise `low` to their `next`, feasible
+ * ones lower `high` to their realised cost, so both ends are realisable. */
+static brs_wide optimal_threshold(const uint32_t *lengths, size_t n, size_t k,
+                                  const struct brs_cost_model *model, brs_wide low)
+{
+    struct probe_result r = probe(lengths, n, k, model, low);
+    if (r.feasible) return r.realised;
+    low = r.next;
+    brs_wide stride = low >> 12;
+    if (stride == 0) stride = 1;
+    brs_wide high;
+    for (;;) {
+        r = probe(lengths, n, k, model, low + stride);
+        if (r.feasible) {
+            high = r.realised;
+            break;
+        }
+        low = r.next;
+        stride *= 2;
+    }
+    while (low < high) {
+        r = probe(lengths, n, k, model, low + (high - low) / 2);
+        if (r.feasible)
+            high = r.realised;
+        else
+            low = r.next;
+    }
+    return high;
+}
+
+/* Greedy from the short end: each group, taken from the right, as long as
+ * the threshold and cap allow. Its group sizes are then split to k below.
+ * Returns the number of groups, written as starts[0..groups]. */
+static size_t greedy_from_right(size_t *starts, const uint32_t *lengths, size_t n,
+                                const struct brs_cost_model *model, brs_wide threshold)
+{
+    size_t groups = 0, end = n;
+    /* Collect group starts from the right, then reverse them. */
+    while (end > 0) {
+        /* cost of [a, end) is non-increasing in a: find the least a that fits. */
+        size_t low = 0, high = end - 1; /* answer in [low, high]; end - 1 always fits */
+        size_t probe_step = 1;
+        while (probe_step <= end - 1) {
+            size_t a = end - 1 - probe_step;
+            size_t size = end - a;
+            if (group_cost(model, lengths[a], size) > threshold ||
+                (model->max_tokens && (uint64_t)size * lengths[a] > model->max_tokens)) {
+                low = a + 1;
+                break;
+            }
+            high = a;
+            probe_step *= 2;
+        }
+        while (low < high) {
+            size_t a = low + (high - low) / 2;
+            size_t size = end - a;
+            if (group_cost(model, lengths[a], size) > threshold ||
+                (model->max_tokens && (uint64_t)size * lengths[a] > model->max_tokens))
+                low = a + 1;
+            else
+                high = a;
+        }
+        starts[groups++] = low;
+        end = low;
+    }
+    for (size_t i = 0; i < groups / 2; i++) {
+        size_t t = starts[i];
+        starts[i] = starts[groups - 1 - i];
+        starts[groups - 1 - i] = t;
+    }
+    starts[groups] = n;
+    return groups;
+}
+
+/* A binary max-heap of group ids ordered by cost, for the splits. */
+struct heap {
+    uint32_t *ids;
+    size_t size;
+    const brs_wide *costs;
+};
+
+static int heap_above(const struct heap *h, uint32_t a, uint32_t b)
+{
+    return h->costs[a] > h->costs[b] || (h->costs[a] == h->costs[b] && a < b);
+}
+
+static void heap_sift_down(struct heap *h, size_t i)
+{
+    for (;;) {
+        size_t best = i, l = 2 * i + 1, r = l + 1;
+        if (l < h->size && heap_above(h, h->ids[l], h->ids[best])) best = l;
+        if (r < h->size && heap_above(h, h->ids[r], h->ids[best])) best = r;
+        if (best == i) return;
+        uint32_t t = h->ids[i];
+        h->ids[i] = h->ids[best];
+        h->ids[best] = t;
+        i = best;
+    }
+}
+
+static void heap_sift_up(struct heap *h, size_t i)
+{
+    while (i > 0 && heap_above(h, h->ids[i], h->ids[(i - 1) / 2])) {
+        uint32_t t = h->ids[i];
+        h->ids[i] = h->ids[(i - 1) / 2];
+        h->ids[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+/* Split the costliest splittable group in two until there are k groups:
+ * every split lowers cost where it is highest, which is what the ranks wait
+ * for. New groups get the next free id, so at the end the groups are
+ * renumbered in position order. */
+static brs_status split_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,
+                             size_t groups, size_t k, const struct brs_cost_model *model)
+{
+    size_t *begin = malloc(k * sizeof *begin), *size = malloc(k * sizeof *size);
+    struct heap h = {malloc(k * sizeof(uint32_t)), 0, split->costs};
+    if (!begin || !size || !h.ids) {
+        free(begin);
+        free(size);
+        free(h.ids);
+        return BRS_ERR_NO_MEMORY;
+    }
+    for (size_t g = 0; g < groups; g++) {
+        begin[g] = split->starts[g];
+        size[g] = split->starts[g + 1] - split->starts[g];
+        split->costs[g] = group_cost(model, lengths[begin[g]], size[g]);
+        if (size[g] > 1) {
+            h.ids[h.size++] = (uint32_t)g;
+            heap_sift_up(&h, h.size - 1);
+        }
+    }
+    for (size_t g = groups; g < k; g++) {
+        /* n >= k guarantees a splittable group remains. */
+        uint32_t top = h.ids[0];
+        size_t first = (size[top] + 1) / 2;
+        begin[g] = begin[top] + first;
+        size[g] = size[top] - first;
+        size[top] = first;
+        split->costs[top] = group_cost(model, lengths[begin[top]], size[top]);
+        split->costs[g] = group_cost(model, lengths[begin[g]], size[g]);
+        if (size[top] > 1)
+            heap_sift_down(&h, 0);
+        else {
+            h.ids[0] = h.ids[--h.size];
+            heap_sift_down(&h, 0);
+        }
+        if (size[g] > 1) {
+            h.ids[h.size++] = (uint32_t)g;
+            heap_sift_up(&h, h.size - 1);
+        }
+    }
+    /* Groups are disjoint intervals covering [0, n): mark each start, then
+     * walk positions in order to renumber groups left to right. */
+    free(h.ids);
+    uint32_t *group_at = malloc(n * sizeof *group_at);
+    if (!group_at) {
+        free(begin);
+        free(size);
+        return BRS_ERR_NO_MEMORY;
+    }
+    for (size_t g = 0; g < k; g++) group_at[begin[g]] = (uint32_t)g;
+    brs_wide *sorted_costs = malloc(k * sizeof *sorted_costs);
+    if (!sorted_costs) {
+        free(begin);
+        free(size);
+        free(group_at);
+        return BRS_ERR_NO_MEMORY;
+    }
+    size_t out = 0;
+    for (size_t pos = 0; pos < n; pos += size[group_at[pos]]) {
+        uint32_t g = group_at[pos];
+        split->starts[out] = pos;
+        sorted_costs[out] = split->costs[g];
+        out++;
+    }
+    split->starts[k] = n;
+    for (size_t g = 0; g < k; g++) split->costs[g] = sorted_costs[g];
+    free(sorted_costs);
+    free(group_at);
+    free(begin);
+    free(size);
+    return BRS_OK;
+}
+
+brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
+                           const struct brs_cost_model *model)
+{
+    if (model->max_tokens) {
+        size_t needed = groups_for_cap(lengths, n, model);
+        if (needed > k) {
+            split->needed = needed;
+            return BRS_ERR_CAP_INFEASIBLE;
+        }
+    }
+    split->lower_bound = lower_bound(lengths, n, k, model, &split->weight_sum);
+    brs_wide best = optimal_threshold(lengths, n, k, model, split->lower_bound);
+    size_t groups = greedy_from_right(split->starts, lengths, n, model, best);
+    brs_status status = split_to_k(split, lengths, n, groups, k, model);
+    if (status != BRS_OK) return status;
+    split->max_cost = 0;
+    for (size_t g = 0; g < k; g++)
+        if (split->costs[g] > split->max_cost) split->max_cost = split->costs[g];
+    return BRS_OK;
+}
