@@ -1,0 +1,175 @@
+//! Raw FFI declarations of libbrs, one for one with `include/brs.h`.
+//!
+//! Every function, constant and type of the header is here under its C
+//! name; the documentation of each lives in the header, which is the
+//! contract. Nothing is wrapped: use the `brs` crate for a safe interface.
+//! The tests of this crate parse the header and fail if a constant value or
+//! a function signature here drifts from it.
+#![no_std]
+#![allow(non_camel_case_types)]
+
+use core::ffi::c_char;
+
+// ---------------------------------------------------------------------------
+// Versions
+// ---------------------------------------------------------------------------
+
+pub const BRS_VERSION_MAJOR: u32 = 1;
+pub const BRS_VERSION_MINOR: u32 = 0;
+pub const BRS_VERSION_PATCH: u32 = 0;
+/// MAJOR * 10000 + MINOR * 100 + PATCH, the value `brs_version_number()` returns.
+pub const BRS_VERSION_NUMBER: u32 = 10000;
+
+// ---------------------------------------------------------------------------
+// Status codes
+// ---------------------------------------------------------------------------
+
+pub type brs_status = i32;
+
+pub const BRS_OK: brs_status = 0;
+pub const BRS_ERR_NULL_POINTER: brs_status = -1;
+pub const BRS_ERR_INVALID_ARGUMENT: brs_status = -2;
+pub const BRS_ERR_UNSUPPORTED: brs_status = -3;
+pub const BRS_ERR_OUT_OF_RANGE: brs_status = -4;
+pub const BRS_ERR_NO_MEMORY: brs_status = -5;
+pub const BRS_ERR_STATE: brs_status = -6;
+pub const BRS_ERR_INVALID_LENGTH: brs_status = -7;
+pub const BRS_ERR_TOO_FEW_SAMPLES: brs_status = -8;
+pub const BRS_ERR_SAMPLE_TOO_LONG: brs_status = -9;
+pub const BRS_ERR_CAP_INFEASIBLE: brs_status = -10;
+pub const BRS_ERR_TOO_LARGE: brs_status = -11;
+
+// ---------------------------------------------------------------------------
+// Limits of this version
+// ---------------------------------------------------------------------------
+
+pub const BRS_MAX_STEP_SAMPLES: u64 = 16777216;
+pub const BRS_MAX_MICRO_BATCHES: u64 = 16777216;
+
+// ---------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------
+
+pub type brs_option = i32;
+
+pub const BRS_OPT_BATCH_SIZE: brs_option = 1;
+pub const BRS_OPT_GRAD_ACCUM: brs_option = 2;
+pub const BRS_OPT_DP_SIZE: brs_option = 3;
+pub const BRS_OPT_RANK: brs_option = 4;
+pub const BRS_OPT_SEED: brs_option = 5;
+pub const BRS_OPT_SHUFFLE: brs_option = 6;
+pub const BRS_OPT_DROP_LAST: brs_option = 7;
+pub const BRS_OPT_MAX_TOKENS: brs_option = 8;
+pub const BRS_OPT_PACKED: brs_option = 9;
+pub const BRS_OPT_ALPHA: brs_option = 10;
+pub const BRS_OPT_INTERCEPT: brs_option = 11;
+
+// ---------------------------------------------------------------------------
+// Sampler
+// ---------------------------------------------------------------------------
+
+/// Opaque sampler handle: only ever used behind a pointer.
+#[repr(C)]
+pub struct brs_sampler {
+    _private: [u8; 0],
+}
+
+/// `brs_sampler_set_lengths` mode: copy the array into the sampler.
+pub const BRS_LENGTHS_COPY: i32 = 0;
+/// `brs_sampler_set_lengths` mode: borrow the array (the caller keeps it alive).
+pub const BRS_LENGTHS_BORROW: i32 = 1;
+
+// ---------------------------------------------------------------------------
+// Plan
+// ---------------------------------------------------------------------------
+
+/// Opaque plan handle: only ever used behind a pointer.
+#[repr(C)]
+pub struct brs_plan {
+    _private: [u8; 0],
+}
+
+pub type brs_plan_key = i32;
+
+pub const BRS_PLAN_EPOCH: brs_plan_key = 1;
+pub const BRS_PLAN_STEP: brs_plan_key = 2;
+pub const BRS_PLAN_NUM_SAMPLES: brs_plan_key = 3;
+pub const BRS_PLAN_DP_SIZE: brs_plan_key = 4;
+pub const BRS_PLAN_GRAD_ACCUM: brs_plan_key = 5;
+pub const BRS_PLAN_TOTAL_PADDED_TOKENS: brs_plan_key = 6;
+pub const BRS_PLAN_TOTAL_REAL_TOKENS: brs_plan_key = 7;
+pub const BRS_PLAN_MAX_PADDED_TOKENS: brs_plan_key = 8;
+pub const BRS_PLAN_MAX_COST: brs_plan_key = 20;
+pub const BRS_PLAN_LOWER_BOUND: brs_plan_key = 21;
+pub const BRS_PLAN_TOTAL_COST: brs_plan_key = 22;
+pub const BRS_PLAN_MICRO_SYNC_TIME: brs_plan_key = 23;
+pub const BRS_PLAN_STEP_SYNC_TIME: brs_plan_key = 24;
+pub const BRS_PLAN_TIME_LOWER_BOUND: brs_plan_key = 25;
+
+// ---------------------------------------------------------------------------
+// Functions (in header order)
+// ---------------------------------------------------------------------------
+
+extern "C" {
+    pub fn brs_version_number() -> u32;
+    pub fn brs_version_string() -> *const c_char;
+
+    pub fn brs_strerror(status: brs_status) -> *const c_char;
+
+    pub fn brs_option_bounds_int(lower: *mut i64, upper: *mut i64, key: brs_option) -> brs_status;
+    pub fn brs_option_bounds_double(lower: *mut f64, upper: *mut f64, key: brs_option)
+        -> brs_status;
+
+    pub fn brs_sampler_new(out: *mut *mut brs_sampler) -> brs_status;
+    pub fn brs_sampler_free(sampler: *mut brs_sampler);
+    pub fn brs_sampler_set_lengths(
+        sampler: *mut brs_sampler,
+        lengths: *const u32,
+        n: usize,
+        mode: i32,
+    ) -> brs_status;
+    pub fn brs_sampler_set_int(sampler: *mut brs_sampler, key: brs_option, value: i64)
+        -> brs_status;
+    pub fn brs_sampler_set_double(sampler: *mut brs_sampler, key: brs_option, value: f64)
+        -> brs_status;
+    pub fn brs_sampler_get_int(out: *mut i64, sampler: *const brs_sampler, key: brs_option)
+        -> brs_status;
+    pub fn brs_sampler_get_double(
+        out: *mut f64,
+        sampler: *const brs_sampler,
+        key: brs_option,
+    ) -> brs_status;
+    pub fn brs_sampler_validate(sampler: *mut brs_sampler) -> brs_status;
+    pub fn brs_sampler_steps_per_epoch(out: *mut u64, sampler: *mut brs_sampler) -> brs_status;
+    pub fn brs_sampler_fingerprint(out: *mut u64, sampler: *const brs_sampler) -> brs_status;
+    pub fn brs_sampler_last_error(sampler: *const brs_sampler) -> *const c_char;
+
+    pub fn brs_plan_new(out: *mut *mut brs_plan) -> brs_status;
+    pub fn brs_plan_free(plan: *mut brs_plan);
+    pub fn brs_plan_compute(
+        plan: *mut brs_plan,
+        sampler: *const brs_sampler,
+        epoch: u64,
+        step: u64,
+    ) -> brs_status;
+    pub fn brs_plan_get_int(out: *mut i64, plan: *const brs_plan, key: brs_plan_key)
+        -> brs_status;
+    pub fn brs_plan_get_double(out: *mut f64, plan: *const brs_plan, key: brs_plan_key)
+        -> brs_status;
+    pub fn brs_plan_micro_batch(
+        indices: *mut *const u64,
+        count: *mut usize,
+        plan: *const brs_plan,
+        rank: i64,
+        micro: i64,
+    ) -> brs_status;
+    pub fn brs_plan_micro_batch_stats(
+        padded_tokens: *mut u64,
+        real_tokens: *mut u64,
+        cost: *mut f64,
+        plan: *const brs_plan,
+        rank: i64,
+        micro: i64,
+    ) -> brs_status;
+    pub fn brs_plan_last_error(plan: *const brs_plan) -> *const c_char;
+}

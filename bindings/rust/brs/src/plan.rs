@@ -1,0 +1,225 @@
+//! Plan: one optimizer step for every rank, owned by a brs_plan handle.
+
+use crate::error::{check, owned, Error, ErrorCode, Result};
+use crate::sampler::Sampler;
+use brs_sys as sys;
+use std::ptr::{null, null_mut, NonNull};
+
+/// One optimizer step of one epoch: the micro-batch of every
+/// (rank, micro-step) slot with its statistics. A `Plan` returned by
+/// [`Sampler::plan`] always holds a computed step; it keeps no reference to
+/// the sampler.
+pub struct Plan {
+    raw: NonNull<sys::brs_plan>,
+}
+
+// SAFETY: a plan owns its buffers and keeps no reference to the sampler, and
+// brs_plan_free may run on any thread: moving a plan is sound.
+//
+// Not Sync: the C queries on one plan may run concurrently, but the detail
+// message of a failed query (read into Error) is valid only until the next
+// call on the handle, so two threads could not each read their own.
+unsafe impl Send for Plan {}
+
+/// The statistics of a whole step (brs.h: BRS_PLAN_*), in tokens and cost units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlanStats {
+    pub epoch: u64,
+    pub step: u64,
+    /// Samples in this step: B, or fewer in a kept last step.
+    pub num_samples: u64,
+    pub dp_size: u64,
+    pub grad_accum: u64,
+    /// Sum over micro-batches of bs * longest (of tokens when packed).
+    pub total_padded_tokens: u64,
+    /// Sum of the real tokens of the step.
+    pub total_real_tokens: u64,
+    /// The largest padded-token count of one micro-batch: the memory peak.
+    pub max_padded_tokens: u64,
+    /// The largest micro-batch cost: the exact minimum in padded mode.
+    pub max_cost: f64,
+    /// A proven lower bound on max_cost.
+    pub lower_bound: f64,
+    pub total_cost: f64,
+    /// Sum over micro-steps of the largest cost among ranks (FSDP-style sync).
+    pub micro_sync_time: f64,
+    /// The largest per-rank sum of costs (DDP with no_sync during accumulation).
+    pub step_sync_time: f64,
+    /// A proven lower bound on both sync times.
+    pub time_lower_bound: f64,
+}
+
+/// The statistics of one micro-batch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MicroBatchStats {
+    /// bs * longest (tokens when packed).
+    pub padded_tokens: u64,
+    pub real_tokens: u64,
+    pub cost: f64,
+}
+
+impl Plan {
+    /// A plan handle that holds no step yet.
+    pub(crate) fn empty() -> Result<Plan> {
+        let mut raw = null_mut();
+        // SAFETY: raw is a valid out-parameter.
+        check(unsafe { sys::brs_plan_new(&mut raw) }, String::new)?;
+        let raw = NonNull::new(raw).ok_or_else(|| Error::new(ErrorCode::NoMemory, ""))?;
+        Ok(Plan { raw })
+    }
+
+    /// Plans (epoch, step) into this handle, replacing what it held; on error
+    /// it holds no step. &mut self: no slice of the old step survives this.
+    pub(crate) fn compute(&mut self, sampler: &Sampler<'_>, epoch: u64, step: u64) -> Result<()> {
+        // SAFETY: both handles are live; the sampler is only read.
+        let status = unsafe { sys::brs_plan_compute(self.raw(), sampler.raw(), epoch, step) };
+        self.check(status)
+    }
+
+    fn raw(&self) -> *mut sys::brs_plan {
+        self.raw.as_ptr()
+    }
+
+    fn check(&self, status: sys::brs_status) -> Result<()> {
+        // SAFETY: the handle is live; the message is copied at once.
+        check(status, || unsafe {
+            owned(sys::brs_plan_last_error(self.raw()))
+        })
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.int_query(sys::BRS_PLAN_EPOCH)
+    }
+
+    pub fn step(&self) -> u64 {
+        self.int_query(sys::BRS_PLAN_STEP)
+    }
+
+    pub fn dp_size(&self) -> u64 {
+        self.int_query(sys::BRS_PLAN_DP_SIZE)
+    }
+
+    pub fn grad_accum(&self) -> u64 {
+        self.int_query(sys::BRS_PLAN_GRAD_ACCUM)
+    }
+
+    /// The dataset indices of the micro-batch of `rank` at micro-step `micro`,
+    /// longest sample first; never empty.
+    pub fn micro_batch(&self, rank: u64, micro: u64) -> Result<&[u64]> {
+        let (rank, micro) = slot(rank, micro)?;
+        let (mut indices, mut count) = (null(), 0);
+        // SAFETY: live handle, valid out-parameters.
+        let status =
+            unsafe { sys::brs_plan_micro_batch(&mut indices, &mut count, self.raw(), rank, micro) };
+        self.check(status)?;
+        // SAFETY: libbrs hands out `count` (>= 1) indices owned by the plan,
+        // valid until the next compute or free, both of which need &mut self
+        // or ownership, so the borrow of self keeps the slice valid.
+        Ok(unsafe { std::slice::from_raw_parts(indices, count) })
+    }
+
+    /// The padded tokens, real tokens and cost of one micro-batch.
+    pub fn micro_batch_stats(&self, rank: u64, micro: u64) -> Result<MicroBatchStats> {
+        let (rank, micro) = slot(rank, micro)?;
+        let mut stats = MicroBatchStats {
+            padded_tokens: 0,
+            real_tokens: 0,
+            cost: 0.0,
+        };
+        // SAFETY: live handle, valid out-parameters.
+        let status = unsafe {
+            sys::brs_plan_micro_batch_stats(
+                &mut stats.padded_tokens,
+                &mut stats.real_tokens,
+                &mut stats.cost,
+                self.raw(),
+                rank,
+                micro,
+            )
+        };
+        self.check(status)?;
+        Ok(stats)
+    }
+
+    /// Every micro-batch, indexed `[rank][micro]`, copied out of the plan.
+    pub fn micro_batches(&self) -> Vec<Vec<Vec<u64>>> {
+        let micro_steps = self.grad_accum();
+        (0..self.dp_size())
+            .map(|rank| {
+                (0..micro_steps)
+                    .map(|micro| {
+                        self.micro_batch(rank, micro)
+                            .expect("a slot of the plan")
+                            .to_vec()
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The statistics of the whole step.
+    pub fn stats(&self) -> PlanStats {
+        PlanStats {
+            epoch: self.epoch(),
+            step: self.step(),
+            num_samples: self.int_query(sys::BRS_PLAN_NUM_SAMPLES),
+            dp_size: self.dp_size(),
+            grad_accum: self.grad_accum(),
+            total_padded_tokens: self.int_query(sys::BRS_PLAN_TOTAL_PADDED_TOKENS),
+            total_real_tokens: self.int_query(sys::BRS_PLAN_TOTAL_REAL_TOKENS),
+            max_padded_tokens: self.int_query(sys::BRS_PLAN_MAX_PADDED_TOKENS),
+            max_cost: self.double_query(sys::BRS_PLAN_MAX_COST),
+            lower_bound: self.double_query(sys::BRS_PLAN_LOWER_BOUND),
+            total_cost: self.double_query(sys::BRS_PLAN_TOTAL_COST),
+            micro_sync_time: self.double_query(sys::BRS_PLAN_MICRO_SYNC_TIME),
+            step_sync_time: self.double_query(sys::BRS_PLAN_STEP_SYNC_TIME),
+            time_lower_bound: self.double_query(sys::BRS_PLAN_TIME_LOWER_BOUND),
+        }
+    }
+
+    /// Reads a 1.0 query of a computed plan: a public Plan always holds a
+    /// step, so the query cannot fail unless the library breaks its contract.
+    fn int_query(&self, key: sys::brs_plan_key) -> u64 {
+        let mut value = 0;
+        // SAFETY: live handle, valid out-parameter.
+        let status = unsafe { sys::brs_plan_get_int(&mut value, self.raw(), key) };
+        assert_eq!(status, sys::BRS_OK, "libbrs refused plan query {key}");
+        value as u64
+    }
+
+    fn double_query(&self, key: sys::brs_plan_key) -> f64 {
+        let mut value = 0.0;
+        // SAFETY: live handle, valid out-parameter.
+        let status = unsafe { sys::brs_plan_get_double(&mut value, self.raw(), key) };
+        assert_eq!(status, sys::BRS_OK, "libbrs refused plan query {key}");
+        value
+    }
+}
+
+/// The C slot arguments are int64_t; a larger value is out of range.
+fn slot(rank: u64, micro: u64) -> Result<(i64, i64)> {
+    let out_of_range = |name: &str, value: u64| {
+        Error::new(
+            ErrorCode::OutOfRange,
+            &format!("{name} {value} is larger than {}", i64::MAX),
+        )
+    };
+    let rank = i64::try_from(rank).map_err(|_| out_of_range("rank", rank))?;
+    let micro = i64::try_from(micro).map_err(|_| out_of_range("micro-step", micro))?;
+    Ok((rank, micro))
+}
+
+impl Drop for Plan {
+    fn drop(&mut self) {
+        // SAFETY: the handle is ours; slices borrowed from it are gone.
+        unsafe { sys::brs_plan_free(self.raw()) }
+    }
+}
+
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}

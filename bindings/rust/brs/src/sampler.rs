@@ -1,0 +1,252 @@
+//! Sampler: owns a brs_sampler handle (the lengths and the configuration)
+//! and the epoch this rank is in.
+
+use crate::builder::SamplerBuilder;
+use crate::error::{check, owned, Error, ErrorCode, Result};
+use crate::iter::MicroBatches;
+use crate::plan::Plan;
+use brs_sys as sys;
+use std::marker::PhantomData;
+use std::ptr::{null_mut, NonNull};
+
+/// Plans the micro-batches of every optimizer step of an epoch.
+///
+/// `'a` is the lifetime of borrowed lengths ([`SamplerBuilder::build_borrowed`]);
+/// a sampler with copied lengths is `Sampler<'static>`.
+pub struct Sampler<'a> {
+    raw: NonNull<sys::brs_sampler>,
+    epoch: u64,
+    lengths: PhantomData<&'a [u32]>,
+}
+
+// SAFETY: the handle owns everything it points to (or borrows lengths that
+// PhantomData ties to 'a, and &[u32] is Send), libbrs has no global or
+// thread-local state, and brs_sampler_free may run on any thread: moving a
+// sampler to another thread is sound.
+//
+// Not Sync: brs.h promises concurrent use of one sampler only for its
+// read-only calls (get_*, fingerprint, last_error, plan_compute), while
+// validate and steps_per_epoch, which take &self here, write the handle; and
+// a failed call's detail message is valid only until the next call on the
+// handle, so two threads could not each read their own. Share a sampler
+// across threads by giving each thread its own Sampler.
+unsafe impl Send for Sampler<'_> {}
+
+impl Sampler<'_> {
+    /// Options for a new sampler; finish with `.build(&lengths)`.
+    pub fn builder() -> SamplerBuilder {
+        SamplerBuilder::new()
+    }
+
+    /// A sampler with its own copy of the lengths.
+    pub(crate) fn copying(lengths: &[u32], options: &SamplerBuilder) -> Result<Sampler<'static>> {
+        // SAFETY: with COPY the library keeps no pointer to `lengths`.
+        unsafe { Sampler::create(lengths, sys::BRS_LENGTHS_COPY, options) }
+    }
+
+    /// A sampler that keeps a pointer to `lengths`, tied to their lifetime.
+    pub(crate) fn borrowing<'a>(
+        lengths: &'a [u32],
+        options: &SamplerBuilder,
+    ) -> Result<Sampler<'a>> {
+        // SAFETY: the sampler is Sampler<'a>, so it cannot outlive `lengths`,
+        // and the shared borrow keeps them unchanged for as long.
+        unsafe { Sampler::create(lengths, sys::BRS_LENGTHS_BORROW, options) }
+    }
+
+    /// # Safety
+    /// With BRS_LENGTHS_BORROW, `lengths` must stay alive and unchanged for 'a.
+    unsafe fn create<'a>(
+        lengths: &[u32],
+        mode: i32,
+        options: &SamplerBuilder,
+    ) -> Result<Sampler<'a>> {
+        crate::check_library_version()?;
+        let mut raw = null_mut();
+        // SAFETY: raw is a valid out-parameter.
+        check(sys::brs_sampler_new(&mut raw), String::new)?;
+        let raw = NonNull::new(raw).ok_or_else(|| Error::new(ErrorCode::NoMemory, ""))?;
+        // From here on, Drop frees the handle on every early return.
+        let sampler = Sampler {
+            raw,
+            epoch: 0,
+            lengths: PhantomData,
+        };
+        // SAFETY: the slice is valid for len() reads; the borrow is the caller's promise.
+        sampler.check(sys::brs_sampler_set_lengths(
+            sampler.raw(),
+            lengths.as_ptr(),
+            lengths.len(),
+            mode,
+        ))?;
+        for (key, value) in options.int_options()? {
+            sampler.check(sys::brs_sampler_set_int(sampler.raw(), key, value))?;
+        }
+        for (key, value) in options.double_options() {
+            sampler.check(sys::brs_sampler_set_double(sampler.raw(), key, value))?;
+        }
+        sampler.check(sys::brs_sampler_validate(sampler.raw()))?;
+        Ok(sampler)
+    }
+
+    pub(crate) fn raw(&self) -> *mut sys::brs_sampler {
+        self.raw.as_ptr()
+    }
+
+    /// The status as a Result, with this handle's detail message.
+    fn check(&self, status: sys::brs_status) -> Result<()> {
+        // SAFETY: the handle is live; the message is copied at once.
+        check(status, || unsafe {
+            owned(sys::brs_sampler_last_error(self.raw()))
+        })
+    }
+
+    /// The epoch that `plan` and `micro_batches` use (0 until set).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Moves to another epoch (each epoch draws its own permutation).
+    pub fn set_epoch(&mut self, epoch: u64) {
+        self.epoch = epoch;
+    }
+
+    /// The number of optimizer steps in one epoch, the same on every rank.
+    pub fn steps_per_epoch(&self) -> Result<u64> {
+        let mut steps = 0;
+        // SAFETY: live handle, valid out-parameter; !Sync keeps this call alone.
+        self.check(unsafe { sys::brs_sampler_steps_per_epoch(&mut steps, self.raw()) })?;
+        Ok(steps)
+    }
+
+    /// The number of micro-batches this rank gets per epoch: steps * grad_accum.
+    pub fn micro_batches_per_epoch(&self) -> Result<u64> {
+        Ok(self.steps_per_epoch()? * self.grad_accum())
+    }
+
+    /// A hash of the lengths, every option except the rank, and the plan
+    /// algorithm version: ranks of one job compare it to detect divergence.
+    pub fn fingerprint(&self) -> Result<u64> {
+        let mut hash = 0;
+        // SAFETY: live handle, valid out-parameter.
+        self.check(unsafe { sys::brs_sampler_fingerprint(&mut hash, self.raw()) })?;
+        Ok(hash)
+    }
+
+    /// Step `step` of the current epoch, for every rank.
+    pub fn plan(&self, step: u64) -> Result<Plan> {
+        self.plan_at(self.epoch, step)
+    }
+
+    /// Step `step` of any epoch, for every rank (plans are random access).
+    pub fn plan_at(&self, epoch: u64, step: u64) -> Result<Plan> {
+        let mut plan = Plan::empty()?;
+        plan.compute(self, epoch, step)?;
+        Ok(plan)
+    }
+
+    /// This rank's micro-batches of the current epoch, in training order:
+    /// steps_per_epoch * grad_accum index lists.
+    pub fn micro_batches(&self) -> Result<MicroBatches<'_>> {
+        MicroBatches::new(self)
+    }
+
+    pub fn per_device_batch_size(&self) -> u64 {
+        self.int_option(sys::BRS_OPT_BATCH_SIZE)
+    }
+
+    pub fn grad_accum(&self) -> u64 {
+        self.int_option(sys::BRS_OPT_GRAD_ACCUM)
+    }
+
+    pub fn dp_size(&self) -> u64 {
+        self.int_option(sys::BRS_OPT_DP_SIZE)
+    }
+
+    pub fn rank(&self) -> u64 {
+        self.int_option(sys::BRS_OPT_RANK)
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.int_option(sys::BRS_OPT_SEED)
+    }
+
+    pub fn shuffle(&self) -> bool {
+        self.int_option(sys::BRS_OPT_SHUFFLE) != 0
+    }
+
+    pub fn drop_last(&self) -> bool {
+        self.int_option(sys::BRS_OPT_DROP_LAST) != 0
+    }
+
+    /// The cap on tokens per micro-batch, None when there is none.
+    pub fn max_tokens(&self) -> Option<u64> {
+        Some(self.int_option(sys::BRS_OPT_MAX_TOKENS)).filter(|&cap| cap != 0)
+    }
+
+    pub fn packed(&self) -> bool {
+        self.int_option(sys::BRS_OPT_PACKED) != 0
+    }
+
+    /// alpha as the library resolved it (to 1e-6).
+    pub fn alpha(&self) -> f64 {
+        self.double_option(sys::BRS_OPT_ALPHA)
+    }
+
+    /// The intercept as the library resolved it (to 1e-6).
+    pub fn intercept(&self) -> f64 {
+        self.double_option(sys::BRS_OPT_INTERCEPT)
+    }
+
+    /// Reads a 1.0 option; the library knows every one of them (the major
+    /// version is checked at build), and none is negative.
+    fn int_option(&self, key: sys::brs_option) -> u64 {
+        let mut value = 0;
+        // SAFETY: live handle, valid out-parameter.
+        let status = unsafe { sys::brs_sampler_get_int(&mut value, self.raw(), key) };
+        assert_eq!(
+            status,
+            sys::BRS_OK,
+            "libbrs does not know integer option {key}"
+        );
+        value as u64
+    }
+
+    fn double_option(&self, key: sys::brs_option) -> f64 {
+        let mut value = 0.0;
+        // SAFETY: live handle, valid out-parameter.
+        let status = unsafe { sys::brs_sampler_get_double(&mut value, self.raw(), key) };
+        assert_eq!(
+            status,
+            sys::BRS_OK,
+            "libbrs does not know double option {key}"
+        );
+        value
+    }
+}
+
+impl Drop for Sampler<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the handle is ours and no plan refers to it.
+        unsafe { sys::brs_sampler_free(self.raw()) }
+    }
+}
+
+impl std::fmt::Debug for Sampler<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sampler")
+            .field("epoch", &self.epoch)
+            .field("per_device_batch_size", &self.per_device_batch_size())
+            .field("grad_accum", &self.grad_accum())
+            .field("dp_size", &self.dp_size())
+            .field("rank", &self.rank())
+            .field("seed", &self.seed())
+            .field("shuffle", &self.shuffle())
+            .field("drop_last", &self.drop_last())
+            .field("max_tokens", &self.max_tokens())
+            .field("packed", &self.packed())
+            .field("alpha", &self.alpha())
+            .field("intercept", &self.intercept())
+            .finish()
+    }
+}
