@@ -1,0 +1,16 @@
+"""brs: batch rebalancing for distributed training, over libbrs (ctypes).
+
+    from brs import BatchRebalanceSampler
+    sampler = BatchRebalanceSampler(lengths, per_device_batch_size=8, grad_accum=2)
+    loader = torch.utils.data.DataLoader(dataset, batch_sampler=sampler, collate_fn=pad)
+
+Set BRS_LIBRARY=<path to libbrs.so.1> to use a library from a build tree.
+"""
+
+from ._errors import BrsError
+from ._native import version as library_version
+from .plan import MicroBatch, Plan
+from .sampler import BatchRebalanceSampler
+
+__all__ = ["BatchRebalanceSampler", "Plan", "MicroBatch", "BrsError", "library_version"]
+__version__ = "1.0.0"

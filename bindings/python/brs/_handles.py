@@ -1,0 +1,128 @@
+"""Owners of the two libbrs handles: each frees its handle when it is collected."""
+
+import ctypes
+
+from . import _native as n
+from ._errors import check_plan, check_sampler
+from .plan import MicroBatch, Plan
+
+
+class NativeSampler:
+    """Owns one brs_sampler handle and the lengths buffer it borrows."""
+
+    def __init__(self, lengths):
+        handle = n.SamplerPtr()
+        check_sampler(n.lib.brs_sampler_new(ctypes.byref(handle)), handle)
+        self.handle = handle
+        self._free = n.lib.brs_sampler_free  # still reachable while the interpreter shuts down
+        # BORROW: the buffer lives in self.lengths, which lives as long as the handle.
+        self.lengths = lengths
+        self._check(n.lib.brs_sampler_set_lengths(handle, lengths.pointer, lengths.count,
+                                                  n.LENGTHS_BORROW))
+
+    def __del__(self):
+        handle = getattr(self, "handle", None)
+        if handle:
+            self._free(handle)
+            self.handle = None
+
+    def _check(self, status):
+        if status != n.OK:
+            check_sampler(status, self.handle)
+
+    def set_int(self, key, value):
+        self._check(n.lib.brs_sampler_set_int(self.handle, key, value))
+
+    def set_double(self, key, value):
+        self._check(n.lib.brs_sampler_set_double(self.handle, key, value))
+
+    def get_int(self, key):
+        out = ctypes.c_int64()
+        self._check(n.lib.brs_sampler_get_int(ctypes.byref(out), self.handle, key))
+        return out.value
+
+    def get_double(self, key):
+        out = ctypes.c_double()
+        self._check(n.lib.brs_sampler_get_double(ctypes.byref(out), self.handle, key))
+        return out.value
+
+    def validate(self):
+        self._check(n.lib.brs_sampler_validate(self.handle))
+
+    def steps_per_epoch(self):
+        out = ctypes.c_uint64()
+        self._check(n.lib.brs_sampler_steps_per_epoch(ctypes.byref(out), self.handle))
+        return out.value
+
+    def fingerprint(self):
+        out = ctypes.c_uint64()
+        self._check(n.lib.brs_sampler_fingerprint(ctypes.byref(out), self.handle))
+        return f"{out.value:016x}"
+
+
+class NativePlan:
+    """Owns one brs_plan handle (reused across steps); frees it when collected."""
+
+    def __init__(self):
+        handle = n.PlanPtr()
+        status = n.lib.brs_plan_new(ctypes.byref(handle))
+        check_plan(status, handle)
+        self.handle = handle
+        self._free = n.lib.brs_plan_free  # still reachable while the interpreter shuts down
+        self._indices = n._u64p()
+        self._count = ctypes.c_size_t()
+
+    def __del__(self):
+        handle = getattr(self, "handle", None)
+        if handle:
+            self._free(handle)
+            self.handle = None
+
+    def compute(self, sampler_handle, epoch, step):
+        check_plan(n.lib.brs_plan_compute(self.handle, sampler_handle, epoch, step), self.handle)
+
+    def indices(self, rank, micro):
+        """A fresh list of the micro-batch's dataset indices (the hot path of iteration)."""
+        status = n.lib.brs_plan_micro_batch(ctypes.byref(self._indices), ctypes.byref(self._count),
+                                            self.handle, rank, micro)
+        if status != n.OK:
+            check_plan(status, self.handle)
+        return self._indices[:self._count.value]
+
+    def get_int(self, key):
+        out = ctypes.c_int64()
+        check_plan(n.lib.brs_plan_get_int(ctypes.byref(out), self.handle, key), self.handle)
+        return out.value
+
+    def get_double(self, key):
+        out = ctypes.c_double()
+        check_plan(n.lib.brs_plan_get_double(ctypes.byref(out), self.handle, key), self.handle)
+        return out.value
+
+    def micro_batch(self, rank, micro):
+        padded, real, cost = ctypes.c_uint64(), ctypes.c_uint64(), ctypes.c_double()
+        check_plan(n.lib.brs_plan_micro_batch_stats(ctypes.byref(padded), ctypes.byref(real),
+                                                    ctypes.byref(cost), self.handle, rank, micro),
+                   self.handle)
+        indices = self.indices(rank, micro)
+        return MicroBatch(indices, padded.value, real.value, len(indices), cost.value)
+
+    def snapshot(self):
+        """The computed step as a Plan (plain Python values, independent of this handle)."""
+        dp_size, grad_accum = self.get_int(n.PLAN_DP_SIZE), self.get_int(n.PLAN_GRAD_ACCUM)
+        return Plan(
+            epoch=self.get_int(n.PLAN_EPOCH),
+            step=self.get_int(n.PLAN_STEP),
+            num_samples=self.get_int(n.PLAN_NUM_SAMPLES),
+            max_cost=self.get_double(n.PLAN_MAX_COST),
+            lower_bound=self.get_double(n.PLAN_LOWER_BOUND),
+            total_cost=self.get_double(n.PLAN_TOTAL_COST),
+            micro_sync_time=self.get_double(n.PLAN_MICRO_SYNC_TIME),
+            step_sync_time=self.get_double(n.PLAN_STEP_SYNC_TIME),
+            time_lower_bound=self.get_double(n.PLAN_TIME_LOWER_BOUND),
+            total_padded_tokens=self.get_int(n.PLAN_TOTAL_PADDED_TOKENS),
+            total_real_tokens=self.get_int(n.PLAN_TOTAL_REAL_TOKENS),
+            max_padded_tokens=self.get_int(n.PLAN_MAX_PADDED_TOKENS),
+            micro_batches=[[self.micro_batch(r, m) for m in range(grad_accum)]
+                           for r in range(dp_size)],
+        )

@@ -1,0 +1,139 @@
+"""Turn the user's ``lengths`` into one C array of uint32 that libbrs can borrow.
+
+libbrs borrows the array (BRS_LENGTHS_BORROW), so whatever object owns the memory must live as
+long as the sampler: ``Lengths.owner`` is that object. A C-contiguous uint32 numpy array (or a
+torch tensor viewing one) is used in place, without a copy; everything else is converted once,
+with a check that every value is a whole number in 1 .. 2**32 - 1 and an error naming the first
+index that is not.
+
+Neither numpy nor torch is imported here: they are only looked up if the user already imported
+them (an object of their types cannot exist otherwise).
+"""
+
+import array
+import ctypes
+import sys
+from collections.abc import Mapping, Set
+
+UINT32_MAX = 2**32 - 1
+assert array.array("I").itemsize == 4, "libbrs needs a 4-byte unsigned int"
+
+
+class Lengths:
+    """A uint32 buffer ready for brs_sampler_set_lengths."""
+
+    __slots__ = ("owner", "pointer", "count", "borrowed")
+
+    def __init__(self, owner, pointer, count, borrowed):
+        self.owner = owner  # keeps the memory alive; a numpy array or an array.array('I')
+        self.pointer = pointer  # ctypes POINTER(c_uint32) into owner
+        self.count = count
+        self.borrowed = borrowed  # True when owner is the caller's own array (zero-copy)
+
+
+def as_uint32(lengths):
+    """Return a Lengths for list / tuple / range / array / numpy array / torch tensor input."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(lengths, torch.Tensor):
+        lengths = _from_tensor(torch, lengths)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(lengths, numpy.ndarray):
+        return _from_numpy(numpy, lengths)
+    return _from_sequence(lengths)
+
+
+def _from_tensor(torch, tensor):
+    if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
+        raise TypeError(f"lengths must be integers; got a torch tensor of {tensor.dtype}: "
+                        "pass token counts, e.g. tensor.long() after checking they are whole")
+    tensor = tensor.detach().cpu()
+    if sys.modules.get("numpy") is None:
+        try:
+            import numpy  # noqa: F401  (torch's own .numpy() needs it anyway)
+        except ImportError:
+            return tensor.tolist()
+    return tensor.numpy()  # a view: a contiguous uint32 tensor stays zero-copy
+
+
+def _from_numpy(np, a):
+    if a.ndim != 1:
+        raise ValueError(f"lengths must be one-dimensional; got an array of shape {a.shape}")
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"lengths must be integers; got a numpy array of {a.dtype}: pass token "
+                        "counts, e.g. lengths.astype(np.int64) after checking they are whole")
+    if len(a) == 0:
+        raise ValueError("lengths is empty: the dataset needs at least one sample")
+    if a.dtype == np.uint32 and a.dtype.isnative and a.flags.c_contiguous:
+        # Zero-copy: libbrs itself reports a zero length with its index.
+        return Lengths(a, a.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), len(a), True)
+    _check_range_numpy(np, a)
+    converted = np.ascontiguousarray(a, dtype=np.uint32)
+    return Lengths(converted, converted.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)),
+                   len(converted), False)
+
+
+def _check_range_numpy(np, a):
+    bad = np.flatnonzero(a <= 0)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(_nonpositive(i, int(a[i])))
+    if a.dtype.itemsize > 4:
+        big = np.flatnonzero(a > UINT32_MAX)
+        if big.size:
+            i = int(big[0])
+            raise ValueError(_too_big(i, int(a[i])))
+
+
+def _from_sequence(seq):
+    if isinstance(seq, (str, bytes, bytearray, Mapping, Set)):
+        raise TypeError(f"lengths must be a sequence of integers (list, tuple, numpy array, "
+                        f"torch tensor); got {type(seq).__name__}")
+    try:
+        values = list(seq)
+    except TypeError:
+        raise TypeError(f"lengths must be a sequence of integers; got {type(seq).__name__}") \
+            from None
+    if not values:
+        raise ValueError("lengths is empty: the dataset needs at least one sample")
+    buf = _fast_array(values)
+    if buf is None:
+        buf = _checked_array(values)
+    pointer = (ctypes.c_uint32 * len(buf)).from_buffer(buf)
+    return Lengths(buf, ctypes.cast(pointer, ctypes.POINTER(ctypes.c_uint32)), len(buf), False)
+
+
+def _fast_array(values):
+    """array('I') in C speed; None when some value needs the slow path's exact message."""
+    if any(type(v) is bool for v in values):
+        return None
+    try:
+        buf = array.array("I", values)
+    except (TypeError, OverflowError):
+        return None
+    if buf.itemsize != 4 or 0 in buf:
+        return None
+    return buf
+
+
+def _checked_array(values):
+    out = array.array("I")
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not hasattr(type(v), "__index__"):
+            raise TypeError(f"lengths[{i}] is {v!r} ({type(v).__name__}); lengths must be "
+                            "integers (token counts)")
+        v = v.__index__()
+        if v <= 0:
+            raise ValueError(_nonpositive(i, v))
+        if v > UINT32_MAX:
+            raise ValueError(_too_big(i, v))
+        out.append(v)
+    return out
+
+
+def _nonpositive(i, v):
+    return (f"lengths[{i}] is {v}; every sample needs at least one token (length >= 1): "
+            "drop empty samples before building the sampler")
+
+
+def _too_big(i, v):
+    return f"lengths[{i}] is {v}, above the uint32 limit {UINT32_MAX} of libbrs"

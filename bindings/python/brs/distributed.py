@@ -1,0 +1,84 @@
+"""Where this process stands in the job (rank, world size), and the one cross-rank check.
+
+libbrs never communicates: every rank computes the same plan and takes its own part. That makes
+two things this module's business: finding dp_size and rank without the user spelling them out,
+and detecting, once, that the ranks would NOT compute the same plan (different lengths, seed or
+options), which would otherwise train silently on overlapping or missing samples.
+
+torch and accelerate are never imported here; they are only consulted if the program already
+imported them, so the package works (and imports quickly) without either.
+"""
+
+import os
+import sys
+
+
+def detect():
+    """(world_size, rank, source): accelerate > torch.distributed > RANK/WORLD_SIZE > 1/0."""
+    for probe in (_from_accelerate, _from_torch, _from_env):
+        found = probe()
+        if found is not None:
+            return found
+    return 1, 0, "default (single process)"
+
+
+def _from_accelerate():
+    state_module = sys.modules.get("accelerate.state")
+    if state_module is None:
+        return None
+    partial = getattr(state_module, "PartialState", None)
+    # PartialState is a Borg: an empty shared dict means nobody initialised it, and calling
+    # PartialState() ourselves would initialise the process group as a side effect.
+    if partial is None or not getattr(partial, "_shared_state", None):
+        return None
+    state = partial()
+    return int(state.num_processes), int(state.process_index), "accelerate PartialState"
+
+
+def _torch_dist():
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return None
+    return dist
+
+
+def _from_torch():
+    dist = _torch_dist()
+    if dist is None:
+        return None
+    return dist.get_world_size(), dist.get_rank(), "torch.distributed"
+
+
+def _from_env():
+    rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
+    if rank is None or world is None:
+        return None
+    try:
+        return int(world), int(rank), "RANK/WORLD_SIZE environment"
+    except ValueError:
+        raise ValueError(f"RANK={rank!r} and WORLD_SIZE={world!r} must be integers; fix the "
+                         "launcher's environment or pass dp_size= and rank= explicitly") from None
+
+
+def check_same_plan(fingerprint, what):
+    """Raise RuntimeError on every rank if the ranks' plan fingerprints differ.
+
+    Does nothing unless torch.distributed is initialised with more than one process. ``what``
+    describes the inputs of the fingerprint, for the message.
+    """
+    dist = _torch_dist()
+    if dist is None or dist.get_world_size() < 2:
+        return
+    gathered = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, fingerprint)
+    reference = gathered[0]
+    differing = [r for r, fp in enumerate(gathered) if fp != reference]
+    if differing:
+        listing = ", ".join(f"rank {r}: {fp}" for r, fp in enumerate(gathered))
+        raise RuntimeError(
+            f"brs: the ranks would plan different batches: rank(s) {differing} differ from rank 0 "
+            f"(fingerprints {listing}). Every rank must build BatchRebalanceSampler from the same "
+            f"{what}; otherwise samples are trained twice or never.")
