@@ -1,0 +1,473 @@
+/*
+ * brs.i - the one SWIG interface of libbrs, for every target language
+ * (built here for Python as `brs_swig` and for Tcl).
+ *
+ * The target language sees:
+ *   Sampler(lengths, batch_size=8, grad_accum=1, dp_size=1, rank=0, seed=0,
+ *           shuffle=1, drop_last=1, alpha=0.001, intercept=0.0,
+ *           max_tokens=0, packed=0)         lengths: a native list of ints
+ *     .set_epoch(e) .epoch() .steps_per_epoch() .fingerprint() (16 hex chars)
+ *     .plan(step)   -> [rank][micro] -> [dataset indices]   (epoch from set_epoch)
+ *     .stats()      -> [rank][micro] -> [padded_tokens, real_tokens, cost]
+ *                      of the step planned last
+ *     .plan_int(BRS_PLAN_*) .plan_double(BRS_PLAN_*)   totals of that step
+ *     .set_int(BRS_OPT_*, v) .set_double(BRS_OPT_*, v) .get_int(k) .get_double(k)
+ *     .validate()
+ *   version_number() version_string() strerror(code)
+ *   option_bounds_int(key), option_bounds_double(key) -> [lower, upper]
+ *   every BRS_* constant of brs.h.
+ * A negative status raises the language's error (ValueError, MemoryError or
+ * RuntimeError in Python; a Tcl error) whose message is brs_strerror() plus
+ * the handle's detail message.
+ *
+ * Everything is written once in C below; the only per-language code is the
+ * conversion of lists (the BRS_TARGET sections), kept to a few lines each.
+ */
+%module brs_swig
+
+%include <stdint.i>
+
+%{
+#include <brs.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+%}
+
+/* ------------------------------------------------------------------------ */
+/* Constants: every BRS_* macro of the header; its functions are wrapped by  */
+/* the class and functions below instead (they use out-parameters).          */
+/* ------------------------------------------------------------------------ */
+
+%rename("$ignore", regextarget=1) "^brs_";
+%include <brs.h>
+
+/* ------------------------------------------------------------------------ */
+/* Errors: every fallible call takes a hidden first argument, BrsError *err, */
+/* that it fills on failure; the argout typemap turns it into an exception.  */
+/* ------------------------------------------------------------------------ */
+
+%{
+typedef struct {
+    brs_status status;
+    char message[512];
+} BrsError;
+
+/* Records a failure: "<strerror> (brs status <code>): <detail>". */
+static void brs_swig_fail(BrsError *err, brs_status status, const char *detail)
+{
+    err->status = status;
+    snprintf(err->message, sizeof err->message, "%s (brs status %d)%s%s",
+             brs_strerror(status), (int)status, detail && *detail ? ": " : "",
+             detail ? detail : "");
+}
+
+/* The SWIG error category of a status, mapped once for every language. */
+static int brs_swig_error_kind(brs_status status)
+{
+    switch (status) {
+    case BRS_ERR_NO_MEMORY:
+        return SWIG_MemoryError;
+    case BRS_ERR_STATE:
+    case BRS_ERR_NULL_POINTER:
+        return SWIG_RuntimeError;
+    default:
+        return SWIG_ValueError;
+    }
+}
+%}
+
+%typemap(in, numinputs=0) BrsError *err (BrsError temp) {
+    temp.status = BRS_OK;
+    temp.message[0] = '\0';
+    $1 = &temp;
+}
+%typemap(argout) BrsError *err {
+    if ($1->status != BRS_OK) {
+#ifdef SWIGPYTHON
+        /* The result object was built before the check: drop it. */
+        Py_XDECREF($result);
+        $result = NULL;
+#endif
+        SWIG_exception_fail(brs_swig_error_kind($1->status), $1->message);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* BRS_TARGET: native lists, per target language.                           */
+/*   brs_obj             a new native value (owned reference)                */
+/*   brs_obj_list()      an empty list; brs_obj_append(list, item) appends   */
+/*                       and consumes item, returns 0 if anything is NULL    */
+/*   brs_obj_uint/double a number; brs_obj_release drops a value             */
+/*   (const uint32_t *lengths, size_t n)  a list of ints as a C array        */
+/* ------------------------------------------------------------------------ */
+
+#if defined(SWIGPYTHON)
+%{
+typedef PyObject *brs_obj;
+static brs_obj brs_obj_list(void) { return PyList_New(0); }
+static brs_obj brs_obj_uint(uint64_t v) { return PyLong_FromUnsignedLongLong(v); }
+static brs_obj brs_obj_int(int64_t v) { return PyLong_FromLongLong(v); }
+static brs_obj brs_obj_double(double v) { return PyFloat_FromDouble(v); }
+static void brs_obj_release(brs_obj o) { Py_XDECREF(o); }
+static int brs_obj_append(brs_obj list, brs_obj item)
+{
+    int ok = list && item && PyList_Append(list, item) == 0;
+    Py_XDECREF(item);
+    return ok;
+}
+%}
+%typemap(out) brs_obj { $result = $1; }
+
+%typemap(in) (const uint32_t *lengths, size_t n) {
+    PyObject *seq = PySequence_Fast($input, "lengths must be a sequence of ints");
+    if (!seq)
+        SWIG_fail;
+    $2 = (size_t)PySequence_Fast_GET_SIZE(seq);
+    $1 = (uint32_t *)malloc(($2 ? $2 : 1) * sizeof(uint32_t));
+    for (size_t i = 0; $1 && i < $2; i++) {
+        unsigned long v = PyLong_AsUnsignedLong(PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i));
+        if (PyErr_Occurred() || v > UINT32_MAX) {
+            Py_DECREF(seq);
+            PyErr_Format(PyExc_ValueError, "lengths[%zu] is not an integer in 0 .. 2**32-1", i);
+            SWIG_fail;
+        }
+        $1[i] = (uint32_t)v;
+    }
+    Py_DECREF(seq);
+    if (!$1)
+        SWIG_exception_fail(SWIG_MemoryError, "no memory for the lengths");
+}
+#elif defined(SWIGTCL)
+%{
+#ifndef TCL_SIZE_MAX
+typedef int Tcl_Size; /* Tcl 8.6 counts list elements in int */
+#endif
+typedef Tcl_Obj *brs_obj;
+static brs_obj brs_obj_list(void) { return Tcl_NewListObj(0, NULL); }
+static brs_obj brs_obj_uint(uint64_t v) { return Tcl_NewWideIntObj((Tcl_WideInt)v); }
+static brs_obj brs_obj_int(int64_t v) { return Tcl_NewWideIntObj((Tcl_WideInt)v); }
+static brs_obj brs_obj_double(double v) { return Tcl_NewDoubleObj(v); }
+static void brs_obj_release(brs_obj o)
+{
+    if (o) {
+        Tcl_IncrRefCount(o);
+        Tcl_DecrRefCount(o);
+    }
+}
+static int brs_obj_append(brs_obj list, brs_obj item)
+{
+    return Tcl_ListObjAppendElement(NULL, list, item) == TCL_OK;
+}
+%}
+%typemap(out) brs_obj { if ($1) Tcl_SetObjResult(interp, $1); }
+
+%typemap(in) (const uint32_t *lengths, size_t n) {
+    Tcl_Obj **items;
+    Tcl_Size count;
+    if (Tcl_ListObjGetElements(interp, $input, &count, &items) != TCL_OK)
+        SWIG_fail;
+    $2 = (size_t)count;
+    $1 = (uint32_t *)malloc(($2 ? $2 : 1) * sizeof(uint32_t));
+    for (size_t i = 0; $1 && i < $2; i++) {
+        Tcl_WideInt v;
+        if (Tcl_GetWideIntFromObj(interp, items[i], &v) != TCL_OK || v < 0 || v > UINT32_MAX)
+            SWIG_exception_fail(SWIG_ValueError, "a length is not an integer in 0 .. 2**32-1");
+        $1[i] = (uint32_t)v;
+    }
+    if (!$1)
+        SWIG_exception_fail(SWIG_MemoryError, "no memory for the lengths");
+}
+#else
+#error "brs.i: write the BRS_TARGET section (a few lines) for this language"
+#endif
+
+%typemap(freearg) (const uint32_t *lengths, size_t n) { free($1); }
+
+/* ------------------------------------------------------------------------ */
+/* Module functions                                                         */
+/* ------------------------------------------------------------------------ */
+
+%{
+static uint32_t swig_version_number(void) { return brs_version_number(); }
+static const char *swig_version_string(void) { return brs_version_string(); }
+static const char *swig_strerror(int32_t status) { return brs_strerror(status); }
+
+/* A list of two values (consumed); NULL if anything is missing. */
+static brs_obj swig_pair(brs_obj first, brs_obj second)
+{
+    brs_obj list = brs_obj_list();
+    int ok = brs_obj_append(list, first);
+    if (!brs_obj_append(list, second) || !ok) {
+        brs_obj_release(list);
+        return NULL;
+    }
+    return list;
+}
+
+static brs_obj swig_option_bounds_int(BrsError *err, int32_t key)
+{
+    int64_t lower, upper;
+    brs_status status = brs_option_bounds_int(&lower, &upper, key);
+    brs_obj pair = NULL;
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, "not an integer option");
+    else if (!(pair = swig_pair(brs_obj_int(lower), brs_obj_int(upper))))
+        brs_swig_fail(err, BRS_ERR_NO_MEMORY, "");
+    return pair;
+}
+
+static brs_obj swig_option_bounds_double(BrsError *err, int32_t key)
+{
+    double lower, upper;
+    brs_status status = brs_option_bounds_double(&lower, &upper, key);
+    brs_obj pair = NULL;
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, "not a double option");
+    else if (!(pair = swig_pair(brs_obj_double(lower), brs_obj_double(upper))))
+        brs_swig_fail(err, BRS_ERR_NO_MEMORY, "");
+    return pair;
+}
+%}
+
+%rename(version_number) swig_version_number;
+%rename(version_string) swig_version_string;
+%rename(strerror) swig_strerror;
+%rename(option_bounds_int) swig_option_bounds_int;
+%rename(option_bounds_double) swig_option_bounds_double;
+uint32_t swig_version_number(void);
+const char *swig_version_string(void);
+const char *swig_strerror(int32_t status);
+brs_obj swig_option_bounds_int(BrsError *err, int32_t key);
+brs_obj swig_option_bounds_double(BrsError *err, int32_t key);
+
+/* ------------------------------------------------------------------------ */
+/* The Sampler class: a sampler handle plus the plan it computes into.      */
+/* ------------------------------------------------------------------------ */
+
+%{
+typedef struct {
+    brs_sampler *sampler;
+    brs_plan *plan;   /* reused across steps; holds the step planned last */
+    uint64_t epoch;
+    int planned;      /* plan holds a step */
+    int64_t dp_size, grad_accum;  /* the shape of that step */
+    char fingerprint[17];
+} Sampler;
+
+static int sampler_check(BrsError *err, Sampler *self, brs_status status)
+{
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, brs_sampler_last_error(self->sampler));
+    return status == BRS_OK;
+}
+
+static int plan_check(BrsError *err, Sampler *self, brs_status status)
+{
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, brs_plan_last_error(self->plan));
+    return status == BRS_OK;
+}
+
+static void sampler_destroy(Sampler *self)
+{
+    if (self) {
+        brs_plan_free(self->plan);
+        brs_sampler_free(self->sampler);
+        free(self);
+    }
+}
+
+static int sampler_configure(BrsError *err, Sampler *self, const int64_t *ints,
+                             double alpha, double intercept)
+{
+    static const brs_option keys[] = {
+        BRS_OPT_BATCH_SIZE, BRS_OPT_GRAD_ACCUM, BRS_OPT_DP_SIZE, BRS_OPT_RANK,
+        BRS_OPT_SEED, BRS_OPT_SHUFFLE, BRS_OPT_DROP_LAST, BRS_OPT_MAX_TOKENS,
+        BRS_OPT_PACKED,
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (!sampler_check(err, self, brs_sampler_set_int(self->sampler, keys[i], ints[i])))
+            return 0;
+    return sampler_check(err, self, brs_sampler_set_double(self->sampler, BRS_OPT_ALPHA, alpha)) &&
+           sampler_check(err, self,
+                         brs_sampler_set_double(self->sampler, BRS_OPT_INTERCEPT, intercept));
+}
+
+static Sampler *sampler_create(BrsError *err, const uint32_t *lengths, size_t n,
+                               const int64_t *ints, double alpha, double intercept)
+{
+    Sampler *self = (Sampler *)calloc(1, sizeof *self);
+    if (!self || brs_sampler_new(&self->sampler) != BRS_OK ||
+        brs_plan_new(&self->plan) != BRS_OK) {
+        brs_swig_fail(err, BRS_ERR_NO_MEMORY, "");
+        sampler_destroy(self);
+        return NULL;
+    }
+    if (!sampler_check(err, self,
+                       brs_sampler_set_lengths(self->sampler, lengths, n, BRS_LENGTHS_COPY)) ||
+        !sampler_configure(err, self, ints, alpha, intercept) ||
+        !sampler_check(err, self, brs_sampler_validate(self->sampler))) {
+        sampler_destroy(self);
+        return NULL;
+    }
+    return self;
+}
+
+/* One native list per (rank, micro) slot of the planned step, made by `item`. */
+static brs_obj sampler_collect(BrsError *err, Sampler *self,
+                               brs_obj (*item)(BrsError *, Sampler *, int64_t, int64_t))
+{
+    brs_obj ranks = brs_obj_list();
+    for (int64_t r = 0; ranks && r < self->dp_size; r++) {
+        brs_obj micros = brs_obj_list();
+        for (int64_t m = 0; micros && m < self->grad_accum; m++)
+            if (!brs_obj_append(micros, item(err, self, r, m))) {
+                brs_obj_release(micros);
+                micros = NULL;
+            }
+        if (!brs_obj_append(ranks, micros)) {
+            brs_obj_release(ranks);
+            ranks = NULL;
+        }
+    }
+    if (!ranks && err->status == BRS_OK)
+        brs_swig_fail(err, BRS_ERR_NO_MEMORY, "building the result lists");
+    return ranks;
+}
+
+static brs_obj sampler_indices(BrsError *err, Sampler *self, int64_t rank, int64_t micro)
+{
+    const uint64_t *indices;
+    size_t count;
+    if (!plan_check(err, self, brs_plan_micro_batch(&indices, &count, self->plan, rank, micro)))
+        return NULL;
+    brs_obj list = brs_obj_list();
+    for (size_t i = 0; list && i < count; i++)
+        if (!brs_obj_append(list, brs_obj_uint(indices[i]))) {
+            brs_obj_release(list);
+            list = NULL;
+        }
+    return list;
+}
+
+static brs_obj sampler_stats(BrsError *err, Sampler *self, int64_t rank, int64_t micro)
+{
+    uint64_t padded, real;
+    double cost;
+    if (!plan_check(err, self,
+                    brs_plan_micro_batch_stats(&padded, &real, &cost, self->plan, rank, micro)))
+        return NULL;
+    brs_obj list = brs_obj_list();
+    if (!brs_obj_append(list, brs_obj_uint(padded)) ||
+        !brs_obj_append(list, brs_obj_uint(real)) ||
+        !brs_obj_append(list, brs_obj_double(cost))) {
+        brs_obj_release(list);
+        return NULL;
+    }
+    return list;
+}
+
+static int sampler_require_plan(BrsError *err, Sampler *self)
+{
+    if (!self->planned)
+        brs_swig_fail(err, BRS_ERR_STATE, "call plan(step) first");
+    return self->planned;
+}
+%}
+
+%feature("compactdefaultargs") Sampler::Sampler;
+#ifdef SWIGPYTHON
+%feature("kwargs") Sampler::Sampler;
+#endif
+
+typedef struct {} Sampler;
+
+%extend Sampler {
+    Sampler(BrsError *err, const uint32_t *lengths, size_t n, int64_t batch_size = 8,
+            int64_t grad_accum = 1, int64_t dp_size = 1, int64_t rank = 0, int64_t seed = 0,
+            int64_t shuffle = 1, int64_t drop_last = 1, double alpha = 0.001,
+            double intercept = 0.0, int64_t max_tokens = 0, int64_t packed = 0) {
+        const int64_t ints[] = {batch_size, grad_accum, dp_size, rank, seed, shuffle,
+                                drop_last, max_tokens, packed};
+        return sampler_create(err, lengths, n, ints, alpha, intercept);
+    }
+
+    ~Sampler() { sampler_destroy($self); }
+
+    void set_epoch(uint64_t epoch) { $self->epoch = epoch; }
+
+    uint64_t epoch() { return $self->epoch; }
+
+    uint64_t steps_per_epoch(BrsError *err) {
+        uint64_t steps = 0;
+        sampler_check(err, $self, brs_sampler_steps_per_epoch(&steps, $self->sampler));
+        return steps;
+    }
+
+    const char *fingerprint(BrsError *err) {
+        uint64_t value = 0;
+        sampler_check(err, $self, brs_sampler_fingerprint(&value, $self->sampler));
+        snprintf($self->fingerprint, sizeof $self->fingerprint, "%016" PRIx64, value);
+        return $self->fingerprint;
+    }
+
+    void validate(BrsError *err) {
+        sampler_check(err, $self, brs_sampler_validate($self->sampler));
+    }
+
+    void set_int(BrsError *err, int32_t key, int64_t value) {
+        sampler_check(err, $self, brs_sampler_set_int($self->sampler, key, value));
+    }
+
+    void set_double(BrsError *err, int32_t key, double value) {
+        sampler_check(err, $self, brs_sampler_set_double($self->sampler, key, value));
+    }
+
+    int64_t get_int(BrsError *err, int32_t key) {
+        int64_t value = 0;
+        sampler_check(err, $self, brs_sampler_get_int(&value, $self->sampler, key));
+        return value;
+    }
+
+    double get_double(BrsError *err, int32_t key) {
+        double value = 0;
+        sampler_check(err, $self, brs_sampler_get_double(&value, $self->sampler, key));
+        return value;
+    }
+
+    /* Plans step `step` of the current epoch for every rank. */
+    brs_obj plan(BrsError *err, uint64_t step) {
+        $self->planned = 0;
+        if (!plan_check(err, $self, brs_plan_compute($self->plan, $self->sampler, $self->epoch,
+                                                     step)) ||
+            !plan_check(err, $self,
+                        brs_plan_get_int(&$self->dp_size, $self->plan, BRS_PLAN_DP_SIZE)) ||
+            !plan_check(err, $self,
+                        brs_plan_get_int(&$self->grad_accum, $self->plan, BRS_PLAN_GRAD_ACCUM)))
+            return NULL;
+        $self->planned = 1;
+        return sampler_collect(err, $self, sampler_indices);
+    }
+
+    brs_obj stats(BrsError *err) {
+        return sampler_require_plan(err, $self) ? sampler_collect(err, $self, sampler_stats)
+                                                : NULL;
+    }
+
+    int64_t plan_int(BrsError *err, int32_t key) {
+        int64_t value = 0;
+        if (sampler_require_plan(err, $self))
+            plan_check(err, $self, brs_plan_get_int(&value, $self->plan, key));
+        return value;
+    }
+
+    double plan_double(BrsError *err, int32_t key) {
+        double value = 0;
+        if (sampler_require_plan(err, $self))
+            plan_check(err, $self, brs_plan_get_double(&value, $self->plan, key));
+        return value;
+    }
+}

@@ -1,0 +1,160 @@
+# The Tcl build of brs.i reproduces the golden vectors and raises errors.
+#     tclsh test_swig.tcl PATH/brs_swig_tcl.so VECTORS_DIR
+lassign $argv module vectors_dir
+load $module Brs_swig
+
+# A small JSON reader for the vector files (no tcllib here): objects become
+# dicts, arrays lists, strings and numbers their text. No string escapes.
+namespace eval json {
+    variable text
+    variable pos
+
+    proc parse {input} {
+        variable text $input
+        variable pos 0
+        return [value]
+    }
+    proc skip_space {} {
+        variable text
+        variable pos
+        while {[string is space -strict [string index $text $pos]]} { incr pos }
+    }
+    proc next_char {} {
+        variable text
+        variable pos
+        skip_space
+        set c [string index $text $pos]
+        incr pos
+        return $c
+    }
+    proc value {} {
+        variable text
+        variable pos
+        skip_space
+        switch -- [string index $text $pos] {
+            "\{" { return [members object] }
+            "\[" { return [members array] }
+            "\"" { return [str] }
+            default { return [number] }
+        }
+    }
+    # The members of an object (a dict) or an array (a list).
+    proc members {kind} {
+        variable text
+        variable pos
+        incr pos
+        set result {}
+        set close [expr {$kind eq "object" ? "\}" : "\]"}]
+        skip_space
+        if {[string index $text $pos] eq $close} { incr pos; return $result }
+        while 1 {
+            if {$kind eq "object"} {
+                skip_space
+                set key [str]
+                if {[next_char] ne ":"} { error "json: expected : at $pos" }
+                dict set result $key [value]
+            } else {
+                lappend result [value]
+            }
+            set c [next_char]
+            if {$c eq $close} { return $result }
+            if {$c ne ","} { error "json: expected , or $close at $pos" }
+        }
+    }
+    proc str {} {
+        variable text
+        variable pos
+        set end [string first "\"" $text [expr {$pos + 1}]]
+        set s [string range $text [expr {$pos + 1}] [expr {$end - 1}]]
+        set pos [expr {$end + 1}]
+        return $s
+    }
+    proc number {} {
+        variable text
+        variable pos
+        if {![regexp -start $pos -indices {\A-?[0-9][0-9.eE+-]*} $text range]} {
+            error "json: unexpected character at $pos"
+        }
+        set pos [expr {[lindex $range 1] + 1}]
+        return [string range $text {*}$range]
+    }
+}
+
+set failures 0
+proc check {what got expected} {
+    if {$got ne $expected} {
+        puts stderr "FAIL $what:\n  got      $got\n  expected $expected"
+        incr ::failures
+    }
+}
+
+proc new_vector_sampler {vector} {
+    set o [dict get $vector options]
+    return [new_Sampler [dict get $vector lengths] [dict get $o batch_size] \
+        [dict get $o grad_accum] [dict get $o dp_size] 0 [dict get $o seed] \
+        [dict get $o shuffle] [dict get $o drop_last] [dict get $o alpha] \
+        [dict get $o intercept] [dict get $o max_tokens] [dict get $o packed]]
+}
+
+proc check_plan {name sampler plan} {
+    set where "$name epoch [dict get $plan epoch] step [dict get $plan step]"
+    $sampler set_epoch [dict get $plan epoch]
+    set indices {}
+    set stats {}
+    foreach rank [dict get $plan micro_batches] {
+        set rank_indices {}
+        set rank_stats {}
+        foreach micro $rank {
+            lappend rank_indices [dict get $micro indices]
+            lappend rank_stats [list [dict get $micro padded_tokens] \
+                [dict get $micro real_tokens] [expr {double([dict get $micro cost])}]]
+        }
+        lappend indices $rank_indices
+        lappend stats $rank_stats
+    }
+    check "$where indices" [$sampler plan [dict get $plan step]] $indices
+    # Costs compare as doubles: %.17g text read back is the same double.
+    set got_stats {}
+    foreach rank [$sampler stats] {
+        set r {}
+        foreach m $rank { lappend r [list {*}[lrange $m 0 1] [expr {double([lindex $m 2])}]] }
+        lappend got_stats $r
+    }
+    check "$where stats" $got_stats $stats
+    check "$where max_cost" [expr {[$sampler plan_double $::BRS_PLAN_MAX_COST] == \
+        [dict get $plan max_cost]}] 1
+    check "$where lower_bound" [expr {[$sampler plan_double $::BRS_PLAN_LOWER_BOUND] == \
+        [dict get $plan lower_bound]}] 1
+}
+
+set count 0
+foreach file [lsort [glob -directory $vectors_dir *.json]] {
+    set f [open $file]
+    set vector [json::parse [read $f]]
+    close $f
+    set name [dict get $vector name]
+    set sampler [new_vector_sampler $vector]
+    check "$name fingerprint" [$sampler fingerprint] [dict get $vector fingerprint]
+    check "$name steps" [$sampler steps_per_epoch] [dict get $vector steps_per_epoch]
+    foreach plan [dict get $vector plans] { check_plan $name $sampler $plan }
+    delete_Sampler $sampler
+    incr count
+}
+check "number of vectors" [expr {$count > 0}] 1
+
+# Errors: a Tcl error whose message starts with brs_strerror.
+set code [catch {new_Sampler {5 9 0 7} 1} message]
+check "zero length raises" $code 1
+check "zero length message" [string first [strerror $BRS_ERR_INVALID_LENGTH] $message] 0
+set sampler [new_Sampler {30 10 50 20} 2]
+set code [catch {$sampler plan 99} message]
+check "step out of range raises" $code 1
+check "step out of range message" [string first [strerror $BRS_ERR_OUT_OF_RANGE] $message] 0
+check "sampler still usable" [llength [$sampler plan 1]] 1
+delete_Sampler $sampler
+
+if {$failures} {
+    puts stderr "$failures failures"
+    exit 1
+}
+puts "ok: $count golden vectors and the errors"
