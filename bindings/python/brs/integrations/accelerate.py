@@ -1,0 +1,192 @@
+"""HuggingFace accelerate support: prepare a DataLoader whose batch_sampler is brs's.
+
+    sampler = brs.BatchRebalanceSampler(lengths, per_device_batch_size=8, grad_accum=4, seed=42)
+    loader = prepare_dataloader(accelerator, DataLoader(dataset, batch_sampler=sampler,
+                                                        collate_fn=collate))
+
+Why not ``accelerator.prepare(loader)``: with more than one process accelerate wraps every
+map-style batch sampler in a ``BatchSamplerShard`` that hands process p the batches p, p+n, ...
+A BatchRebalanceSampler already yields this rank's own micro-batches, so that wrapper would
+keep only every n-th of them and silently drop the rest. This module lets accelerate do
+everything else (device placement, gradient-state bookkeeping, save_state) and turns the
+wrapper into a passthrough.
+
+It also makes ``set_epoch`` reach the sampler through every wrapper accelerate may add, notably
+the ``SkipBatchSampler`` of ``skip_first_batches`` (used to resume inside an epoch), whose
+absence would replay epoch 0's order after a resume.
+"""
+
+import contextlib
+import inspect
+
+import torch.utils.data
+from accelerate.data_loader import BatchSamplerShard, DataLoaderAdapter
+
+from brs import BatchRebalanceSampler
+
+__all__ = ["prepare_dataloader", "RebalanceBatchSampler", "find_rebalance_sampler"]
+
+
+class RebalanceBatchSampler:
+    """The batch sampler a prepared DataLoader iterates: the brs sampler's micro-batches as is.
+
+    accelerate's ``DataLoaderShard.set_epoch`` looks for ``set_epoch`` on its batch sampler, on
+    ``batch_sampler.sampler`` and on ``batch_sampler.batch_sampler.sampler``; the Trainer looks
+    on ``batch_sampler.batch_sampler``. Naming the brs sampler both ``sampler`` and
+    ``batch_sampler`` here puts it where those lookups land, with or without a
+    ``SkipBatchSampler`` on top.
+    """
+
+    batch_size = None  # variable-size micro-batches
+
+    def __init__(self, sampler):
+        if not isinstance(sampler, BatchRebalanceSampler):
+            raise TypeError(f"expected a brs.BatchRebalanceSampler, got {type(sampler).__name__}")
+        self.sampler = sampler
+        self.batch_sampler = sampler
+        self.drop_last = sampler.drop_last
+
+    def __iter__(self):
+        return iter(self.sampler)
+
+    def __len__(self):
+        return len(self.sampler)
+
+    def set_epoch(self, epoch):
+        self.sampler.set_epoch(epoch)
+
+
+def prepare_dataloader(accelerator, dataloader):
+    """``accelerator.prepare_data_loader(dataloader)`` for a DataLoader built on a brs sampler.
+
+    ``dataloader`` must not be prepared yet and must have been created as
+    ``DataLoader(dataset, batch_sampler=<brs.BatchRebalanceSampler>, ...)``; its other settings
+    (collate_fn, workers, pinning, generator) are kept. Returns accelerate's prepared loader:
+    every process yields exactly its sampler's micro-batches, ``set_epoch`` reaches the sampler
+    (also on loaders returned by ``accelerator.skip_first_batches``), and the loader is
+    registered with the accelerator like any prepared one.
+
+    Raises ValueError for accelerator settings that would redistribute batches behind the
+    sampler's back (dispatch_batches, split_batches, tensor/context/sequence parallelism) and
+    for a sampler whose dp_size or rank disagrees with the accelerator's processes.
+    """
+    sampler = _rebalance_sampler_of(dataloader)
+    _check_accelerator(accelerator, sampler)
+    carrier = _with_batch_sampler(dataloader, RebalanceBatchSampler(sampler))
+    with _even_batches_off(accelerator):
+        prepared = accelerator.prepare_data_loader(carrier)
+    _make_shard_passthrough(prepared, sampler)
+    return prepared
+
+
+def find_rebalance_sampler(obj, depth=6):
+    """The BatchRebalanceSampler under ``obj`` (a DataLoader or a wrapper of one), else None."""
+    for _ in range(depth):
+        if obj is None or isinstance(obj, BatchRebalanceSampler):
+            return obj
+        inner = getattr(obj, "batch_sampler", None)
+        if inner is None or inner is obj:
+            inner = getattr(obj, "sampler", None)
+        obj = inner
+    return obj if isinstance(obj, BatchRebalanceSampler) else None
+
+
+def _rebalance_sampler_of(dataloader):
+    if isinstance(dataloader, DataLoaderAdapter) or getattr(dataloader, "_is_accelerate_prepared",
+                                                           False):
+        raise ValueError("prepare_dataloader() needs the DataLoader as created, before "
+                         "accelerator.prepare(); pass the unprepared DataLoader")
+    if not isinstance(dataloader, torch.utils.data.DataLoader):
+        raise TypeError(f"expected a torch.utils.data.DataLoader, got {type(dataloader).__name__}")
+    batch_sampler = dataloader.batch_sampler
+    if isinstance(batch_sampler, RebalanceBatchSampler):
+        return batch_sampler.sampler
+    if isinstance(batch_sampler, BatchRebalanceSampler):
+        return batch_sampler
+    raise TypeError("the DataLoader's batch_sampler must be a brs.BatchRebalanceSampler: create "
+                    "it as DataLoader(dataset, batch_sampler=sampler, collate_fn=...), without "
+                    f"batch_size/sampler (got batch_sampler={type(batch_sampler).__name__})")
+
+
+def _check_accelerator(accelerator, sampler):
+    if getattr(accelerator, "dispatch_batches", None):
+        raise ValueError(
+            "dispatch_batches=True is not supported with a brs.BatchRebalanceSampler: accelerate "
+            "would iterate the sampler on process 0 only and slice its variable-size batches "
+            "evenly across processes, which undoes the plan. Create the Accelerator with "
+            "DataLoaderConfiguration(dispatch_batches=False) (the default for map-style datasets).")
+    if getattr(accelerator, "split_batches", False):
+        raise ValueError(
+            "split_batches=True is not supported with a brs.BatchRebalanceSampler: every process "
+            "already gets its own variable-size micro-batch, there is no fixed batch to split. "
+            "Create the Accelerator with DataLoaderConfiguration(split_batches=False) and give "
+            "the sampler per_device_batch_size = the per-process micro-batch size.")
+    _reject_model_parallel_sizes(_parallel_sizes(accelerator))
+    _check_topology(accelerator, sampler)
+
+
+def _parallel_sizes(accelerator):
+    config = getattr(accelerator, "parallelism_config", None)
+    if config is None:
+        return {}
+    return {kind: int(getattr(config, f"{kind}_size", 1) or 1) for kind in ("tp", "cp", "sp")}
+
+
+def _reject_model_parallel_sizes(sizes):
+    """Ranks that share one model replica (TP/CP/SP) must see the same samples: not our plan."""
+    used = {kind: size for kind, size in sizes.items() if size > 1}
+    if used:
+        listing = ", ".join(f"{kind}_size={size}" for kind, size in sorted(used.items()))
+        raise ValueError(
+            f"tensor, context and sequence parallelism are not supported ({listing}): "
+            "brs.BatchRebalanceSampler plans one micro-batch per data-parallel rank, while those "
+            "modes need several ranks to see the same samples. Use pure data parallelism "
+            "(DDP, FSDP, ZeRO) with the sampler, or the framework's own sampler.")
+
+
+def _check_topology(accelerator, sampler):
+    processes, index = int(accelerator.num_processes), int(accelerator.process_index)
+    if sampler.dp_size != processes or sampler.rank != index:
+        raise ValueError(
+            f"the sampler plans for dp_size={sampler.dp_size}, rank={sampler.rank} but the "
+            f"accelerator runs {processes} process(es) and this is process {index}: build the "
+            "sampler with dp_size=accelerator.num_processes, rank=accelerator.process_index "
+            "(or leave both unset to detect them)")
+
+
+# DataLoader arguments that the batch sampler replaces.
+_BATCHING_ARGS = {"self", "dataset", "batch_size", "shuffle", "sampler", "batch_sampler",
+                  "drop_last"}
+
+
+def _with_batch_sampler(dataloader, batch_sampler):
+    """A DataLoader like ``dataloader`` (same collate_fn, workers, ...) over ``batch_sampler``."""
+    names = inspect.signature(torch.utils.data.DataLoader.__init__).parameters
+    kwargs = {name: getattr(dataloader, name) for name in names
+              if name not in _BATCHING_ARGS and hasattr(dataloader, name)}
+    return torch.utils.data.DataLoader(dataloader.dataset, batch_sampler=batch_sampler, **kwargs)
+
+
+@contextlib.contextmanager
+def _even_batches_off(accelerator):
+    """Older accelerate refuses a batch sampler without batch_size unless even_batches is off."""
+    previous = accelerator.even_batches
+    accelerator.even_batches = False
+    try:
+        yield
+    finally:
+        accelerator.even_batches = previous
+
+
+def _make_shard_passthrough(prepared, sampler):
+    """Turn accelerate's BatchSamplerShard (present with > 1 process) into the identity.
+
+    With one process of one, it yields every batch of the sampler under it, in order. Its
+    ``sampler`` attribute is where ``DataLoaderShard.set_epoch`` looks once
+    ``skip_first_batches`` has put a SkipBatchSampler above it.
+    """
+    shard = getattr(prepared, "batch_sampler", None)
+    if isinstance(shard, BatchSamplerShard):
+        shard.num_processes = 1
+        shard.process_index = 0
+        shard.sampler = sampler

@@ -1,0 +1,180 @@
+"""The transformers Trainer with libbrs planning its training micro-batches.
+
+    from brs.integrations.transformers import BatchRebalanceTrainer
+    trainer = BatchRebalanceTrainer(model=model, args=args, train_dataset=ds, data_collator=pad)
+
+replaces ``Trainer(..., args=TrainingArguments(train_sampling_strategy="batch_rebalance"))``.
+For a trainer derived from Trainer (TRL's SFTTrainer, ...), put the mixin first:
+``class RebalancedSFT(BatchRebalanceMixin, SFTTrainer): pass``.
+
+What it reads from TrainingArguments: per_device_train_batch_size (the AVERAGE micro-batch
+size), gradient_accumulation_steps, the world size and process index, dataloader_drop_last,
+data_seed (else seed), length_column_name, and the dataloader worker settings. Options the
+upstream sampler lacks come as ``rebalance_options=RebalanceOptions(...)``. Guide:
+docs/trainer.md.
+"""
+
+import dataclasses
+import functools
+
+from torch.utils.data import DataLoader, IterableDataset
+from transformers import Trainer
+from transformers.trainer_utils import has_length, seed_worker
+from transformers.utils import is_datasets_available, logging
+
+from brs import BatchRebalanceSampler
+
+from ._dataset_lengths import dataset_lengths
+from ._epoch_callback import RebalanceEpochCallback
+from .accelerate import _reject_model_parallel_sizes, prepare_dataloader
+
+__all__ = ["BatchRebalanceMixin", "BatchRebalanceTrainer", "RebalanceOptions",
+           "RebalanceEpochCallback"]
+
+logger = logging.get_logger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class RebalanceOptions:
+    """Planner options beyond what TrainingArguments says (see brs.BatchRebalanceSampler).
+
+    alpha, intercept: the cost model ``intercept + bs*L + alpha*bs*L^2`` of a micro-batch of bs
+    samples padded to length L. max_tokens: a hard cap on ``bs*L`` (padded tokens) of every
+    micro-batch; None for no cap. packed: micro-batches are packed without padding (varlen
+    attention), costing ``sum(L) + alpha*sum(L^2)``.
+    """
+
+    alpha: float = 0.001
+    intercept: float = 0.0
+    max_tokens: int | None = None
+    packed: bool = False
+
+
+class BatchRebalanceMixin:
+    """Makes a Trainer (or a subclass of it) train on batches planned by libbrs.
+
+    Must come before the Trainer class in the bases, so that its ``get_train_dataloader`` wins.
+    Keyword argument ``rebalance_options``: a RebalanceOptions (default: RebalanceOptions()).
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        mro = cls.__mro__
+        if Trainer in mro and mro.index(Trainer) < mro.index(BatchRebalanceMixin):
+            raise TypeError(f"{cls.__name__}: put BatchRebalanceMixin first in the bases, e.g. "
+                            f"class {cls.__name__}(BatchRebalanceMixin, SFTTrainer), so that its "
+                            "get_train_dataloader overrides the Trainer's")
+
+    def __init__(self, *args, rebalance_options=None, **kwargs):
+        if rebalance_options is None:
+            rebalance_options = RebalanceOptions()
+        if not isinstance(rebalance_options, RebalanceOptions):
+            raise TypeError("rebalance_options must be a brs.integrations.transformers."
+                            f"RebalanceOptions, got {type(rebalance_options).__name__}")
+        self.rebalance_options = rebalance_options
+        super().__init__(*args, **kwargs)
+        self.add_callback(RebalanceEpochCallback())
+
+    def get_train_dataloader(self) -> DataLoader:
+        """The training DataLoader over a BatchRebalanceSampler, prepared by accelerate."""
+        if self.train_dataset is None:
+            raise ValueError("Trainer: training requires a train_dataset.")
+        dataset = self.train_dataset
+        self._check_rebalance_supported(dataset)
+        # Before column pruning: the length column is no model input and would be removed.
+        sampler = self._rebalance_sampler(self._train_lengths(dataset))
+        dataset, collator = self._pruned_dataset_and_collator(dataset)
+        loader = DataLoader(dataset, batch_sampler=sampler, **self._train_loader_kwargs(collator))
+        self._warn_if_loss_is_biased()
+        self._rebalance_callback().bind(sampler)
+        return prepare_dataloader(self.accelerator, loader)
+
+    def _check_rebalance_supported(self, dataset):
+        if isinstance(dataset, IterableDataset) or not has_length(dataset):
+            raise ValueError(
+                "BatchRebalanceTrainer needs a map-style training dataset with __len__ (a "
+                "datasets.Dataset or a torch Dataset): each step is planned from the lengths of "
+                f"all samples, which an IterableDataset ({type(dataset).__name__}) cannot give. "
+                "Load the dataset without streaming, or use the plain Trainer.")
+        _reject_model_parallel_sizes({kind: int(getattr(self, f"get_{kind}_size", lambda: 1)())
+                                      for kind in ("tp", "cp", "sp")})
+
+    def _train_lengths(self, dataset):
+        input_names = getattr(self.processing_class, "model_input_names", None) or ["input_ids"]
+        return dataset_lengths(dataset, column=self.args.length_column_name,
+                               input_name=input_names[0],
+                               show_progress=self.is_local_process_zero()
+                               and not self.args.disable_tqdm)
+
+    def _rebalance_sampler(self, lengths):
+        args, options = self.args, self.rebalance_options
+        world_size = max(1, args.world_size)
+        return BatchRebalanceSampler(
+            lengths,
+            # With nn.DataParallel (one process, several GPUs) a micro-batch feeds all of them.
+            per_device_batch_size=self._train_batch_size,
+            grad_accum=args.gradient_accumulation_steps,
+            dp_size=world_size,
+            rank=args.process_index if world_size > 1 else 0,
+            seed=args.data_seed if args.data_seed is not None else args.seed,
+            shuffle=True,
+            drop_last=args.dataloader_drop_last,
+            alpha=options.alpha,
+            intercept=options.intercept,
+            max_tokens=options.max_tokens,
+            packed=options.packed,
+        )
+
+    def _pruned_dataset_and_collator(self, dataset):
+        """Drop the columns the model does not take, as Trainer._get_dataloader does."""
+        if is_datasets_available():
+            import datasets
+
+            if isinstance(dataset, datasets.Dataset):
+                return self._remove_unused_columns(dataset, description="Training"), \
+                    self.data_collator
+        return dataset, self._get_collator_with_removed_columns(self.data_collator,
+                                                                description="Training")
+
+    def _train_loader_kwargs(self, collator):
+        args = self.args
+        return {
+            "collate_fn": collator,
+            "num_workers": args.dataloader_num_workers,
+            "pin_memory": args.dataloader_pin_memory,
+            "persistent_workers": args.dataloader_persistent_workers,
+            "multiprocessing_context": args.dataloader_multiprocessing_context,
+            "prefetch_factor": args.dataloader_prefetch_factor,
+            "in_order": args.dataloader_in_order,
+            "worker_init_fn": functools.partial(seed_worker, num_workers=args.dataloader_num_workers,
+                                                rank=args.process_index),
+        }
+
+    def _warn_if_loss_is_biased(self):
+        # Micro-batch sizes vary: a mean loss per micro-batch, averaged over micro-steps and
+        # ranks, weighs the samples of small micro-batches more. The Trainer sums the loss over
+        # the step's tokens (num_items_in_batch) only when the model or compute_loss_func takes it.
+        if not self.model_accepts_loss_kwargs and self.compute_loss_func is None:
+            logger.warning(
+                "BatchRebalanceTrainer: the model's forward does not accept loss kwargs "
+                "(num_items_in_batch) and no compute_loss_func is set, so the loss is a mean per "
+                "micro-batch; with variable-size micro-batches that over-weights samples in small "
+                "micro-batches. Use a model whose forward takes **kwargs or pass compute_loss_func "
+                "(see docs/trainer.md, loss normalisation).")
+        elif self.args.world_size > 1 and not self.args.average_tokens_across_devices:
+            logger.warning(
+                "BatchRebalanceTrainer: average_tokens_across_devices=False normalises each "
+                "rank's loss by its own token count; ranks hold different numbers of tokens "
+                "here, so set average_tokens_across_devices=True for an exact mean.")
+
+    def _rebalance_callback(self):
+        for callback in self.callback_handler.callbacks:
+            if isinstance(callback, RebalanceEpochCallback):
+                return callback
+        callback = RebalanceEpochCallback()
+        self.add_callback(callback)
+        return callback
+
+
+class BatchRebalanceTrainer(BatchRebalanceMixin, Trainer):
+    """transformers.Trainer whose training batches come from a brs.BatchRebalanceSampler."""
