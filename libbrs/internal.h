@@ -68,6 +68,8 @@ double brs_micro_to_double(uint64_t micro);
 struct brs_permutation {
     uint64_t n;
     uint64_t round_keys[4];
+    uint64_t right_mask[4];
+    unsigned right_bits[4], left_bits[4];
     unsigned bits; /* domain is [0, 2^bits), bits >= 2 */
     int identity;
 };
@@ -105,7 +107,7 @@ struct brs_split {
     size_t needed;
 };
 brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                           const struct brs_cost_model *model);
+                           const struct brs_cost_model *model, double *inverse_weight);
 brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                            const struct brs_cost_model *model, uint32_t *scratch);
 

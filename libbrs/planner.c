@@ -27,14 +27,6 @@ static brs_wide group_cost(const struct brs_cost_model *model, uint32_t head, si
     return model->intercept + (brs_wide)size * brs_sample_weight(model, head);
 }
 
-/* floor(budget / weight), with the common 64-bit case kept fast. */
-static uint64_t wide_quotient(brs_wide budget, brs_wide weight)
-{
-    if ((budget >> 64) == 0 && (weight >> 64) == 0) return (uint64_t)budget / (uint64_t)weight;
-    brs_wide q = budget / weight;
-    return (q >> 64) ? UINT64_MAX : (uint64_t)q;
-}
-
 /* The largest group allowed by the token cap for a head of this length. */
 static size_t cap_size(const struct brs_cost_model *model, uint32_t head, size_t remaining)
 {
@@ -43,44 +35,72 @@ static size_t cap_size(const struct brs_cost_model *model, uint32_t head, size_t
     return s < remaining ? (size_t)s : remaining;
 }
 
-/* The largest group with cost <= threshold; 0 if even one sample is over. */
-static size_t threshold_size(const struct brs_cost_model *model, uint32_t head,
-                             brs_wide threshold, size_t remaining)
+/* What a probe reads: the sorted lengths and 1 / w(L) per sample, so a
+ * group's size costs a multiplication instead of a 128-bit division. */
+struct probe_input {
+    const uint32_t *lengths;
+    const double *inverse_weight;
+    size_t n, k;
+    const struct brs_cost_model *model;
+};
+
+/* The largest s <= limit with s * w <= budget: a floating-point estimate,
+ * then corrected with exact integer products (a step or two at most), so
+ * the result is exact whatever the rounding. */
+static size_t fitting_size(const struct probe_input *in, size_t i, brs_wide budget,
+                           double budget_estimate, size_t limit)
 {
-    if (threshold < model->intercept) return 0;
-    uint64_t s = wide_quotient(threshold - model->intercept, brs_sample_weight(model, head));
-    return s < remaining ? (size_t)s : remaining;
+    brs_wide w = brs_sample_weight(in->model, in->lengths[i]);
+    double estimate = budget_estimate * in->inverse_weight[i];
+    size_t s = estimate >= (double)limit ? limit : (size_t)estimate;
+    if ((w >> 39) == 0 && (budget >> 64) == 0) {
+        /* Common case: s <= 2^24 and w < 2^39, so products fit 64 bits. */
+        uint64_t w64 = (uint64_t)w, b64 = (uint64_t)budget;
+        while (s > 0 && s * w64 > b64) s--;
+        while (s < limit && (s + 1) * w64 <= b64) s++;
+        return s;
+    }
+    while (s > 0 && (brs_wide)s * w > budget) s--;
+    while (s < limit && (brs_wide)(s + 1) * w <= budget) s++;
+    return s;
 }
 
 struct probe_result {
     int feasible;
     brs_wide realised; /* the largest group cost of the greedy split */
     brs_wide next;     /* the least threshold above this one that changes the split */
+    size_t covered;    /* samples covered by the first k groups */
 };
 
 /* Greedy probe: the fewest contiguous groups of cost <= threshold. It stops
  * as soon as k groups do not suffice. For every threshold below `next` the
  * first k + 1 groups are the same, so the answer is the same. */
-static struct probe_result probe(const uint32_t *lengths, size_t n, size_t k,
-                                 const struct brs_cost_model *model, brs_wide threshold)
+static struct probe_result probe(const struct probe_input *in, brs_wide threshold)
 {
-    struct probe_result r = {0, 0, WIDE_MAX};
+    const struct brs_cost_model *model = in->model;
+    struct probe_result r = {0, 0, WIDE_MAX, 0};
+    brs_wide budget = threshold - model->intercept; /* threshold >= LB > intercept */
+    double budget_estimate = (double)budget;
     size_t i = 0, groups = 0;
-    while (i < n && groups <= k) {
-        size_t by_cap = cap_size(model, lengths[i], n - i);
-        size_t by_cost = threshold_size(model, lengths[i], threshold, n - i);
-        size_t size = by_cost < by_cap ? by_cost : by_cap;
-        if (by_cost < by_cap) {
-            brs_wide grown = group_cost(model, lengths[i], by_cost + 1);
+    while (i < in->n) {
+        if (groups == in->k) {
+            r.covered = i;
+            return r;
+        }
+        size_t limit = cap_size(model, in->lengths[i], in->n - i);
+        size_t size = fitting_size(in, i, budget, budget_estimate, limit);
+        if (size < limit) {
+            brs_wide grown = group_cost(model, in->lengths[i], size + 1);
             if (grown < r.next) r.next = grown;
         }
-        if (size == 0) return r;
-        brs_wide cost = group_cost(model, lengths[i], size);
+        if (size == 0) return r; /* cannot happen for threshold >= LB */
+        brs_wide cost = group_cost(model, in->lengths[i], size);
         if (cost > r.realised) r.realised = cost;
         i += size;
         groups++;
     }
-    r.feasible = (i == n && groups <= k);
+    r.feasible = 1;
+    r.covered = i;
     return r;
 }
 
@@ -113,35 +133,50 @@ static brs_wide lower_bound(const uint32_t *lengths, size_t n, size_t k,
     return bound;
 }
 
-/* The least feasible threshold: exponential search up from the lower bound,
- * then bisection; infeasible probes raise `low` to their `next`, feasible
- * ones lower `high` to their realised cost, so both ends are realisable. */
-static brs_wide optimal_threshold(const uint32_t *lengths, size_t n, size_t k,
-                                  const struct brs_cost_model *model, brs_wide low)
+/* The least feasible threshold. Infeasible probes raise `low` to their
+ * `next` and feasible ones lower `high` to their realised cost, so both ends
+ * stay realisable and the search ends exactly on the optimum. The first
+ * probes extrapolate from the share of samples k groups could cover (cost
+ * grows about in proportion to group size); bisection finishes. */
+static brs_wide optimal_threshold(const struct probe_input *in, brs_wide low)
 {
-    struct probe_result r = probe(lengths, n, k, model, low);
-    if (r.feasible) return r.realised;
-    low = r.next;
-    brs_wide stride = low >> 12;
-    if (stride == 0) stride = 1;
-    brs_wide high;
-    for (;;) {
-        r = probe(lengths, n, k, model, low + stride);
+    brs_wide threshold = low, high;
+    for (unsigned attempt = 0;; attempt++) {
+        struct probe_result r = probe(in, threshold);
         if (r.feasible) {
             high = r.realised;
             break;
         }
         low = r.next;
-        stride *= 2;
+        double grow = attempt < 3 ? (double)in->n / (double)(r.covered ? r.covered : 1)
+                                  : 1.0 + (double)(1u << (attempt - 3)) / 64.0;
+        brs_wide guess = (brs_wide)((double)threshold * grow);
+        threshold = guess > low ? guess : low;
     }
+    /* The extrapolated guess usually lands on or just above the optimum:
+     * one probe below the realised cost often proves it optimal at once. */
+    int try_just_below = 1;
     while (low < high) {
-        r = probe(lengths, n, k, model, low + (high - low) / 2);
+        brs_wide threshold = try_just_below ? high - 1 : low + (high - low) / 2;
+        struct probe_result r = probe(in, threshold);
+        try_just_below = 0;
         if (r.feasible)
             high = r.realised;
         else
             low = r.next;
     }
     return high;
+}
+
+/* 1 / w(L) for every sample, computed once per distinct length (the samples
+ * are sorted, so equal lengths are adjacent). */
+static void fill_inverse_weights(double *inverse, const uint32_t *lengths, size_t n,
+                                 const struct brs_cost_model *model)
+{
+    for (size_t i = 0; i < n; i++)
+        inverse[i] = (i > 0 && lengths[i] == lengths[i - 1])
+                         ? inverse[i - 1]
+                         : 1.0 / (double)brs_sample_weight(model, lengths[i]);
 }
 
 /* Greedy from the short end: each group, taken from the right, as long as
@@ -302,7 +337,7 @@ static brs_status split_to_k(struct brs_split *split, const uint32_t *lengths, s
 }
 
 brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                           const struct brs_cost_model *model)
+                           const struct brs_cost_model *model, double *inverse_weight)
 {
     if (model->max_tokens) {
         size_t needed = groups_for_cap(lengths, n, model);
@@ -312,7 +347,9 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
         }
     }
     split->lower_bound = lower_bound(lengths, n, k, model, &split->weight_sum);
-    brs_wide best = optimal_threshold(lengths, n, k, model, split->lower_bound);
+    fill_inverse_weights(inverse_weight, lengths, n, model);
+    struct probe_input in = {lengths, inverse_weight, n, k, model};
+    brs_wide best = optimal_threshold(&in, split->lower_bound);
     size_t groups = greedy_from_right(split->starts, lengths, n, model, best);
     brs_status status = split_to_k(split, lengths, n, groups, k, model);
     if (status != BRS_OK) return status;
