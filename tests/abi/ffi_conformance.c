@@ -1,0 +1,702 @@
+/*
+ * ffi_conformance.c - call every export of libbrs.so.1 through libffi.
+ *
+ *     ffi_conformance LIBRARY.so.1 LIBBRS.SYM
+ *
+ * A binding written in any language sees libbrs the way this program does:
+ * a shared object opened at run time, symbols looked up by name, calls
+ * built from a description of the signature. The description here is
+ * abi_table.h; this file checks that
+ *   - every table line has the exact type brs.h declares (at compile time,
+ *     with _Generic: a changed header fails the build of this test);
+ *   - the table names exactly the symbols of the version script, and each
+ *     resolves in the .so in version node LIBBRS_1.0;
+ *   - every function taking pointers rejects NULL with BRS_ERR_NULL_POINTER
+ *     (the *_free functions accept NULL, the *_last_error functions return a
+ *     static message);
+ *   - a real session (sampler, options, plans, micro-batches) works when
+ *     driven only through ffi_call, and every export was called.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <ffi.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi_table.h"
+
+#define ABI_NODE "LIBBRS_1.0"
+#define MAX_ARGS 6
+#define MAX_SYMBOLS 256
+
+/* ---- compile time: the table against the header ------------------------ */
+
+#define CHECK_SIGNATURE(name, ret, n, args)                                       \
+    _Static_assert(_Generic(&name, ABI_FN_TYPE(ret, n, args): 1, default: 0),    \
+                   "abi_table.h: the line of " #name " does not match brs.h");
+BRS_ABI_TABLE(CHECK_SIGNATURE)
+
+#define FN_ID(name, ret, n, args) FN_##name,
+enum fn_id { BRS_ABI_TABLE(FN_ID) FN_COUNT };
+
+/* ---- the table at run time ---------------------------------------------- */
+
+struct abi_fn {
+    const char *name;
+    const char *ret_token; /* "STATUS", "VOID", "CSTR", "U32" */
+    ffi_type *ret;
+    unsigned nargs;
+    ffi_type *args[MAX_ARGS];
+    int is_ptr[MAX_ARGS];
+    const char *arg_token[MAX_ARGS]; /* "SAMPLER_P", "OPTION", ... */
+    void (*code)(void); /* resolved from the .so */
+    ffi_cif cif;
+    unsigned calls;
+};
+
+#define TOKEN_NAME(T) #T
+#define FN_ROW(name, ret, n, args)                                                 \
+    {#name, #ret, ABI_FFI(ret), n, {ABI_MAP(n, ABI_FFI, NULL, args)},            \
+     {ABI_MAP(n, ABI_IS_PTR, 0, args)}, {ABI_MAP(n, TOKEN_NAME, NULL, args)}, NULL, {0}, 0},
+static struct abi_fn fns[FN_COUNT] = {BRS_ABI_TABLE(FN_ROW)};
+
+static int failures;
+
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("FAIL: ", stdout);
+    vprintf(fmt, ap);
+    fputc('\n', stdout);
+    va_end(ap);
+    failures++;
+}
+
+static void check(bool ok, const char *what)
+{
+    if (!ok)
+        fail("%s", what);
+}
+
+/* ---- the vocabulary against libffi -------------------------------------- */
+
+static bool ffi_is_signed(const ffi_type *t)
+{
+    return t->type == FFI_TYPE_SINT8 || t->type == FFI_TYPE_SINT16 ||
+           t->type == FFI_TYPE_SINT32 || t->type == FFI_TYPE_SINT64;
+}
+
+/* Each integer token's ffi_type has its C type's width and signedness. */
+#define CHECK_INT_TOKEN(T)                                                         \
+    if (ABI_FFI_##T.size != sizeof(ABI_C_##T) ||                                   \
+        ffi_is_signed(&ABI_FFI_##T) != ((ABI_C_##T)-1 < (ABI_C_##T)1))             \
+        fail("vocabulary token " #T ": ffi_type does not match its C type");
+#define CHECK_PTR_TOKEN(T)                                                         \
+    if (ABI_FFI_##T.size != sizeof(ABI_C_##T))                                     \
+        fail("vocabulary token " #T ": pointer size mismatch");
+
+static void check_vocabulary(void)
+{
+    CHECK_INT_TOKEN(U32) CHECK_INT_TOKEN(I32) CHECK_INT_TOKEN(STATUS)
+    CHECK_INT_TOKEN(OPTION) CHECK_INT_TOKEN(PLAN_KEY) CHECK_INT_TOKEN(I64)
+    CHECK_INT_TOKEN(U64) CHECK_INT_TOKEN(SIZE)
+    CHECK_PTR_TOKEN(CSTR) CHECK_PTR_TOKEN(SAMPLER_PP) CHECK_PTR_TOKEN(SAMPLER_P)
+    CHECK_PTR_TOKEN(PLAN_PP) CHECK_PTR_TOKEN(U64_CPP) CHECK_PTR_TOKEN(DOUBLE_P)
+    if (ABI_FFI_DOUBLE.size != sizeof(double) || ABI_FFI_DOUBLE.type != FFI_TYPE_DOUBLE)
+        fail("vocabulary token DOUBLE: ffi_type does not match double");
+}
+
+/* ---- the table against the version script and the .so ------------------ */
+
+static int read_version_script(const char *path, char names[][64], int max)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fail("cannot open version script %s", path);
+        return 0;
+    }
+    int n = 0;
+    char word[128];
+    /* Symbols are the "brs_..." words that end with ';' (globs, node names
+     * and the "global:"/"local:" labels are not). */
+    while (fscanf(f, " %127[^ \t\n]", word) == 1) {
+        size_t len = strlen(word);
+        if (strncmp(word, "brs_", 4) != 0 || word[len - 1] != ';' || len >= 64)
+            continue;
+        if (n == max) {
+            fail("%s: more than %d symbols", path, max);
+            break;
+        }
+        word[len - 1] = '\0';
+        strcpy(names[n++], word);
+    }
+    fclose(f);
+    return n;
+}
+
+static int find_fn(const char *name)
+{
+    for (int i = 0; i < FN_COUNT; i++)
+        if (strcmp(fns[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static void check_table_against_script(const char *script)
+{
+    static char names[MAX_SYMBOLS][64];
+    int n = read_version_script(script, names, MAX_SYMBOLS);
+    bool listed[FN_COUNT] = {false};
+    for (int i = 0; i < n; i++) {
+        int id = find_fn(names[i]);
+        if (id < 0)
+            fail("%s is in %s but has no line in abi_table.h", names[i], script);
+        else
+            listed[id] = true;
+    }
+    for (int i = 0; i < FN_COUNT; i++)
+        if (!listed[i])
+            fail("%s has a line in abi_table.h but is not in %s", fns[i].name, script);
+}
+
+static void *open_library(const char *path)
+{
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        fail("dlopen %s: %s", path, dlerror());
+    return lib;
+}
+
+/* Resolve every table line in node LIBBRS_1.0 and prepare its call frame. */
+static void resolve_all(void *lib)
+{
+    for (int i = 0; i < FN_COUNT; i++) {
+        struct abi_fn *f = &fns[i];
+        void *sym = dlvsym(lib, f->name, ABI_NODE);
+        if (!sym) {
+            fail("%s: %s", f->name,
+                 dlsym(lib, f->name) ? "exported, but not in node " ABI_NODE
+                                     : "not exported by the library");
+            continue;
+        }
+        /* ISO C has no object-to-function pointer conversion; POSIX
+         * guarantees the representations agree. */
+        memcpy(&f->code, &sym, sizeof sym);
+        if (ffi_prep_cif(&f->cif, FFI_DEFAULT_ABI, f->nargs, f->ret, f->args) != FFI_OK)
+            fail("%s: ffi_prep_cif failed", f->name);
+    }
+}
+
+/* ---- calling through libffi --------------------------------------------- */
+
+/* ffi_call widens integer results to ffi_arg: read them from the union. */
+union ffi_result {
+    ffi_arg u;
+    ffi_sarg s;
+    double d;
+    void *p;
+};
+
+static union ffi_result invoke(enum fn_id id, void **values)
+{
+    union ffi_result r;
+    memset(&r, 0, sizeof r);
+    if (fns[id].code) {
+        ffi_call(&fns[id].cif, fns[id].code, &r, values);
+        fns[id].calls++;
+    }
+    return r;
+}
+
+static brs_status call_status(enum fn_id id, void **values)
+{
+    return (brs_status)invoke(id, values).s;
+}
+
+static const char *call_string(enum fn_id id, void **values)
+{
+    return invoke(id, values).p;
+}
+
+/* Argument lists: ARGS(&a, &b) is the void *[] ffi_call expects. */
+#define ARGS(...) ((void *[]){__VA_ARGS__})
+#define NO_ARGS NULL
+
+static void expect_status(brs_status got, brs_status want, const char *what)
+{
+    if (got != want)
+        fail("%s: status %d, expected %d", what, (int)got, (int)want);
+}
+
+/* ---- NULL handles and NULL out-parameters ------------------------------- */
+
+/* Valid objects to pass where a pointer argument is not the one set NULL. */
+struct valid_args {
+    brs_sampler *sampler;
+    brs_plan *plan;
+    uint32_t lengths[1];
+    int64_t i64[2];
+    uint64_t u64[2];
+    double dbl[2];
+    size_t size;
+    const uint64_t *indices;
+};
+
+union scalar {
+    int32_t i32;
+    int64_t i64;
+    uint64_t u64;
+    size_t size;
+    double d;
+};
+
+static bool is_token(const struct abi_fn *f, unsigned arg, const char *token)
+{
+    return strcmp(f->arg_token[arg], token) == 0;
+}
+
+/* A valid value for scalar argument `arg` of f, so that only the NULL
+ * pointer is wrong: a key that suits the function (the *_double functions
+ * take a double key), n = 1, rank = micro = epoch = step = 0. */
+static union scalar valid_scalar(const struct abi_fn *f, unsigned arg)
+{
+    bool takes_double = strstr(f->name, "_double") != NULL;
+    union scalar v;
+    memset(&v, 0, sizeof v);
+    if (is_token(f, arg, "OPTION"))
+        v.i32 = takes_double ? BRS_OPT_ALPHA : BRS_OPT_BATCH_SIZE;
+    else if (is_token(f, arg, "PLAN_KEY"))
+        v.i32 = takes_double ? BRS_PLAN_MAX_COST : BRS_PLAN_STEP;
+    else if (is_token(f, arg, "I32"))
+        v.i32 = BRS_LENGTHS_COPY;
+    else if (is_token(f, arg, "SIZE"))
+        v.size = 1;
+    else if (is_token(f, arg, "DOUBLE"))
+        v.d = 0.5;
+    return v;
+}
+
+/* Store a valid pointer for argument `arg` of f in slots[arg]; return its
+ * address (what ffi_call takes). Two out-parameters of one type (bounds
+ * lower/upper) get distinct objects. */
+static void *valid_pointer(const struct abi_fn *f, unsigned arg, struct valid_args *va,
+                           void *slots[])
+{
+    if (is_token(f, arg, "SAMPLER_P") || is_token(f, arg, "SAMPLER_CP"))
+        slots[arg] = va->sampler;
+    else if (is_token(f, arg, "PLAN_P") || is_token(f, arg, "PLAN_CP"))
+        slots[arg] = va->plan;
+    else if (is_token(f, arg, "U32_CP"))
+        slots[arg] = va->lengths;
+    else if (is_token(f, arg, "I64_P"))
+        slots[arg] = &va->i64[arg % 2];
+    else if (is_token(f, arg, "U64_P"))
+        slots[arg] = &va->u64[arg % 2];
+    else if (is_token(f, arg, "DOUBLE_P"))
+        slots[arg] = &va->dbl[arg % 2];
+    else if (is_token(f, arg, "SIZE_P"))
+        slots[arg] = &va->size;
+    else if (is_token(f, arg, "U64_CPP"))
+        slots[arg] = &va->indices;
+    else
+        slots[arg] = NULL; /* out-handles (T **) are alone in their calls */
+    return &slots[arg];
+}
+
+static void check_null_result(const struct abi_fn *f, union ffi_result r, const char *what)
+{
+    if (strcmp(f->ret_token, "STATUS") == 0 && (brs_status)r.s != BRS_ERR_NULL_POINTER)
+        fail("%s(%s): status %d, expected BRS_ERR_NULL_POINTER", f->name, what, (int)(brs_status)r.s);
+    if (strcmp(f->ret_token, "CSTR") == 0 && (r.p == NULL || *(const char *)r.p == '\0'))
+        fail("%s(%s): expected a static message, got %s", f->name, what,
+             r.p ? "\"\"" : "NULL");
+}
+
+/* Call f with pointer argument `null_arg` NULL (or all of them when
+ * null_arg < 0), every other argument valid. */
+static void call_with_null(enum fn_id id, int null_arg, struct valid_args *va)
+{
+    struct abi_fn *f = &fns[id];
+    union scalar scalars[MAX_ARGS];
+    void *slots[MAX_ARGS];
+    void *values[MAX_ARGS];
+    for (unsigned a = 0; a < f->nargs; a++) {
+        if (!f->is_ptr[a]) {
+            scalars[a] = valid_scalar(f, a);
+            values[a] = &scalars[a];
+        } else if (null_arg < 0 || (unsigned)null_arg == a) {
+            slots[a] = NULL;
+            values[a] = &slots[a];
+        } else {
+            values[a] = valid_pointer(f, a, va, slots);
+        }
+    }
+    char what[32];
+    snprintf(what, sizeof what, null_arg < 0 ? "all NULL" : "arg %d NULL", null_arg);
+    check_null_result(f, invoke(id, values), what);
+}
+
+static void check_null_pointers(struct valid_args *va)
+{
+    for (int id = 0; id < FN_COUNT; id++) {
+        const struct abi_fn *f = &fns[id];
+        unsigned pointers = 0;
+        for (unsigned a = 0; a < f->nargs; a++)
+            pointers += (unsigned)f->is_ptr[a];
+        if (pointers == 0 || !f->code)
+            continue;
+        call_with_null((enum fn_id)id, -1, va);
+        /* A free function must not be handed a valid handle here. */
+        if (pointers < 2 || strcmp(f->ret_token, "STATUS") != 0)
+            continue;
+        for (unsigned a = 0; a < f->nargs; a++)
+            if (f->is_ptr[a])
+                call_with_null((enum fn_id)id, (int)a, va);
+    }
+}
+
+/* ---- a real session, through ffi_call only ------------------------------ */
+
+static brs_sampler *new_sampler(void)
+{
+    brs_sampler *s = NULL;
+    brs_sampler **out = &s;
+    expect_status(call_status(FN_brs_sampler_new, ARGS(&out)), BRS_OK, "brs_sampler_new");
+    check(s != NULL, "brs_sampler_new returned no handle");
+    return s;
+}
+
+static brs_plan *new_plan(void)
+{
+    brs_plan *p = NULL;
+    brs_plan **out = &p;
+    expect_status(call_status(FN_brs_plan_new, ARGS(&out)), BRS_OK, "brs_plan_new");
+    check(p != NULL, "brs_plan_new returned no handle");
+    return p;
+}
+
+static void free_sampler(brs_sampler *s)
+{
+    invoke(FN_brs_sampler_free, ARGS(&s));
+}
+
+static void free_plan(brs_plan *p)
+{
+    invoke(FN_brs_plan_free, ARGS(&p));
+}
+
+static brs_status set_int(brs_sampler *s, brs_option key, int64_t value)
+{
+    return call_status(FN_brs_sampler_set_int, ARGS(&s, &key, &value));
+}
+
+static brs_status set_double(brs_sampler *s, brs_option key, double value)
+{
+    return call_status(FN_brs_sampler_set_double, ARGS(&s, &key, &value));
+}
+
+static int64_t get_int(const brs_sampler *s, brs_option key)
+{
+    int64_t v = -1;
+    int64_t *out = &v;
+    expect_status(call_status(FN_brs_sampler_get_int, ARGS(&out, &s, &key)), BRS_OK,
+                  "brs_sampler_get_int");
+    return v;
+}
+
+static uint64_t fingerprint(const brs_sampler *s)
+{
+    uint64_t v = 0;
+    uint64_t *out = &v;
+    expect_status(call_status(FN_brs_sampler_fingerprint, ARGS(&out, &s)), BRS_OK,
+                  "brs_sampler_fingerprint");
+    return v;
+}
+
+static const char *sampler_error(const brs_sampler *s)
+{
+    return call_string(FN_brs_sampler_last_error, ARGS(&s));
+}
+
+static const char *plan_error(const brs_plan *p)
+{
+    return call_string(FN_brs_plan_last_error, ARGS(&p));
+}
+
+static void check_versions(void)
+{
+    uint32_t number = (uint32_t)invoke(FN_brs_version_number, NO_ARGS).u;
+    check(number == BRS_VERSION_NUMBER, "brs_version_number != BRS_VERSION_NUMBER");
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", BRS_VERSION_MAJOR, BRS_VERSION_MINOR,
+             BRS_VERSION_PATCH);
+    const char *got = call_string(FN_brs_version_string, NO_ARGS);
+    if (!got || strcmp(got, want) != 0)
+        fail("brs_version_string: \"%s\", expected \"%s\"", got ? got : "(null)", want);
+}
+
+static void check_strerror(void)
+{
+    brs_status unknown = -1000;
+    const char *unknown_text = call_string(FN_brs_strerror, ARGS(&unknown));
+    check(unknown_text && *unknown_text, "brs_strerror(unknown) is empty");
+    for (brs_status code = BRS_OK; code >= BRS_ERR_TOO_LARGE; code--) {
+        const char *text = call_string(FN_brs_strerror, ARGS(&code));
+        if (!text || !*text || (unknown_text && strcmp(text, unknown_text) == 0))
+            fail("brs_strerror(%d) does not name the code", (int)code);
+    }
+}
+
+static void check_bounds(void)
+{
+    int64_t lo = 0, hi = 0, *plo = &lo, *phi = &hi;
+    double dlo = 0, dhi = 0, *pdlo = &dlo, *pdhi = &dhi;
+    brs_option key = BRS_OPT_BATCH_SIZE;
+    expect_status(call_status(FN_brs_option_bounds_int, ARGS(&plo, &phi, &key)), BRS_OK,
+                  "bounds_int(BATCH_SIZE)");
+    check(1 <= lo && lo <= 8 && 8 <= hi, "bounds of BATCH_SIZE do not hold its default 8");
+    key = BRS_OPT_ALPHA;
+    expect_status(call_status(FN_brs_option_bounds_int, ARGS(&plo, &phi, &key)),
+                  BRS_ERR_UNSUPPORTED, "bounds_int(ALPHA), a double option");
+    expect_status(call_status(FN_brs_option_bounds_double, ARGS(&pdlo, &pdhi, &key)), BRS_OK,
+                  "bounds_double(ALPHA)");
+    check(dlo == 0.0 && dhi == 1000.0, "bounds of ALPHA are not [0, 1000]");
+    key = BRS_OPT_DP_SIZE;
+    expect_status(call_status(FN_brs_option_bounds_double, ARGS(&pdlo, &pdhi, &key)),
+                  BRS_ERR_UNSUPPORTED, "bounds_double(DP_SIZE), an int option");
+    key = 9999;
+    expect_status(call_status(FN_brs_option_bounds_int, ARGS(&plo, &phi, &key)),
+                  BRS_ERR_UNSUPPORTED, "bounds_int(unknown key)");
+}
+
+#define N_SAMPLES 96
+#define BATCH 4
+#define GRAD_ACCUM 2
+#define DP_SIZE 3
+
+static void fill_lengths(uint32_t *lengths, size_t n)
+{
+    uint64_t x = 12345; /* a fixed LCG: any skewed spread of lengths will do */
+    for (size_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        lengths[i] = 1 + (uint32_t)((x >> 33) % ((i % 7 == 0) ? 900 : 120));
+    }
+}
+
+static void configure(brs_sampler *s, const uint32_t *lengths)
+{
+    const uint32_t *lp = lengths;
+    size_t n = N_SAMPLES;
+    int32_t mode = BRS_LENGTHS_COPY;
+    expect_status(call_status(FN_brs_sampler_set_lengths, ARGS(&s, &lp, &n, &mode)), BRS_OK,
+                  "set_lengths");
+    const int64_t options[][2] = {{BRS_OPT_BATCH_SIZE, BATCH}, {BRS_OPT_GRAD_ACCUM, GRAD_ACCUM},
+                                  {BRS_OPT_DP_SIZE, DP_SIZE},  {BRS_OPT_SEED, 7},
+                                  {BRS_OPT_SHUFFLE, 1},        {BRS_OPT_DROP_LAST, 1}};
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        expect_status(set_int(s, (brs_option)options[i][0], options[i][1]), BRS_OK, "set_int");
+        if (get_int(s, (brs_option)options[i][0]) != options[i][1])
+            fail("get_int(%d) does not return the value set", (int)options[i][0]);
+    }
+    expect_status(set_double(s, BRS_OPT_ALPHA, 0.002), BRS_OK, "set_double(ALPHA)");
+    expect_status(set_double(s, BRS_OPT_INTERCEPT, 5.0), BRS_OK, "set_double(INTERCEPT)");
+    double alpha = -1, *out = &alpha;
+    brs_option key = BRS_OPT_ALPHA;
+    expect_status(call_status(FN_brs_sampler_get_double, ARGS(&out, &s, &key)), BRS_OK,
+                  "get_double(ALPHA)");
+    check(fabs(alpha - 0.002) < 1e-9, "get_double(ALPHA) does not return 0.002");
+}
+
+static void check_option_errors(brs_sampler *s)
+{
+    expect_status(set_int(s, 9999, 1), BRS_ERR_UNSUPPORTED, "set_int(unknown key)");
+    check(*sampler_error(s) != '\0', "no message after set_int(unknown key)");
+    expect_status(set_int(s, BRS_OPT_BATCH_SIZE, 0), BRS_ERR_OUT_OF_RANGE, "set_int(BATCH_SIZE, 0)");
+    check(get_int(s, BRS_OPT_BATCH_SIZE) == BATCH, "a rejected set_int changed the option");
+    expect_status(set_double(s, BRS_OPT_ALPHA, NAN), BRS_ERR_OUT_OF_RANGE, "set_double(ALPHA, NaN)");
+    expect_status(set_double(s, BRS_OPT_DP_SIZE, 1.0), BRS_ERR_UNSUPPORTED,
+                  "set_double(DP_SIZE), an int option");
+}
+
+static uint64_t steps_per_epoch(brs_sampler *s)
+{
+    expect_status(call_status(FN_brs_sampler_validate, ARGS(&s)), BRS_OK, "validate");
+    uint64_t steps = 0, *out = &steps;
+    expect_status(call_status(FN_brs_sampler_steps_per_epoch, ARGS(&out, &s)), BRS_OK,
+                  "steps_per_epoch");
+    return steps;
+}
+
+static int64_t plan_int(const brs_plan *p, brs_plan_key key)
+{
+    int64_t v = -1, *out = &v;
+    expect_status(call_status(FN_brs_plan_get_int, ARGS(&out, &p, &key)), BRS_OK, "plan_get_int");
+    return v;
+}
+
+static double plan_double(const brs_plan *p, brs_plan_key key)
+{
+    double v = -1, *out = &v;
+    expect_status(call_status(FN_brs_plan_get_double, ARGS(&out, &p, &key)), BRS_OK,
+                  "plan_get_double");
+    return v;
+}
+
+struct step_totals {
+    uint64_t padded, real, max_padded;
+    double max_cost;
+};
+
+/* Check one micro-batch against the lengths; mark its indices seen. */
+static void check_micro_batch(const brs_plan *p, int64_t rank, int64_t micro,
+                              const uint32_t *lengths, unsigned *seen, struct step_totals *t)
+{
+    const uint64_t *indices = NULL, **pi = &indices;
+    size_t count = 0, *pc = &count;
+    if (call_status(FN_brs_plan_micro_batch, ARGS(&pi, &pc, &p, &rank, &micro)) != BRS_OK ||
+        count == 0 || !indices) {
+        fail("micro_batch(rank %lld, micro %lld) failed or is empty", (long long)rank,
+             (long long)micro);
+        return;
+    }
+    uint64_t longest = 0, real = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (indices[i] >= N_SAMPLES) {
+            fail("micro_batch index %llu out of range", (unsigned long long)indices[i]);
+            return;
+        }
+        seen[indices[i]]++;
+        longest = lengths[indices[i]] > longest ? lengths[indices[i]] : longest;
+        real += lengths[indices[i]];
+    }
+    uint64_t padded = 0, real_got = 0, *pp = &padded, *pr = &real_got;
+    double cost = 0, *pcost = &cost;
+    expect_status(call_status(FN_brs_plan_micro_batch_stats, ARGS(&pp, &pr, &pcost, &p, &rank, &micro)),
+                  BRS_OK, "micro_batch_stats");
+    check(padded == count * longest, "micro_batch_stats: padded tokens != count * longest");
+    check(real_got == real, "micro_batch_stats: real tokens != sum of lengths");
+    check(cost > 0, "micro_batch_stats: cost is not positive");
+    t->padded += padded;
+    t->real += real;
+    t->max_padded = padded > t->max_padded ? padded : t->max_padded;
+    t->max_cost = cost > t->max_cost ? cost : t->max_cost;
+}
+
+static void check_step(const brs_plan *p, uint64_t step, const uint32_t *lengths, unsigned *seen)
+{
+    check(plan_int(p, BRS_PLAN_EPOCH) == 0, "BRS_PLAN_EPOCH");
+    check((uint64_t)plan_int(p, BRS_PLAN_STEP) == step, "BRS_PLAN_STEP");
+    check(plan_int(p, BRS_PLAN_NUM_SAMPLES) == BATCH * GRAD_ACCUM * DP_SIZE, "BRS_PLAN_NUM_SAMPLES");
+    check(plan_int(p, BRS_PLAN_DP_SIZE) == DP_SIZE, "BRS_PLAN_DP_SIZE");
+    check(plan_int(p, BRS_PLAN_GRAD_ACCUM) == GRAD_ACCUM, "BRS_PLAN_GRAD_ACCUM");
+    struct step_totals t = {0, 0, 0, 0.0};
+    for (int64_t rank = 0; rank < DP_SIZE; rank++)
+        for (int64_t micro = 0; micro < GRAD_ACCUM; micro++)
+            check_micro_batch(p, rank, micro, lengths, seen, &t);
+    check((uint64_t)plan_int(p, BRS_PLAN_TOTAL_PADDED_TOKENS) == t.padded, "TOTAL_PADDED_TOKENS");
+    check((uint64_t)plan_int(p, BRS_PLAN_TOTAL_REAL_TOKENS) == t.real, "TOTAL_REAL_TOKENS");
+    check((uint64_t)plan_int(p, BRS_PLAN_MAX_PADDED_TOKENS) == t.max_padded, "MAX_PADDED_TOKENS");
+    double max_cost = plan_double(p, BRS_PLAN_MAX_COST);
+    check(fabs(max_cost - t.max_cost) <= 1e-9 * max_cost, "MAX_COST != largest micro-batch cost");
+    check(plan_double(p, BRS_PLAN_LOWER_BOUND) <= max_cost, "LOWER_BOUND above MAX_COST");
+}
+
+static void check_plan_errors(brs_plan *p, const brs_sampler *s, uint64_t steps)
+{
+    uint64_t epoch = 0, step = 0;
+    int64_t rank = DP_SIZE, micro = 0;
+    const uint64_t *indices = NULL, **pi = &indices;
+    size_t count = 0, *pc = &count;
+    expect_status(call_status(FN_brs_plan_compute, ARGS(&p, &s, &epoch, &step)), BRS_OK, "plan step 0");
+    expect_status(call_status(FN_brs_plan_micro_batch, ARGS(&pi, &pc, &p, &rank, &micro)),
+                  BRS_ERR_OUT_OF_RANGE, "micro_batch(rank == dp_size)");
+    int64_t v = 0, *pv = &v;
+    brs_plan_key bad_key = 9999;
+    expect_status(call_status(FN_brs_plan_get_int, ARGS(&pv, &p, &bad_key)), BRS_ERR_UNSUPPORTED,
+                  "plan_get_int(unknown key)");
+    step = steps;
+    expect_status(call_status(FN_brs_plan_compute, ARGS(&p, &s, &epoch, &step)), BRS_ERR_OUT_OF_RANGE,
+                  "plan_compute(step == steps per epoch)");
+    check(*plan_error(p) != '\0', "no message after plan_compute out of range");
+    brs_plan_key key = BRS_PLAN_STEP;
+    expect_status(call_status(FN_brs_plan_get_int, ARGS(&pv, &p, &key)), BRS_ERR_STATE,
+                  "plan_get_int after a failed compute");
+}
+
+static void check_session(void)
+{
+    uint32_t lengths[N_SAMPLES];
+    fill_lengths(lengths, N_SAMPLES);
+    brs_sampler *s = new_sampler();
+    if (!s)
+        return;
+    configure(s, lengths);
+    check_option_errors(s);
+    uint64_t fp = fingerprint(s);
+    expect_status(set_int(s, BRS_OPT_SEED, 8), BRS_OK, "set_int(SEED, 8)");
+    check(fingerprint(s) != fp, "the fingerprint ignores the seed");
+    expect_status(set_int(s, BRS_OPT_SEED, 7), BRS_OK, "set_int(SEED, 7)");
+    check(fingerprint(s) == fp, "the fingerprint is not a function of the configuration");
+
+    uint64_t steps = steps_per_epoch(s);
+    check(steps == N_SAMPLES / (BATCH * GRAD_ACCUM * DP_SIZE), "steps_per_epoch");
+    brs_plan *p = new_plan();
+    unsigned seen[N_SAMPLES] = {0};
+    for (uint64_t epoch = 0, step = 0; p && step < steps; step++) {
+        expect_status(call_status(FN_brs_plan_compute, ARGS(&p, &s, &epoch, &step)), BRS_OK,
+                      "plan_compute");
+        check_step(p, step, lengths, seen);
+    }
+    for (size_t i = 0; i < N_SAMPLES; i++)
+        if (seen[i] != 1)
+            fail("sample %zu appears %u times in epoch 0 (expected once)", i, seen[i]);
+    if (p)
+        check_plan_errors(p, s, steps);
+    free_plan(p);
+    free_sampler(s);
+}
+
+static void check_all_called(void)
+{
+    for (int i = 0; i < FN_COUNT; i++)
+        if (fns[i].code && fns[i].calls == 0)
+            fail("%s was never called through libffi", fns[i].name);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s LIBRARY.so.1 LIBBRS.SYM\n", argv[0]);
+        return 2;
+    }
+    check_vocabulary();
+    check_table_against_script(argv[2]);
+    void *lib = open_library(argv[1]);
+    if (!lib)
+        return 1;
+    resolve_all(lib);
+
+    struct valid_args va;
+    memset(&va, 0, sizeof va);
+    va.lengths[0] = 1;
+    va.sampler = new_sampler();
+    va.plan = new_plan();
+    check_null_pointers(&va);
+    free_plan(va.plan);
+    free_sampler(va.sampler);
+
+    check_versions();
+    check_strerror();
+    check_bounds();
+    check_session();
+    check_all_called();
+    dlclose(lib);
+    printf("%s: %d failure(s), %d functions called through libffi\n",
+           failures ? "FAIL" : "PASS", failures, FN_COUNT);
+    return failures ? 1 : 0;
+}
