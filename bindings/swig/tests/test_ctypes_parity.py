@@ -1,0 +1,74 @@
+"""brs_swig and the ctypes package brs plan identically, step for step.
+
+Both wrap the same libbrs, so any difference is a marshalling bug in one of
+them. Compares every step of two epochs of every golden vector. Skips
+(exit 77) only when the ctypes package cannot be imported.
+"""
+import sys
+import unittest
+
+try:
+    import brs
+except ImportError as error:
+    print(f"SKIP: import brs failed: {error}")
+    sys.exit(77)
+
+import brs_swig as sampler_module
+from golden import load_vectors, swig_sampler
+
+
+def ctypes_sampler(vector):
+    o = vector["options"]
+    return brs.BatchRebalanceSampler(
+        vector["lengths"], per_device_batch_size=o["batch_size"], grad_accum=o["grad_accum"],
+        dp_size=o["dp_size"], rank=0, seed=o["seed"], shuffle=bool(o["shuffle"]),
+        drop_last=bool(o["drop_last"]), alpha=o["alpha"], intercept=o["intercept"],
+        max_tokens=o["max_tokens"] or None, packed=bool(o["packed"]))
+
+
+def ctypes_view(plan):
+    """(indices, stats, max_cost, lower_bound) in the shapes brs_swig returns."""
+    indices = [[list(mb.indices) for mb in rank] for rank in plan.micro_batches]
+    stats = [[[mb.padded_tokens, mb.real_tokens, mb.cost] for mb in rank]
+             for rank in plan.micro_batches]
+    return indices, stats, plan.max_cost, plan.lower_bound
+
+
+def swig_view(sampler, step):
+    indices = sampler.plan(step)
+    return (indices, sampler.stats(), sampler.plan_double(sampler_module.BRS_PLAN_MAX_COST),
+            sampler.plan_double(sampler_module.BRS_PLAN_LOWER_BOUND))
+
+
+class CtypesParity(unittest.TestCase):
+    def test_same_plans(self):
+        for vector in load_vectors():
+            with self.subTest(vector=vector["name"]):
+                swig, ctypes = swig_sampler(vector), ctypes_sampler(vector)
+                self.assertEqual(swig.fingerprint(), ctypes.fingerprint)
+                self.assertEqual(swig.steps_per_epoch(), ctypes.steps_per_epoch)
+                epochs = {p["epoch"] for p in vector["plans"]} | {0, 1}
+                for epoch in sorted(epochs):
+                    swig.set_epoch(epoch)
+                    for step in range(swig.steps_per_epoch()):
+                        self.assertEqual(swig_view(swig, step),
+                                         ctypes_view(ctypes.plan(step, epoch=epoch)),
+                                         f"epoch {epoch} step {step}")
+
+    def test_same_errors(self):
+        """An infeasible cap: the same kind of error and the library's same detail."""
+        lengths, options = [30, 10, 50, 20, 40, 60, 70, 80], dict(dp_size=2, max_tokens=80)
+        swig = sampler_module.Sampler(lengths, batch_size=4, shuffle=0, **options)
+        ctypes = brs.BatchRebalanceSampler(lengths, per_device_batch_size=4, shuffle=False,
+                                           rank=0, **options)
+        with self.assertRaises(ValueError) as swig_error:
+            swig.plan(0)
+        with self.assertRaises(ValueError) as ctypes_error:
+            ctypes.plan(0)
+        reason = sampler_module.strerror(sampler_module.BRS_ERR_CAP_INFEASIBLE)
+        detail = str(swig_error.exception).split("): ", 1)[1]
+        self.assertIn(reason, str(ctypes_error.exception))
+        self.assertIn(detail, str(ctypes_error.exception))
+
+if __name__ == "__main__":
+    unittest.main()
