@@ -1,0 +1,95 @@
+/* compare_report.c - print a comparison as a table with a legend. */
+#include "compare_report.h"
+
+#include <inttypes.h>
+
+/* Costs are token-sized numbers: whole units read best, unless tiny. */
+static void print_time(FILE *out, double time)
+{
+    if (time >= 1000.0)
+        fprintf(out, "  %15.0f", time);
+    else
+        fprintf(out, "  %15.3g", time);
+}
+
+static void print_ratio(FILE *out, double value, double bound)
+{
+    if (bound > 0.0)
+        fprintf(out, "  %7.2f", value / bound);
+    else
+        fprintf(out, "  %7s", "-");
+}
+
+static void print_row(FILE *out, const char *name, const epoch_stats *stats, double bound,
+                      int capped)
+{
+    fprintf(out, "%-15s  %11" PRIu64 "  %11.1f%%", name, stats->peak_padded_tokens,
+            100.0 * epoch_stats_padding_efficiency(stats));
+    print_time(out, stats->micro_sync_time);
+    print_ratio(out, stats->micro_sync_time, bound);
+    print_time(out, stats->step_sync_time);
+    print_ratio(out, stats->step_sync_time, bound);
+    if (capped)
+        fprintf(out, "  %8" PRIu64, stats->cap_violations);
+    fputc('\n', out);
+}
+
+static void print_header(FILE *out, const comparison *result, const compare_setting *setting)
+{
+    const cli_config *c = setting->config;
+    uint64_t steps = setting->chosen->end_step - setting->chosen->first_step;
+    int64_t per_step = c->batch_size * c->grad_accum * c->dp_size;
+    fprintf(out, "%zu samples; %" PRIu64 " of %" PRIu64 " steps of epoch %" PRId64
+                 ", %" PRId64 " samples per step (dp %" PRId64 " x grad-accum %" PRId64
+                 " x batch %" PRId64 "); seed %" PRId64 "%s%s\n",
+            setting->samples, steps, setting->steps_per_epoch, c->epoch, per_step, c->dp_size,
+            c->grad_accum, c->batch_size, c->seed, c->shuffle ? "" : ", no shuffle",
+            c->drop_last ? ", drop-last" : ", last step kept");
+    const cost_model *m = &result->model;
+    if (m->packed)
+        fprintf(out, "cost of a micro-batch = %g + sum(L) + %g*sum(L^2) (packed: no padding)\n\n",
+                m->intercept, m->alpha);
+    else
+        fprintf(out, "cost of a micro-batch = %g + bs*L + %g*bs*L^2 (bs samples padded to the "
+                     "longest, L tokens)\n\n",
+                m->intercept, m->alpha);
+}
+
+static void print_legend(FILE *out, const comparison *result, const compare_setting *setting)
+{
+    const cli_config *c = setting->config;
+    fprintf(out, "\npeak tokens      largest padded micro-batch (bs*L): what activation memory "
+                 "must hold\n"
+                 "padding eff.     real tokens / padded tokens\n"
+                 "micro-sync time  sum over micro-steps of the slowest rank (FSDP / ZeRO-3)\n"
+                 "step-sync time   the slowest rank's sum over its micro-steps (DDP with "
+                 "no_sync)\n"
+                 "x bound          ratio to %.0f, the sum over steps of the proven lower bound "
+                 "(1.00 is perfect)\n",
+            result->time_lower_bound);
+    if (c->max_tokens > 0)
+        fprintf(out, "over cap         micro-batches above --max-tokens %" PRId64 "\n",
+                c->max_tokens);
+    fprintf(out, "length-grouped   megabatches of %zu samples, sorted longest first "
+                 "(transformers' LengthGroupedSampler)\n",
+            result->megabatch_size);
+    uint64_t steps = result->brs.steps;
+    if (steps > 0 && result->planned_samples > 0)
+        fprintf(out, "brs planning     %.1f us per step, %.1f ns per sample (monotonic clock, "
+                     "mean of %" PRIu64 " steps)\n",
+                1e6 * result->planning_seconds / (double)steps,
+                1e9 * result->planning_seconds / (double)result->planned_samples, steps);
+}
+
+void compare_report_print(FILE *out, const comparison *result, const compare_setting *setting)
+{
+    int capped = setting->config->max_tokens > 0;
+    print_header(out, result, setting);
+    fprintf(out, "%-15s  %11s  %12s  %15s  %7s  %15s  %7s%s\n", "strategy", "peak tokens",
+            "padding eff.", "micro-sync time", "x bound", "step-sync time", "x bound",
+            capped ? "  over cap" : "");
+    print_row(out, "random", &result->random, result->time_lower_bound, capped);
+    print_row(out, "length-grouped", &result->grouped, result->time_lower_bound, capped);
+    print_row(out, "brs", &result->brs, result->time_lower_bound, capped);
+    print_legend(out, result, setting);
+}

@@ -1,0 +1,21 @@
+/* compare_report.h - the readable table of `brs compare` and `brs demo`. */
+#ifndef BRS_CLI_COMPARE_REPORT_H
+#define BRS_CLI_COMPARE_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli_config.h"
+#include "comparison.h"
+#include "selection.h"
+
+typedef struct compare_setting {
+    const cli_config *config;
+    size_t samples;           /* N */
+    uint64_t steps_per_epoch;
+    const selection *chosen;
+} compare_setting;
+
+void compare_report_print(FILE *out, const comparison *result, const compare_setting *setting);
+
+#endif

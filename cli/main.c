@@ -1,0 +1,43 @@
+/* main.c - `brs`: dispatch to the command named by the first argument. */
+#include <stdio.h>
+#include <string.h>
+
+#include <brs.h>
+
+#include "compare_command.h"
+#include "demo_command.h"
+#include "fail.h"
+#include "plan_command.h"
+#include "usage.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int count, char **args);
+} command;
+
+static const command commands[] = {
+    {"plan", plan_command},
+    {"compare", compare_command},
+    {"demo", demo_command},
+};
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        cli_bad_input("missing command: plan, compare or demo (see brs --help)");
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        usage_main(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0) {
+        printf("brs %s\n", brs_version_string());
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0) {
+            cli_set_command(commands[i].name);
+            return commands[i].run(argc - 2, argv + 2);
+        }
+    cli_bad_input("unknown command '%s': use plan, compare or demo (see brs --help)", name);
+}

@@ -1,0 +1,80 @@
+/*
+ * plan_command.c - `brs plan`: every selected micro-batch as one JSON line,
+ *   {"epoch":0,"step":0,"rank":0,"micro":0,"indices":[...],"padded_tokens":N,"cost":X}
+ * in the order step, rank, micro-step.
+ */
+#include "plan_command.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "fail.h"
+#include "json_number.h"
+#include "lengths_file.h"
+#include "options.h"
+#include "planning.h"
+#include "sampler_setup.h"
+#include "selection.h"
+#include "usage.h"
+
+static void print_micro_batch(FILE *out, const brs_plan *plan, uint64_t epoch, uint64_t step,
+                              int64_t rank, int64_t micro)
+{
+    const uint64_t *indices;
+    size_t count;
+    uint64_t padded_tokens, real_tokens;
+    double cost;
+    brs_status status = brs_plan_micro_batch(&indices, &count, plan, rank, micro);
+    if (status == BRS_OK)
+        status = brs_plan_micro_batch_stats(&padded_tokens, &real_tokens, &cost, plan, rank, micro);
+    if (status != BRS_OK)
+        cli_failure("reading micro-batch (rank %" PRId64 ", micro %" PRId64 "): %s", rank, micro,
+                    brs_plan_last_error(plan));
+    fprintf(out, "{\"epoch\":%" PRIu64 ",\"step\":%" PRIu64 ",\"rank\":%" PRId64
+                 ",\"micro\":%" PRId64 ",\"indices\":[",
+            epoch, step, rank, micro);
+    for (size_t i = 0; i < count; i++)
+        fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, indices[i]);
+    fprintf(out, "],\"padded_tokens\":%" PRIu64 ",\"cost\":", padded_tokens);
+    json_print_double(out, cost);
+    fputs("}\n", out);
+}
+
+static void print_step(FILE *out, const brs_plan *plan, uint64_t epoch, uint64_t step,
+                       const selection *chosen, int64_t grad_accum)
+{
+    for (int64_t rank = chosen->first_rank; rank < chosen->end_rank; rank++)
+        for (int64_t micro = 0; micro < grad_accum; micro++)
+            print_micro_batch(out, plan, epoch, step, rank, micro);
+}
+
+int plan_command(int count, char **args)
+{
+    cli_config config = options_parse(count, args, OPTIONS_PLAN);
+    if (config.help) {
+        usage_plan(stdout);
+        return CLI_EXIT_OK;
+    }
+    options_require_lengths(&config);
+    lengths data = lengths_read(config.lengths_path);
+    brs_sampler *sampler = sampler_setup(&config, data.values, data.count);
+    selection chosen = selection_make(&config, sampler_steps(sampler));
+    uint64_t epoch = (uint64_t)config.epoch;
+    brs_plan *plan = planning_new();
+
+    /* Plan every selected step once before printing anything, so that an
+     * error in a late step (an unsatisfiable cap) leaves stdout empty. */
+    for (uint64_t step = chosen.first_step; step < chosen.end_step; step++)
+        planning_compute(plan, sampler, epoch, step);
+    for (uint64_t step = chosen.first_step; step < chosen.end_step; step++) {
+        planning_compute(plan, sampler, epoch, step);
+        print_step(stdout, plan, epoch, step, &chosen, config.grad_accum);
+    }
+
+    brs_plan_free(plan);
+    brs_sampler_free(sampler);
+    lengths_free(&data);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        cli_failure("could not write the plan to standard output");
+    return CLI_EXIT_OK;
+}
