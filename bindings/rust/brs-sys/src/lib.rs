@@ -117,8 +117,11 @@ extern "C" {
     pub fn brs_strerror(status: brs_status) -> *const c_char;
 
     pub fn brs_option_bounds_int(lower: *mut i64, upper: *mut i64, key: brs_option) -> brs_status;
-    pub fn brs_option_bounds_double(lower: *mut f64, upper: *mut f64, key: brs_option)
-        -> brs_status;
+    pub fn brs_option_bounds_double(
+        lower: *mut f64,
+        upper: *mut f64,
+        key: brs_option,
+    ) -> brs_status;
 
     pub fn brs_sampler_new(out: *mut *mut brs_sampler) -> brs_status;
     pub fn brs_sampler_free(sampler: *mut brs_sampler);
@@ -128,12 +131,21 @@ extern "C" {
         n: usize,
         mode: i32,
     ) -> brs_status;
-    pub fn brs_sampler_set_int(sampler: *mut brs_sampler, key: brs_option, value: i64)
-        -> brs_status;
-    pub fn brs_sampler_set_double(sampler: *mut brs_sampler, key: brs_option, value: f64)
-        -> brs_status;
-    pub fn brs_sampler_get_int(out: *mut i64, sampler: *const brs_sampler, key: brs_option)
-        -> brs_status;
+    pub fn brs_sampler_set_int(
+        sampler: *mut brs_sampler,
+        key: brs_option,
+        value: i64,
+    ) -> brs_status;
+    pub fn brs_sampler_set_double(
+        sampler: *mut brs_sampler,
+        key: brs_option,
+        value: f64,
+    ) -> brs_status;
+    pub fn brs_sampler_get_int(
+        out: *mut i64,
+        sampler: *const brs_sampler,
+        key: brs_option,
+    ) -> brs_status;
     pub fn brs_sampler_get_double(
         out: *mut f64,
         sampler: *const brs_sampler,
@@ -152,10 +164,12 @@ extern "C" {
         epoch: u64,
         step: u64,
     ) -> brs_status;
-    pub fn brs_plan_get_int(out: *mut i64, plan: *const brs_plan, key: brs_plan_key)
-        -> brs_status;
-    pub fn brs_plan_get_double(out: *mut f64, plan: *const brs_plan, key: brs_plan_key)
-        -> brs_status;
+    pub fn brs_plan_get_int(out: *mut i64, plan: *const brs_plan, key: brs_plan_key) -> brs_status;
+    pub fn brs_plan_get_double(
+        out: *mut f64,
+        plan: *const brs_plan,
+        key: brs_plan_key,
+    ) -> brs_status;
     pub fn brs_plan_micro_batch(
         indices: *mut *const u64,
         count: *mut usize,

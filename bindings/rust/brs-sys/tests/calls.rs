@@ -9,7 +9,10 @@ use std::ptr::{null, null_mut};
 
 fn text(message: *const std::ffi::c_char) -> String {
     assert!(!message.is_null());
-    unsafe { CStr::from_ptr(message) }.to_str().unwrap().to_string()
+    unsafe { CStr::from_ptr(message) }
+        .to_str()
+        .unwrap()
+        .to_string()
 }
 
 #[test]
@@ -22,10 +25,17 @@ fn the_loaded_library_has_the_major_version_of_the_header() {
 
 #[test]
 fn strerror_names_every_status_and_unknown_ones() {
-    let known = [BRS_ERR_NULL_POINTER, BRS_ERR_INVALID_ARGUMENT, BRS_ERR_CAP_INFEASIBLE];
+    let known = [
+        BRS_ERR_NULL_POINTER,
+        BRS_ERR_INVALID_ARGUMENT,
+        BRS_ERR_CAP_INFEASIBLE,
+    ];
     for status in known {
         let message = text(unsafe { brs_strerror(status) });
-        assert!(!message.is_empty() && message != "unknown status", "{status}: {message}");
+        assert!(
+            !message.is_empty() && message != "unknown status",
+            "{status}: {message}"
+        );
     }
     assert_eq!(text(unsafe { brs_strerror(-1000) }), "unknown status");
 }
@@ -39,26 +49,65 @@ fn null_pointers_are_refused() {
     let mut indices: *const u64 = null();
     let lengths = [1u32];
     unsafe {
-        assert_eq!(brs_option_bounds_int(null_mut(), &mut i, BRS_OPT_RANK), BRS_ERR_NULL_POINTER);
-        assert_eq!(brs_option_bounds_double(&mut d, null_mut(), BRS_OPT_ALPHA), BRS_ERR_NULL_POINTER);
+        assert_eq!(
+            brs_option_bounds_int(null_mut(), &mut i, BRS_OPT_RANK),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_option_bounds_double(&mut d, null_mut(), BRS_OPT_ALPHA),
+            BRS_ERR_NULL_POINTER
+        );
         assert_eq!(brs_sampler_new(null_mut()), BRS_ERR_NULL_POINTER);
         brs_sampler_free(null_mut());
         let lengths = lengths.as_ptr();
-        assert_eq!(brs_sampler_set_lengths(null_mut(), lengths, 1, 0), BRS_ERR_NULL_POINTER);
-        assert_eq!(brs_sampler_set_int(null_mut(), BRS_OPT_RANK, 0), BRS_ERR_NULL_POINTER);
-        assert_eq!(brs_sampler_set_double(null_mut(), BRS_OPT_ALPHA, 0.0), BRS_ERR_NULL_POINTER);
-        assert_eq!(brs_sampler_get_int(&mut i, null(), BRS_OPT_RANK), BRS_ERR_NULL_POINTER);
-        assert_eq!(brs_sampler_get_double(&mut d, null(), BRS_OPT_ALPHA), BRS_ERR_NULL_POINTER);
+        assert_eq!(
+            brs_sampler_set_lengths(null_mut(), lengths, 1, 0),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_sampler_set_int(null_mut(), BRS_OPT_RANK, 0),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_sampler_set_double(null_mut(), BRS_OPT_ALPHA, 0.0),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_sampler_get_int(&mut i, null(), BRS_OPT_RANK),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_sampler_get_double(&mut d, null(), BRS_OPT_ALPHA),
+            BRS_ERR_NULL_POINTER
+        );
         assert_eq!(brs_sampler_validate(null_mut()), BRS_ERR_NULL_POINTER);
-        assert_eq!(brs_sampler_steps_per_epoch(&mut u, null_mut()), BRS_ERR_NULL_POINTER);
-        assert_eq!(brs_sampler_fingerprint(&mut u, null()), BRS_ERR_NULL_POINTER);
+        assert_eq!(
+            brs_sampler_steps_per_epoch(&mut u, null_mut()),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_sampler_fingerprint(&mut u, null()),
+            BRS_ERR_NULL_POINTER
+        );
         assert!(!text(brs_sampler_last_error(null())).is_empty());
         assert_eq!(brs_plan_new(null_mut()), BRS_ERR_NULL_POINTER);
         brs_plan_free(null_mut());
-        assert_eq!(brs_plan_compute(null_mut(), null(), 0, 0), BRS_ERR_NULL_POINTER);
-        assert_eq!(brs_plan_get_int(&mut i, null(), BRS_PLAN_STEP), BRS_ERR_NULL_POINTER);
-        assert_eq!(brs_plan_get_double(&mut d, null(), BRS_PLAN_MAX_COST), BRS_ERR_NULL_POINTER);
-        assert_eq!(brs_plan_micro_batch(&mut indices, &mut n, null(), 0, 0), BRS_ERR_NULL_POINTER);
+        assert_eq!(
+            brs_plan_compute(null_mut(), null(), 0, 0),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_plan_get_int(&mut i, null(), BRS_PLAN_STEP),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_plan_get_double(&mut d, null(), BRS_PLAN_MAX_COST),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_plan_micro_batch(&mut indices, &mut n, null(), 0, 0),
+            BRS_ERR_NULL_POINTER
+        );
         assert_eq!(
             brs_plan_micro_batch_stats(&mut u, &mut u, &mut d, null(), 0, 0),
             BRS_ERR_NULL_POINTER
@@ -72,13 +121,28 @@ fn option_bounds_are_typed() {
     let (mut lo, mut hi) = (0i64, 0i64);
     let (mut dlo, mut dhi) = (0f64, 0f64);
     unsafe {
-        assert_eq!(brs_option_bounds_int(&mut lo, &mut hi, BRS_OPT_DP_SIZE), BRS_OK);
+        assert_eq!(
+            brs_option_bounds_int(&mut lo, &mut hi, BRS_OPT_DP_SIZE),
+            BRS_OK
+        );
         assert!(lo >= 1 && hi >= lo, "dp_size bounds [{lo}, {hi}]");
-        assert_eq!(brs_option_bounds_int(&mut lo, &mut hi, BRS_OPT_ALPHA), BRS_ERR_UNSUPPORTED);
-        assert_eq!(brs_option_bounds_double(&mut dlo, &mut dhi, BRS_OPT_ALPHA), BRS_OK);
+        assert_eq!(
+            brs_option_bounds_int(&mut lo, &mut hi, BRS_OPT_ALPHA),
+            BRS_ERR_UNSUPPORTED
+        );
+        assert_eq!(
+            brs_option_bounds_double(&mut dlo, &mut dhi, BRS_OPT_ALPHA),
+            BRS_OK
+        );
         assert_eq!((dlo, dhi), (0.0, 1000.0));
-        assert_eq!(brs_option_bounds_double(&mut dlo, &mut dhi, BRS_OPT_RANK), BRS_ERR_UNSUPPORTED);
-        assert_eq!(brs_option_bounds_int(&mut lo, &mut hi, 9999), BRS_ERR_UNSUPPORTED);
+        assert_eq!(
+            brs_option_bounds_double(&mut dlo, &mut dhi, BRS_OPT_RANK),
+            BRS_ERR_UNSUPPORTED
+        );
+        assert_eq!(
+            brs_option_bounds_int(&mut lo, &mut hi, 9999),
+            BRS_ERR_UNSUPPORTED
+        );
     }
 }
 
@@ -89,14 +153,22 @@ fn a_raw_session_plans_every_sample_once() {
     unsafe {
         let mut sampler = null_mut();
         assert_eq!(brs_sampler_new(&mut sampler), BRS_OK);
-        let status = brs_sampler_set_lengths(sampler, lengths.as_ptr(), lengths.len(), BRS_LENGTHS_COPY);
+        let status =
+            brs_sampler_set_lengths(sampler, lengths.as_ptr(), lengths.len(), BRS_LENGTHS_COPY);
         assert_eq!(status, BRS_OK);
-        for (key, value) in [(BRS_OPT_BATCH_SIZE, 4), (BRS_OPT_GRAD_ACCUM, 2), (BRS_OPT_DP_SIZE, 2)] {
+        for (key, value) in [
+            (BRS_OPT_BATCH_SIZE, 4),
+            (BRS_OPT_GRAD_ACCUM, 2),
+            (BRS_OPT_DP_SIZE, 2),
+        ] {
             assert_eq!(brs_sampler_set_int(sampler, key, value), BRS_OK);
         }
         assert_eq!(brs_sampler_set_double(sampler, BRS_OPT_ALPHA, 0.5), BRS_OK);
         let mut alpha = 0.0;
-        assert_eq!(brs_sampler_get_double(&mut alpha, sampler, BRS_OPT_ALPHA), BRS_OK);
+        assert_eq!(
+            brs_sampler_get_double(&mut alpha, sampler, BRS_OPT_ALPHA),
+            BRS_OK
+        );
         assert_eq!(alpha, 0.5);
         let mut steps = 0u64;
         assert_eq!(brs_sampler_steps_per_epoch(&mut steps, sampler), BRS_OK);
@@ -114,19 +186,36 @@ fn a_raw_session_plans_every_sample_once() {
         for rank in 0..2 {
             for micro in 0..2 {
                 let (mut indices, mut count) = (null(), 0usize);
-                assert_eq!(brs_plan_micro_batch(&mut indices, &mut count, plan, rank, micro), BRS_OK);
+                assert_eq!(
+                    brs_plan_micro_batch(&mut indices, &mut count, plan, rank, micro),
+                    BRS_OK
+                );
                 let batch = std::slice::from_raw_parts(indices, count);
                 let (mut padded, mut real, mut cost) = (0u64, 0u64, 0f64);
-                let status = brs_plan_micro_batch_stats(&mut padded, &mut real, &mut cost, plan, rank, micro);
+                let status = brs_plan_micro_batch_stats(
+                    &mut padded,
+                    &mut real,
+                    &mut cost,
+                    plan,
+                    rank,
+                    micro,
+                );
                 assert_eq!(status, BRS_OK);
-                let longest = batch.iter().map(|&i| lengths[i as usize] as u64).max().unwrap();
+                let longest = batch
+                    .iter()
+                    .map(|&i| lengths[i as usize] as u64)
+                    .max()
+                    .unwrap();
                 let total: u64 = batch.iter().map(|&i| lengths[i as usize] as u64).sum();
                 assert_eq!((padded, real), (longest * count as u64, total));
                 seen.extend_from_slice(batch);
             }
         }
         let (mut indices, mut count) = (null(), 0usize);
-        assert_eq!(brs_plan_micro_batch(&mut indices, &mut count, plan, 2, 0), BRS_ERR_OUT_OF_RANGE);
+        assert_eq!(
+            brs_plan_micro_batch(&mut indices, &mut count, plan, 2, 0),
+            BRS_ERR_OUT_OF_RANGE
+        );
         brs_plan_free(plan);
         seen.sort_unstable();
         assert_eq!(seen, (0..16).collect::<Vec<u64>>());

@@ -52,20 +52,50 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         };
     }
     table![
-        BRS_VERSION_MAJOR, BRS_VERSION_MINOR, BRS_VERSION_PATCH, BRS_VERSION_NUMBER,
-        BRS_OK, BRS_ERR_NULL_POINTER, BRS_ERR_INVALID_ARGUMENT, BRS_ERR_UNSUPPORTED,
-        BRS_ERR_OUT_OF_RANGE, BRS_ERR_NO_MEMORY, BRS_ERR_STATE, BRS_ERR_INVALID_LENGTH,
-        BRS_ERR_TOO_FEW_SAMPLES, BRS_ERR_SAMPLE_TOO_LONG, BRS_ERR_CAP_INFEASIBLE,
+        BRS_VERSION_MAJOR,
+        BRS_VERSION_MINOR,
+        BRS_VERSION_PATCH,
+        BRS_VERSION_NUMBER,
+        BRS_OK,
+        BRS_ERR_NULL_POINTER,
+        BRS_ERR_INVALID_ARGUMENT,
+        BRS_ERR_UNSUPPORTED,
+        BRS_ERR_OUT_OF_RANGE,
+        BRS_ERR_NO_MEMORY,
+        BRS_ERR_STATE,
+        BRS_ERR_INVALID_LENGTH,
+        BRS_ERR_TOO_FEW_SAMPLES,
+        BRS_ERR_SAMPLE_TOO_LONG,
+        BRS_ERR_CAP_INFEASIBLE,
         BRS_ERR_TOO_LARGE,
-        BRS_MAX_STEP_SAMPLES, BRS_MAX_MICRO_BATCHES,
-        BRS_OPT_BATCH_SIZE, BRS_OPT_GRAD_ACCUM, BRS_OPT_DP_SIZE, BRS_OPT_RANK, BRS_OPT_SEED,
-        BRS_OPT_SHUFFLE, BRS_OPT_DROP_LAST, BRS_OPT_MAX_TOKENS, BRS_OPT_PACKED, BRS_OPT_ALPHA,
+        BRS_MAX_STEP_SAMPLES,
+        BRS_MAX_MICRO_BATCHES,
+        BRS_OPT_BATCH_SIZE,
+        BRS_OPT_GRAD_ACCUM,
+        BRS_OPT_DP_SIZE,
+        BRS_OPT_RANK,
+        BRS_OPT_SEED,
+        BRS_OPT_SHUFFLE,
+        BRS_OPT_DROP_LAST,
+        BRS_OPT_MAX_TOKENS,
+        BRS_OPT_PACKED,
+        BRS_OPT_ALPHA,
         BRS_OPT_INTERCEPT,
-        BRS_LENGTHS_COPY, BRS_LENGTHS_BORROW,
-        BRS_PLAN_EPOCH, BRS_PLAN_STEP, BRS_PLAN_NUM_SAMPLES, BRS_PLAN_DP_SIZE,
-        BRS_PLAN_GRAD_ACCUM, BRS_PLAN_TOTAL_PADDED_TOKENS, BRS_PLAN_TOTAL_REAL_TOKENS,
-        BRS_PLAN_MAX_PADDED_TOKENS, BRS_PLAN_MAX_COST, BRS_PLAN_LOWER_BOUND,
-        BRS_PLAN_TOTAL_COST, BRS_PLAN_MICRO_SYNC_TIME, BRS_PLAN_STEP_SYNC_TIME,
+        BRS_LENGTHS_COPY,
+        BRS_LENGTHS_BORROW,
+        BRS_PLAN_EPOCH,
+        BRS_PLAN_STEP,
+        BRS_PLAN_NUM_SAMPLES,
+        BRS_PLAN_DP_SIZE,
+        BRS_PLAN_GRAD_ACCUM,
+        BRS_PLAN_TOTAL_PADDED_TOKENS,
+        BRS_PLAN_TOTAL_REAL_TOKENS,
+        BRS_PLAN_MAX_PADDED_TOKENS,
+        BRS_PLAN_MAX_COST,
+        BRS_PLAN_LOWER_BOUND,
+        BRS_PLAN_TOTAL_COST,
+        BRS_PLAN_MICRO_SYNC_TIME,
+        BRS_PLAN_STEP_SYNC_TIME,
         BRS_PLAN_TIME_LOWER_BOUND,
     ]
 }
@@ -74,7 +104,11 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
 const HEADER_NON_VALUES: &[&str] = &["BRS_H", "BRS_API"];
 
 fn parse_c_integer(text: &str) -> Option<i64> {
-    let inner = text.trim().trim_start_matches('(').trim_end_matches(')').trim();
+    let inner = text
+        .trim()
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .trim();
     inner.parse().ok()
 }
 
@@ -102,12 +136,23 @@ fn header_constants() -> BTreeMap<String, i64> {
 fn every_header_constant_has_its_value_in_rust() {
     let rust = rust_constants();
     let header = header_constants();
-    assert!(header.len() > 40, "the header parser found only {} constants", header.len());
+    assert!(
+        header.len() > 40,
+        "the header parser found only {} constants",
+        header.len()
+    );
     for (name, value) in &header {
-        assert_eq!(rust.get(name.as_str()), Some(value), "{name} in brs.h vs brs-sys");
+        assert_eq!(
+            rust.get(name.as_str()),
+            Some(value),
+            "{name} in brs.h vs brs-sys"
+        );
     }
     for name in rust.keys() {
-        assert!(header.contains_key(*name), "{name} is in brs-sys but not in brs.h");
+        assert!(
+            header.contains_key(*name),
+            "{name} is in brs-sys but not in brs.h"
+        );
     }
 }
 
@@ -117,7 +162,10 @@ fn every_rust_constant_is_checked() {
     for line in sys_source().lines() {
         if let Some(rest) = line.trim().strip_prefix("pub const ") {
             let name = rest.split(':').next().unwrap().trim();
-            assert!(checked.contains_key(name), "{name}: add it to rust_constants()");
+            assert!(
+                checked.contains_key(name),
+                "{name}: add it to rust_constants()"
+            );
         }
     }
 }
@@ -149,7 +197,10 @@ fn c_type_to_rust(c_type: &str) -> String {
     let mut rust = base.to_string();
     for level in 0..stars {
         let pointee_is_const = level == 0 && is_const;
-        rust = format!("{} {rust}", if pointee_is_const { "*const" } else { "*mut" });
+        rust = format!(
+            "{} {rust}",
+            if pointee_is_const { "*const" } else { "*mut" }
+        );
     }
     rust
 }
@@ -160,7 +211,10 @@ fn split_declarator(declarator: &str) -> (String, String) {
     let name_start = declarator
         .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
         .map_or(0, |i| i + 1);
-    (declarator[..name_start].to_string(), declarator[name_start..].to_string())
+    (
+        declarator[..name_start].to_string(),
+        declarator[name_start..].to_string(),
+    )
 }
 
 fn header_functions() -> Signatures {
@@ -185,7 +239,10 @@ fn header_functions() -> Signatures {
 
 fn rust_functions() -> Signatures {
     let source = sys_source();
-    let block = source.split("extern \"C\" {").nth(1).expect("an extern block");
+    let block = source
+        .split("extern \"C\" {")
+        .nth(1)
+        .expect("an extern block");
     let mut functions = Signatures::new();
     for declaration in block.split("pub fn ").skip(1) {
         let declaration = declaration.split(';').next().unwrap();
@@ -196,7 +253,10 @@ fn rust_functions() -> Signatures {
             .filter(|p| !p.trim().is_empty())
             .map(|p| normalise(p.split_once(':').unwrap().1))
             .collect();
-        let ret = ret.trim().strip_prefix("->").map_or("()".to_string(), normalise);
+        let ret = ret
+            .trim()
+            .strip_prefix("->")
+            .map_or("()".to_string(), normalise);
         functions.insert(name.trim().to_string(), (params, ret));
     }
     functions
@@ -210,12 +270,23 @@ fn normalise(rust_type: &str) -> String {
 fn every_header_function_is_declared_with_its_signature() {
     let header = header_functions();
     let rust = rust_functions();
-    assert!(header.len() >= 24, "the header parser found only {} functions", header.len());
+    assert!(
+        header.len() >= 24,
+        "the header parser found only {} functions",
+        header.len()
+    );
     for (name, signature) in &header {
-        assert_eq!(rust.get(name), Some(signature), "{name}: brs.h vs brs-sys (params, return)");
+        assert_eq!(
+            rust.get(name),
+            Some(signature),
+            "{name}: brs.h vs brs-sys (params, return)"
+        );
     }
     for name in rust.keys() {
-        assert!(header.contains_key(name), "{name} is in brs-sys but not in brs.h");
+        assert!(
+            header.contains_key(name),
+            "{name} is in brs-sys but not in brs.h"
+        );
     }
 }
 
@@ -225,5 +296,8 @@ fn c_types_translate_as_brs_sys_spells_them() {
     assert_eq!(c_type_to_rust("brs_sampler **"), "*mut *mut brs_sampler");
     assert_eq!(c_type_to_rust("const brs_plan *"), "*const brs_plan");
     assert_eq!(c_type_to_rust("size_t "), "usize");
-    assert_eq!(split_declarator("const char *brs_strerror").1, "brs_strerror");
+    assert_eq!(
+        split_declarator("const char *brs_strerror").1,
+        "brs_strerror"
+    );
 }

@@ -1,0 +1,179 @@
+//! Bad input gets an Error with the right code and a message that says
+//! what is wrong: brs_strerror's sentence, then the handle's detail.
+
+mod common;
+
+use brs::{Error, ErrorCode, Sampler, SamplerBuilder};
+use common::synthetic_lengths;
+
+fn build_error(builder: SamplerBuilder, lengths: &[u32]) -> Error {
+    builder
+        .build(lengths)
+        .expect_err("the sampler should be refused")
+}
+
+/// The message starts with the code's sentence and adds a detail naming `detail`.
+fn assert_message(error: &Error, code: ErrorCode, detail: &str) {
+    assert_eq!(error.code(), code, "{error}");
+    let sentence = code.description();
+    assert!(
+        error.message().starts_with(&sentence),
+        "{error:?} should start with {sentence:?}"
+    );
+    let rest = &error.message()[sentence.len()..];
+    assert!(rest.contains(detail), "{error:?} should say {detail:?}");
+    assert_eq!(error.to_string(), error.message());
+}
+
+#[test]
+fn no_lengths_is_an_invalid_argument() {
+    let error = build_error(Sampler::builder(), &[]);
+    assert_message(&error, ErrorCode::InvalidArgument, "empty");
+}
+
+#[test]
+fn a_zero_length_is_refused_with_its_index() {
+    let mut lengths = synthetic_lengths(100, 1);
+    lengths[57] = 0;
+    let error = build_error(Sampler::builder().per_device_batch_size(2), &lengths);
+    assert_message(&error, ErrorCode::InvalidLength, "57");
+    let borrowed = Sampler::builder().build_borrowed(&lengths).unwrap_err();
+    assert_eq!(borrowed.code(), ErrorCode::InvalidLength);
+}
+
+#[test]
+fn fewer_samples_than_micro_batches_is_refused_when_dropping_the_last_step() {
+    let lengths = synthetic_lengths(7, 2);
+    let builder = Sampler::builder()
+        .per_device_batch_size(1)
+        .grad_accum(2)
+        .dp_size(4);
+    let error = build_error(builder.clone(), &lengths);
+    assert_message(&error, ErrorCode::TooFewSamples, "7");
+    // Kept, the last step is topped up to K = 8 instead (DESIGN.md section 2).
+    let kept = builder.drop_last(false).build(&lengths).unwrap();
+    assert_eq!(kept.steps_per_epoch().unwrap(), 1);
+}
+
+#[test]
+fn a_rank_outside_dp_size_is_out_of_range() {
+    let lengths = synthetic_lengths(64, 3);
+    let error = build_error(Sampler::builder().dp_size(4).rank(4), &lengths);
+    assert_message(&error, ErrorCode::OutOfRange, "rank 4");
+}
+
+#[test]
+fn option_values_outside_their_bounds_are_out_of_range() {
+    let lengths = synthetic_lengths(64, 4);
+    for builder in [
+        Sampler::builder().dp_size(0),
+        Sampler::builder().per_device_batch_size(0),
+        Sampler::builder().alpha(f64::NAN),
+        Sampler::builder().alpha(-1.0),
+        Sampler::builder().intercept(2e12),
+    ] {
+        let error = build_error(builder.clone(), &lengths);
+        assert_eq!(error.code(), ErrorCode::OutOfRange, "{builder:?}: {error}");
+        assert!(
+            error.message().len() > error.code().description().len(),
+            "{error:?} has no detail"
+        );
+    }
+}
+
+#[test]
+fn values_beyond_int64_are_refused_before_reaching_the_library() {
+    let lengths = synthetic_lengths(64, 5);
+    let error = build_error(Sampler::builder().seed(u64::MAX), &lengths);
+    assert_message(&error, ErrorCode::OutOfRange, "seed");
+    let error = build_error(Sampler::builder().max_tokens(Some(0)), &lengths);
+    assert_message(&error, ErrorCode::OutOfRange, "None");
+}
+
+#[test]
+fn a_sample_longer_than_the_cap_is_refused() {
+    let mut lengths = vec![10; 32];
+    lengths[9] = 5000;
+    let error = build_error(Sampler::builder().max_tokens(Some(4096)), &lengths);
+    assert_message(&error, ErrorCode::SampleTooLong, "4096");
+}
+
+#[test]
+fn an_infeasible_cap_names_the_micro_batches_it_would_need() {
+    // 8 samples of 10 tokens in one micro-batch are 80 padded tokens; a cap of
+    // 40 needs 2 micro-batches.
+    let sampler = Sampler::builder()
+        .max_tokens(Some(40))
+        .build(&[10; 8])
+        .unwrap();
+    let error = sampler.plan(0).unwrap_err();
+    assert_message(&error, ErrorCode::CapInfeasible, "2");
+    // The iterator yields the same error for the step instead of a micro-batch.
+    let item = sampler.micro_batches().unwrap().next().unwrap();
+    assert_eq!(item.unwrap_err(), error);
+}
+
+#[test]
+fn a_step_past_the_epoch_is_out_of_range() {
+    let sampler = Sampler::builder()
+        .per_device_batch_size(4)
+        .build(&synthetic_lengths(40, 6))
+        .unwrap();
+    assert_eq!(sampler.steps_per_epoch().unwrap(), 10);
+    let error = sampler.plan(10).unwrap_err();
+    assert_message(&error, ErrorCode::OutOfRange, "10");
+}
+
+#[test]
+fn a_slot_outside_the_plan_is_out_of_range() {
+    let sampler = Sampler::builder()
+        .per_device_batch_size(2)
+        .dp_size(2)
+        .build(&[5; 16])
+        .unwrap();
+    let plan = sampler.plan(0).unwrap();
+    for (rank, micro) in [(2, 0), (0, 1), (u64::MAX, 0)] {
+        assert_eq!(
+            plan.micro_batch(rank, micro).unwrap_err().code(),
+            ErrorCode::OutOfRange
+        );
+        assert_eq!(
+            plan.micro_batch_stats(rank, micro).unwrap_err().code(),
+            ErrorCode::OutOfRange
+        );
+    }
+}
+
+#[test]
+fn codes_map_to_and_from_the_c_status_values() {
+    let codes = [
+        (ErrorCode::NullPointer, brs_sys::BRS_ERR_NULL_POINTER),
+        (
+            ErrorCode::InvalidArgument,
+            brs_sys::BRS_ERR_INVALID_ARGUMENT,
+        ),
+        (ErrorCode::Unsupported, brs_sys::BRS_ERR_UNSUPPORTED),
+        (ErrorCode::OutOfRange, brs_sys::BRS_ERR_OUT_OF_RANGE),
+        (ErrorCode::NoMemory, brs_sys::BRS_ERR_NO_MEMORY),
+        (ErrorCode::State, brs_sys::BRS_ERR_STATE),
+        (ErrorCode::InvalidLength, brs_sys::BRS_ERR_INVALID_LENGTH),
+        (ErrorCode::TooFewSamples, brs_sys::BRS_ERR_TOO_FEW_SAMPLES),
+        (ErrorCode::SampleTooLong, brs_sys::BRS_ERR_SAMPLE_TOO_LONG),
+        (ErrorCode::CapInfeasible, brs_sys::BRS_ERR_CAP_INFEASIBLE),
+        (ErrorCode::TooLarge, brs_sys::BRS_ERR_TOO_LARGE),
+        (ErrorCode::Unknown(-99), -99),
+    ];
+    for (code, status) in codes {
+        assert_eq!(ErrorCode::from_status(status), code);
+        assert_eq!(code.status(), status);
+    }
+    assert_eq!(ErrorCode::Unknown(-99).description(), "unknown status");
+    assert_ne!(ErrorCode::CapInfeasible.description(), "unknown status");
+}
+
+#[test]
+fn errors_are_std_errors() {
+    let error = build_error(Sampler::builder(), &[]);
+    let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(error.clone());
+    assert_eq!(boxed.to_string(), error.message());
+}
