@@ -173,8 +173,11 @@ static int brs_obj_append(brs_obj list, brs_obj item)
     $1 = (uint32_t *)malloc(($2 ? $2 : 1) * sizeof(uint32_t));
     for (size_t i = 0; $1 && i < $2; i++) {
         Tcl_WideInt v;
-        if (Tcl_GetWideIntFromObj(interp, items[i], &v) != TCL_OK || v < 0 || v > UINT32_MAX)
-            SWIG_exception_fail(SWIG_ValueError, "a length is not an integer in 0 .. 2**32-1");
+        if (Tcl_GetWideIntFromObj(NULL, items[i], &v) != TCL_OK || v < 0 || v > UINT32_MAX) {
+            char message[80];
+            snprintf(message, sizeof message, "lengths[%zu] is not an integer in 0 .. 2**32-1", i);
+            SWIG_exception_fail(SWIG_ValueError, message);
+        }
         $1[i] = (uint32_t)v;
     }
     if (!$1)

@@ -142,16 +142,24 @@ foreach file [lsort [glob -directory $vectors_dir *.json]] {
 }
 check "number of vectors" [expr {$count > 0}] 1
 
-# Errors: a Tcl error whose message starts with brs_strerror.
-set code [catch {new_Sampler {5 9 0 7} 1} message]
-check "zero length raises" $code 1
-check "zero length message" [string first [strerror $BRS_ERR_INVALID_LENGTH] $message] 0
+# Errors: a Tcl error "ValueError <brs_strerror> (brs status N): <detail>".
+proc check_error {what script status} {
+    set code [catch {uplevel 1 $script} message options]
+    check "$what raises" $code 1
+    check "$what errorcode" [dict get $options -errorcode] {SWIG ValueError}
+    set prefix "ValueError [strerror $status] (brs status $status): "
+    check "$what message" [string range $message 0 [string length $prefix]-1] $prefix
+    return [string range $message [string length $prefix] end]
+}
+set detail [check_error "zero length" {new_Sampler {5 9 0 7} 1} $BRS_ERR_INVALID_LENGTH]
+check "zero length names index 2" [regexp {\m2\M} $detail] 1
 set sampler [new_Sampler {30 10 50 20} 2]
-set code [catch {$sampler plan 99} message]
-check "step out of range raises" $code 1
-check "step out of range message" [string first [strerror $BRS_ERR_OUT_OF_RANGE] $message] 0
+check_error "step out of range" {$sampler plan 99} $BRS_ERR_OUT_OF_RANGE
+check_error "dp_size 0" {$sampler set_int $BRS_OPT_DP_SIZE 0} $BRS_ERR_OUT_OF_RANGE
 check "sampler still usable" [llength [$sampler plan 1]] 1
 delete_Sampler $sampler
+check "bad length raises" [catch {new_Sampler {5 x} 1} message] 1
+check "bad length message" $message "ValueError lengths\[1\] is not an integer in 0 .. 2**32-1"
 
 if {$failures} {
     puts stderr "$failures failures"
