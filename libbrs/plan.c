@@ -127,7 +127,8 @@ static void draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t ste
                          (int)s->config.shuffle);
     uint64_t start = step * b;
     for (size_t j = 0; j < p->num_samples; j++) {
-        uint64_t position = (start + j) % s->count;
+        uint64_t position = start + j;
+        if (position >= s->count) position %= s->count; /* top-up wraps */
         uint64_t index = brs_permutation_apply(&perm, position);
         p->draw_index[j] = index;
         p->draw_length[j] = s->lengths[index];
