@@ -6,6 +6,7 @@
 //!   3. the `pkg-config` command (`pkg-config --libs-only-L libbrs`), which also
 //!      reads Meson's uninstalled .pc: PKG_CONFIG_PATH=<builddir>/meson-uninstalled;
 //!   4. the linker's default search path.
+//!
 //! The directory found is published to dependent build scripts as
 //! DEP_BRS_LIB_DIR, and the tests of this crate get it as their run path so
 //! they find the library at run time without LD_LIBRARY_PATH.

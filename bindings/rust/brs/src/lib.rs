@@ -42,6 +42,11 @@ pub use sampler::Sampler;
 
 use brs_sys as sys;
 
+/// Compiles the README's example as a doctest, so it cannot rot.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// The version of the loaded libbrs, "MAJOR.MINOR.PATCH".
 pub fn version() -> &'static str {
     // SAFETY: a static NUL-terminated string that libbrs never frees.

@@ -104,7 +104,15 @@ impl Plan {
     }
 
     /// The dataset indices of the micro-batch of `rank` at micro-step `micro`,
-    /// longest sample first; never empty.
+    /// longest sample first; never empty. The slice lives in the plan:
+    ///
+    /// ```compile_fail,E0505
+    /// let sampler = brs::Sampler::builder().build(&[5; 16]).unwrap();
+    /// let plan = sampler.plan(0).unwrap();
+    /// let indices = plan.micro_batch(0, 0).unwrap();
+    /// drop(plan);
+    /// println!("{indices:?}");
+    /// ```
     pub fn micro_batch(&self, rank: u64, micro: u64) -> Result<&[u64]> {
         let (rank, micro) = slot(rank, micro)?;
         let (mut indices, mut count) = (null(), 0);

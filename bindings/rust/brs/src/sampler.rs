@@ -12,7 +12,23 @@ use std::ptr::{null_mut, NonNull};
 /// Plans the micro-batches of every optimizer step of an epoch.
 ///
 /// `'a` is the lifetime of borrowed lengths ([`SamplerBuilder::build_borrowed`]);
-/// a sampler with copied lengths is `Sampler<'static>`.
+/// a sampler with copied lengths is `Sampler<'static>`. A borrowing sampler
+/// cannot outlive its lengths:
+///
+/// ```compile_fail,E0597
+/// let sampler = {
+///     let lengths = vec![7u32; 64];
+///     brs::Sampler::builder().build_borrowed(&lengths).unwrap()
+/// };
+/// # drop(sampler);
+/// ```
+///
+/// A sampler moves between threads (`Send`) but is not shared (`!Sync`):
+///
+/// ```compile_fail,E0277
+/// fn shared<T: Sync>() {}
+/// shared::<brs::Sampler<'static>>();
+/// ```
 pub struct Sampler<'a> {
     raw: NonNull<sys::brs_sampler>,
     epoch: u64,
