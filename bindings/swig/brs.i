@@ -189,6 +189,23 @@ static int brs_obj_append(brs_obj list, brs_obj item)
 
 %typemap(freearg) (const uint32_t *lengths, size_t n) { free($1); }
 
+/* The loaded library must have the major version this module was built for. */
+%init %{
+    if (brs_version_number() / 10000 != BRS_VERSION_MAJOR) {
+#if defined(SWIGPYTHON)
+        PyErr_SetString(PyExc_ImportError, "brs_swig: libbrs has another major version");
+        return NULL;
+#elif defined(SWIGTCL)
+        Tcl_SetResult(interp, (char *)"brs_swig: libbrs has another major version", TCL_STATIC);
+        return TCL_ERROR;
+#endif
+    }
+%}
+
+#ifdef SWIGPYTHON
+%feature("autodoc", "2");
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Module functions                                                         */
 /* ------------------------------------------------------------------------ */
