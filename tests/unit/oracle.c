@@ -1,0 +1,143 @@
+/* oracle.c - exact references the planner is checked against. */
+#include "brs_test.h"
+
+#include <stdlib.h>
+
+#define INF BT_NO_LIMIT
+
+/* Cost of the group desc[from..to), or INF when it breaks the cap. */
+static u128 group_cost(const uint32_t *desc, size_t from, size_t to, const bt_cost_model *m,
+                       uint64_t cap)
+{
+    uint64_t bs = to - from, longest = desc[from];
+    if (cap && (u128)bs * longest > cap)
+        return INF;
+    return bt_cost_padded(m, bs, longest);
+}
+
+/* Shared DP over contiguous splits: f[j][i] is the best value of splitting
+ * desc[0..i) into j groups, where a split's value combines its groups' costs
+ * by max (min-max) or by sum (min-total, groups above limit forbidden). */
+static bool contiguous_dp(u128 *best, const uint32_t *desc, size_t b, size_t k,
+                          const bt_cost_model *m, uint64_t cap, bool by_sum, u128 limit)
+{
+    if (k == 0 || b < k)
+        return false;
+    u128 *prev = malloc((b + 1) * sizeof *prev), *cur = malloc((b + 1) * sizeof *cur);
+    for (size_t i = 0; i <= b; i++)
+        prev[i] = i == 0 ? 0 : INF;
+    for (size_t j = 1; j <= k; j++) {
+        for (size_t i = 0; i <= b; i++) {
+            cur[i] = INF;
+            for (size_t p = j - 1; p + 1 <= i; p++) {
+                u128 c = group_cost(desc, p, i, m, cap);
+                if (prev[p] == INF || c == INF || c > limit)
+                    continue;
+                u128 v = by_sum ? prev[p] + c : (prev[p] > c ? prev[p] : c);
+                if (v < cur[i])
+                    cur[i] = v;
+            }
+        }
+        u128 *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    *best = prev[b];
+    bool ok = prev[b] != INF;
+    free(prev);
+    free(cur);
+    return ok;
+}
+
+bool bt_oracle_min_max(u128 *best, const uint32_t *desc, size_t b, size_t k,
+                       const bt_cost_model *m, uint64_t cap)
+{
+    return contiguous_dp(best, desc, b, k, m, cap, false, INF);
+}
+
+bool bt_oracle_min_total(u128 *best, const uint32_t *desc, size_t b, size_t k,
+                         const bt_cost_model *m, uint64_t cap, u128 limit)
+{
+    return contiguous_dp(best, desc, b, k, m, cap, true, limit);
+}
+
+uint64_t bt_greedy_groups(const uint32_t *desc, size_t b, const bt_cost_model *m, u128 limit,
+                          uint64_t cap)
+{
+    uint64_t groups = 0;
+    for (size_t i = 0; i < b; groups++) {
+        uint64_t longest = desc[i];
+        /* cost(bs, L) = intercept + bs * per_sample: the largest bs within
+         * limit is a division, so the walk is O(groups). */
+        u128 per_sample = bt_cost_padded(m, 1, longest) - m->intercept_micro;
+        if (limit < m->intercept_micro + per_sample || (cap && longest > cap))
+            return UINT64_MAX;
+        u128 bs = limit == INF ? (u128)b : (limit - m->intercept_micro) / per_sample;
+        if (cap && bs > cap / longest)
+            bs = cap / longest;
+        if (bs > b - i)
+            bs = b - i;
+        i += (size_t)bs;
+    }
+    return groups;
+}
+
+bool bt_threshold_optimal(const uint32_t *desc, size_t b, size_t k, const bt_cost_model *m,
+                          uint64_t cap, u128 max)
+{
+    BT_REQUIRE(bt_greedy_groups(desc, b, m, max, cap) <= k);
+    BT_REQUIRE(max == 0 || bt_greedy_groups(desc, b, m, max - 1, cap) > k);
+    return true;
+}
+
+typedef struct {
+    const uint32_t *len;
+    size_t b, k;
+    const bt_cost_model *m;
+    uint64_t cap;
+    uint64_t sum[16];
+    u128 sq[16];
+    u128 best;
+    bool found;
+} packed_search;
+
+/* Item i goes to an open group or opens the next one (restricted growth
+ * strings: every set partition exactly once). */
+static void packed_visit(packed_search *ps, size_t i, size_t used)
+{
+    if (ps->b - i < ps->k - used)
+        return; /* too few items left to fill the remaining groups */
+    if (i == ps->b) {
+        u128 worst = 0;
+        for (size_t g = 0; g < used; g++) {
+            u128 c = bt_cost_packed(ps->m, ps->sum[g], ps->sq[g]);
+            worst = c > worst ? c : worst;
+        }
+        if (!ps->found || worst < ps->best)
+            ps->best = worst;
+        ps->found = true;
+        return;
+    }
+    uint64_t l = ps->len[i];
+    size_t open = used < ps->k ? used + 1 : used;
+    for (size_t g = 0; g < open; g++) {
+        if (ps->cap && ps->sum[g] + l > ps->cap)
+            continue;
+        ps->sum[g] += l;
+        ps->sq[g] += (u128)l * l;
+        packed_visit(ps, i + 1, g == used ? used + 1 : used);
+        ps->sum[g] -= l;
+        ps->sq[g] -= (u128)l * l;
+    }
+}
+
+bool bt_packed_brute(u128 *best, const uint32_t *len, size_t b, size_t k,
+                     const bt_cost_model *m, uint64_t cap)
+{
+    if (k == 0 || k > 16 || b < k)
+        return false;
+    packed_search ps = {.len = len, .b = b, .k = k, .m = m, .cap = cap};
+    packed_visit(&ps, 0, 0);
+    *best = ps.best;
+    return ps.found;
+}

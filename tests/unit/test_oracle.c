@@ -1,0 +1,428 @@
+/* test_oracle.c - the planner's max cost is the exact optimum.
+ *
+ * Small steps (B <= 40, K <= 6) are checked against a DP over contiguous
+ * splits (the contiguity theorem of DESIGN.md section 3 makes it exact);
+ * large steps against the greedy threshold probe; packed mode against a
+ * brute force on tiny steps and against its lower bound. */
+#include "brs_test.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SMALL_CASES 3000
+#define SMALL_MAX_N 120
+
+/* ---- drawing test inputs ------------------------------------------------ */
+
+enum shape { UNIFORM, ALL_EQUAL, TIES, SKEWED, WIDE, LOGNORMAL, LONG_TAIL, SHAPES };
+static const char *shape_name[] = {"uniform", "all-equal", "ties", "skewed", "wide",
+                                   "lognormal", "long-tail"};
+
+static void draw_lengths(bt_rng *r, uint32_t *len, size_t n, enum shape shape)
+{
+    uint32_t equal = 1 + (uint32_t)bt_rng_below(r, 1000);
+    for (size_t i = 0; i < n; i++) {
+        switch (shape) {
+        case UNIFORM: len[i] = 1 + (uint32_t)bt_rng_below(r, 50); break;
+        case ALL_EQUAL: len[i] = equal; break;
+        case TIES: len[i] = (uint32_t)(1 + bt_rng_below(r, 3)) * 10; break;
+        case SKEWED:
+            len[i] = bt_rng_below(r, 8) == 0 ? 2000 + (uint32_t)bt_rng_below(r, 3000)
+                                             : 1 + (uint32_t)bt_rng_below(r, 20);
+            break;
+        case WIDE: len[i] = 1 + (uint32_t)bt_rng_below(r, 100000); break;
+        case LOGNORMAL: len[i] = bt_lognormal(r, 5.0, 1.0, 16, 1024); break;
+        default: len[i] = bt_lognormal(r, 6.0, 1.5, 1, 65536); break;
+        }
+    }
+}
+
+static uint32_t max_length(const uint32_t *len, size_t n)
+{
+    uint32_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = len[i] > m ? len[i] : m;
+    return m;
+}
+
+/* alpha: zero, the default, a random multiple of 1e-6, the maximum, and a
+ * value that is not a multiple of 1e-6 (the library resolves it). */
+static double draw_alpha(bt_rng *r, int kind)
+{
+    switch (kind % 5) {
+    case 0: return 0.0;
+    case 1: return 0.001;
+    case 2: return (double)bt_rng_below(r, 2000001) * 1e-6;
+    case 3: return 1000.0;
+    default: return 0.0123456789;
+    }
+}
+
+static double draw_intercept(bt_rng *r, int kind)
+{
+    switch (kind % 4) {
+    case 0: return 0.0;
+    case 1: return (double)bt_rng_below(r, 100000) * 1e-3;
+    case 2: return 12345.6789012345; /* resolved to 1e-6 */
+    default: return 1e9;
+    }
+}
+
+typedef struct {
+    bt_config c;
+    uint32_t len[SMALL_MAX_N];
+    uint64_t step;
+    enum shape shape;
+} small_case;
+
+/* Case i of the seeded family: the loop index spreads shapes, alphas and
+ * intercepts evenly; the rest is random. */
+static void draw_small_case(small_case *sc, bt_rng *r, int i)
+{
+    int64_t k = 1 + (int64_t)bt_rng_below(r, 6);
+    int64_t dp = 1 + (int64_t)bt_rng_below(r, (uint64_t)k);
+    while (k % dp)
+        dp--;
+    int64_t p = 1 + (int64_t)bt_rng_below(r, (uint64_t)(40 / k));
+    size_t b = (size_t)(p * k);
+    size_t n = b + bt_rng_below(r, 2 * b + 1);
+    sc->shape = (enum shape)(i % SHAPES);
+    draw_lengths(r, sc->len, n, sc->shape);
+    sc->c = bt_config_default(sc->len, n);
+    sc->c.batch_size = p;
+    sc->c.dp_size = dp;
+    sc->c.grad_accum = k / dp;
+    sc->c.rank = (int64_t)bt_rng_below(r, (uint64_t)dp);
+    sc->c.seed = (int64_t)bt_rng_below(r, 1000);
+    sc->c.shuffle = bt_rng_below(r, 4) != 0;
+    sc->c.drop_last = (int64_t)bt_rng_below(r, 2);
+    sc->c.alpha = draw_alpha(r, i / SHAPES);
+    sc->c.intercept = draw_intercept(r, i / (SHAPES * 5));
+    uint64_t steps = sc->c.drop_last ? n / b : (n + b - 1) / b;
+    sc->step = bt_rng_below(r, steps);
+    /* Half the cases get a cap between the longest sample and a size most
+     * steps can meet, so both feasible and infeasible caps occur. */
+    uint32_t longest = max_length(sc->len, n);
+    sc->c.max_tokens = bt_rng_below(r, 2) ? longest + (int64_t)bt_rng_below(r, (uint64_t)longest * (uint64_t)p * 2) : 0;
+}
+
+static void describe(const small_case *sc)
+{
+    bt_set_case("shape %s n %zu P %" PRId64 " dp %" PRId64 " ga %" PRId64 " seed %" PRId64
+                " shuffle %" PRId64 " drop_last %" PRId64 " alpha %.10g intercept %.10g"
+                " max_tokens %" PRId64 " step %" PRIu64,
+                shape_name[sc->shape], sc->c.n, sc->c.batch_size, sc->c.dp_size,
+                sc->c.grad_accum, sc->c.seed, sc->c.shuffle, sc->c.drop_last, sc->c.alpha,
+                sc->c.intercept, sc->c.max_tokens, sc->step);
+}
+
+/* ---- checking one step against the oracle -------------------------------- */
+
+/* The plan's max cost (exact and as reported) equals the DP optimum. */
+static void expect_min_max(const bt_planned *pl, const brs_plan *p, const bt_cost_model *m,
+                           uint64_t cap)
+{
+    size_t b = pl->step.num_samples, k = (size_t)pl->step.k;
+    u128 best = 0;
+    BT_ASSERT(bt_oracle_min_max(&best, pl->desc, b, k, m, cap));
+    BT_ASSERT(pl->max_cost == best);
+    BT_ASSERT(bt_close(bt_plan_double(p, BRS_PLAN_MAX_COST), bt_to_cost(best)));
+}
+
+/* Among plans at the optimum max cost, the planner's total is the least. */
+static void expect_min_total(const bt_planned *pl, const bt_cost_model *m, uint64_t cap)
+{
+    size_t b = pl->step.num_samples, k = (size_t)pl->step.k;
+    u128 best = 0;
+    BT_ASSERT(bt_oracle_min_total(&best, pl->desc, b, k, m, cap, pl->max_cost));
+    BT_ASSERT(bt_close(pl->total_cost, bt_to_cost(best)));
+}
+
+/* The capped plan of the same step: optimal under the cap when the DP finds
+ * a split, else CAP_INFEASIBLE naming the fewest micro-batches that fit. */
+static void expect_capped(const small_case *sc, const bt_planned *free_plan, brs_plan *p,
+                          bool check_total)
+{
+    bt_cost_model m = bt_cost_model_of(&sc->c);
+    uint64_t cap = (uint64_t)sc->c.max_tokens;
+    size_t b = free_plan->step.num_samples, k = (size_t)free_plan->step.k;
+    u128 best = 0;
+    bool feasible = bt_oracle_min_max(&best, free_plan->desc, b, k, &m, cap);
+    bt_planned pl;
+    if (!bt_plan_step(&pl, &sc->c, sc->step, p))
+        return;
+    if (!feasible) {
+        uint64_t need = bt_greedy_groups(free_plan->desc, b, &m, BT_NO_LIMIT, cap);
+        BT_ASSERT(need > k);
+        BT_ASSERT(pl.status == BRS_ERR_CAP_INFEASIBLE);
+        BT_ASSERT(bt_has_number(pl.message, need));
+    } else {
+        BT_ASSERT(pl.status == BRS_OK);
+        if (pl.status == BRS_OK) {
+            /* the cap changes the split, never the step's samples */
+            BT_ASSERT(pl.step.num_samples == b &&
+                      memcmp(pl.sorted, free_plan->sorted, b * sizeof *pl.sorted) == 0);
+            expect_min_max(&pl, p, &m, cap);
+            if (check_total)
+                expect_min_total(&pl, &m, cap);
+        }
+    }
+    bt_planned_free(&pl);
+}
+
+static void run_small_cases(bool check_total)
+{
+    bt_rng r = {check_total ? 20261202 : 4242};
+    brs_plan *p = NULL;
+    CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
+    for (int i = 0; i < SMALL_CASES; i++) {
+        small_case sc;
+        draw_small_case(&sc, &r, i);
+        describe(&sc);
+        bt_config free_cfg = sc.c;
+        free_cfg.max_tokens = 0;
+        bt_cost_model m = bt_cost_model_of(&free_cfg);
+        bt_planned pl;
+        if (!bt_plan_step(&pl, &free_cfg, sc.step, p))
+            continue;
+        BT_ASSERT(pl.status == BRS_OK);
+        if (pl.status == BRS_OK) {
+            expect_min_max(&pl, p, &m, 0);
+            if (check_total)
+                expect_min_total(&pl, &m, 0);
+            if (sc.c.max_tokens)
+                expect_capped(&sc, &pl, p, check_total);
+        }
+        bt_planned_free(&pl);
+    }
+    brs_plan_free(p);
+}
+
+static void test_small_min_max_equals_dp(void)
+{
+    run_small_cases(false);
+}
+
+/* The second objective of the lexicographic order: less total cost. */
+static void test_small_total_cost_least_among_optimal(void)
+{
+    run_small_cases(true);
+}
+
+/* Equal lengths have a closed form: ceil(B / K) samples in the largest
+ * micro-batch. */
+static void test_equal_lengths_closed_form(void)
+{
+    static uint32_t len[97];
+    for (size_t i = 0; i < 97; i++)
+        len[i] = 37;
+    bt_config c = bt_config_default(len, 97);
+    c.batch_size = 5;
+    c.dp_size = 3;
+    c.grad_accum = 2; /* B = 30, K = 6 */
+    c.alpha = 0.25;
+    c.intercept = 3.5;
+    c.drop_last = 0; /* steps of 30, 30, 30, 7 */
+    bt_cost_model m = bt_cost_model_of(&c);
+    brs_plan *p = NULL;
+    CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
+    const uint64_t per_step[] = {30, 30, 30, 7};
+    for (uint64_t t = 0; t < 4; t++) {
+        bt_set_case("equal lengths, step %" PRIu64, t);
+        bt_planned pl;
+        if (!bt_plan_step(&pl, &c, t, p))
+            continue;
+        BT_ASSERT(pl.status == BRS_OK && pl.step.num_samples == per_step[t]);
+        uint64_t biggest = (per_step[t] + 5) / 6;
+        BT_ASSERT(pl.max_cost == bt_cost_padded(&m, biggest, 37));
+        bt_planned_free(&pl);
+    }
+    brs_plan_free(p);
+}
+
+/* ---- large steps: probe invariants and the threshold optimality --------- */
+
+typedef struct {
+    size_t b;
+    int64_t dp, ga;
+    enum shape shape;
+    double alpha, intercept;
+    int cap_div; /* 0: no cap; else cap = longest * P / cap_div */
+    int64_t drop_last;
+} large_case;
+
+static const large_case large_cases[] = {
+    {4096, 32, 8, LOGNORMAL, 0.001, 0.0, 0, 1},
+    {4096, 8, 8, UNIFORM, 0.0, 0.0, 0, 0},
+    {4096, 64, 1, LONG_TAIL, 0.5, 250.0, 1, 1},
+    {4096, 16, 16, LOGNORMAL, 0.001, 0.0, 4, 0},
+    {4096, 1, 1, WIDE, 0.001, 0.0, 0, 1},
+    {2000, 125, 2, SKEWED, 1000.0, 1e6, 0, 0},
+    {1024, 4, 4, TIES, 0.001, 10.0, 2, 1},
+    {1024, 2, 8, LONG_TAIL, 0.0, 0.0, 8, 1},
+    {512, 128, 2, WIDE, 0.003, 0.0, 0, 0},
+    {3000, 250, 1, ALL_EQUAL, 0.001, 1.0, 2, 0},
+};
+
+/* Plans the step with and without the case's cap and checks both. */
+static void check_large_step(const bt_config *capped, uint64_t step, brs_plan *p)
+{
+    bt_config c = *capped;
+    c.max_tokens = 0;
+    bt_cost_model m = bt_cost_model_of(&c);
+    bt_planned free_plan, pl;
+    if (!bt_plan_step(&free_plan, &c, step, p))
+        return;
+    BT_ASSERT(free_plan.status == BRS_OK);
+    if (free_plan.status != BRS_OK)
+        return;
+    size_t b = free_plan.step.num_samples, k = (size_t)free_plan.step.k;
+    BT_ASSERT(bt_threshold_optimal(free_plan.desc, b, k, &m, 0, free_plan.max_cost));
+    uint64_t cap = (uint64_t)capped->max_tokens;
+    if (cap && bt_plan_step(&pl, capped, step, p)) {
+        uint64_t need = bt_greedy_groups(free_plan.desc, b, &m, BT_NO_LIMIT, cap);
+        if (need <= k) {
+            BT_ASSERT(pl.status == BRS_OK);
+            if (pl.status == BRS_OK)
+                BT_ASSERT(bt_threshold_optimal(pl.desc, b, k, &m, cap, pl.max_cost));
+        } else {
+            BT_ASSERT(pl.status == BRS_ERR_CAP_INFEASIBLE);
+            BT_ASSERT(bt_has_number(pl.message, need));
+        }
+        bt_planned_free(&pl);
+    }
+    bt_planned_free(&free_plan);
+}
+
+static void test_large_random_threshold_optimal(void)
+{
+    bt_rng r = {777};
+    brs_plan *p = NULL;
+    CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
+    for (size_t i = 0; i < sizeof large_cases / sizeof large_cases[0]; i++) {
+        const large_case *lc = &large_cases[i];
+        size_t n = 2 * lc->b + lc->b / 3 + 1; /* a ragged last step */
+        uint32_t *len = malloc(n * sizeof *len);
+        draw_lengths(&r, len, n, lc->shape);
+        bt_config c = bt_config_default(len, n);
+        c.batch_size = (int64_t)lc->b / (lc->dp * lc->ga);
+        c.dp_size = lc->dp;
+        c.grad_accum = lc->ga;
+        c.alpha = lc->alpha;
+        c.intercept = lc->intercept;
+        c.drop_last = lc->drop_last;
+        c.seed = (int64_t)i;
+        c.max_tokens = lc->cap_div ? (int64_t)max_length(len, n) * c.batch_size / lc->cap_div : 0;
+        if (c.max_tokens && c.max_tokens < (int64_t)max_length(len, n))
+            c.max_tokens = max_length(len, n);
+        uint64_t last = lc->drop_last ? 1 : 2;
+        for (uint64_t t = 0; t <= last; t++) {
+            bt_set_case("large case %zu (B %zu, K %" PRId64 ", %s, cap %" PRId64 ") step %" PRIu64,
+                        i, lc->b, lc->dp * lc->ga, shape_name[lc->shape], c.max_tokens, t);
+            check_large_step(&c, t, p);
+        }
+        free(len);
+    }
+    brs_plan_free(p);
+}
+
+/* ---- packed mode ---------------------------------------------------------- */
+
+/* Tiny packed steps: LOWER_BOUND <= exact optimum <= MAX_COST; a cap is
+ * never exceeded and CAP_INFEASIBLE only when no packing fits. */
+static void test_packed_small_against_brute_force(void)
+{
+    bt_rng r = {99};
+    brs_plan *p = NULL;
+    CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
+    for (int i = 0; i < 400; i++) {
+        int64_t k = 1 + (int64_t)bt_rng_below(&r, 3);
+        int64_t per = 1 + (int64_t)bt_rng_below(&r, (uint64_t)(9 / k));
+        size_t b = (size_t)(k * per), n = b;
+        uint32_t len[9];
+        draw_lengths(&r, len, n, (enum shape)(i % SHAPES));
+        bt_config c = bt_config_default(len, n);
+        c.packed = 1;
+        c.batch_size = per;
+        c.grad_accum = k;
+        c.alpha = draw_alpha(&r, i);
+        c.intercept = draw_intercept(&r, i / 5);
+        uint64_t sum = 0;
+        for (size_t j = 0; j < n; j++)
+            sum += len[j];
+        uint32_t longest = max_length(len, n);
+        c.max_tokens = i % 2 ? (int64_t)(longest + bt_rng_below(&r, sum)) : 0;
+        bt_set_case("packed case %d: B %zu K %" PRId64 " cap %" PRId64, i, b, k, c.max_tokens);
+        bt_cost_model m = bt_cost_model_of(&c);
+        u128 best = 0;
+        bool feasible = bt_packed_brute(&best, len, b, (size_t)k, &m, (uint64_t)c.max_tokens);
+        bt_planned pl;
+        if (!bt_plan_step(&pl, &c, 0, p))
+            continue;
+        if (pl.status == BRS_ERR_CAP_INFEASIBLE) {
+            BT_ASSERT(!feasible);
+        } else {
+            BT_ASSERT(pl.status == BRS_OK && feasible);
+            if (pl.status == BRS_OK && feasible) {
+                BT_ASSERT(pl.step.num_samples == b);
+                BT_ASSERT(bt_le(bt_plan_double(p, BRS_PLAN_LOWER_BOUND), bt_to_cost(best)));
+                BT_ASSERT(best <= pl.max_cost);
+            }
+        }
+        bt_planned_free(&pl);
+    }
+    brs_plan_free(p);
+}
+
+/* A whole packed epoch: every index exactly once, each step checked. */
+static void test_packed_epoch_covers_every_index(void)
+{
+    bt_rng r = {5};
+    size_t n = 3 * 4096;
+    uint32_t *len = malloc(n * sizeof *len);
+    draw_lengths(&r, len, n, LOGNORMAL);
+    bt_config c = bt_config_default(len, n);
+    c.packed = 1;
+    c.batch_size = 16;
+    c.dp_size = 64;
+    c.grad_accum = 4; /* B = 4096, K = 256 */
+    c.max_tokens = 16 * 1024;
+    bt_cost_model m = bt_cost_model_of(&c);
+    unsigned char *seen = calloc(n, 1);
+    brs_plan *p = NULL;
+    CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
+    for (uint64_t t = 0; t < 3; t++) {
+        bt_set_case("packed epoch, step %" PRIu64, t);
+        bt_planned pl;
+        if (!bt_plan_step(&pl, &c, t, p))
+            continue;
+        BT_ASSERT(pl.status == BRS_OK);
+        for (size_t j = 0; pl.status == BRS_OK && j < pl.step.num_samples; j++)
+            seen[pl.sorted[j]]++;
+        (void)m;
+        bt_planned_free(&pl);
+    }
+    size_t once = 0;
+    for (size_t i = 0; i < n; i++)
+        once += seen[i] == 1;
+    BT_ASSERT(once == n);
+    brs_plan_free(p);
+    free(seen);
+    free(len);
+}
+
+int main(int argc, char **argv)
+{
+    static const bt_test tests[] = {
+        {"small steps: max cost equals the DP optimum", test_small_min_max_equals_dp},
+        {"small steps: least total cost among optimal plans",
+         test_small_total_cost_least_among_optimal},
+        {"equal lengths: closed-form optimum", test_equal_lengths_closed_form},
+        {"large steps: greedy threshold optimality", test_large_random_threshold_optimal},
+        {"packed: brute force on tiny steps", test_packed_small_against_brute_force},
+        {"packed: epoch covers every index once", test_packed_epoch_covers_every_index},
+        {NULL, NULL},
+    };
+    return bt_run("oracle", tests, argc - 1, argv + 1);
+}
