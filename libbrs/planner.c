@@ -259,81 +259,80 @@ static void heap_sift_up(struct heap *h, size_t i)
     }
 }
 
-/* Split the costliest splittable group in two until there are k groups:
- * every split lowers cost where it is highest, which is what the ranks wait
- * for. New groups get the next free id, so at the end the groups are
- * renumbered in position order. */
+/* The groups while they are split: group g is [begin[g], begin[g] + size[g]). */
+struct groups {
+    size_t *begin, *size;
+    brs_wide *costs;
+    size_t count;
+};
+
+static void push_if_splittable(struct heap *h, const struct groups *g, uint32_t id)
+{
+    if (g->size[id] < 2) return;
+    h->ids[h->size++] = id;
+    heap_sift_up(h, h->size - 1);
+}
+
+/* Split the costliest splittable group in halves until there are k groups:
+ * every split lowers cost where it is highest, which is what the other
+ * ranks wait for. n >= k guarantees a splittable group remains. */
+static void split_costliest(struct groups *g, struct heap *h, const uint32_t *lengths, size_t k,
+                            const struct brs_cost_model *model)
+{
+    for (size_t id = 0; id < g->count; id++) push_if_splittable(h, g, (uint32_t)id);
+    while (g->count < k) {
+        uint32_t top = h->ids[0], added = (uint32_t)g->count++;
+        size_t first = (g->size[top] + 1) / 2;
+        g->begin[added] = g->begin[top] + first;
+        g->size[added] = g->size[top] - first;
+        g->size[top] = first;
+        g->costs[top] = group_cost(model, lengths[g->begin[top]], g->size[top]);
+        g->costs[added] = group_cost(model, lengths[g->begin[added]], g->size[added]);
+        if (g->size[top] < 2) h->ids[0] = h->ids[--h->size];
+        heap_sift_down(h, 0);
+        push_if_splittable(h, g, added);
+    }
+}
+
+/* Renumber the groups left to right into split->starts and split->costs. */
+static void write_in_position_order(struct brs_split *split, const struct groups *g, size_t n,
+                                    uint32_t *group_at, brs_wide *costs_in_order)
+{
+    for (size_t id = 0; id < g->count; id++) group_at[g->begin[id]] = (uint32_t)id;
+    size_t out = 0;
+    for (size_t pos = 0; pos < n; pos += g->size[group_at[pos]]) {
+        split->starts[out] = pos;
+        costs_in_order[out++] = g->costs[group_at[pos]];
+    }
+    split->starts[out] = n;
+    for (size_t i = 0; i < out; i++) split->costs[i] = costs_in_order[i];
+}
+
 static brs_status split_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,
                              size_t groups, size_t k, const struct brs_cost_model *model)
 {
-    size_t *begin = malloc(k * sizeof *begin), *size = malloc(k * sizeof *size);
+    struct groups g = {malloc(k * sizeof(size_t)), malloc(k * sizeof(size_t)), split->costs,
+                       groups};
     struct heap h = {malloc(k * sizeof(uint32_t)), 0, split->costs};
-    if (!begin || !size || !h.ids) {
-        free(begin);
-        free(size);
-        free(h.ids);
-        return BRS_ERR_NO_MEMORY;
-    }
-    for (size_t g = 0; g < groups; g++) {
-        begin[g] = split->starts[g];
-        size[g] = split->starts[g + 1] - split->starts[g];
-        split->costs[g] = group_cost(model, lengths[begin[g]], size[g]);
-        if (size[g] > 1) {
-            h.ids[h.size++] = (uint32_t)g;
-            heap_sift_up(&h, h.size - 1);
-        }
-    }
-    for (size_t g = groups; g < k; g++) {
-        /* n >= k guarantees a splittable group remains. */
-        uint32_t top = h.ids[0];
-        size_t first = (size[top] + 1) / 2;
-        begin[g] = begin[top] + first;
-        size[g] = size[top] - first;
-        size[top] = first;
-        split->costs[top] = group_cost(model, lengths[begin[top]], size[top]);
-        split->costs[g] = group_cost(model, lengths[begin[g]], size[g]);
-        if (size[top] > 1)
-            heap_sift_down(&h, 0);
-        else {
-            h.ids[0] = h.ids[--h.size];
-            heap_sift_down(&h, 0);
-        }
-        if (size[g] > 1) {
-            h.ids[h.size++] = (uint32_t)g;
-            heap_sift_up(&h, h.size - 1);
-        }
-    }
-    /* Groups are disjoint intervals covering [0, n): mark each start, then
-     * walk positions in order to renumber groups left to right. */
-    free(h.ids);
     uint32_t *group_at = malloc(n * sizeof *group_at);
-    if (!group_at) {
-        free(begin);
-        free(size);
-        return BRS_ERR_NO_MEMORY;
+    brs_wide *costs_in_order = malloc(k * sizeof *costs_in_order);
+    brs_status status = BRS_ERR_NO_MEMORY;
+    if (g.begin && g.size && h.ids && group_at && costs_in_order) {
+        for (size_t id = 0; id < groups; id++) {
+            g.begin[id] = split->starts[id];
+            g.size[id] = split->starts[id + 1] - split->starts[id];
+            g.costs[id] = group_cost(model, lengths[g.begin[id]], g.size[id]);
+        }
+        split_costliest(&g, &h, lengths, k, model);
+        write_in_position_order(split, &g, n, group_at, costs_in_order);
+        status = BRS_OK;
     }
-    for (size_t g = 0; g < k; g++) group_at[begin[g]] = (uint32_t)g;
-    brs_wide *sorted_costs = malloc(k * sizeof *sorted_costs);
-    if (!sorted_costs) {
-        free(begin);
-        free(size);
-        free(group_at);
-        return BRS_ERR_NO_MEMORY;
-    }
-    size_t out = 0;
-    for (size_t pos = 0; pos < n; pos += size[group_at[pos]]) {
-        uint32_t g = group_at[pos];
-        split->starts[out] = pos;
-        sorted_costs[out] = split->costs[g];
-        out++;
-    }
-    split->starts[k] = n;
-    for (size_t g = 0; g < k; g++) split->costs[g] = sorted_costs[g];
-    free(sorted_costs);
+    free(g.begin);
+    free(g.size);
+    free(h.ids);
     free(group_at);
-    free(begin);
-    free(size);
-    return BRS_OK;
+    free(costs_in_order);
+    return status;
 }
 
 brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
