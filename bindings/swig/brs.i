@@ -100,7 +100,7 @@ static int brs_swig_error_kind(brs_status status)
 /*   brs_obj             a new native value (owned reference)                */
 /*   brs_obj_list()      an empty list; brs_obj_append(list, item) appends   */
 /*                       and consumes item, returns 0 if anything is NULL    */
-/*   brs_obj_uint/double a number; brs_obj_release drops a value             */
+/*   brs_obj_int/uint/double a number; brs_obj_release drops a value         */
 /*   (const uint32_t *lengths, size_t n)  a list of ints as a C array        */
 /* ------------------------------------------------------------------------ */
 
@@ -128,7 +128,10 @@ static int brs_obj_append(brs_obj list, brs_obj item)
     $2 = (size_t)PySequence_Fast_GET_SIZE(seq);
     $1 = (uint32_t *)malloc(($2 ? $2 : 1) * sizeof(uint32_t));
     for (size_t i = 0; $1 && i < $2; i++) {
-        unsigned long v = PyLong_AsUnsignedLong(PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i));
+        /* PyNumber_Index also accepts numpy integers; it refuses floats. */
+        PyObject *number = PyNumber_Index(PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i));
+        unsigned long v = number ? PyLong_AsUnsignedLong(number) : 0;
+        Py_XDECREF(number);
         if (PyErr_Occurred() || v > UINT32_MAX) {
             Py_DECREF(seq);
             PyErr_Format(PyExc_ValueError, "lengths[%zu] is not an integer in 0 .. 2**32-1", i);

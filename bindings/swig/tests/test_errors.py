@@ -25,9 +25,22 @@ class Errors(unittest.TestCase):
         self.assertRaisesStatus(ValueError, b.BRS_ERR_INVALID_ARGUMENT, b.Sampler, [])
 
     def test_lengths_that_are_not_uint32(self):
-        for bad in ([1, -1], [1, 2**32], [1, "x"], 7):
+        for bad in ([1, -1], [1, 2**32], [1, "x"], [1, 2.0], 7):
             with self.subTest(bad=bad), self.assertRaises((ValueError, TypeError)):
                 b.Sampler(bad)
+
+    def test_lengths_from_any_integer_sequence(self):
+        expected = b.Sampler([3, 1, 2, 5], batch_size=2).plan(0)
+
+        class Length:  # an integer type that is not int, as numpy.uint32 is
+            def __init__(self, value):
+                self.value = value
+
+            def __index__(self):
+                return self.value
+        for lengths in ((3, 1, 2, 5), [Length(v) for v in (3, 1, 2, 5)]):
+            with self.subTest(lengths=type(lengths[0]).__name__):
+                self.assertEqual(b.Sampler(lengths, batch_size=2).plan(0), expected)
 
     def test_option_out_of_range(self):
         detail = self.assertRaisesStatus(ValueError, b.BRS_ERR_OUT_OF_RANGE,
