@@ -39,19 +39,20 @@ static void print_header(FILE *out, const comparison *result, const compare_sett
     const cli_config *c = setting->config;
     uint64_t steps = setting->chosen->end_step - setting->chosen->first_step;
     int64_t per_step = c->batch_size * c->grad_accum * c->dp_size;
-    fprintf(out, "%zu samples; %" PRIu64 " of %" PRIu64 " steps of epoch %" PRId64
-                 ", %" PRId64 " samples per step (dp %" PRId64 " x grad-accum %" PRId64
-                 " x batch %" PRId64 "); seed %" PRId64 "%s%s\n",
-            setting->samples, steps, setting->steps_per_epoch, c->epoch, per_step, c->dp_size,
-            c->grad_accum, c->batch_size, c->seed, c->shuffle ? "" : ", no shuffle",
-            c->drop_last ? ", drop-last" : ", last step kept");
+    fprintf(out, "%zu samples, epoch %" PRId64 ", seed %" PRId64 "%s%s: %" PRIu64 " of %" PRIu64
+                 " steps\n",
+            setting->samples, c->epoch, c->seed, c->shuffle ? "" : ", no shuffle",
+            c->drop_last ? ", drop-last" : ", last step kept", steps, setting->steps_per_epoch);
+    fprintf(out, "%" PRId64 " samples per step = dp %" PRId64 " x grad-accum %" PRId64
+                 " x batch %" PRId64 "\n",
+            per_step, c->dp_size, c->grad_accum, c->batch_size);
     const cost_model *m = &result->model;
     if (m->packed)
         fprintf(out, "cost of a micro-batch = %g + sum(L) + %g*sum(L^2) (packed: no padding)\n\n",
                 m->intercept, m->alpha);
     else
-        fprintf(out, "cost of a micro-batch = %g + bs*L + %g*bs*L^2 (bs samples padded to the "
-                     "longest, L tokens)\n\n",
+        fprintf(out, "cost of a micro-batch = %g + bs*L + %g*bs*L^2 (bs samples padded to L "
+                     "tokens)\n\n",
                 m->intercept, m->alpha);
 }
 
@@ -64,19 +65,19 @@ static void print_legend(FILE *out, const comparison *result, const compare_sett
                  "micro-sync time  sum over micro-steps of the slowest rank (FSDP / ZeRO-3)\n"
                  "step-sync time   the slowest rank's sum over its micro-steps (DDP with "
                  "no_sync)\n"
-                 "x bound          ratio to %.0f, the sum over steps of the proven lower bound "
-                 "(1.00 is perfect)\n",
+                 "x bound          ratio to the proven lower bound, %.0f (a sum over steps; 1 "
+                 "is perfect)\n",
             result->time_lower_bound);
     if (c->max_tokens > 0)
         fprintf(out, "over cap         micro-batches above --max-tokens %" PRId64 "\n",
                 c->max_tokens);
-    fprintf(out, "length-grouped   megabatches of %zu samples, sorted longest first "
-                 "(transformers' LengthGroupedSampler)\n",
+    fprintf(out, "length-grouped   megabatches of %zu samples, longest first (as transformers'"
+                 "\n                 LengthGroupedSampler)\n",
             result->megabatch_size);
     uint64_t steps = result->brs.steps;
     if (steps > 0 && result->planned_samples > 0)
-        fprintf(out, "brs planning     %.1f us per step, %.1f ns per sample (monotonic clock, "
-                     "mean of %" PRIu64 " steps)\n",
+        fprintf(out, "brs planning     %.1f us per step, %.1f ns per sample (mean of %" PRIu64
+                     " steps, monotonic clock)\n",
                 1e6 * result->planning_seconds / (double)steps,
                 1e9 * result->planning_seconds / (double)result->planned_samples, steps);
 }

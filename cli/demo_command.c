@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "compare_report.h"
 #include "comparison.h"
@@ -11,6 +12,7 @@
 #include "options.h"
 #include "sampler_setup.h"
 #include "selection.h"
+#include "text_wrap.h"
 #include "usage.h"
 
 /* A small data-parallel job: 8 ranks, 2 accumulation steps, 8 samples per
@@ -46,48 +48,55 @@ static int describe_factor(char *text, size_t size, double brs, double other)
     return 1;
 }
 
-/* "<23% less> peak memory than <baseline>" or "as much peak memory as <baseline>". */
-static void print_compared(FILE *out, int differs, const char *amount, const char *what,
-                           const char *baseline)
+/* Append "<23% less> <what> than <baseline>", or "as much <what> as <baseline>". */
+static void append_compared(char *text, size_t size, int differs, const char *amount,
+                            const char *what, const char *baseline)
 {
+    size_t used = strlen(text);
     if (differs)
-        fprintf(out, "%s %s than %s", amount, what, baseline);
+        snprintf(text + used, size - used, "%s %s than %s", amount, what, baseline);
     else
-        fprintf(out, "as much %s as %s", what, baseline);
+        snprintf(text + used, size - used, "as much %s as %s", what, baseline);
+}
+
+static void append_text(char *text, size_t size, const char *more)
+{
+    size_t used = strlen(text);
+    snprintf(text + used, size - used, "%s", more);
 }
 
 static void print_savings(FILE *out, const comparison *r)
 {
-    char amount[48];
+    char text[1024] = "In plain words: brs needs ", amount[48], tokens[128];
     double brs_peak = (double)r->brs.peak_padded_tokens;
-    fputs("\nIn plain words: brs needs ", out);
-    print_compared(out,
-                   describe_percent(amount, sizeof amount, brs_peak,
-                                    (double)r->grouped.peak_padded_tokens),
-                   amount, "peak memory", "length-grouped batches");
-    fprintf(out, " (%" PRIu64 " instead of %" PRIu64 " padded tokens in the largest micro-batch)\n",
-            r->brs.peak_padded_tokens, r->grouped.peak_padded_tokens);
-    fputs("and ", out);
-    print_compared(out,
-                   describe_factor(amount, sizeof amount, r->brs.micro_sync_time,
-                                   r->random.micro_sync_time),
-                   amount, "step time", "random batches");
-    fputs(" when the ranks sync at every micro-step", out);
-    if (describe_factor(amount, sizeof amount, r->brs.step_sync_time, r->random.step_sync_time))
-        fprintf(out, " (%s when they sync once per step)", amount);
-    fputs(".\nThe other way round, brs needs ", out);
-    print_compared(out,
-                   describe_percent(amount, sizeof amount, brs_peak,
-                                    (double)r->random.peak_padded_tokens),
-                   amount, "peak memory", "random batches");
-    fputs(" and ", out);
-    print_compared(out,
-                   describe_factor(amount, sizeof amount, r->brs.micro_sync_time,
-                                   r->grouped.micro_sync_time),
-                   amount, "step time", "length-grouped batches");
-    fputs(",\nwhose steps are not a random draw of the dataset (each holds samples of similar "
-          "length).\n",
-          out);
+    int differs = describe_percent(amount, sizeof amount, brs_peak,
+                                   (double)r->grouped.peak_padded_tokens);
+    append_compared(text, sizeof text, differs, amount, "peak memory", "length-grouped batches");
+    snprintf(tokens, sizeof tokens,
+             " (%" PRIu64 " instead of %" PRIu64 " padded tokens in the largest micro-batch) and ",
+             r->brs.peak_padded_tokens, r->grouped.peak_padded_tokens);
+    append_text(text, sizeof text, tokens);
+    differs = describe_factor(amount, sizeof amount, r->brs.micro_sync_time,
+                              r->random.micro_sync_time);
+    append_compared(text, sizeof text, differs, amount, "step time", "random batches");
+    append_text(text, sizeof text, " when the ranks sync at every micro-step");
+    if (describe_factor(amount, sizeof amount, r->brs.step_sync_time, r->random.step_sync_time)) {
+        append_text(text, sizeof text, " (");
+        append_text(text, sizeof text, amount);
+        append_text(text, sizeof text, " when they sync once per step)");
+    }
+    append_text(text, sizeof text, ". The other way round, brs needs ");
+    differs = describe_percent(amount, sizeof amount, brs_peak,
+                               (double)r->random.peak_padded_tokens);
+    append_compared(text, sizeof text, differs, amount, "peak memory", "random batches");
+    append_text(text, sizeof text, " and ");
+    differs = describe_factor(amount, sizeof amount, r->brs.micro_sync_time,
+                              r->grouped.micro_sync_time);
+    append_compared(text, sizeof text, differs, amount, "step time", "length-grouped batches");
+    append_text(text, sizeof text, ", whose steps are not a random draw of the dataset: each "
+                                   "holds samples of similar length.");
+    fputc('\n', out);
+    text_wrap_print(out, text, 80);
 }
 
 int demo_command(int count, char **args)
@@ -105,7 +114,8 @@ int demo_command(int count, char **args)
         comparison_run(sampler, &config, demo_dataset_lengths, demo_dataset_count, &chosen);
 
     compare_setting setting = {&config, demo_dataset_count, steps, &chosen};
-    printf("brs demo: %s, embedded in brs\n%s\n", demo_dataset_name, demo_dataset_note);
+    printf("brs demo: %s, embedded in brs\n", demo_dataset_name);
+    text_wrap_print(stdout, demo_dataset_note, 80);
     compare_report_print(stdout, &result, &setting);
     print_savings(stdout, &result);
 

@@ -19,9 +19,12 @@ void planning_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch
 {
     brs_status status = brs_plan_compute(plan, sampler, epoch, step);
     if (status != BRS_OK) {
+        /* The library's message names the step and says what to change. */
         char context[96];
-        snprintf(context, sizeof context, "epoch %" PRIu64 " step %" PRIu64, epoch, step);
-        cli_library_error(status, context, brs_plan_last_error(plan));
+        snprintf(context, sizeof context, "planning step %" PRIu64 " of epoch %" PRIu64, step,
+                 epoch);
+        const char *detail = brs_plan_last_error(plan);
+        cli_library_error(status, detail[0] != '\0' ? "" : context, detail);
     }
 }
 

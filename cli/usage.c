@@ -4,6 +4,7 @@
 #include <brs.h>
 
 #include "demo_dataset.h"
+#include "text_wrap.h"
 
 static const char plan_synopsis[] =
     "--lengths FILE [--batch-size P] [--grad-accum G] [--dp-size R]\n"
@@ -91,7 +92,8 @@ void usage_demo(FILE *out)
             "Run `brs compare` on a real dataset embedded in brs, at dp 8 x grad-accum 2 x\n"
             "batch 8 with the default cost model, and say in plain words what brs saved.\n"
             "\n"
-            "Dataset: %s (%zu samples). %s\n",
-            demo_dataset_name, demo_dataset_count, demo_dataset_note);
+            "Dataset: %s (%zu samples).\n",
+            demo_dataset_name, demo_dataset_count);
+    text_wrap_print(out, demo_dataset_note, 80);
     fputs(exit_status, out);
 }

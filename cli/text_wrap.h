@@ -1,0 +1,11 @@
+/* text_wrap.h - print prose wrapped at a column, for notes and summaries. */
+#ifndef BRS_CLI_TEXT_WRAP_H
+#define BRS_CLI_TEXT_WRAP_H
+
+#include <stdio.h>
+
+/* Print `text` with its spaces turned into line breaks where a line would
+ * pass `width` columns (a longer word stays whole); ends with a newline. */
+void text_wrap_print(FILE *out, const char *text, int width);
+
+#endif

@@ -1,0 +1,504 @@
+#!/usr/bin/env python3
+"""Behaviour tests of the `brs` command (issue 2, section "`brs` command").
+
+Usage: test_cli.py BRS VERSION [unittest arguments, e.g. a test class name]
+
+BRS is the built executable, VERSION the project version it must report.
+Standard library only; every check runs the real executable.
+"""
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BRS = None
+VERSION = None
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KEYS = ["epoch", "step", "rank", "micro", "indices", "padded_tokens", "cost"]
+
+
+def lognormal_lengths(count, seed):
+    """The upstream benchmark's synthetic distribution, clamp(lognormal(5, 1), 16, 1024)."""
+    rng = random.Random(seed)
+    return [min(1024, max(16, round(rng.lognormvariate(5, 1)))) for _ in range(count)]
+
+
+class BrsTestCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp.name, name)
+        with open(path, "w", encoding="ascii") as stream:
+            stream.write(text)
+        return path
+
+    def lengths_file(self, lengths, name="data.lengths"):
+        return self.write(name, "".join(f"{value}\n" for value in lengths))
+
+    def run_brs(self, *args, stdin=None):
+        return subprocess.run([BRS, *map(str, args)], input=stdin, capture_output=True,
+                              text=True, timeout=120)
+
+    def ok(self, *args, stdin=None):
+        result = self.run_brs(*args, stdin=stdin)
+        self.assertEqual(result.returncode, 0, f"brs {args} failed: {result.stderr}")
+        self.assertEqual(result.stderr, "")
+        return result.stdout
+
+    def plan(self, path, *args):
+        return [json.loads(line) for line in self.ok("plan", "--lengths", path, *args).splitlines()]
+
+
+class PlanFormatTests(BrsTestCase):
+    """Every line is one JSON object with the documented keys, types and values."""
+
+    def check_line(self, line, lengths, alpha=0.001, intercept=0.0, packed=False):
+        pairs = json.loads(line, object_pairs_hook=lambda items: items)
+        self.assertEqual([key for key, _ in pairs], KEYS, line)
+        record = dict(pairs)
+        for key in ["epoch", "step", "rank", "micro", "padded_tokens"]:
+            self.assertIs(type(record[key]), int, f"{key} in {line}")
+            self.assertGreaterEqual(record[key], 0)
+        self.assertIn(type(record["cost"]), (int, float))
+        indices = record["indices"]
+        self.assertIsInstance(indices, list)
+        self.assertGreater(len(indices), 0, "empty micro-batch")
+        for index in indices:
+            self.assertIs(type(index), int)
+            self.assertTrue(0 <= index < len(lengths), index)
+        sizes = [lengths[i] for i in indices]
+        self.assertEqual(sizes, sorted(sizes, reverse=True), "not longest first")
+        if packed:
+            tokens = sum(sizes)
+            cost = intercept + tokens + alpha * sum(size * size for size in sizes)
+        else:
+            tokens = len(sizes) * max(sizes)
+            cost = intercept + tokens + alpha * tokens * max(sizes)
+        self.assertEqual(record["padded_tokens"], tokens, line)
+        self.assertAlmostEqual(record["cost"], cost, delta=1e-9 * cost + 1e-6, msg=line)
+        return record
+
+    def check_output(self, path, lengths, *args, **model):
+        lines = self.ok("plan", "--lengths", path, *args).splitlines()
+        self.assertGreater(len(lines), 0)
+        return [self.check_line(line, lengths, **model) for line in lines]
+
+    def test_default_configuration(self):
+        lengths = lognormal_lengths(300, 1)
+        records = self.check_output(self.lengths_file(lengths), lengths)
+        # Defaults: batch 8, dp 1, grad-accum 1, drop-last: one micro-batch per step.
+        self.assertEqual(len(records), 300 // 8)
+        self.assertTrue(all(r["rank"] == 0 and r["micro"] == 0 and r["epoch"] == 0
+                            for r in records))
+
+    def test_cost_model_flags(self):
+        lengths = lognormal_lengths(200, 2)
+        self.check_output(self.lengths_file(lengths), lengths, "--alpha", "0.25",
+                          "--intercept", "17.5", "--dp-size", "2", "--grad-accum", "3",
+                          "--batch-size", "4", alpha=0.25, intercept=17.5)
+
+    def test_packed_mode(self):
+        lengths = lognormal_lengths(200, 3)
+        self.check_output(self.lengths_file(lengths), lengths, "--packed", "--dp-size", "2",
+                          "--alpha", "0.002", alpha=0.002, packed=True)
+
+    def test_real_dataset(self):
+        path = os.path.join(REPO, "data", "gsm8k_train.lengths")
+        with open(path, encoding="ascii") as stream:
+            lengths = [int(line) for line in stream]
+        self.check_output(path, lengths, "--dp-size", "8", "--grad-accum", "2")
+
+    def test_order_is_step_rank_micro(self):
+        lengths = lognormal_lengths(200, 4)
+        records = self.plan(self.lengths_file(lengths), "--dp-size", "3", "--grad-accum", "2",
+                            "--batch-size", "4")
+        keys = [(r["step"], r["rank"], r["micro"]) for r in records]
+        steps = 200 // 24
+        self.assertEqual(keys, [(t, r, m) for t in range(steps) for r in range(3)
+                                for m in range(2)])
+
+    def test_cost_round_trips(self):
+        # Costs with alpha = 1e-6 steps are not integers: the printed text
+        # must carry enough digits to read back to the library's double.
+        lengths = lognormal_lengths(64, 5)
+        text = self.ok("plan", "--lengths", self.lengths_file(lengths), "--alpha", "0.000123")
+        for line in text.splitlines():
+            cost_text = re.search(r'"cost":([^}]*)}$', line).group(1)
+            self.assertRegex(cost_text, r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$")
+            record = json.loads(line)
+            length = max(lengths[i] for i in record["indices"])
+            tokens = len(record["indices"]) * length
+            self.assertAlmostEqual(float(cost_text), tokens + 0.000123 * tokens * length,
+                                   delta=1e-9 * tokens * length)
+
+
+class PlanContractTests(BrsTestCase):
+    """The sampling contract, seen through the command line."""
+
+    def counts(self, records):
+        seen = {}
+        for record in records:
+            for index in record["indices"]:
+                seen[index] = seen.get(index, 0) + 1
+        return seen
+
+    def test_drop_last_every_index_once_when_divisible(self):
+        lengths = lognormal_lengths(256, 10)
+        records = self.plan(self.lengths_file(lengths), "--dp-size", "2", "--grad-accum", "2",
+                            "--batch-size", "4")
+        self.assertEqual(self.counts(records), {i: 1 for i in range(256)})
+
+    def test_drop_last_drops_only_the_tail(self):
+        lengths = lognormal_lengths(300, 11)
+        records = self.plan(self.lengths_file(lengths), "--dp-size", "2", "--grad-accum", "2",
+                            "--batch-size", "4")
+        seen = self.counts(records)
+        self.assertEqual(set(seen.values()), {1})
+        self.assertEqual(len(seen), (300 // 16) * 16)
+
+    def test_no_drop_last_keeps_everything(self):
+        lengths = lognormal_lengths(300, 12)  # remainder 12 >= K = 4: no top-up
+        records = self.plan(self.lengths_file(lengths), "--dp-size", "2", "--grad-accum", "2",
+                            "--batch-size", "4", "--no-drop-last")
+        self.assertEqual(self.counts(records), {i: 1 for i in range(300)})
+        self.assertEqual(max(r["step"] for r in records), 300 // 16)
+
+    def test_no_drop_last_repeats_only_the_top_up(self):
+        lengths = lognormal_lengths(258, 13)  # remainder 2 < K = 8: 6 repeats
+        records = self.plan(self.lengths_file(lengths), "--dp-size", "4", "--grad-accum", "2",
+                            "--batch-size", "4", "--no-drop-last")
+        seen = self.counts(records)
+        self.assertEqual(set(seen), set(range(258)))
+        self.assertEqual(sum(count - 1 for count in seen.values()), 8 - 258 % 32)
+
+    def test_one_sample_fills_eight_micro_batches(self):
+        records = self.plan(self.lengths_file([5]), "--dp-size", "4", "--grad-accum", "2",
+                            "--no-drop-last")
+        self.assertEqual(len(records), 8)
+        self.assertTrue(all(r["indices"] == [0] and r["padded_tokens"] == 5 for r in records))
+
+    def test_equal_micro_batch_counts_per_rank(self):
+        lengths = lognormal_lengths(500, 14)
+        for extra in ([], ["--no-drop-last"]):
+            records = self.plan(self.lengths_file(lengths), "--dp-size", "4", "--grad-accum",
+                                "3", "--batch-size", "5", *extra)
+            steps = len({r["step"] for r in records})
+            for rank in range(4):
+                slots = [(r["step"], r["micro"]) for r in records if r["rank"] == rank]
+                self.assertEqual(sorted(slots), [(t, m) for t in range(steps) for m in range(3)])
+
+    def test_step_holds_batch_size_times_k_samples(self):
+        lengths = lognormal_lengths(400, 15)
+        records = self.plan(self.lengths_file(lengths), "--dp-size", "3", "--grad-accum", "2",
+                            "--batch-size", "6")
+        for step in range(400 // 36):
+            self.assertEqual(sum(len(r["indices"]) for r in records if r["step"] == step), 36)
+
+    def test_no_shuffle_takes_file_order(self):
+        lengths = lognormal_lengths(100, 16)
+        records = self.plan(self.lengths_file(lengths), "--dp-size", "2", "--batch-size", "5",
+                            "--no-shuffle")
+        for step in range(100 // 10):
+            indices = sorted(i for r in records if r["step"] == step for i in r["indices"])
+            self.assertEqual(indices, list(range(10 * step, 10 * step + 10)))
+
+    def test_deterministic_and_keyed_by_seed_and_epoch(self):
+        path = self.lengths_file(lognormal_lengths(400, 17))
+        args = ["plan", "--lengths", path, "--dp-size", "2", "--grad-accum", "2"]
+        first = self.ok(*args)
+        self.assertEqual(first, self.ok(*args))
+        self.assertNotEqual(first, self.ok(*args, "--seed", "1"))
+        other_epoch = self.ok(*args, "--epoch", "3")
+        self.assertNotEqual(first, other_epoch)
+        self.assertTrue(all(json.loads(line)["epoch"] == 3 for line in other_epoch.splitlines()))
+
+    def test_step_and_rank_narrow_the_full_output(self):
+        path = self.lengths_file(lognormal_lengths(333, 18))
+        for extra in ([], ["--no-drop-last"]):
+            args = ["plan", "--lengths", path, "--dp-size", "3", "--grad-accum", "2",
+                    "--batch-size", "4", *extra]
+            full = self.ok(*args).splitlines()
+            records = [json.loads(line) for line in full]
+            last = max(r["step"] for r in records)
+            for step, rank in [(0, None), (last, None), (None, 2), (None, 0), (last, 1), (5, 0)]:
+                narrowing = (["--step", step] if step is not None else []) + \
+                            (["--rank", rank] if rank is not None else [])
+                expected = [line for line, r in zip(full, records)
+                            if (step is None or r["step"] == step)
+                            and (rank is None or r["rank"] == rank)]
+                self.assertEqual(self.ok(*args, *narrowing).splitlines(), expected, narrowing)
+
+    def test_standard_input(self):
+        lengths = lognormal_lengths(120, 19)
+        path = self.lengths_file(lengths)
+        text = "".join(f"{value}\n" for value in lengths)
+        self.assertEqual(self.ok("plan", "--lengths", "-", "--dp-size", "2", stdin=text),
+                         self.ok("plan", "--lengths", path, "--dp-size", "2"))
+
+    def test_equals_form_of_flags(self):
+        path = self.lengths_file(lognormal_lengths(120, 20))
+        self.assertEqual(self.ok("plan", f"--lengths={path}", "--dp-size=2", "--seed=4"),
+                         self.ok("plan", "--lengths", path, "--dp-size", "2", "--seed", "4"))
+
+    def test_max_tokens_is_never_exceeded(self):
+        lengths = lognormal_lengths(640, 21)
+        cap = 2560  # below batch 4 x the longest samples (1024): the cap binds
+        self.assertLess(cap, 4 * max(lengths))
+        records = self.plan(self.lengths_file(lengths), "--dp-size", "2", "--grad-accum", "2",
+                            "--batch-size", "4", "--max-tokens", cap)
+        self.assertTrue(records)
+        self.assertLessEqual(max(r["padded_tokens"] for r in records), cap)
+        records = self.plan(self.lengths_file(lengths), "--dp-size", "2", "--batch-size", "4",
+                            "--max-tokens", cap, "--packed")
+        self.assertLessEqual(max(r["padded_tokens"] for r in records), cap)
+
+
+class BadInputTests(BrsTestCase):
+    """Bad input: exit 2, exactly one line on stderr, nothing on stdout."""
+
+    def fails(self, *args, stdin=None, mentions=()):
+        result = self.run_brs(*args, stdin=stdin)
+        self.assertEqual(result.returncode, 2, f"brs {args}: {result.stderr}")
+        self.assertEqual(result.stdout, "", f"brs {args} wrote to stdout")
+        self.assertEqual(result.stderr.count("\n"), 1, repr(result.stderr))
+        self.assertTrue(result.stderr.endswith("\n"))
+        self.assertTrue(result.stderr.startswith("brs"), result.stderr)
+        for word in mentions:
+            self.assertIn(str(word), result.stderr)
+        return result.stderr
+
+    def good_file(self):
+        return self.lengths_file(lognormal_lengths(100, 30))
+
+    def test_missing_file(self):
+        missing = os.path.join(self.tmp.name, "no-such.lengths")
+        for command in ("plan", "compare"):
+            self.fails(command, "--lengths", missing, mentions=[missing])
+
+    def test_non_numeric_line(self):
+        path = self.write("bad.lengths", "12\n7\nabc\n9\n")
+        for command in ("plan", "compare"):
+            self.fails(command, "--lengths", path, mentions=["line 3", "abc"])
+        self.fails("plan", "--lengths", self.write("neg.lengths", "4\n-5\n"), mentions=["line 2"])
+        self.fails("plan", "--lengths", self.write("frac.lengths", "4\n2.5\n"),
+                   mentions=["line 2"])
+
+    def test_zero_line(self):
+        path = self.write("zero.lengths", "12\n0\n9\n")
+        for command in ("plan", "compare"):
+            self.fails(command, "--lengths", path, mentions=["line 2"])
+        self.fails("plan", "--lengths", "-", stdin="3\n4\n0\n", mentions=["line 3"])
+
+    def test_blank_line_and_empty_file(self):
+        self.fails("plan", "--lengths", self.write("blank.lengths", "3\n\n4\n"),
+                   mentions=["line 2"])
+        self.fails("plan", "--lengths", self.write("empty.lengths", ""))
+
+    def test_too_large_length(self):
+        self.fails("plan", "--lengths", self.write("big.lengths", "3\n4294967296\n"),
+                   mentions=["line 2"])
+
+    def test_dp_size_zero(self):
+        for command in ("plan", "compare"):
+            self.fails(command, "--lengths", self.good_file(), "--dp-size", "0",
+                       mentions=["--dp-size"])
+
+    def test_other_out_of_range_values(self):
+        path = self.good_file()
+        self.fails("plan", "--lengths", path, "--batch-size", "0", mentions=["--batch-size"])
+        self.fails("plan", "--lengths", path, "--grad-accum", "-1", mentions=["--grad-accum"])
+        self.fails("plan", "--lengths", path, "--alpha", "-1", mentions=["--alpha"])
+        self.fails("plan", "--lengths", path, "--alpha", "nan", mentions=["--alpha"])
+        self.fails("plan", "--lengths", path, "--epoch", "-1", mentions=["--epoch"])
+
+    def test_fewer_samples_than_micro_batches(self):
+        path = self.lengths_file([10, 20, 30, 40, 50])
+        for command in ("plan", "compare"):
+            self.fails(command, "--lengths", path, "--dp-size", "8")
+        self.fails("plan", "--lengths", path, "--dp-size", "8", "--batch-size", "1")
+
+    def test_sample_longer_than_max_tokens(self):
+        path = self.lengths_file([100] * 40 + [5000])
+        for command in ("plan", "compare"):
+            self.fails(command, "--lengths", path, "--max-tokens", "4096")
+
+    def test_unsatisfiable_cap(self):
+        # 8 samples of 10 tokens in one micro-batch need 80 padded tokens;
+        # under a cap of 40 only 2 or more micro-batches would do.
+        path = self.lengths_file([10] * 8)
+        self.fails("plan", "--lengths", path, "--max-tokens", "40")
+        self.fails("compare", "--lengths", path, "--max-tokens", "40")
+
+    def test_unknown_flag(self):
+        for command in ("plan", "compare"):
+            self.fails(command, "--lengths", self.good_file(), "--bogus", mentions=["--bogus"])
+        self.fails("demo", "--bogus", mentions=["--bogus"])
+        self.fails("demo", "--dp-size", "4")
+
+    def test_malformed_arguments(self):
+        path = self.good_file()
+        self.fails("plan", "--lengths", path, "--seed", mentions=["--seed"])
+        self.fails("plan", "--lengths", path, "--batch-size", "eight", mentions=["--batch-size"])
+        self.fails("plan", "--lengths", path, "--batch-size", "8x")
+        self.fails("plan", "--lengths", path, "--seed", "99999999999999999999")
+        self.fails("plan", "--lengths", path, "--packed=1", mentions=["--packed"])
+        self.fails("plan", "--lengths", path, "stray", mentions=["stray"])
+        self.fails("plan", mentions=["--lengths"])
+
+    def test_step_and_rank_out_of_range(self):
+        path = self.good_file()  # 100 samples, batch 8: 12 steps
+        self.fails("plan", "--lengths", path, "--step", "12", mentions=["--step"])
+        self.fails("plan", "--lengths", path, "--step", "-1", mentions=["--step"])
+        self.fails("plan", "--lengths", path, "--dp-size", "2", "--batch-size", "2",
+                   "--rank", "2")
+
+    def test_unknown_or_missing_command(self):
+        self.fails("frobnicate", mentions=["frobnicate"])
+        self.fails()
+
+
+class CompareTests(BrsTestCase):
+    """`brs compare` and `brs demo` run and report numbers that match the plans."""
+
+    def table(self, text):
+        """The three rows under the "strategy" header, by name."""
+        lines = text.splitlines()
+        header = next(i for i, line in enumerate(lines) if line.startswith("strategy"))
+        rows = {}
+        for line in lines[header + 1:header + 4]:
+            fields = line.split()
+            rows[fields[0]] = fields[1:]
+        self.assertEqual(list(rows), ["random", "length-grouped", "brs"], text)
+        return rows
+
+    def test_brs_row_matches_its_plan(self):
+        lengths = lognormal_lengths(480, 40)
+        path = self.lengths_file(lengths)
+        args = ["--lengths", path, "--dp-size", "4", "--grad-accum", "3", "--batch-size", "5"]
+        row = self.table(self.ok("compare", *args))["brs"]
+        records = [json.loads(line) for line in self.ok("plan", *args).splitlines()]
+        self.assertEqual(int(row[0]), max(r["padded_tokens"] for r in records))
+        real = sum(lengths[i] for r in records for i in r["indices"])
+        padded = sum(r["padded_tokens"] for r in records)
+        self.assertAlmostEqual(float(row[1].rstrip("%")), 100 * real / padded, delta=0.051)
+        micro_sync = step_sync = 0.0
+        for step in {r["step"] for r in records}:
+            costs = {(r["rank"], r["micro"]): r["cost"] for r in records if r["step"] == step}
+            micro_sync += sum(max(costs[(k, m)] for k in range(4)) for m in range(3))
+            step_sync += max(sum(costs[(k, m)] for m in range(3)) for k in range(4))
+        self.assertAlmostEqual(float(row[2]), micro_sync, delta=0.51)
+        self.assertAlmostEqual(float(row[4]), step_sync, delta=0.51)
+        for ratio, time in ((row[3], micro_sync), (row[5], step_sync)):
+            self.assertGreaterEqual(float(ratio), 0.995, "step time below the lower bound")
+
+    def test_baselines_without_shuffle(self):
+        # In file order the baselines are fully known: fixed chunks of P for
+        # random, and transformers' megabatch sort for length-grouped.
+        lengths = lognormal_lengths(4000, 41)  # enough for 50 x P*G megabatches
+        # Short samples up front and a unique longest one late, so that moving
+        # the longest megabatch head to the front changes what is measured.
+        lengths[:400] = [min(length, 40) for length in lengths[:400]]
+        lengths[3700] = 2000
+        p, g, r = 4, 2, 3
+        row = self.table(self.ok("compare", "--lengths", self.lengths_file(lengths),
+                                 "--no-shuffle", "--batch-size", p, "--grad-accum", g,
+                                 "--dp-size", r))
+        steps = len(lengths) // (p * g * r)
+
+        def measure(order):
+            """Peak, efficiency and both step times of reading `order` in chunks of P;
+            chunk c of a step goes to rank c % R, micro-step c // R."""
+            chunks = [order[i:i + p] for i in range(0, steps * p * g * r, p)]
+            padded = [len(c) * max(lengths[i] for i in c) for c in chunks]
+            costs = [t + 0.001 * t * max(lengths[i] for i in c) for t, c in zip(padded, chunks)]
+            real = sum(lengths[i] for c in chunks for i in c)
+            micro_sync = step_sync = 0.0
+            for step in range(steps):
+                cost = costs[step * g * r:(step + 1) * g * r]
+                micro_sync += sum(max(cost[m * r + k] for k in range(r)) for m in range(g))
+                step_sync += max(sum(cost[m * r + k] for m in range(g)) for k in range(r))
+            return max(padded), 100 * real / sum(padded), micro_sync, step_sync
+
+        def length_grouped(order):
+            batch = p * g
+            size = max(1, min(len(order) // (batch * 4), 50)) * batch
+            groups = [sorted(order[i:i + size], key=lambda i: lengths[i], reverse=True)
+                      for i in range(0, len(order), size)]
+            top = max(range(len(groups)), key=lambda k: (lengths[groups[k][0]], -k))
+            groups[0][0], groups[top][0] = groups[top][0], groups[0][0]
+            return [i for group in groups for i in group]
+
+        identity = list(range(len(lengths)))
+        for name, order in (("random", identity), ("length-grouped", length_grouped(identity))):
+            peak, efficiency, micro_sync, step_sync = measure(order)
+            self.assertEqual(int(row[name][0]), peak, name)
+            self.assertAlmostEqual(float(row[name][1].rstrip("%")), efficiency, delta=0.051)
+            self.assertAlmostEqual(float(row[name][2]), micro_sync, delta=0.51, msg=name)
+            self.assertAlmostEqual(float(row[name][4]), step_sync, delta=0.51, msg=name)
+
+    def test_cap_violations(self):
+        lengths = lognormal_lengths(640, 21)
+        text = self.ok("compare", "--lengths", self.lengths_file(lengths), "--dp-size", "2",
+                       "--grad-accum", "2", "--batch-size", "4", "--max-tokens", "2560")
+        self.assertIn("over cap", text)
+        rows = self.table(text)
+        self.assertEqual(rows["brs"][-1], "0")
+        self.assertGreater(int(rows["random"][-1]), 0, "the cap does not bind the baseline")
+        self.assertLessEqual(int(rows["brs"][0]), 2560)
+
+    def test_one_step_and_packed(self):
+        path = self.lengths_file(lognormal_lengths(300, 42))
+        self.table(self.ok("compare", "--lengths", path, "--step", "2", "--dp-size", "2"))
+        rows = self.table(self.ok("compare", "--lengths", path, "--packed", "--no-drop-last"))
+        for name in rows:
+            self.assertEqual(rows[name][1], "100.0%", name)
+
+    def test_demo(self):
+        text = self.ok("demo")
+        rows = self.table(text)
+        self.assertIn("jargon", text)
+        self.assertIn("In plain words", text)
+        self.assertRegex(text, r"brs needs [\d.]+% (less|more) peak memory than length-grouped")
+        self.assertLess(int(rows["brs"][0]), int(rows["length-grouped"][0]))
+
+
+class HelpTests(BrsTestCase):
+    def test_version(self):
+        self.assertEqual(self.ok("--version").strip(), f"brs {VERSION}")
+
+    def test_main_help(self):
+        text = self.ok("--help")
+        for command in ("plan", "compare", "demo", "--version"):
+            self.assertIn(command, text)
+
+    def test_command_help_lists_every_flag(self):
+        flags = ["--lengths", "--batch-size", "--grad-accum", "--dp-size", "--seed", "--epoch",
+                 "--no-shuffle", "--no-drop-last", "--alpha", "--intercept", "--max-tokens",
+                 "--packed", "--step", "--rank"]
+        for command in ("plan", "compare"):
+            text = self.ok(command, "--help")
+            for flag in flags:
+                self.assertIn(flag, text, f"{command} --help")
+
+    def test_demo_help_gives_provenance(self):
+        text = self.ok("demo", "--help")
+        self.assertIn("Jargon File", text)
+        self.assertIn("public domain", text)
+
+
+def main():
+    global BRS, VERSION
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    BRS, VERSION = os.path.abspath(sys.argv[1]), sys.argv[2]
+    unittest.main(argv=[sys.argv[0], *sys.argv[3:]], verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
