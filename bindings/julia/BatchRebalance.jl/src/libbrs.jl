@@ -1,0 +1,167 @@
+# The raw C API of brs.h: constants and one Julia function per C function,
+# each a single ccall with the header's exact types (checked against brs.h by
+# bindings/julia/check_ccalls.py). Handles are Ptr{Cvoid}; nothing here owns
+# memory or raises: sampler.jl and errors.jl build the Julia API on top.
+
+using Libdl
+
+const BRS_MAJOR = 1  # the major version these bindings were written for
+
+# Status codes (brs_status); values never change.
+const BRS_OK = Int32(0)
+const BRS_ERR_NULL_POINTER = Int32(-1)
+const BRS_ERR_INVALID_ARGUMENT = Int32(-2)
+const BRS_ERR_UNSUPPORTED = Int32(-3)
+const BRS_ERR_OUT_OF_RANGE = Int32(-4)
+const BRS_ERR_NO_MEMORY = Int32(-5)
+const BRS_ERR_STATE = Int32(-6)
+const BRS_ERR_INVALID_LENGTH = Int32(-7)
+const BRS_ERR_TOO_FEW_SAMPLES = Int32(-8)
+const BRS_ERR_SAMPLE_TOO_LONG = Int32(-9)
+const BRS_ERR_CAP_INFEASIBLE = Int32(-10)
+const BRS_ERR_TOO_LARGE = Int32(-11)
+
+# Option keys (brs_option).
+const BRS_OPT_BATCH_SIZE = Int32(1)
+const BRS_OPT_GRAD_ACCUM = Int32(2)
+const BRS_OPT_DP_SIZE = Int32(3)
+const BRS_OPT_RANK = Int32(4)
+const BRS_OPT_SEED = Int32(5)
+const BRS_OPT_SHUFFLE = Int32(6)
+const BRS_OPT_DROP_LAST = Int32(7)
+const BRS_OPT_MAX_TOKENS = Int32(8)
+const BRS_OPT_PACKED = Int32(9)
+const BRS_OPT_ALPHA = Int32(10)
+const BRS_OPT_INTERCEPT = Int32(11)
+
+const BRS_LENGTHS_COPY = Int32(0)
+const BRS_LENGTHS_BORROW = Int32(1)
+
+# Plan queries (brs_plan_key).
+const BRS_PLAN_EPOCH = Int32(1)
+const BRS_PLAN_STEP = Int32(2)
+const BRS_PLAN_NUM_SAMPLES = Int32(3)
+const BRS_PLAN_DP_SIZE = Int32(4)
+const BRS_PLAN_GRAD_ACCUM = Int32(5)
+const BRS_PLAN_TOTAL_PADDED_TOKENS = Int32(6)
+const BRS_PLAN_TOTAL_REAL_TOKENS = Int32(7)
+const BRS_PLAN_MAX_PADDED_TOKENS = Int32(8)
+const BRS_PLAN_MAX_COST = Int32(20)
+const BRS_PLAN_LOWER_BOUND = Int32(21)
+const BRS_PLAN_TOTAL_COST = Int32(22)
+const BRS_PLAN_MICRO_SYNC_TIME = Int32(23)
+const BRS_PLAN_STEP_SYNC_TIME = Int32(24)
+const BRS_PLAN_TIME_LOWER_BOUND = Int32(25)
+
+const LIBRARY_PATH = Ref{String}("")
+
+"""
+    libbrs() -> String
+
+The path of the libbrs shared library: `ENV["BRS_LIBRARY"]` when set, else
+what `Libdl.find_library` finds; resolved once. Used as the library of every
+ccall (a non-constant library specification, evaluated when first needed).
+"""
+function libbrs()
+    if isempty(LIBRARY_PATH[])
+        LIBRARY_PATH[] = locate_library()
+    end
+    return LIBRARY_PATH[]
+end
+
+function locate_library()
+    path = get(ENV, "BRS_LIBRARY", "")
+    if !isempty(path)
+        isfile(path) || error("BRS_LIBRARY=$path: no such file (give the path of libbrs.so.1)")
+        return path
+    end
+    found = Libdl.find_library(["libbrs", "libbrs.so.1"])
+    isempty(found) && error("libbrs not found: tried ENV[\"BRS_LIBRARY\"] (unset) and " *
+                            "Libdl.find_library(\"libbrs\"); set BRS_LIBRARY to the path of libbrs.so.1")
+    return found
+end
+
+# --- versions, status names, option bounds --------------------------------
+
+brs_version_number() = ccall((:brs_version_number, libbrs()), UInt32, ())
+
+brs_version_string() = ccall((:brs_version_string, libbrs()), Ptr{UInt8}, ())
+
+brs_strerror(status::Int32) = ccall((:brs_strerror, libbrs()), Ptr{UInt8}, (Int32,), status)
+
+brs_option_bounds_int(lower::Ref{Int64}, upper::Ref{Int64}, key::Int32) =
+    ccall((:brs_option_bounds_int, libbrs()), Int32, (Ref{Int64}, Ref{Int64}, Int32),
+          lower, upper, key)
+
+brs_option_bounds_double(lower::Ref{Float64}, upper::Ref{Float64}, key::Int32) =
+    ccall((:brs_option_bounds_double, libbrs()), Int32, (Ref{Cdouble}, Ref{Cdouble}, Int32),
+          lower, upper, key)
+
+# --- sampler ----------------------------------------------------------------
+
+brs_sampler_new(out::Ref{Ptr{Cvoid}}) =
+    ccall((:brs_sampler_new, libbrs()), Int32, (Ref{Ptr{Cvoid}},), out)
+
+brs_sampler_free(sampler::Ptr{Cvoid}) =
+    ccall((:brs_sampler_free, libbrs()), Cvoid, (Ptr{Cvoid},), sampler)
+
+brs_sampler_set_lengths(sampler::Ptr{Cvoid}, lengths::Vector{UInt32}, n::Integer, mode::Int32) =
+    ccall((:brs_sampler_set_lengths, libbrs()), Int32, (Ptr{Cvoid}, Ptr{UInt32}, Csize_t, Int32),
+          sampler, lengths, n, mode)
+
+brs_sampler_set_int(sampler::Ptr{Cvoid}, key::Int32, value::Int64) =
+    ccall((:brs_sampler_set_int, libbrs()), Int32, (Ptr{Cvoid}, Int32, Int64), sampler, key, value)
+
+brs_sampler_set_double(sampler::Ptr{Cvoid}, key::Int32, value::Float64) =
+    ccall((:brs_sampler_set_double, libbrs()), Int32, (Ptr{Cvoid}, Int32, Cdouble),
+          sampler, key, value)
+
+brs_sampler_get_int(out::Ref{Int64}, sampler::Ptr{Cvoid}, key::Int32) =
+    ccall((:brs_sampler_get_int, libbrs()), Int32, (Ref{Int64}, Ptr{Cvoid}, Int32), out, sampler, key)
+
+brs_sampler_get_double(out::Ref{Float64}, sampler::Ptr{Cvoid}, key::Int32) =
+    ccall((:brs_sampler_get_double, libbrs()), Int32, (Ref{Cdouble}, Ptr{Cvoid}, Int32),
+          out, sampler, key)
+
+brs_sampler_validate(sampler::Ptr{Cvoid}) =
+    ccall((:brs_sampler_validate, libbrs()), Int32, (Ptr{Cvoid},), sampler)
+
+brs_sampler_steps_per_epoch(out::Ref{UInt64}, sampler::Ptr{Cvoid}) =
+    ccall((:brs_sampler_steps_per_epoch, libbrs()), Int32, (Ref{UInt64}, Ptr{Cvoid}), out, sampler)
+
+brs_sampler_fingerprint(out::Ref{UInt64}, sampler::Ptr{Cvoid}) =
+    ccall((:brs_sampler_fingerprint, libbrs()), Int32, (Ref{UInt64}, Ptr{Cvoid}), out, sampler)
+
+brs_sampler_last_error(sampler::Ptr{Cvoid}) =
+    ccall((:brs_sampler_last_error, libbrs()), Ptr{UInt8}, (Ptr{Cvoid},), sampler)
+
+# --- plan -------------------------------------------------------------------
+
+brs_plan_new(out::Ref{Ptr{Cvoid}}) = ccall((:brs_plan_new, libbrs()), Int32, (Ref{Ptr{Cvoid}},), out)
+
+brs_plan_free(plan::Ptr{Cvoid}) = ccall((:brs_plan_free, libbrs()), Cvoid, (Ptr{Cvoid},), plan)
+
+brs_plan_compute(plan::Ptr{Cvoid}, sampler::Ptr{Cvoid}, epoch::UInt64, step::UInt64) =
+    ccall((:brs_plan_compute, libbrs()), Int32, (Ptr{Cvoid}, Ptr{Cvoid}, UInt64, UInt64),
+          plan, sampler, epoch, step)
+
+brs_plan_get_int(out::Ref{Int64}, plan::Ptr{Cvoid}, key::Int32) =
+    ccall((:brs_plan_get_int, libbrs()), Int32, (Ref{Int64}, Ptr{Cvoid}, Int32), out, plan, key)
+
+brs_plan_get_double(out::Ref{Float64}, plan::Ptr{Cvoid}, key::Int32) =
+    ccall((:brs_plan_get_double, libbrs()), Int32, (Ref{Cdouble}, Ptr{Cvoid}, Int32), out, plan, key)
+
+brs_plan_micro_batch(indices::Ref{Ptr{UInt64}}, count::Ref{Csize_t}, plan::Ptr{Cvoid},
+                     rank::Int64, micro::Int64) =
+    ccall((:brs_plan_micro_batch, libbrs()), Int32,
+          (Ref{Ptr{UInt64}}, Ref{Csize_t}, Ptr{Cvoid}, Int64, Int64),
+          indices, count, plan, rank, micro)
+
+brs_plan_micro_batch_stats(padded::Ref{UInt64}, real::Ref{UInt64}, cost::Ref{Float64},
+                           plan::Ptr{Cvoid}, rank::Int64, micro::Int64) =
+    ccall((:brs_plan_micro_batch_stats, libbrs()), Int32,
+          (Ref{UInt64}, Ref{UInt64}, Ref{Cdouble}, Ptr{Cvoid}, Int64, Int64),
+          padded, real, cost, plan, rank, micro)
+
+brs_plan_last_error(plan::Ptr{Cvoid}) =
+    ccall((:brs_plan_last_error, libbrs()), Ptr{UInt8}, (Ptr{Cvoid},), plan)

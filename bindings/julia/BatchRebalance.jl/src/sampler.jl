@@ -1,0 +1,314 @@
+# The Julia API: a Sampler owning a brs_sampler and a reusable brs_plan,
+# iterating over this rank's micro-batches; plan(step) for every rank.
+# Dataset indices are 1-based here (Julia's convention); libbrs's are 0-based.
+
+# Option names (keyword arguments) => (key, C type of the setter).
+const OPTIONS = Dict{Symbol,Tuple{Int32,DataType}}(
+    :batch_size => (BRS_OPT_BATCH_SIZE, Int64),
+    :grad_accum => (BRS_OPT_GRAD_ACCUM, Int64),
+    :dp_size => (BRS_OPT_DP_SIZE, Int64),
+    :rank => (BRS_OPT_RANK, Int64),
+    :seed => (BRS_OPT_SEED, Int64),
+    :shuffle => (BRS_OPT_SHUFFLE, Int64),
+    :drop_last => (BRS_OPT_DROP_LAST, Int64),
+    :max_tokens => (BRS_OPT_MAX_TOKENS, Int64),
+    :packed => (BRS_OPT_PACKED, Int64),
+    :alpha => (BRS_OPT_ALPHA, Float64),
+    :intercept => (BRS_OPT_INTERCEPT, Float64),
+)
+
+"""
+    Sampler(lengths; per_device_batch_size=8, grad_accum=1, dp_size=1, rank=0, seed=0,
+            shuffle=true, drop_last=true, alpha=0.001, intercept=0.0,
+            max_tokens=nothing, packed=false, epoch=0)
+
+A batch-rebalancing sampler over a dataset whose sample `i` has `lengths[i]`
+tokens. Iterating yields this rank's micro-batches (vectors of 1-based
+dataset indices) for every step of the current epoch; `length(s)` is
+steps × grad_accum, the same on every rank. Owns its C handles: `close(s)`
+frees them (idempotent; the finalizer calls it too). Errors are `BrsError`s.
+"""
+mutable struct Sampler
+    handle::Ptr{Cvoid}  # brs_sampler
+    plan::Ptr{Cvoid}    # brs_plan, reused for every step
+    epoch::UInt64
+    rank::Int64
+    grad_accum::Int64
+    dp_size::Int64
+
+    function Sampler(handle::Ptr{Cvoid})
+        s = new(handle, C_NULL, 0, 0, 1, 1)
+        return finalizer(close, s)
+    end
+end
+
+function Sampler(lengths::AbstractVector{<:Integer}; per_device_batch_size::Integer=8,
+                 grad_accum::Integer=1, dp_size::Integer=1, rank::Integer=0, seed::Integer=0,
+                 shuffle::Bool=true, drop_last::Bool=true, alpha::Real=0.001,
+                 intercept::Real=0.0, max_tokens::Union{Nothing,Integer}=nothing,
+                 packed::Bool=false, epoch::Integer=0)
+    s = Sampler(new_handle(brs_sampler_new))
+    try
+        s.plan = new_handle(brs_plan_new)
+        set_lengths!(s, lengths)
+        options = (batch_size=per_device_batch_size, grad_accum=grad_accum, dp_size=dp_size,
+                   rank=rank, seed=seed, shuffle=shuffle, drop_last=drop_last,
+                   max_tokens=something(max_tokens, 0), packed=packed, alpha=alpha,
+                   intercept=intercept)
+        for (name, value) in pairs(options)
+            setoption!(s, name, value)
+        end
+        s.rank, s.grad_accum, s.dp_size = rank, grad_accum, dp_size
+        set_epoch!(s, epoch)
+        check(brs_sampler_validate(s.handle), () -> sampler_error(s))
+    catch
+        close(s)
+        rethrow()
+    end
+    return s
+end
+
+function new_handle(create::Function)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(create(out))
+    return out[]
+end
+
+sampler_error(s::Sampler) = c_string(brs_sampler_last_error(s.handle))
+plan_error(s::Sampler) = c_string(brs_plan_last_error(s.plan))
+
+"""
+    close(s::Sampler)
+
+Free the C handles now rather than at garbage collection. Calling it again
+does nothing; any other call on a closed sampler throws a `BrsError`.
+"""
+function Base.close(s::Sampler)
+    plan, handle = s.plan, s.handle
+    s.plan = C_NULL
+    s.handle = C_NULL
+    plan == C_NULL || brs_plan_free(plan)
+    handle == C_NULL || brs_sampler_free(handle)
+    return nothing
+end
+
+Base.isopen(s::Sampler) = s.handle != C_NULL
+
+function Base.show(io::IO, s::Sampler)
+    isopen(s) || return print(io, "Sampler(closed)")
+    print(io, "Sampler(dp_size=", s.dp_size, ", grad_accum=", s.grad_accum, ", rank=", s.rank,
+          ", epoch=", Int(s.epoch), ")")
+end
+
+# --- configuration ------------------------------------------------------------
+
+function to_lengths(lengths::AbstractVector{<:Integer})
+    out = Vector{UInt32}(undef, length(lengths))
+    for (i, x) in enumerate(lengths)
+        0 <= x <= typemax(UInt32) ||
+            throw(ArgumentError("lengths[$i] = $x is not a token count (0 .. $(typemax(UInt32)))"))
+        out[i] = UInt32(x)
+    end
+    return out
+end
+
+# libbrs copies the lengths (BRS_LENGTHS_COPY): nothing to keep alive here.
+function set_lengths!(s::Sampler, lengths::AbstractVector{<:Integer})
+    values = to_lengths(lengths)
+    GC.@preserve s values begin
+        check(brs_sampler_set_lengths(s.handle, values, length(values), BRS_LENGTHS_COPY),
+              () -> sampler_error(s))
+    end
+end
+
+function option_key(name::Symbol)
+    haskey(OPTIONS, name) ||
+        throw(ArgumentError("unknown option :$name; known: $(join(sort!(collect(keys(OPTIONS))), ", "))"))
+    return OPTIONS[name]
+end
+
+function setoption!(s::Sampler, name::Symbol, value)
+    key, kind = option_key(name)
+    GC.@preserve s begin
+        status = kind === Int64 ? brs_sampler_set_int(s.handle, key, Int64(value)) :
+                 brs_sampler_set_double(s.handle, key, Float64(value))
+        check(status, () -> sampler_error(s))
+    end
+end
+
+"""
+    getoption(s, name::Symbol) -> Int64 or Float64
+
+The value of an option as the library holds it (alpha and intercept as
+resolved to 1e-6), e.g. `getoption(s, :seed)`.
+"""
+function getoption(s::Sampler, name::Symbol)
+    key, kind = option_key(name)
+    GC.@preserve s begin
+        if kind === Int64
+            out = Ref{Int64}(0)
+            check(brs_sampler_get_int(out, s.handle, key), () -> sampler_error(s))
+        else
+            out = Ref{Float64}(0.0)
+            check(brs_sampler_get_double(out, s.handle, key), () -> sampler_error(s))
+        end
+        return out[]
+    end
+end
+
+"""
+    option_bounds(name::Symbol) -> (lower, upper)
+
+The values the library accepts for an option.
+"""
+function option_bounds(name::Symbol)
+    key, kind = option_key(name)
+    if kind === Int64
+        lower, upper = Ref{Int64}(0), Ref{Int64}(0)
+        check(brs_option_bounds_int(lower, upper, key))
+    else
+        lower, upper = Ref{Float64}(0.0), Ref{Float64}(0.0)
+        check(brs_option_bounds_double(lower, upper, key))
+    end
+    return (lower[], upper[])
+end
+
+"""
+    set_epoch!(s, epoch)
+
+Select the epoch that iteration and `plan` draw from (each epoch is a new
+seeded shuffle). Returns `s`.
+"""
+function set_epoch!(s::Sampler, epoch::Integer)
+    epoch >= 0 || throw(ArgumentError("epoch must be >= 0, got $epoch"))
+    s.epoch = UInt64(epoch)
+    return s
+end
+
+"""The number of optimizer steps in one epoch (the same on every rank)."""
+function steps_per_epoch(s::Sampler)
+    out = Ref{UInt64}(0)
+    GC.@preserve s check(brs_sampler_steps_per_epoch(out, s.handle), () -> sampler_error(s))
+    return Int(out[])
+end
+
+"""A 64-bit hash of the lengths and every option but the rank: ranks of one job agree on it."""
+function fingerprint(s::Sampler)
+    out = Ref{UInt64}(0)
+    GC.@preserve s check(brs_sampler_fingerprint(out, s.handle), () -> sampler_error(s))
+    return out[]
+end
+
+# --- plans --------------------------------------------------------------------
+
+"""One micro-batch of a step: 1-based dataset indices, longest sample first."""
+struct MicroBatch
+    rank::Int
+    micro::Int
+    indices::Vector{Int}
+    padded_tokens::Int
+    real_tokens::Int
+    cost::Float64
+end
+
+"""
+Every rank's micro-batches of one step (`micro_batches[rank + 1, micro + 1]`)
+and the step's totals, as `brs_plan_get_int` / `brs_plan_get_double` report.
+"""
+struct StepPlan
+    epoch::Int
+    step::Int
+    num_samples::Int
+    total_padded_tokens::Int
+    total_real_tokens::Int
+    max_padded_tokens::Int
+    max_cost::Float64
+    lower_bound::Float64
+    total_cost::Float64
+    micro_sync_time::Float64
+    step_sync_time::Float64
+    time_lower_bound::Float64
+    micro_batches::Matrix{MicroBatch}
+end
+
+function compute!(s::Sampler, epoch::UInt64, step::Integer)
+    step >= 0 || throw(ArgumentError("step must be >= 0, got $step"))
+    GC.@preserve s check(brs_plan_compute(s.plan, s.handle, epoch, UInt64(step)),
+                         () -> plan_error(s))
+end
+
+function plan_int(s::Sampler, key::Int32)
+    out = Ref{Int64}(0)
+    GC.@preserve s check(brs_plan_get_int(out, s.plan, key), () -> plan_error(s))
+    return Int(out[])
+end
+
+function plan_double(s::Sampler, key::Int32)
+    out = Ref{Float64}(0.0)
+    GC.@preserve s check(brs_plan_get_double(out, s.plan, key), () -> plan_error(s))
+    return out[]
+end
+
+# The indices belong to the plan until its next compute: copy them out.
+function micro_batch_indices(s::Sampler, rank::Integer, micro::Integer)
+    indices, count = Ref{Ptr{UInt64}}(C_NULL), Ref{Csize_t}(0)
+    GC.@preserve s begin
+        check(brs_plan_micro_batch(indices, count, s.plan, Int64(rank), Int64(micro)),
+              () -> plan_error(s))
+        return [Int(unsafe_load(indices[], i)) + 1 for i in 1:Int(count[])]
+    end
+end
+
+function micro_batch(s::Sampler, rank::Integer, micro::Integer)
+    padded, real, cost = Ref{UInt64}(0), Ref{UInt64}(0), Ref{Float64}(0.0)
+    GC.@preserve s check(brs_plan_micro_batch_stats(padded, real, cost, s.plan, Int64(rank),
+                                                    Int64(micro)), () -> plan_error(s))
+    return MicroBatch(rank, micro, micro_batch_indices(s, rank, micro), Int(padded[]),
+                      Int(real[]), cost[])
+end
+
+"""
+    plan(s, step) -> StepPlan
+
+Plan step `step` (0-based) of the current epoch for every rank. Random
+access: no earlier step is needed.
+"""
+function plan(s::Sampler, step::Integer)
+    compute!(s, s.epoch, step)
+    batches = [micro_batch(s, r, m) for r in 0:s.dp_size-1, m in 0:s.grad_accum-1]
+    return StepPlan(plan_int(s, BRS_PLAN_EPOCH), plan_int(s, BRS_PLAN_STEP),
+                    plan_int(s, BRS_PLAN_NUM_SAMPLES), plan_int(s, BRS_PLAN_TOTAL_PADDED_TOKENS),
+                    plan_int(s, BRS_PLAN_TOTAL_REAL_TOKENS), plan_int(s, BRS_PLAN_MAX_PADDED_TOKENS),
+                    plan_double(s, BRS_PLAN_MAX_COST), plan_double(s, BRS_PLAN_LOWER_BOUND),
+                    plan_double(s, BRS_PLAN_TOTAL_COST), plan_double(s, BRS_PLAN_MICRO_SYNC_TIME),
+                    plan_double(s, BRS_PLAN_STEP_SYNC_TIME), plan_double(s, BRS_PLAN_TIME_LOWER_BOUND),
+                    batches)
+end
+
+# --- iteration over this rank's micro-batches -----------------------------------
+
+Base.IteratorSize(::Type{Sampler}) = Base.HasLength()
+Base.eltype(::Type{Sampler}) = Vector{Int}
+Base.length(s::Sampler) = steps_per_epoch(s) * s.grad_accum
+
+# The state is (epoch, position): the epoch is fixed when iteration starts,
+# and the plan handle is recomputed whenever it holds another step (e.g.
+# after a plan() call in the loop body).
+Base.iterate(s::Sampler) = iterate(s, (s.epoch, 0))
+
+function Base.iterate(s::Sampler, state::Tuple{UInt64,Int})
+    epoch, position = state
+    position >= length(s) && return nothing
+    step, micro = divrem(position, s.grad_accum)
+    holds_step(s, epoch, step) || compute!(s, epoch, step)
+    return micro_batch_indices(s, s.rank, micro), (epoch, position + 1)
+end
+
+function holds_step(s::Sampler, epoch::UInt64, step::Int)
+    got_epoch, got_step = Ref{Int64}(-1), Ref{Int64}(-1)
+    GC.@preserve s begin
+        brs_plan_get_int(got_epoch, s.plan, BRS_PLAN_EPOCH) == BRS_OK || return false
+        brs_plan_get_int(got_step, s.plan, BRS_PLAN_STEP) == BRS_OK || return false
+    end
+    return got_epoch[] == Int64(epoch) && got_step[] == step
+end
