@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from brs import BatchRebalanceSampler
-from conftest import all_ranks, random_lengths, read_lengths, run_python
+from brs_testing import all_ranks, random_lengths, read_lengths, run_python
 
 CONFIGS = [
     # (n, per_device_batch_size, grad_accum, dp_size, drop_last)

@@ -7,7 +7,7 @@ import pytest
 import brs
 from brs import BatchRebalanceSampler, BrsError
 from brs import _errors, _native
-from conftest import random_lengths
+from brs_testing import random_lengths
 
 LENGTHS = random_lengths(200, seed=1, low=10, high=500)
 

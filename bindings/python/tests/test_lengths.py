@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from brs import BatchRebalanceSampler
-from conftest import child_env, random_lengths
+from brs_testing import child_env, random_lengths
 
 np = pytest.importorskip("numpy")
 

@@ -22,7 +22,13 @@ pytest.importorskip("accelerate")
 TORCHRUN_TIMEOUT_S = 240
 
 
-def torchrun(script, *args, nproc=2):
+@pytest.fixture(scope="session")
+def torchrun():
+    """``torchrun(script, *args, nproc=2)``: see run_torchrun."""
+    return run_torchrun
+
+
+def run_torchrun(script, *args, nproc=2):
     """Runs ``script`` under torchrun with ``nproc`` gloo processes; fails with its output."""
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                f"--nproc_per_node={nproc}", str(HERE / script), *map(str, args)]
