@@ -37,12 +37,16 @@ static void print_row(FILE *out, const char *name, const epoch_stats *stats, dou
 static void print_header(FILE *out, const comparison *result, const compare_setting *setting)
 {
     const cli_config *c = setting->config;
-    uint64_t steps = setting->chosen->end_step - setting->chosen->first_step;
+    const selection *chosen = setting->chosen;
     int64_t per_step = c->batch_size * c->grad_accum * c->dp_size;
-    fprintf(out, "%zu samples, epoch %" PRId64 ", seed %" PRId64 "%s%s: %" PRIu64 " of %" PRIu64
-                 " steps\n",
-            setting->samples, c->epoch, c->seed, c->shuffle ? "" : ", no shuffle",
-            c->drop_last ? ", drop-last" : ", last step kept", steps, setting->steps_per_epoch);
+    fprintf(out, "%zu samples, epoch %" PRId64 ", seed %" PRId64 "%s%s: ", setting->samples,
+            c->epoch, c->seed, c->shuffle ? "" : ", no shuffle",
+            c->drop_last ? ", drop-last" : ", last step kept");
+    if (chosen->end_step - chosen->first_step == setting->steps_per_epoch)
+        fprintf(out, "all %" PRIu64 " steps\n", setting->steps_per_epoch);
+    else
+        fprintf(out, "step %" PRIu64 " of %" PRIu64 " steps\n", chosen->first_step,
+                setting->steps_per_epoch);
     fprintf(out, "%" PRId64 " samples per step = dp %" PRId64 " x grad-accum %" PRId64
                  " x batch %" PRId64 "\n",
             per_step, c->dp_size, c->grad_accum, c->batch_size);

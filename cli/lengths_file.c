@@ -13,15 +13,16 @@
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-/* Parse one line (surrounding blanks allowed) as a length >= 1. Returns 0
- * on success, or a static description of what is wrong with it. */
+/* Parse one line (surrounding blanks allowed) as a length >= 1. Returns
+ * NULL on success, or a static description of what is wrong with it,
+ * which follows the quoted line in the message. */
 static const char *parse_length(const char *line, uint32_t *out)
 {
     const char *c = line;
     while (is_blank(*c))
         c++;
     if (*c == '\0')
-        return "is empty";
+        return "is empty: write one token count >= 1 on every line";
     uint64_t value = 0;
     const char *digits = c;
     for (; *c >= '0' && *c <= '9'; c++) {
@@ -32,9 +33,9 @@ static const char *parse_length(const char *line, uint32_t *out)
     while (is_blank(*c))
         c++;
     if (c == digits || *c != '\0')
-        return "is not a positive integer";
+        return "is not a positive integer: write one token count >= 1 per line";
     if (value == 0)
-        return "is 0; every sample needs at least one token";
+        return "is a length of 0: every sample needs at least one token";
     *out = (uint32_t)value;
     return NULL;
 }
@@ -73,8 +74,7 @@ static lengths read_stream(FILE *stream, const char *name)
         if (problem != NULL) {
             char quoted[48];
             quote_line(quoted, sizeof quoted, line);
-            cli_bad_input("%s line %zu: '%s' %s (expected one token count >= 1 per line)",
-                          name, data.count + 1, quoted, problem);
+            cli_bad_input("%s line %zu: '%s' %s", name, data.count + 1, quoted, problem);
         }
         append(&data, &capacity, value);
     }
@@ -86,10 +86,15 @@ static lengths read_stream(FILE *stream, const char *name)
     return data;
 }
 
+const char *lengths_display_name(const char *path)
+{
+    return strcmp(path, "-") == 0 ? "standard input" : path;
+}
+
 lengths lengths_read(const char *path)
 {
     if (strcmp(path, "-") == 0)
-        return read_stream(stdin, "standard input");
+        return read_stream(stdin, lengths_display_name(path));
     FILE *stream = fopen(path, "r");
     if (stream == NULL)
         cli_bad_input("cannot open lengths file '%s': %s", path, strerror(errno));

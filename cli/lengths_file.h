@@ -20,4 +20,7 @@ lengths lengths_read(const char *path);
 
 void lengths_free(lengths *data);
 
+/* How messages name `path`: the path itself, or "standard input" for "-". */
+const char *lengths_display_name(const char *path);
+
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "fail.h"
+#include "lengths_file.h"
 
 typedef struct int_option {
     const char *flag; /* for messages */
@@ -63,12 +64,28 @@ static void set_options(brs_sampler *sampler, const cli_config *config)
         set_double(sampler, &doubles[i]);
 }
 
+/* The library rejects such a sample too, but names it by its 0-based
+ * index; on the command line it is a line of FILE. */
+static void check_cap(const cli_config *config, const uint32_t *lengths, size_t count)
+{
+    if (config->max_tokens <= 0)
+        return;
+    for (size_t i = 0; i < count; i++)
+        if (lengths[i] > (uint64_t)config->max_tokens)
+            cli_bad_input("%s line %zu: a sample of %" PRIu32 " tokens is longer than "
+                          "--max-tokens %" PRId64 ": raise --max-tokens to at least %" PRIu32
+                          " or truncate the sample",
+                          lengths_display_name(config->lengths_path), i + 1, lengths[i], config->max_tokens,
+                          lengths[i]);
+}
+
 brs_sampler *sampler_setup(const cli_config *config, const uint32_t *lengths, size_t count)
 {
     if (config->epoch < 0)
         cli_bad_input("--epoch %" PRId64 " is negative; epochs count from 0", config->epoch);
     if (config->has_step && config->step < 0)
         cli_bad_input("--step %" PRId64 " is negative; steps count from 0", config->step);
+    check_cap(config, lengths, count);
     brs_sampler *sampler;
     brs_status status = brs_sampler_new(&sampler);
     if (status != BRS_OK)

@@ -326,7 +326,9 @@ class BadInputTests(BrsTestCase):
     def test_sample_longer_than_max_tokens(self):
         path = self.lengths_file([100] * 40 + [5000])
         for command in ("plan", "compare"):
-            self.fails(command, "--lengths", path, "--max-tokens", "4096")
+            self.fails(command, "--lengths", path, "--max-tokens", "4096",
+                       mentions=["line 41", "--max-tokens"])
+        self.fails("plan", "--lengths", path, "--max-tokens", "4096", "--packed")
 
     def test_unsatisfiable_cap(self):
         # 8 samples of 10 tokens in one micro-batch need 80 padded tokens;
