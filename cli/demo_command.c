@@ -116,6 +116,7 @@ int demo_command(int count, char **args)
     compare_setting setting = {&config, demo_dataset_count, steps, &chosen};
     printf("brs demo: %s, embedded in brs\n", demo_dataset_name);
     text_wrap_print(stdout, demo_dataset_note, 80);
+    fputc('\n', stdout);
     compare_report_print(stdout, &result, &setting);
     print_savings(stdout, &result);
 
