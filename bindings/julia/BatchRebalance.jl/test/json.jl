@@ -21,23 +21,23 @@ end
 
 fail(r::Reader, what) = error("JSON: $what at byte $(r.pos)")
 
-peek(r::Reader) = r.pos <= ncodeunits(r.text) ? codeunit(r.text, r.pos) : 0x00
+current_byte(r::Reader) = r.pos <= ncodeunits(r.text) ? codeunit(r.text, r.pos) : 0x00
 
 function skip_space(r::Reader)
-    while peek(r) in (UInt8(' '), UInt8('\t'), UInt8('\n'), UInt8('\r'))
+    while current_byte(r) in (UInt8(' '), UInt8('\t'), UInt8('\n'), UInt8('\r'))
         r.pos += 1
     end
 end
 
 function expect(r::Reader, c::Char)
     skip_space(r)
-    peek(r) == UInt8(c) || fail(r, "expected '$c'")
+    current_byte(r) == UInt8(c) || fail(r, "expected '$c'")
     r.pos += 1
 end
 
 function read_value(r::Reader)
     skip_space(r)
-    c = peek(r)
+    c = current_byte(r)
     c == UInt8('{') && return read_object(r)
     c == UInt8('[') && return read_array(r)
     c == UInt8('"') && return read_string(r)
@@ -54,14 +54,14 @@ function read_object(r::Reader)
     expect(r, '{')
     object = Dict{String,Any}()
     skip_space(r)
-    peek(r) == UInt8('}') && (r.pos += 1; return object)
+    current_byte(r) == UInt8('}') && (r.pos += 1; return object)
     while true
         skip_space(r)
         key = read_string(r)
         expect(r, ':')
         object[key] = read_value(r)
         skip_space(r)
-        peek(r) == UInt8('}') && (r.pos += 1; return object)
+        current_byte(r) == UInt8('}') && (r.pos += 1; return object)
         expect(r, ',')
     end
 end
@@ -70,11 +70,11 @@ function read_array(r::Reader)
     expect(r, '[')
     array = Any[]
     skip_space(r)
-    peek(r) == UInt8(']') && (r.pos += 1; return array)
+    current_byte(r) == UInt8(']') && (r.pos += 1; return array)
     while true
         push!(array, read_value(r))
         skip_space(r)
-        peek(r) == UInt8(']') && (r.pos += 1; return array)
+        current_byte(r) == UInt8(']') && (r.pos += 1; return array)
         expect(r, ',')
     end
 end
@@ -84,16 +84,16 @@ const ESCAPES = Dict(UInt8('"') => '"', UInt8('\\') => '\\', UInt8('/') => '/',
                      UInt8('b') => '\b', UInt8('f') => '\f')
 
 function read_string(r::Reader)
-    peek(r) == UInt8('"') || fail(r, "expected a string")
+    current_byte(r) == UInt8('"') || fail(r, "expected a string")
     r.pos += 1
     out = IOBuffer()
     while true
-        c = peek(r)
+        c = current_byte(r)
         c == 0x00 && fail(r, "unterminated string")
         r.pos += 1
         c == UInt8('"') && return String(take!(out))
         if c == UInt8('\\')
-            e = peek(r)
+            e = current_byte(r)
             r.pos += 1
             if e == UInt8('u')
                 print(out, Char(parse(UInt16, r.text[r.pos:r.pos+3]; base=16)))
@@ -112,7 +112,7 @@ const NUMBER_BYTES = Set(codeunits("+-0123456789.eE"))
 
 function read_number(r::Reader)
     start = r.pos
-    while peek(r) in NUMBER_BYTES
+    while current_byte(r) in NUMBER_BYTES
         r.pos += 1
     end
     r.pos == start && fail(r, "unexpected character")
