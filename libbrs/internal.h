@@ -12,7 +12,7 @@
  * It enters every fingerprint; bump it with any change of output and
  * regenerate tests/vectors.
  */
-#define BRS_PLAN_ALGORITHM_VERSION 1
+#define BRS_PLAN_ALGORITHM_VERSION 2
 
 /* Costs are exact integers in micro cost units (1e-6), held in 128 bits.
  * Bounds (proof of no overflow): a length L < 2^32, alpha_micro <= 1e9 <
@@ -108,6 +108,12 @@ struct brs_split {
 };
 brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                            const struct brs_cost_model *model, double *inverse_weight);
+/* refine.c: the split of least total cost among those with max cost <=
+ * threshold (the optimum), if its search needs at most `budget` cells;
+ * BRS_ERR_TOO_LARGE (split untouched) otherwise. */
+brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
+                                  size_t k, const struct brs_cost_model *model,
+                                  brs_wide threshold, size_t budget);
 brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                            const struct brs_cost_model *model, uint32_t *scratch);
 

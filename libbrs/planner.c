@@ -16,6 +16,9 @@
 
 #define WIDE_MAX (~(brs_wide)0)
 
+/* Cells the exact second objective may search: a few per sample. */
+enum { REFINE_BUDGET_PER_SAMPLE = 4, REFINE_BUDGET_BASE = 4096 };
+
 brs_wide brs_sample_weight(const struct brs_cost_model *model, uint32_t length)
 {
     return (brs_wide)length * BRS_COST_UNITS_PER_ONE +
@@ -349,8 +352,14 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
     fill_inverse_weights(inverse_weight, lengths, n, model);
     struct probe_input in = {lengths, inverse_weight, n, k, model};
     brs_wide best = optimal_threshold(&in, split->lower_bound);
-    size_t groups = greedy_from_right(split->starts, lengths, n, model, best);
-    brs_status status = split_to_k(split, lengths, n, groups, k, model);
+    /* Exact second objective where its windows are small (the common case:
+     * the optimum is tight); else split the costliest groups. */
+    brs_status status = brs_refine_least_total(split, lengths, n, k, model, best,
+                                               REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE);
+    if (status == BRS_ERR_TOO_LARGE) {
+        size_t groups = greedy_from_right(split->starts, lengths, n, model, best);
+        status = split_to_k(split, lengths, n, groups, k, model);
+    }
     if (status != BRS_OK) return status;
     split->max_cost = 0;
     for (size_t g = 0; g < k; g++)

@@ -1,0 +1,165 @@
+/* refine.c - the second objective: among the splits whose largest cost is
+ * the optimum T, the one of least total cost.
+ *
+ * Boundary j (the end of group j, 1 <= j <= k) of any such split lies in a
+ * window [R_j, L_j]: L_j is where the greedy from the long end gets with j
+ * groups (no prefix of j groups reaches further), R_j where the greedy from
+ * the short end leaves off with k - j groups (no suffix of k - j groups
+ * starts earlier), both tightened so every group keeps a sample. Inside
+ * the windows, total(j, b) = min_a total(j-1, a) + cost(a, b) is a dynamic
+ * programme whose cost matrix is Monge (cost(a,b) = intercept + (b-a)w(a)
+ * with w non-increasing, infeasible groups as +infinity along a staircase),
+ * so the leftmost best a is monotone in b and each layer is solved by
+ * divide and conquer in O(W log W).
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+#define INFINITE (~(brs_wide)0)
+
+struct layer_window {
+    size_t low, high; /* boundary j lies in [low, high] */
+    size_t offset;    /* where its choices start in the choice array */
+};
+
+struct refine_input {
+    const uint32_t *lengths;
+    size_t n, k;
+    const struct brs_cost_model *model;
+    brs_wide threshold;
+};
+
+static brs_wide feasible_cost(const struct refine_input *in, size_t a, size_t b)
+{
+    size_t size = b - a;
+    uint32_t head = in->lengths[a];
+    if (in->model->max_tokens && (uint64_t)size * head > in->model->max_tokens) return INFINITE;
+    brs_wide cost = in->model->intercept + (brs_wide)size * brs_sample_weight(in->model, head);
+    return cost <= in->threshold ? cost : INFINITE;
+}
+
+/* The longest feasible group starting at `a` (a < n). */
+static size_t longest_from(const struct refine_input *in, size_t a)
+{
+    size_t low = 1, high = in->n - a; /* answer in [low, high]; size 1 fits */
+    while (low < high) {
+        size_t mid = low + (high - low + 1) / 2;
+        if (feasible_cost(in, a, a + mid) != INFINITE)
+            low = mid;
+        else
+            high = mid - 1;
+    }
+    return low;
+}
+
+/* The earliest start of a feasible group ending at `b` (b > 0). */
+static size_t earliest_to(const struct refine_input *in, size_t b)
+{
+    size_t low = 0, high = b - 1; /* answer in [low, high]; b - 1 fits */
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        if (feasible_cost(in, mid, b) != INFINITE)
+            high = mid;
+        else
+            low = mid + 1;
+    }
+    return low;
+}
+
+/* Fills the k + 1 windows; returns the sum of their sizes. */
+static size_t fill_windows(struct layer_window *w, const struct refine_input *in)
+{
+    size_t n = in->n, k = in->k;
+    size_t reach = 0;
+    for (size_t j = 0; j <= k; j++) {
+        w[j].high = reach < n - (k - j) ? reach : n - (k - j);
+        if (reach < n) reach += longest_from(in, reach);
+    }
+    size_t start = n;
+    for (size_t i = 0; i <= k; i++) {
+        size_t j = k - i;
+        w[j].low = start > j ? start : j;
+        if (start > 0) start = earliest_to(in, start);
+    }
+    size_t total = 0;
+    for (size_t j = 0; j <= k; j++) {
+        w[j].offset = total;
+        total += w[j].high - w[j].low + 1;
+    }
+    return total;
+}
+
+struct layer {
+    const struct refine_input *in;
+    const struct layer_window *prev, *cur;
+    const brs_wide *prev_total; /* by a - prev->low */
+    brs_wide *cur_total;        /* by b - cur->low */
+    uint32_t *choice;           /* by b - cur->low: the best a */
+};
+
+/* Best a for every b in [b_low, b_high], knowing it lies in [a_low, a_high]. */
+static void solve_range(const struct layer *l, size_t b_low, size_t b_high, size_t a_low,
+                        size_t a_high)
+{
+    while (b_low <= b_high) {
+        size_t b = b_low + (b_high - b_low) / 2;
+        size_t best_a = a_low, last = a_high < b - 1 ? a_high : b - 1;
+        brs_wide best = INFINITE;
+        for (size_t a = a_low; a <= last; a++) {
+            brs_wide before = l->prev_total[a - l->prev->low];
+            if (before == INFINITE) continue;
+            brs_wide c = feasible_cost(l->in, a, b);
+            if (c != INFINITE && before + c < best) {
+                best = before + c;
+                best_a = a;
+            }
+        }
+        l->cur_total[b - l->cur->low] = best;
+        l->choice[b - l->cur->low] = (uint32_t)best_a;
+        if (b > b_low) solve_range(l, b_low, b - 1, a_low, best_a);
+        a_low = best_a;
+        b_low = b + 1;
+    }
+}
+
+brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
+                                  size_t k, const struct brs_cost_model *model,
+                                  brs_wide threshold, size_t budget)
+{
+    struct refine_input in = {lengths, n, k, model, threshold};
+    struct layer_window *w = malloc((k + 1) * sizeof *w);
+    if (!w) return BRS_ERR_NO_MEMORY;
+    size_t cells = fill_windows(w, &in);
+    if (cells > budget) {
+        free(w);
+        return BRS_ERR_TOO_LARGE; /* the caller keeps its own split */
+    }
+    uint32_t *choice = malloc(cells * sizeof *choice);
+    brs_wide *totals = malloc(cells * sizeof *totals);
+    if (!choice || !totals) {
+        free(w);
+        free(choice);
+        free(totals);
+        return BRS_ERR_NO_MEMORY;
+    }
+    totals[0] = 0; /* layer 0: boundary 0 */
+    for (size_t j = 1; j <= k; j++) {
+        struct layer l = {&in, &w[j - 1], &w[j], totals + w[j - 1].offset, totals + w[j].offset,
+                          choice + w[j].offset};
+        solve_range(&l, w[j].low, w[j].high, w[j - 1].low, w[j - 1].high);
+    }
+    /* Walk the choices back from boundary k = n. */
+    size_t b = n;
+    for (size_t j = k; j > 0; j--) {
+        size_t a = choice[w[j].offset + (b - w[j].low)];
+        split->starts[j - 1] = a;
+        split->costs[j - 1] = feasible_cost(&in, a, b);
+        b = a;
+    }
+    split->starts[k] = n;
+    free(w);
+    free(choice);
+    free(totals);
+    return BRS_OK;
+}
