@@ -56,11 +56,11 @@ static size_t fitting_size(const struct probe_input *in, size_t i, brs_wide budg
     brs_wide w = brs_sample_weight(in->model, in->lengths[i]);
     double estimate = budget_estimate * in->inverse_weight[i];
     size_t s = estimate >= (double)limit ? limit : (size_t)estimate;
-    if ((w >> 39) == 0 && (budget >> 64) == 0) {
-        /* Common case: s <= 2^24 and w < 2^39, so products fit 64 bits. */
-        uint64_t w64 = (uint64_t)w, b64 = (uint64_t)budget;
-        while (s > 0 && s * w64 > b64) s--;
-        while (s < limit && (s + 1) * w64 <= b64) s++;
+    if ((w >> 64) == 0 && (budget >> 64) == 0) {
+        /* Common case: 64-bit products; one that overflows exceeds budget. */
+        uint64_t w64 = (uint64_t)w, b64 = (uint64_t)budget, product;
+        while (s > 0 && (__builtin_mul_overflow(s, w64, &product) || product > b64)) s--;
+        while (s < limit && !__builtin_mul_overflow(s + 1, w64, &product) && product <= b64) s++;
         return s;
     }
     while (s > 0 && (brs_wide)s * w > budget) s--;
