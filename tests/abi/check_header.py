@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The public header stands alone and keeps the ABI rules of DESIGN.md 5.
 
-    check_header.py compile c|c++ INCLUDE_DIR COMPILER [ARGS...]
-        Compile a translation unit that includes only brs.h, as C11 or
-        C++11, with -Wall -Wextra -pedantic -Werror (exit 77 without a
-        compiler for that language).
+    check_header.py compile SOURCE INCLUDE_DIR COMPILER [ARGS...]
+        Compile SOURCE (header_alone.c or header_alone.cpp: one line that
+        includes brs.h) as C11 or C++11 (by its suffix) with -Wall -Wextra
+        -pedantic -Werror (exit 77 without a compiler for that language).
     check_header.py rules BRS.H
         No function-like macros, no static or inline functions, and every
         prototype uses only the types every FFI can call: fixed-width
@@ -20,21 +20,19 @@ import tempfile
 
 SKIP = 77
 
+WARNINGS = ["-Wall", "-Wextra", "-pedantic", "-Werror"]
 FLAGS = {
-    "c": (".c", ["-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror"]),
-    "c++": (".cpp", ["-std=c++11", "-Wall", "-Wextra", "-pedantic", "-Werror"]),
+    ".c": ("C11", ["-std=c11"] + WARNINGS),
+    ".cpp": ("C++11", ["-std=c++11"] + WARNINGS),
 }
 
 
-def compile_alone(lang, include_dir, compiler):
+def compile_alone(source, include_dir, compiler):
+    lang, flags = FLAGS[os.path.splitext(source)[1]]
     if not compiler:
         print(f"SKIP: no {lang} compiler found by meson")
         return SKIP
-    suffix, flags = FLAGS[lang]
     with tempfile.TemporaryDirectory() as tmp:
-        source = os.path.join(tmp, "alone" + suffix)
-        with open(source, "w", encoding="utf-8") as f:
-            f.write("#include <brs.h>\n")
         cmd = compiler + flags + ["-I", include_dir, "-c", source, "-o", os.path.join(tmp, "alone.o")]
         result = subprocess.run(cmd, capture_output=True, text=True)
     print(" ".join(cmd))
@@ -111,7 +109,7 @@ def rule_problems(header):
 
 
 def main(argv):
-    if len(argv) >= 4 and argv[1] == "compile" and argv[2] in FLAGS:
+    if len(argv) >= 4 and argv[1] == "compile" and os.path.splitext(argv[2])[1] in FLAGS:
         return compile_alone(argv[2], argv[3], argv[4:])
     if len(argv) == 3 and argv[1] == "rules":
         found, count = rule_problems(argv[2])
