@@ -164,7 +164,6 @@ class BatchRebalanceSampler:
         self._check_ranks_once()
         epoch, steps, grad_accum = self._epoch, self.steps_per_epoch, self.grad_accum
         step, micro = (self._step, self._micro) if self._resume_pending else (0, 0)
-        self._resume_pending = False
         self._step, self._micro = step, micro
         plan, sampler = NativePlan(), self._native.handle
         while step < steps:
@@ -176,6 +175,10 @@ class BatchRebalanceSampler:
                     self._micro = m + 1
                 else:
                     self._step, self._micro = step + 1, 0
+                # A loaded position holds until a micro-batch past it is yielded: a loaded
+                # end of epoch keeps yielding nothing (torchdata's StatefulDataLoader primes
+                # and discards one iterator when it restores a finished epoch).
+                self._resume_pending = False
                 yield batch
             step, micro = step + 1, 0
 
