@@ -24,6 +24,8 @@ from accelerate.data_loader import BatchSamplerShard, DataLoaderAdapter
 
 from brs import BatchRebalanceSampler
 
+from ._parallelism import reject_model_parallelism
+
 __all__ = ["prepare_dataloader", "RebalanceBatchSampler", "find_rebalance_sampler"]
 
 
@@ -121,7 +123,7 @@ def _check_accelerator(accelerator, sampler):
             "already gets its own variable-size micro-batch, there is no fixed batch to split. "
             "Create the Accelerator with DataLoaderConfiguration(split_batches=False) and give "
             "the sampler per_device_batch_size = the per-process micro-batch size.")
-    _reject_model_parallel_sizes(_parallel_sizes(accelerator))
+    reject_model_parallelism(_parallel_sizes(accelerator))
     _check_topology(accelerator, sampler)
 
 
@@ -130,18 +132,6 @@ def _parallel_sizes(accelerator):
     if config is None:
         return {}
     return {kind: int(getattr(config, f"{kind}_size", 1) or 1) for kind in ("tp", "cp", "sp")}
-
-
-def _reject_model_parallel_sizes(sizes):
-    """Ranks that share one model replica (TP/CP/SP) must see the same samples: not our plan."""
-    used = {kind: size for kind, size in sizes.items() if size > 1}
-    if used:
-        listing = ", ".join(f"{kind}_size={size}" for kind, size in sorted(used.items()))
-        raise ValueError(
-            f"tensor, context and sequence parallelism are not supported ({listing}): "
-            "brs.BatchRebalanceSampler plans one micro-batch per data-parallel rank, while those "
-            "modes need several ranks to see the same samples. Use pure data parallelism "
-            "(DDP, FSDP, ZeRO) with the sampler, or the framework's own sampler.")
 
 
 def _check_topology(accelerator, sampler):

@@ -16,22 +16,24 @@ docs/trainer.md.
 
 import dataclasses
 import functools
+import logging
 
 from torch.utils.data import DataLoader, IterableDataset
 from transformers import Trainer
 from transformers.trainer_utils import has_length, seed_worker
-from transformers.utils import is_datasets_available, logging
+from transformers.utils import is_datasets_available
 
 from brs import BatchRebalanceSampler
 
 from ._dataset_lengths import dataset_lengths
 from ._epoch_callback import RebalanceEpochCallback
-from .accelerate import _reject_model_parallel_sizes, prepare_dataloader
+from ._parallelism import reject_model_parallelism
+from .accelerate import prepare_dataloader
 
 __all__ = ["BatchRebalanceMixin", "BatchRebalanceTrainer", "RebalanceOptions",
            "RebalanceEpochCallback"]
 
-logger = logging.get_logger(__name__)
+logger = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,8 +98,8 @@ class BatchRebalanceMixin:
                 "datasets.Dataset or a torch Dataset): each step is planned from the lengths of "
                 f"all samples, which an IterableDataset ({type(dataset).__name__}) cannot give. "
                 "Load the dataset without streaming, or use the plain Trainer.")
-        _reject_model_parallel_sizes({kind: int(getattr(self, f"get_{kind}_size", lambda: 1)())
-                                      for kind in ("tp", "cp", "sp")})
+        reject_model_parallelism({kind: int(getattr(self, f"get_{kind}_size", lambda: 1)())
+                                  for kind in ("tp", "cp", "sp")})
 
     def _train_lengths(self, dataset):
         input_names = getattr(self.processing_class, "model_input_names", None) or ["input_ids"]

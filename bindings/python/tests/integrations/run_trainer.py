@@ -44,14 +44,16 @@ class StopAt(TrainerCallback):
             control.should_training_stop = True
 
 
-def training_arguments(out, sampler):
-    return TrainingArguments(
+def training_arguments(out, sampler, **overrides):
+    settings = dict(
         output_dir=os.path.join(out, "checkpoints"), per_device_train_batch_size=PER_DEVICE,
         gradient_accumulation_steps=GRAD_ACCUM, num_train_epochs=EPOCHS, learning_rate=1e-3,
         save_strategy="steps", save_steps=SAVE_STEPS, logging_steps=1000, report_to="none",
         use_cpu=True, ddp_backend="gloo", ddp_find_unused_parameters=False, seed=7,
         dataloader_drop_last=False, remove_unused_columns=False, disable_tqdm=True,
         train_sampling_strategy="batch_rebalance" if sampler == "upstream" else "random")
+    settings.update(overrides)
+    return TrainingArguments(**settings)
 
 
 def main():

@@ -24,9 +24,9 @@ def logs(run_dir):
 
 def planned(rank, epoch):
     """What rank ``rank`` must train in ``epoch``: its micro-batches of the sampler's plan."""
-    sampler = BatchRebalanceSampler(scaled_lengths(cfg.NUM_SAMPLES), per_device_batch_size=cfg.PER_DEVICE,
-                                    grad_accum=cfg.GRAD_ACCUM, dp_size=RANKS, rank=rank, seed=7,
-                                    drop_last=False)
+    sampler = BatchRebalanceSampler(scaled_lengths(cfg.NUM_SAMPLES),
+                                    per_device_batch_size=cfg.PER_DEVICE, grad_accum=cfg.GRAD_ACCUM,
+                                    dp_size=RANKS, rank=rank, seed=7, drop_last=False)
     return [{"step": epoch * STEPS_PER_EPOCH + step, "indices": micro_batch.indices}
             for step in range(sampler.steps_per_epoch)
             for micro_batch in sampler.plan(step, epoch=epoch).micro_batches[rank]]
@@ -168,8 +168,8 @@ def test_resume_with_another_world_size_is_refused(checkpoint, tmp_path):
     """The checkpoint was written by 2 processes; this (pytest) process is a world of 1."""
     from brs.integrations.transformers import BatchRebalanceTrainer
 
-    trainer = BatchRebalanceTrainer(model=tiny_gpt2(), args=cfg.training_arguments(str(tmp_path), "ours"),
-                                    train_dataset=TokenDataset(scaled_lengths(cfg.NUM_SAMPLES)),
-                                    data_collator=pad_collate)
+    args = cfg.training_arguments(str(tmp_path), "ours", ddp_backend=None)
+    trainer = BatchRebalanceTrainer(model=tiny_gpt2(), args=args, data_collator=pad_collate,
+                                    train_dataset=TokenDataset(scaled_lengths(cfg.NUM_SAMPLES)))
     with pytest.raises(ValueError, match=r"world size \(data-parallel processes\) 2 -> 1"):
         trainer.train(resume_from_checkpoint=str(checkpoint))
