@@ -112,7 +112,13 @@ def load_parser():
         print(f"SKIP: cannot import tree-sitter / tree-sitter-julia ({e}); "
               "pip install tree-sitter tree-sitter-julia")
         sys.exit(SKIP)
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_julia.language()))
+    language = tree_sitter.Language(tree_sitter_julia.language())
+    try:
+        return tree_sitter.Parser(language)
+    except TypeError:  # py-tree-sitter before 0.22
+        parser = tree_sitter.Parser()
+        parser.set_language(language)
+        return parser
 
 
 def walk(node):
