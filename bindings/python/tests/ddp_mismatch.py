@@ -1,0 +1,33 @@
+"""Under torchrun (2 gloo processes): each rank builds its sampler with ANOTHER seed.
+
+    torchrun --nproc_per_node=2 ddp_mismatch.py OUT_DIR
+
+The first iteration must raise RuntimeError on every rank (no hang, no silent divergence);
+each rank writes what it raised to OUT_DIR/rank<r>.txt.
+"""
+
+import pathlib
+import sys
+
+import torch.distributed as dist
+
+from brs import BatchRebalanceSampler
+from brs_testing import random_lengths
+
+
+def main(out):
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    sampler = BatchRebalanceSampler(random_lengths(64, seed=1), per_device_batch_size=2,
+                                    seed=rank)
+    try:
+        next(iter(sampler))
+        outcome = "no error"
+    except RuntimeError as exc:
+        outcome = f"RuntimeError: {exc}"
+    (pathlib.Path(out) / f"rank{rank}.txt").write_text(outcome)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
