@@ -80,6 +80,65 @@ static int place(struct load_heap *h, brs_wide *loads, uint64_t *tokens, uint32_
     return placed;
 }
 
+/* When LPT misses a packing under the cap, a depth-first search over
+ * placements (longest first; groups of equal tokens are interchangeable, so
+ * only the first is tried) settles small steps exactly. */
+enum { SEARCH_MAX_SAMPLES = 256, SEARCH_MAX_NODES = 200000 };
+
+struct search {
+    const uint32_t *lengths;
+    size_t n, k, empty, nodes;
+    uint64_t cap, *tokens;
+    uint32_t *group_of;
+};
+
+/* 1: packed, 0: proven impossible, -1: gave up. */
+static int search_from(struct search *s, size_t i)
+{
+    if (i == s->n) return 1;
+    if (s->n - i < s->empty) return 0; /* every group needs a sample */
+    if (++s->nodes > SEARCH_MAX_NODES) return -1;
+    for (size_t g = 0; g < s->k; g++) {
+        if (s->tokens[g] + s->lengths[i] > s->cap) continue;
+        size_t twin = 0;
+        while (twin < g && s->tokens[twin] != s->tokens[g]) twin++;
+        if (twin < g) continue;
+        s->empty -= s->tokens[g] == 0;
+        s->tokens[g] += s->lengths[i];
+        s->group_of[i] = (uint32_t)g;
+        int found = search_from(s, i + 1);
+        s->tokens[g] -= s->lengths[i];
+        s->empty += s->tokens[g] == 0;
+        if (found != 0) return found;
+    }
+    return 0;
+}
+
+/* Any packing under the cap, or why not; fills group_of. */
+static int search_packing(uint32_t *group_of, const uint32_t *lengths, size_t n, size_t k,
+                          uint64_t cap)
+{
+    if (n > SEARCH_MAX_SAMPLES) return -1;
+    uint64_t *tokens = calloc(k, sizeof *tokens);
+    if (!tokens) return -1;
+    struct search s = {lengths, n, k, k, 0, cap, tokens, group_of};
+    int found = search_from(&s, 0);
+    free(tokens);
+    return found;
+}
+
+/* The fewest groups a packing needs, by search from k + 1 up (small steps). */
+static size_t fewest_groups(uint32_t *group_of, const uint32_t *lengths, size_t n, size_t k,
+                            uint64_t cap)
+{
+    for (size_t groups = k + 1; groups <= n; groups++) {
+        int found = search_packing(group_of, lengths, n, groups, cap);
+        if (found == 1) return groups;
+        if (found < 0) return 0;
+    }
+    return n;
+}
+
 brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                            const struct brs_cost_model *model, uint32_t *scratch)
 {
@@ -102,16 +161,24 @@ brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, siz
         h.ids[g] = (uint32_t)g;
     }
     brs_wide sum = 0;
+    int packed = 1;
     for (size_t i = 0; i < n; i++) {
         brs_wide w = brs_sample_weight(model, lengths[i]);
         sum += w;
-        if (!place(&h, loads, tokens, full, split->group_of, i, lengths[i], w, cap)) {
-            free(tokens);
-            split->needed = 0;
-            return BRS_ERR_CAP_INFEASIBLE;
-        }
+        if (packed && !place(&h, loads, tokens, full, split->group_of, i, lengths[i], w, cap))
+            packed = 0;
     }
     free(tokens);
+    if (!packed) {
+        int found = search_packing(split->group_of, lengths, n, k, cap);
+        if (found != 1) {
+            split->needed = found == 0 ? fewest_groups(split->group_of, lengths, n, k, cap) : 0;
+            return BRS_ERR_CAP_INFEASIBLE;
+        }
+        for (size_t g = 0; g < k; g++) loads[g] = model->intercept;
+        for (size_t i = 0; i < n; i++)
+            loads[split->group_of[i]] += brs_sample_weight(model, lengths[i]);
+    }
     split->weight_sum = sum;
     brs_wide average = model->intercept + (sum + k - 1) / k;
     brs_wide longest = model->intercept + brs_sample_weight(model, lengths[0]);
