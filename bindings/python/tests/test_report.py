@@ -1,0 +1,82 @@
+"""python -m brs report: the CLI's comparison, plus the figure; bad input exits 2."""
+
+import re
+import subprocess
+
+import pytest
+
+from brs import BatchRebalanceSampler, report
+from brs_testing import DATA, read_lengths, run_python
+
+FLAGS = ["--batch-size", "8", "--grad-accum", "2", "--dp-size", "4", "--seed", "3"]
+
+
+def _sampler():
+    return BatchRebalanceSampler(read_lengths("gsm8k_train.lengths"), per_device_batch_size=8,
+                                 grad_accum=2, dp_size=4, rank=0, seed=3)
+
+
+def _cli_rows(cli):
+    done = subprocess.run([cli, "compare", "--lengths", str(DATA / "gsm8k_train.lengths"),
+                           *FLAGS], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = {}
+    for line in done.stdout.splitlines():
+        fields = line.split()
+        if len(fields) == 7 and fields[0] in ("random", "length-grouped", "brs"):
+            rows[fields[0]] = [float(f.rstrip("%")) for f in fields[1:]]
+    assert set(rows) == {"random", "length-grouped", "brs"}, done.stdout
+    bound = float(re.search(r"lower bound, ([\d.e+]+)", done.stdout).group(1))
+    return rows, bound
+
+
+def test_same_numbers_as_the_cli_compare(cli):
+    rows, bound = _cli_rows(cli)
+    comparison = report.compare(_sampler())
+    assert comparison.time_lower_bound == pytest.approx(bound, rel=1e-5)
+    for ours, theirs in (("random", "random"), ("grouped", "length-grouped"), ("brs", "brs")):
+        strategy = comparison.strategies[ours]
+        peak, efficiency, micro_sync, _, step_sync, _ = rows[theirs]
+        assert strategy.peak_padded_tokens == peak
+        assert 100 * strategy.padding_efficiency == pytest.approx(efficiency, abs=0.051)
+        assert strategy.micro_sync_time == pytest.approx(micro_sync, rel=1e-5)
+        assert strategy.step_sync_time == pytest.approx(step_sync, rel=1e-5)
+
+
+def test_brs_lowers_the_memory_peak_and_beats_random_batches_on_real_lengths():
+    comparison = report.compare(_sampler())
+    brs, random = comparison.strategies["brs"], comparison.strategies["random"]
+    assert brs.peak_padded_tokens < comparison.strategies["grouped"].peak_padded_tokens
+    assert brs.peak_padded_tokens < random.peak_padded_tokens
+    assert brs.step_sync_time < random.step_sync_time
+    assert brs.micro_sync_time < random.micro_sync_time
+    assert brs.step_sync_time >= comparison.time_lower_bound * (1 - 1e-9)
+
+
+def test_report_command_writes_the_table_and_the_figure(tmp_path):
+    pytest.importorskip("matplotlib")
+    figure = tmp_path / "report.png"
+    done = run_python(["-m", "brs", "report", "--lengths", str(DATA / "gsm8k_train.lengths"),
+                       *FLAGS, "--max-tokens", "2048", "--plot", str(figure)])
+    assert done.returncode == 0, done.stderr
+    for label in ("fixed-size random", "length-grouped", "brs", "peak padded tokens",
+                  "per-step sync", "above max_tokens"):
+        assert label in done.stdout
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert figure.stat().st_size > 20000  # six panels of data, not an empty canvas
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--lengths", "/nonexistent/x.lengths"], "cannot open"),
+    (["--lengths", "BAD"], "line 3"),
+    (["--lengths", "GOOD", "--dp-size", "0"], "dp_size"),
+    (["--lengths", "GOOD", "--batch-size", "1", "--max-tokens", "5"], "max_tokens"),
+])
+def test_bad_input_exits_2_with_one_line(tmp_path, args, message):
+    (tmp_path / "bad").write_text("5\n7\nseven\n")
+    (tmp_path / "good").write_text("5\n7\n9\n11\n")
+    args = [str(tmp_path / a.lower()) if a in ("BAD", "GOOD") else a for a in args]
+    done = run_python(["-m", "brs", "report", *args])
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
