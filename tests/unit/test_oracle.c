@@ -416,6 +416,30 @@ static void test_packed_cap_infeasible_only_when_no_packing_fits(void)
             fprintf(stderr, "  brs: %s\n", pl.message);
         bt_planned_free(&pl);
     }
+    /* The same trap at scale, feasible by construction: 1024 threes and
+     * 1536 twos, K = 1024, cap 6: {3,3} x 512 and {2,2,2} x 512 (first-fit
+     * decreasing finds it; LPT puts one three in every group and strands
+     * the twos). */
+    size_t n = 2560;
+    uint32_t *len = malloc(n * sizeof *len);
+    for (size_t i = 0; i < n; i++)
+        len[i] = i % 5 < 2 ? 3 : 2;
+    bt_config c = bt_config_default(len, n);
+    c.packed = 1;
+    c.batch_size = 3;
+    c.grad_accum = 1024;
+    c.drop_last = 0;
+    c.alpha = 0.0;
+    c.max_tokens = 6;
+    bt_set_case("packed threes and twos, K 1024, cap 6");
+    bt_planned pl;
+    if (bt_plan_step(&pl, &c, 0, p)) {
+        BT_ASSERT(pl.status == BRS_OK);
+        if (pl.status != BRS_OK)
+            fprintf(stderr, "  brs: %s\n", pl.message);
+        bt_planned_free(&pl);
+    }
+    free(len);
     brs_plan_free(p);
 }
 
