@@ -80,6 +80,68 @@ static int place(struct load_heap *h, brs_wide *loads, uint64_t *tokens, uint32_
     return placed;
 }
 
+/* First-fit decreasing, the second try when LPT misses a packing under the
+ * cap: each sample (longest first) to the lowest-numbered group with room,
+ * found in O(log k) by a max tree of the room left. Groups left empty then
+ * take a sample from a group holding several (room only grows there). */
+struct room_tree {
+    uint64_t *room; /* 2 * size nodes; leaves at size + g */
+    size_t size;
+};
+
+static void room_set(struct room_tree *t, size_t g, uint64_t room)
+{
+    size_t i = t->size + g;
+    t->room[i] = room;
+    for (i /= 2; i >= 1; i /= 2)
+        t->room[i] = t->room[2 * i] > t->room[2 * i + 1] ? t->room[2 * i] : t->room[2 * i + 1];
+}
+
+static size_t room_first_fit(const struct room_tree *t, uint64_t need)
+{
+    if (t->room[1] < need) return SIZE_MAX;
+    size_t i = 1;
+    while (i < t->size) i = t->room[2 * i] >= need ? 2 * i : 2 * i + 1;
+    return i - t->size;
+}
+
+static void fill_empty_groups(uint32_t *group_of, size_t k, size_t *count)
+{
+    size_t donor = 0;
+    for (size_t g = 0; g < k; g++) {
+        if (count[g] > 0) continue;
+        while (count[group_of[donor]] < 2) donor++; /* n >= k: a donor exists */
+        count[group_of[donor]]--;
+        group_of[donor] = (uint32_t)g;
+        count[g] = 1;
+    }
+}
+
+static int first_fit_decreasing(uint32_t *group_of, const uint32_t *lengths, size_t n, size_t k,
+                                uint64_t cap)
+{
+    struct room_tree t = {NULL, 1};
+    while (t.size < k) t.size *= 2;
+    t.room = calloc(2 * t.size, sizeof *t.room);
+    size_t *count = calloc(k, sizeof *count);
+    int packed = t.room && count;
+    for (size_t g = 0; packed && g < k; g++) room_set(&t, g, cap);
+    for (size_t i = 0; packed && i < n; i++) {
+        size_t g = room_first_fit(&t, lengths[i]);
+        if (g == SIZE_MAX) {
+            packed = 0;
+            break;
+        }
+        group_of[i] = (uint32_t)g;
+        count[g]++;
+        room_set(&t, g, t.room[t.size + g] - lengths[i]);
+    }
+    if (packed) fill_empty_groups(group_of, k, count);
+    free(t.room);
+    free(count);
+    return packed;
+}
+
 /* When LPT misses a packing under the cap, a depth-first search over
  * placements (longest first; groups of equal tokens are interchangeable, so
  * only the first is tried) settles small steps exactly. */
@@ -169,12 +231,14 @@ brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, siz
             packed = 0;
     }
     free(tokens);
-    if (!packed) {
+    if (!packed && !first_fit_decreasing(split->group_of, lengths, n, k, cap)) {
         int found = search_packing(split->group_of, lengths, n, k, cap);
         if (found != 1) {
             split->needed = found == 0 ? fewest_groups(split->group_of, lengths, n, k, cap) : 0;
             return BRS_ERR_CAP_INFEASIBLE;
         }
+    }
+    if (!packed) {
         for (size_t g = 0; g < k; g++) loads[g] = model->intercept;
         for (size_t i = 0; i < n; i++)
             loads[split->group_of[i]] += brs_sample_weight(model, lengths[i]);
