@@ -1,0 +1,1 @@
+"""libbrs benchmarks against the real peers (see bench/README.md); run through bench/run."""

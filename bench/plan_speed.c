@@ -1,0 +1,213 @@
+/*
+ * plan_speed - how long libbrs takes to plan one optimizer step, over the public API only.
+ *
+ *   plan_speed --batch-size P --dp-size R --grad-accum G [--dist uniform|longtail]
+ *              [--steps S] [--reps N] [--seed X] [--packed] [--max-tokens T] [--dump FILE]
+ *
+ * Builds a synthetic dataset of S * B samples (B = P * R * G), then times brs_plan_compute for
+ * N calls over steps 0..S-1 of epoch 0 (random access, so every call does the whole work: draw,
+ * sort, split, assign). Prints one JSON object: the configuration and the median / minimum time
+ * per step and per sample. One untimed call first lets the plan's buffers grow to size.
+ * --dump FILE also writes the lengths as raw native uint32, so the Python side of the benchmark
+ * times the other samplers on exactly the same data.
+ *
+ * Lengths (seeded SplitMix64, so every run and machine sees the same data):
+ *   uniform   integers uniform on [1, 4096]
+ *   longtail  round(exp(6 + 1.5 z)) clamped to [1, 65536], z standard normal (a heavy tail:
+ *             median ~400 tokens, a few samples of tens of thousands)
+ *
+ * Build: cc -O2 -I include bench/plan_speed.c -L<build>/libbrs -lbrs -Wl,-rpath,<build>/libbrs -lm
+ */
+#define _POSIX_C_SOURCE 199309L
+#include <brs.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct config {
+    int64_t batch_size, dp_size, grad_accum, max_tokens;
+    int64_t steps, reps, packed;
+    uint64_t seed;
+    const char *dist;
+    const char *dump;
+};
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* A uniform double in (0, 1): 53 random bits, never exactly 0 (log() below needs that). */
+static double unit_open(uint64_t *state)
+{
+    return ((double)(splitmix64(state) >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static uint32_t longtail_length(uint64_t *state)
+{
+    const double two_pi = 6.283185307179586;
+    double z = sqrt(-2.0 * log(unit_open(state))) * cos(two_pi * unit_open(state));
+    double v = floor(exp(6.0 + 1.5 * z) + 0.5);
+    return v < 1.0 ? 1u : v > 65536.0 ? 65536u : (uint32_t)v;
+}
+
+static int fill_lengths(uint32_t *lengths, size_t n, const char *dist, uint64_t seed)
+{
+    uint64_t state = seed;
+    int uniform = strcmp(dist, "uniform") == 0;
+    if (!uniform && strcmp(dist, "longtail") != 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        lengths[i] = uniform ? (uint32_t)(splitmix64(&state) % 4096u) + 1u : longtail_length(&state);
+    return 0;
+}
+
+static int dump_lengths(const char *path, const uint32_t *lengths, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    size_t written = fwrite(lengths, sizeof *lengths, n, f);
+    return (fclose(f) != 0 || written != n) ? -1 : 0;
+}
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: plan_speed --batch-size P --dp-size R --grad-accum G "
+                    "[--dist uniform|longtail] [--steps S] [--reps N] [--seed X] [--packed] "
+                    "[--max-tokens T] [--dump FILE]\n");
+    exit(2);
+}
+
+static int64_t parse_count(const char *text, const char *flag)
+{
+    char *end;
+    long long v = strtoll(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || v < 0) {
+        fprintf(stderr, "plan_speed: %s needs a non-negative integer, got '%s'\n", flag, text);
+        exit(2);
+    }
+    return (int64_t)v;
+}
+
+static struct config parse_args(int argc, char **argv)
+{
+    struct config c = {8, 1, 1, 0, 3, 20, 0, 1, "uniform", NULL};
+    for (int i = 1; i < argc; i++) {
+        const char *flag = argv[i];
+        if (strcmp(flag, "--packed") == 0) {
+            c.packed = 1;
+            continue;
+        }
+        if (i + 1 >= argc)
+            usage();
+        const char *value = argv[++i];
+        if (strcmp(flag, "--batch-size") == 0) c.batch_size = parse_count(value, flag);
+        else if (strcmp(flag, "--dp-size") == 0) c.dp_size = parse_count(value, flag);
+        else if (strcmp(flag, "--grad-accum") == 0) c.grad_accum = parse_count(value, flag);
+        else if (strcmp(flag, "--max-tokens") == 0) c.max_tokens = parse_count(value, flag);
+        else if (strcmp(flag, "--steps") == 0) c.steps = parse_count(value, flag);
+        else if (strcmp(flag, "--reps") == 0) c.reps = parse_count(value, flag);
+        else if (strcmp(flag, "--seed") == 0) c.seed = (uint64_t)parse_count(value, flag);
+        else if (strcmp(flag, "--dist") == 0) c.dist = value;
+        else if (strcmp(flag, "--dump") == 0) c.dump = value;
+        else usage();
+    }
+    if (c.batch_size < 1 || c.dp_size < 1 || c.grad_accum < 1 || c.steps < 1 || c.reps < 1)
+        usage();
+    return c;
+}
+
+/* Report a failed call with the handle's own message and stop: a benchmark has no recovery. */
+static void check(brs_status status, const char *what, const char *detail)
+{
+    if (status != BRS_OK) {
+        fprintf(stderr, "plan_speed: %s: %s (%s)\n", what, brs_strerror(status), detail);
+        exit(1);
+    }
+}
+
+static brs_sampler *make_sampler(const struct config *c, const uint32_t *lengths, size_t n)
+{
+    brs_sampler *s;
+    check(brs_sampler_new(&s), "brs_sampler_new", "");
+    check(brs_sampler_set_lengths(s, lengths, n, BRS_LENGTHS_BORROW), "set_lengths",
+          brs_sampler_last_error(s));
+    const struct { brs_option key; int64_t value; } opts[] = {
+        {BRS_OPT_BATCH_SIZE, c->batch_size}, {BRS_OPT_DP_SIZE, c->dp_size},
+        {BRS_OPT_GRAD_ACCUM, c->grad_accum}, {BRS_OPT_MAX_TOKENS, c->max_tokens},
+        {BRS_OPT_PACKED, c->packed},         {BRS_OPT_SEED, (int64_t)c->seed},
+    };
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        check(brs_sampler_set_int(s, opts[i].key, opts[i].value), "set_int",
+              brs_sampler_last_error(s));
+    check(brs_sampler_validate(s), "validate", brs_sampler_last_error(s));
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    struct config c = parse_args(argc, argv);
+    int64_t k = c.dp_size * c.grad_accum, b = c.batch_size * k;
+    size_t n = (size_t)(b * c.steps);
+    uint32_t *lengths = malloc(n * sizeof *lengths);
+    double *times = malloc((size_t)c.reps * sizeof *times);
+    if (!lengths || !times) {
+        fprintf(stderr, "plan_speed: out of memory for %zu lengths\n", n);
+        return 1;
+    }
+    if (fill_lengths(lengths, n, c.dist, c.seed) != 0) {
+        fprintf(stderr, "plan_speed: unknown --dist '%s' (uniform or longtail)\n", c.dist);
+        return 2;
+    }
+    if (c.dump && dump_lengths(c.dump, lengths, n) != 0) {
+        fprintf(stderr, "plan_speed: cannot write %s\n", c.dump);
+        return 1;
+    }
+    brs_sampler *s = make_sampler(&c, lengths, n);
+    brs_plan *p;
+    check(brs_plan_new(&p), "brs_plan_new", "");
+    check(brs_plan_compute(p, s, 0, 0), "warm-up plan", brs_plan_last_error(p));
+    for (int64_t i = 0; i < c.reps; i++) {
+        double t0 = now_ns();
+        brs_status st = brs_plan_compute(p, s, 0, (uint64_t)(i % c.steps));
+        times[i] = now_ns() - t0;
+        check(st, "brs_plan_compute", brs_plan_last_error(p));
+    }
+    double max_cost = 0, lower_bound = 0;
+    brs_plan_get_double(&max_cost, p, BRS_PLAN_MAX_COST);
+    brs_plan_get_double(&lower_bound, p, BRS_PLAN_LOWER_BOUND);
+    qsort(times, (size_t)c.reps, sizeof *times, cmp_double);
+    double median = times[c.reps / 2];
+    printf("{\"B\":%lld,\"K\":%lld,\"P\":%lld,\"dp\":%lld,\"ga\":%lld,\"dist\":\"%s\","
+           "\"packed\":%lld,\"n\":%zu,\"reps\":%lld,\"median_ns_per_step\":%.0f,"
+           "\"min_ns_per_step\":%.0f,\"ns_per_sample\":%.3f,\"last_max_cost\":%.6f,"
+           "\"last_lower_bound\":%.6f,\"library\":\"%s\"}\n",
+           (long long)b, (long long)k, (long long)c.batch_size, (long long)c.dp_size,
+           (long long)c.grad_accum, c.dist, (long long)c.packed, n, (long long)c.reps, median,
+           times[0], median / (double)b, max_cost, lower_bound, brs_version_string());
+    brs_plan_free(p);
+    brs_sampler_free(s);
+    free(times);
+    free(lengths);
+    return 0;
+}
