@@ -1,10 +1,12 @@
 /* test_contract.c - the sampler semantics of DESIGN.md section 2: coverage,
  * drop_last and top-up, equal counts per rank, determinism, random access,
- * elasticity, shuffle and seed/epoch mixing, option resolution, the cap. */
+ * elasticity, shuffle and seed/epoch mixing, option resolution, the cap,
+ * one sampler shared by threads. */
 #include "brs_test.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -511,6 +513,74 @@ static void test_fingerprint_covers_configuration(void)
     free(len);
 }
 
+/* ---- threads ------------------------------------------------------------------ */
+
+/* One sampler serves many threads at once, each with its own plan: every
+ * thread plans every step of the epoch and must match a sequential walk. */
+typedef struct {
+    const brs_sampler *sampler;
+    const bt_epoch *expected;
+    bool same;
+} thread_job;
+
+/* Whether plan p holds the micro-batches that enc encodes (count, indices
+ * per (rank, micro)). Uses no CUnit call: CUnit is not thread-safe. */
+static bool plan_matches(const brs_plan *p, const uint64_t *enc, size_t enc_len, int64_t dp,
+                         int64_t ga)
+{
+    size_t at = 0;
+    for (int64_t r = 0; r < dp; r++) {
+        for (int64_t m = 0; m < ga; m++) {
+            const uint64_t *idx;
+            size_t cnt;
+            if (brs_plan_micro_batch(&idx, &cnt, p, r, m) != BRS_OK || at + 1 + cnt > enc_len ||
+                enc[at] != cnt || memcmp(enc + at + 1, idx, cnt * sizeof *idx) != 0)
+                return false;
+            at += 1 + cnt;
+        }
+    }
+    return at == enc_len;
+}
+
+static void *plan_in_thread(void *arg)
+{
+    thread_job *job = arg;
+    brs_plan *p = NULL;
+    job->same = brs_plan_new(&p) == BRS_OK;
+    /* walk the steps backwards, unlike the sequential reference */
+    for (uint64_t t = job->expected->steps; job->same && t-- > 0;)
+        job->same = brs_plan_compute(p, job->sampler, 1, t) == BRS_OK &&
+                    plan_matches(p, job->expected->enc[t], job->expected->enc_len[t], 4, 2);
+    brs_plan_free(p);
+    return NULL;
+}
+
+static void test_one_sampler_many_threads(void)
+{
+    size_t n = 4000;
+    uint32_t *len = synthetic(n, 101);
+    bt_config c = shaped(len, n, 5, 4, 2);
+    c.max_tokens = 16384;
+    brs_sampler *s = NULL;
+    CU_ASSERT_FATAL(bt_sampler_new(&s, &c) == BRS_OK);
+    bt_epoch expected;
+    CU_ASSERT_FATAL(bt_epoch_load(&expected, s, 1, false) == BRS_OK);
+    enum { THREADS = 4 };
+    pthread_t tid[THREADS];
+    thread_job jobs[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        jobs[i] = (thread_job){s, &expected, false};
+        CU_ASSERT_FATAL(pthread_create(&tid[i], NULL, plan_in_thread, &jobs[i]) == 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(tid[i], NULL);
+        CU_ASSERT(jobs[i].same);
+    }
+    bt_epoch_free(&expected);
+    brs_sampler_free(s);
+    free(len);
+}
+
 /* ---- the cap, on real lengths -------------------------------------------- */
 
 static uint32_t *read_lengths(const char *name, size_t *n)
@@ -605,6 +675,7 @@ int main(int argc, char **argv)
         {"documented defaults and 1e-6 resolution", test_documented_defaults_and_resolution},
         {"fingerprint covers the configuration", test_fingerprint_covers_configuration},
         {"cap never exceeded on real lengths", test_cap_never_exceeded_on_real_lengths},
+        {"one sampler, many threads", test_one_sampler_many_threads},
         {NULL, NULL},
     };
     return bt_run("contract", tests, argc - 1, argv + 1);
