@@ -7,9 +7,9 @@ tests/coverage/not_wrapped.txt with a reason.
 A symbol counts as wrapped when the binding's code (comments removed) uses it
 the way that language calls C:
   ctypes   bindings/python/brs/*.py     an attribute or a string literal: lib.brs_x, "brs_x"
-  brs-sys  bindings/rust/brs-sys/src/*.rs   fn brs_x( inside an extern "C" block
+  brs-sys  bindings/rust/brs-sys/src/**/*.rs   fn brs_x( inside an extern "C" block
   swig     bindings/swig/brs.i          a C call brs_x(
-  julia    bindings/julia/src/*.jl      a ccall symbol :brs_x, or @ccall lib.brs_x(
+  julia    bindings/julia/**/src/*.jl   a ccall symbol :brs_x, or @ccall lib.brs_x(
 not_wrapped.txt: one "<binding> <symbol> <reason>" per line; # starts a comment.
 """
 import io
@@ -20,9 +20,9 @@ import tokenize
 
 BINDINGS = {
     "ctypes": "bindings/python/brs/*.py",
-    "brs-sys": "bindings/rust/brs-sys/src/*.rs",
+    "brs-sys": "bindings/rust/brs-sys/src/**/*.rs",
     "swig": "bindings/swig/brs.i",
-    "julia": "bindings/julia/src/*.jl",
+    "julia": "bindings/julia/**/src/*.jl",  # the package BatchRebalance.jl/src
 }
 
 
