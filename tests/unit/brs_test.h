@@ -123,10 +123,11 @@ uint64_t bt_greedy_groups(const uint32_t *desc, size_t b, const bt_cost_model *m
  * achievable costs). CUnit failures if not. */
 bool bt_threshold_optimal(const uint32_t *desc, size_t b, size_t k, const bt_cost_model *m,
                           uint64_t cap, u128 max);
-/* Exact packed optimum by enumerating every partition into k non-empty
- * groups (b <= 10), each group's token sum <= cap. False if none fits. */
-bool bt_packed_brute(u128 *best, const uint32_t *len, size_t b, size_t k,
-                     const bt_cost_model *m, uint64_t cap);
+/* Exact optimum by enumerating every partition (contiguous or not) of
+ * len[0..b) into k non-empty groups (b <= 10), padded or packed as m says,
+ * each group within cap (padded tokens or token sum). False if none fits. */
+bool bt_brute_min_max(u128 *best, const uint32_t *len, size_t b, size_t k,
+                      const bt_cost_model *m, uint64_t cap);
 
 /* ---- invariants (invariants.c) ------------------------------------------- */
 

@@ -95,49 +95,71 @@ typedef struct {
     size_t b, k;
     const bt_cost_model *m;
     uint64_t cap;
-    uint64_t sum[16];
+    uint64_t sum[16], count[16], longest[16];
     u128 sq[16];
     u128 best;
     bool found;
-} packed_search;
+} brute_search;
+
+static u128 brute_group_cost(const brute_search *bs, size_t g)
+{
+    return bs->m->packed ? bt_cost_packed(bs->m, bs->sum[g], bs->sq[g])
+                         : bt_cost_padded(bs->m, bs->count[g], bs->longest[g]);
+}
+
+/* Whether group g stays within the cap with one more sample of length l. */
+static bool brute_fits(const brute_search *bs, size_t g, uint64_t l)
+{
+    if (!bs->cap)
+        return true;
+    if (bs->m->packed)
+        return bs->sum[g] + l <= bs->cap;
+    uint64_t longest = l > bs->longest[g] ? l : bs->longest[g];
+    return (bs->count[g] + 1) * longest <= bs->cap;
+}
 
 /* Item i goes to an open group or opens the next one (restricted growth
  * strings: every set partition exactly once). */
-static void packed_visit(packed_search *ps, size_t i, size_t used)
+static void brute_visit(brute_search *bs, size_t i, size_t used)
 {
-    if (ps->b - i < ps->k - used)
+    if (bs->b - i < bs->k - used)
         return; /* too few items left to fill the remaining groups */
-    if (i == ps->b) {
+    if (i == bs->b) {
         u128 worst = 0;
         for (size_t g = 0; g < used; g++) {
-            u128 c = bt_cost_packed(ps->m, ps->sum[g], ps->sq[g]);
+            u128 c = brute_group_cost(bs, g);
             worst = c > worst ? c : worst;
         }
-        if (!ps->found || worst < ps->best)
-            ps->best = worst;
-        ps->found = true;
+        if (!bs->found || worst < bs->best)
+            bs->best = worst;
+        bs->found = true;
         return;
     }
-    uint64_t l = ps->len[i];
-    size_t open = used < ps->k ? used + 1 : used;
+    uint64_t l = bs->len[i];
+    size_t open = used < bs->k ? used + 1 : used;
     for (size_t g = 0; g < open; g++) {
-        if (ps->cap && ps->sum[g] + l > ps->cap)
+        if (!brute_fits(bs, g, l))
             continue;
-        ps->sum[g] += l;
-        ps->sq[g] += (u128)l * l;
-        packed_visit(ps, i + 1, g == used ? used + 1 : used);
-        ps->sum[g] -= l;
-        ps->sq[g] -= (u128)l * l;
+        uint64_t longest = bs->longest[g];
+        bs->sum[g] += l;
+        bs->sq[g] += (u128)l * l;
+        bs->count[g]++;
+        bs->longest[g] = l > longest ? l : longest;
+        brute_visit(bs, i + 1, g == used ? used + 1 : used);
+        bs->sum[g] -= l;
+        bs->sq[g] -= (u128)l * l;
+        bs->count[g]--;
+        bs->longest[g] = longest;
     }
 }
 
-bool bt_packed_brute(u128 *best, const uint32_t *len, size_t b, size_t k,
-                     const bt_cost_model *m, uint64_t cap)
+bool bt_brute_min_max(u128 *best, const uint32_t *len, size_t b, size_t k,
+                      const bt_cost_model *m, uint64_t cap)
 {
     if (k == 0 || k > 16 || b < k)
         return false;
-    packed_search ps = {.len = len, .b = b, .k = k, .m = m, .cap = cap};
-    packed_visit(&ps, 0, 0);
-    *best = ps.best;
-    return ps.found;
+    brute_search bs = {.len = len, .b = b, .k = k, .m = m, .cap = cap};
+    brute_visit(&bs, 0, 0);
+    *best = bs.best;
+    return bs.found;
 }

@@ -211,6 +211,39 @@ static void test_small_total_cost_least_among_optimal(void)
     run_small_cases(true);
 }
 
+/* The oracle itself: on tiny steps the DP over contiguous splits equals a
+ * brute force over every partition, which is the contiguity theorem the
+ * DP rests on (and a check of the DP code). */
+static void test_dp_equals_brute_force_over_all_partitions(void)
+{
+    bt_rng r = {8};
+    for (int i = 0; i < 1500; i++) {
+        size_t b = 1 + bt_rng_below(&r, 9), k = 1 + bt_rng_below(&r, b < 4 ? b : 4);
+        uint32_t len[9];
+        draw_lengths(&r, len, b, (enum shape)(i % SHAPES));
+        bt_config c = bt_config_default(len, b);
+        c.alpha = draw_alpha(&r, i / SHAPES);
+        c.intercept = draw_intercept(&r, i / (SHAPES * 5));
+        uint64_t cap = i % 2 ? max_length(len, b) * (1 + bt_rng_below(&r, b)) : 0;
+        bt_cost_model m = bt_cost_model_of(&c);
+        uint32_t desc[9];
+        memcpy(desc, len, sizeof desc);
+        for (size_t a = 1; a < b; a++) /* insertion sort, longest first */
+            for (size_t j = a; j > 0 && desc[j] > desc[j - 1]; j--) {
+                uint32_t t = desc[j];
+                desc[j] = desc[j - 1];
+                desc[j - 1] = t;
+            }
+        u128 dp = 0, brute = 0;
+        bool dp_ok = bt_oracle_min_max(&dp, desc, b, k, &m, cap);
+        bool brute_ok = bt_brute_min_max(&brute, len, b, k, &m, cap);
+        bt_set_case("self-check %d: b %zu k %zu cap %" PRIu64, i, b, k, cap);
+        BT_ASSERT(dp_ok == brute_ok);
+        BT_ASSERT(!dp_ok || dp == brute);
+        BT_ASSERT(dp_ok == (bt_greedy_groups(desc, b, &m, BT_NO_LIMIT, cap) <= k));
+    }
+}
+
 /* Equal lengths have a closed form: ceil(B / K) samples in the largest
  * micro-batch. */
 static void test_equal_lengths_closed_form(void)
@@ -357,7 +390,7 @@ static void test_packed_small_against_brute_force(void)
         bt_set_case("packed case %d: B %zu K %" PRId64 " cap %" PRId64, i, b, k, c.max_tokens);
         bt_cost_model m = bt_cost_model_of(&c);
         u128 best = 0;
-        bool feasible = bt_packed_brute(&best, len, b, (size_t)k, &m, (uint64_t)c.max_tokens);
+        bool feasible = bt_brute_min_max(&best, len, b, (size_t)k, &m, (uint64_t)c.max_tokens);
         bt_planned pl;
         if (!bt_plan_step(&pl, &c, 0, p))
             continue;
@@ -405,14 +438,15 @@ static void test_packed_cap_infeasible_only_when_no_packing_fits(void)
         c.max_tokens = cases[i].cap;
         bt_cost_model m = bt_cost_model_of(&c);
         u128 best = 0;
-        bool feasible = bt_packed_brute(&best, cases[i].len, cases[i].n, cases[i].k, &m,
+        bool feasible = bt_brute_min_max(&best, cases[i].len, cases[i].n, cases[i].k, &m,
                                         (uint64_t)c.max_tokens);
         bt_set_case("packed handcrafted case %zu (feasible %d)", i, (int)feasible);
         bt_planned pl;
         if (!bt_plan_step(&pl, &c, 0, p))
             continue;
-        BT_ASSERT(pl.status == (feasible ? BRS_OK : BRS_ERR_CAP_INFEASIBLE));
-        if (pl.status != BRS_OK)
+        brs_status want = feasible ? BRS_OK : BRS_ERR_CAP_INFEASIBLE;
+        BT_ASSERT(pl.status == want);
+        if (pl.status != want)
             fprintf(stderr, "  brs: %s\n", pl.message);
         bt_planned_free(&pl);
     }
@@ -527,6 +561,7 @@ int main(int argc, char **argv)
         {"small steps: max cost equals the DP optimum", test_small_min_max_equals_dp},
         {"small steps: least total cost among optimal plans",
          test_small_total_cost_least_among_optimal},
+        {"oracle self-check: DP equals brute force", test_dp_equals_brute_force_over_all_partitions},
         {"equal lengths: closed-form optimum", test_equal_lengths_closed_form},
         {"large steps: greedy threshold optimality", test_large_random_threshold_optimal},
         {"packed: brute force on tiny steps", test_packed_small_against_brute_force},
