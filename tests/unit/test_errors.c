@@ -420,18 +420,23 @@ static void test_limits_too_large(void)
     CU_ASSERT_FATAL(brs_option_bounds_int(&lo, &dp_hi, BRS_OPT_DP_SIZE) == BRS_OK);
     bt_config c = bt_config_default(small, SMALL_N);
     c.drop_last = 0;
+    int tried = 0;
     if (p_hi >= BRS_MAX_STEP_SAMPLES / 2) {
         c.batch_size = BRS_MAX_STEP_SAMPLES / 2;
         c.dp_size = 3;
+        tried++;
         bt_set_case("B above the limit");
         BT_ASSERT(config_status(&c, msg, sizeof msg) == BRS_ERR_TOO_LARGE);
     }
-    if (dp_hi > BRS_MAX_MICRO_BATCHES) {
+    if (dp_hi * 2 > BRS_MAX_MICRO_BATCHES) {
         c.batch_size = 1;
-        c.dp_size = (int64_t)BRS_MAX_MICRO_BATCHES + 1;
+        c.dp_size = dp_hi;
+        c.grad_accum = 2;
+        tried++;
         bt_set_case("K above the limit");
         BT_ASSERT(config_status(&c, msg, sizeof msg) == BRS_ERR_TOO_LARGE);
     }
+    CU_ASSERT(tried == 2); /* the bounds allow both configurations */
 }
 
 /* K micro-batches cannot meet the cap: the message names the fewest that
