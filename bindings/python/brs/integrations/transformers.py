@@ -75,6 +75,8 @@ class BatchRebalanceMixin:
                             f"RebalanceOptions, got {type(rebalance_options).__name__}")
         self.rebalance_options = rebalance_options
         super().__init__(*args, **kwargs)
+        if self.train_dataset is not None:
+            _check_map_style(self.train_dataset)  # fail at construction, not at train()
         self.add_callback(RebalanceEpochCallback())
 
     def get_train_dataloader(self) -> DataLoader:
@@ -92,12 +94,7 @@ class BatchRebalanceMixin:
         return prepare_dataloader(self.accelerator, loader)
 
     def _check_rebalance_supported(self, dataset):
-        if isinstance(dataset, IterableDataset) or not has_length(dataset):
-            raise ValueError(
-                "BatchRebalanceTrainer needs a map-style training dataset with __len__ (a "
-                "datasets.Dataset or a torch Dataset): each step is planned from the lengths of "
-                f"all samples, which an IterableDataset ({type(dataset).__name__}) cannot give. "
-                "Load the dataset without streaming, or use the plain Trainer.")
+        _check_map_style(dataset)
         reject_model_parallelism({kind: int(getattr(self, f"get_{kind}_size", lambda: 1)())
                                   for kind in ("tp", "cp", "sp")})
 
@@ -148,7 +145,8 @@ class BatchRebalanceMixin:
             "multiprocessing_context": args.dataloader_multiprocessing_context,
             "prefetch_factor": args.dataloader_prefetch_factor,
             "in_order": args.dataloader_in_order,
-            "worker_init_fn": functools.partial(seed_worker, num_workers=args.dataloader_num_workers,
+            "worker_init_fn": functools.partial(seed_worker,
+                                                num_workers=args.dataloader_num_workers,
                                                 rank=args.process_index),
         }
 
@@ -176,6 +174,15 @@ class BatchRebalanceMixin:
         callback = RebalanceEpochCallback()
         self.add_callback(callback)
         return callback
+
+
+def _check_map_style(dataset):
+    if isinstance(dataset, IterableDataset) or not has_length(dataset):
+        raise ValueError(
+            "BatchRebalanceTrainer needs a map-style training dataset with __len__ (a "
+            "datasets.Dataset or a torch Dataset): each step is planned from the lengths of all "
+            f"samples, which an IterableDataset ({type(dataset).__name__}) cannot give. Load "
+            "the dataset without streaming, or use the plain Trainer.")
 
 
 class BatchRebalanceTrainer(BatchRebalanceMixin, Trainer):

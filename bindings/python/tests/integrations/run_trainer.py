@@ -66,7 +66,8 @@ def main():
     os.makedirs(options.out, exist_ok=True)
 
     trainer_class = OursTrainer if options.sampler == "ours" else UpstreamTrainer
-    trainer = trainer_class(model=tiny_gpt2(), args=training_arguments(options.out, options.sampler),
+    args = training_arguments(options.out, options.sampler)
+    trainer = trainer_class(model=tiny_gpt2(), args=args,
                             train_dataset=TokenDataset(scaled_lengths(NUM_SAMPLES)),
                             data_collator=pad_collate)
     if options.stop_at is not None:
