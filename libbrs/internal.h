@@ -107,13 +107,13 @@ struct brs_split {
     size_t needed;
 };
 brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                           const struct brs_cost_model *model, double *inverse_weight);
+                           const struct brs_cost_model *model, uint64_t *scratch);
 /* refine.c: the split of least total cost among those with max cost <=
  * threshold (the optimum), if its search needs at most `budget` cells;
- * BRS_ERR_TOO_LARGE (split untouched) otherwise. */
+ * BRS_ERR_TOO_LARGE (split untouched) otherwise. `weight` is scratch of n. */
 brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
                                   size_t k, const struct brs_cost_model *model,
-                                  brs_wide threshold, size_t budget);
+                                  brs_wide threshold, size_t budget, brs_wide *weight);
 brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                            const struct brs_cost_model *model, uint32_t *scratch);
 

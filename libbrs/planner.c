@@ -348,8 +348,11 @@ static brs_status split_to_k(struct brs_split *split, const uint32_t *lengths, s
 }
 
 brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                           const struct brs_cost_model *model, double *inverse_weight)
+                           const struct brs_cost_model *model, uint64_t *scratch)
 {
+    /* scratch (2n words) holds 1 / w(L) for the search, then w(L) for the
+     * second objective. */
+    double *inverse_weight = (double *)scratch;
     if (model->max_tokens) {
         size_t needed = groups_for_cap(lengths, n, model);
         if (needed > k) {
@@ -364,7 +367,8 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
     /* Exact second objective where its windows are small (the common case:
      * the optimum is tight); else split the costliest groups. */
     brs_status status = brs_refine_least_total(split, lengths, n, k, model, best,
-                                               REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE);
+                                               REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE,
+                                               (brs_wide *)scratch);
     if (status == BRS_ERR_TOO_LARGE) {
         size_t groups = greedy_from_right(split->starts, lengths, n, model, best);
         status = split_to_k(split, lengths, n, groups, k, model);

@@ -25,6 +25,7 @@ struct layer_window {
 
 struct refine_input {
     const uint32_t *lengths;
+    const brs_wide *weight; /* w(L) of each sample */
     size_t n, k;
     const struct brs_cost_model *model;
     brs_wide threshold;
@@ -33,9 +34,9 @@ struct refine_input {
 static brs_wide feasible_cost(const struct refine_input *in, size_t a, size_t b)
 {
     size_t size = b - a;
-    uint32_t head = in->lengths[a];
-    if (in->model->max_tokens && (uint64_t)size * head > in->model->max_tokens) return INFINITE;
-    brs_wide cost = in->model->intercept + (brs_wide)size * brs_sample_weight(in->model, head);
+    if (in->model->max_tokens && (uint64_t)size * in->lengths[a] > in->model->max_tokens)
+        return INFINITE;
+    brs_wide cost = in->model->intercept + (brs_wide)size * in->weight[a];
     return cost <= in->threshold ? cost : INFINITE;
 }
 
@@ -125,9 +126,12 @@ static void solve_range(const struct layer *l, size_t b_low, size_t b_high, size
 
 brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
                                   size_t k, const struct brs_cost_model *model,
-                                  brs_wide threshold, size_t budget)
+                                  brs_wide threshold, size_t budget, brs_wide *weight)
 {
-    struct refine_input in = {lengths, n, k, model, threshold};
+    for (size_t i = 0; i < n; i++)
+        weight[i] = i > 0 && lengths[i] == lengths[i - 1] ? weight[i - 1]
+                                                          : brs_sample_weight(model, lengths[i]);
+    struct refine_input in = {lengths, weight, n, k, model, threshold};
     struct layer_window *w = malloc((k + 1) * sizeof *w);
     if (!w) return BRS_ERR_NO_MEMORY;
     size_t cells = fill_windows(w, &in);
