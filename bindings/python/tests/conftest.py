@@ -8,6 +8,7 @@ Run from the repository root:
 import os
 import pathlib
 import sys
+import types
 
 import pytest
 
@@ -28,3 +29,21 @@ def cli():
     if not os.access(path, os.X_OK):
         pytest.fail(f"BRS_CLI={path} is not an executable")
     return path
+
+
+@pytest.fixture
+def job_env(monkeypatch):
+    """No job around: no RANK/WORLD_SIZE, no initialised accelerate or torch.distributed.
+
+    Other tests in the same pytest process (the integrations) may have initialised
+    accelerate's PartialState; detection would rightly prefer it, so hide it here.
+    """
+    from brs import distributed
+
+    for name in ("RANK", "WORLD_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    stub = types.ModuleType("accelerate.state")
+    stub.PartialState = type("PartialState", (), {"_shared_state": {}})
+    monkeypatch.setitem(sys.modules, "accelerate.state", stub)
+    monkeypatch.setattr(distributed, "_torch_dist", lambda: None)
+    return monkeypatch

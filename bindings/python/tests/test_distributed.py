@@ -12,10 +12,8 @@ LENGTHS = random_lengths(256, seed=3)
 
 
 @pytest.fixture
-def clean_env(monkeypatch):
-    for name in ("RANK", "WORLD_SIZE"):
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
+def clean_env(job_env):
+    return job_env
 
 
 def _fake_accelerate(monkeypatch, shared_state, processes=4, index=3):

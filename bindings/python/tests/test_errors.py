@@ -71,7 +71,8 @@ def test_rank_out_of_range():
         make(dp_size=2, rank=-1)
 
 
-def test_rank_from_the_environment_out_of_range(monkeypatch):
+def test_rank_from_the_environment_out_of_range(job_env):
+    monkeypatch = job_env
     monkeypatch.setenv("RANK", "3")
     monkeypatch.setenv("WORLD_SIZE", "4")
     with pytest.raises(ValueError, match=r"rank 3 \(from RANK/WORLD_SIZE"):
