@@ -47,9 +47,11 @@ def train(accelerator, parts, start, save_at, save_dir):
     first_epoch, done, step = start
     log = []
     for epoch in range(first_epoch, EPOCHS):
-        loader.set_epoch(epoch)
         skip = done if epoch == first_epoch else 0
+        # On resume, set_epoch goes to the skipping loader: it must reach the sampler through
+        # accelerate's SkipBatchSampler and BatchSamplerShard.
         batches = accelerator.skip_first_batches(loader, skip) if skip else loader
+        batches.set_epoch(epoch)
         for micro, batch in enumerate(batches, start=skip):
             log.append({"epoch": epoch, "sampler_epoch": sampler.epoch,
                         "indices": batch.pop("sample_idx").tolist()})

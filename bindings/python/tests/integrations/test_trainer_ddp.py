@@ -164,11 +164,24 @@ def test_upstream_batch_rebalance_replays_epoch_0_after_resume(upstream_resumed)
         assert trained != order(1)[-len(trained):]
 
 
-def test_resume_with_another_world_size_is_refused(checkpoint, tmp_path):
+def test_checkpoints_hold_the_plan_fingerprint(checkpoint):
+    state = read_json(checkpoint / "trainer_state.json")
+    saved = state["stateful_callbacks"]["RebalanceEpochCallback"]["attributes"]
+    sampler = BatchRebalanceSampler(scaled_lengths(cfg.NUM_SAMPLES),
+                                    per_device_batch_size=cfg.PER_DEVICE, grad_accum=cfg.GRAD_ACCUM,
+                                    dp_size=RANKS, rank=0, seed=7, drop_last=False)
+    assert saved == {"fingerprint": sampler.fingerprint, "dp_size": RANKS,
+                     "grad_accum": cfg.GRAD_ACCUM, "per_device_batch_size": cfg.PER_DEVICE,
+                     "seed": 7, "drop_last": False}
+
+
+@pytest.mark.parametrize("restore_callbacks", [False, True])
+def test_resume_with_another_world_size_is_refused(checkpoint, tmp_path, restore_callbacks):
     """The checkpoint was written by 2 processes; this (pytest) process is a world of 1."""
     from brs.integrations.transformers import BatchRebalanceTrainer
 
-    args = cfg.training_arguments(str(tmp_path), "ours", ddp_backend=None)
+    args = cfg.training_arguments(str(tmp_path), "ours", ddp_backend=None,
+                                  restore_callback_states_from_checkpoint=restore_callbacks)
     trainer = BatchRebalanceTrainer(model=tiny_gpt2(), args=args, data_collator=pad_collate,
                                     train_dataset=TokenDataset(scaled_lengths(cfg.NUM_SAMPLES)))
     with pytest.raises(ValueError, match=r"world size \(data-parallel processes\) 2 -> 1"):

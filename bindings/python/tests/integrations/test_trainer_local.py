@@ -2,6 +2,7 @@
 the dataset, the options, and its errors. Nothing here trains; the dataloader is enough."""
 
 import logging
+import types
 
 import numpy as np
 import pytest
@@ -11,8 +12,9 @@ from transformers import Trainer, TrainingArguments
 from _support import (ColumnTokenDataset, TokenDataset, pad_collate, scaled_lengths, tiny_gpt2,
                       tokens)
 from brs.integrations.accelerate import find_rebalance_sampler
+from brs import BatchRebalanceSampler
 from brs.integrations.transformers import (BatchRebalanceMixin, BatchRebalanceTrainer,
-                                           RebalanceOptions)
+                                           RebalanceEpochCallback, RebalanceOptions)
 
 NUM_SAMPLES = 101
 
@@ -171,3 +173,21 @@ def test_warns_when_the_loss_cannot_be_normalised_by_token_count(tmp_path, caplo
         run.get_train_dataloader()
     warned = any("num_items_in_batch" in record.getMessage() for record in caplog.records)
     assert warned == warns
+
+
+def test_the_callback_sets_the_epoch_from_the_global_step():
+    sampler = BatchRebalanceSampler(scaled_lengths(NUM_SAMPLES), per_device_batch_size=4,
+                                    grad_accum=2, dp_size=1, rank=0, drop_last=True)
+    callback = RebalanceEpochCallback()
+    callback.bind(sampler)
+    for global_step, epoch in [(0, 0), (11, 0), (12, 1), (40, 3)]:  # 101 // 8 = 12 steps/epoch
+        callback.on_epoch_begin(None, types.SimpleNamespace(global_step=global_step), None)
+        assert sampler.epoch == epoch
+
+
+def test_the_callback_finds_the_sampler_under_the_train_dataloader(tmp_path):
+    loader, sampler = sampler_of(trainer(tmp_path))
+    callback = RebalanceEpochCallback()  # as restore_callback_states_from_checkpoint makes it
+    callback.on_epoch_begin(None, types.SimpleNamespace(global_step=2 * sampler.steps_per_epoch),
+                            None, train_dataloader=loader)
+    assert sampler.epoch == 2
