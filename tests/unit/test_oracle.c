@@ -416,7 +416,7 @@ static void test_packed_small_against_brute_force(void)
 static void test_packed_cap_infeasible_only_when_no_packing_fits(void)
 {
     static const struct {
-        uint32_t len[8];
+        uint32_t len[20];
         size_t n, k;
         int64_t cap;
     } cases[] = {
@@ -425,6 +425,9 @@ static void test_packed_cap_infeasible_only_when_no_packing_fits(void)
         {{4, 4, 3, 3, 2, 2}, 6, 2, 9},       /* LPT meets it exactly */
         {{7, 5, 4, 3, 3, 2}, 6, 3, 8},       /* 24 = 3 x 8 but 7 has no partner: none */
         {{6, 6, 4, 4, 4, 4, 4}, 7, 3, 12},   /* {6,6} {4,4,4} {4,4} */
+        /* 8 threes, 12 twos, K = 9: {3,3} x 4 and {2,2,2} x 4 leave a
+         * group empty, so one sample must move into it */
+        {{3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, 20, 9, 6},
     };
     brs_plan *p = NULL;
     CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
