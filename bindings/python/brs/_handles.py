@@ -108,7 +108,7 @@ class NativePlan:
         return MicroBatch(indices, padded.value, real.value, len(indices), cost.value)
 
     def snapshot(self):
-        """The computed step as a Plan (plain Python values, independent of this handle)."""
+        """The computed step as a Plan; the Plan takes this handle over (do not reuse it)."""
         dp_size, grad_accum = self.get_int(n.PLAN_DP_SIZE), self.get_int(n.PLAN_GRAD_ACCUM)
         return Plan(
             epoch=self.get_int(n.PLAN_EPOCH),
@@ -123,6 +123,6 @@ class NativePlan:
             total_padded_tokens=self.get_int(n.PLAN_TOTAL_PADDED_TOKENS),
             total_real_tokens=self.get_int(n.PLAN_TOTAL_REAL_TOKENS),
             max_padded_tokens=self.get_int(n.PLAN_MAX_PADDED_TOKENS),
-            micro_batches=[[self.micro_batch(r, m) for m in range(grad_accum)]
-                           for r in range(dp_size)],
+            reader=lambda: [[self.micro_batch(r, m) for m in range(grad_accum)]
+                            for r in range(dp_size)],
         )

@@ -1,6 +1,5 @@
 """The plan of one optimizer step for every rank, copied out of libbrs into plain Python values."""
 
-from dataclasses import dataclass
 from typing import List, NamedTuple
 
 
@@ -14,27 +13,37 @@ class MicroBatch(NamedTuple):
     cost: float  # in the cost model's units: intercept + bs*L + alpha*bs*L^2
 
 
-@dataclass(frozen=True)
+_TOTALS = ("epoch", "step", "num_samples", "max_cost", "lower_bound", "total_cost",
+           "micro_sync_time", "step_sync_time", "time_lower_bound", "total_padded_tokens",
+           "total_real_tokens", "max_padded_tokens")
+
+
 class Plan:
     """Step ``step`` of epoch ``epoch``: ``micro_batches[rank][micro]`` for every rank.
 
     A training loop normalises a token-mean loss by ``total_real_tokens`` (the global count of
     the step), which every rank knows without communication; see docs/python.md.
+
+    The step's totals are read at once; ``micro_batches`` (K lists of indices) only when first
+    used, from the plan handle this object owns alone, so asking for ``total_real_tokens`` every
+    step stays cheap even with thousands of micro-batches.
     """
 
-    epoch: int
-    step: int
-    num_samples: int
-    max_cost: float
-    lower_bound: float
-    total_cost: float
-    micro_sync_time: float
-    step_sync_time: float
-    time_lower_bound: float
-    total_padded_tokens: int
-    total_real_tokens: int
-    max_padded_tokens: int
-    micro_batches: List[List[MicroBatch]]
+    __slots__ = _TOTALS + ("_micro_batches", "_reader")
+
+    def __init__(self, *, micro_batches=None, reader=None, **totals):
+        if set(totals) != set(_TOTALS):
+            raise TypeError(f"Plan needs exactly {_TOTALS}")
+        for name, value in totals.items():
+            setattr(self, name, value)
+        self._micro_batches = micro_batches
+        self._reader = reader  # () -> micro_batches, used once
+
+    @property
+    def micro_batches(self) -> List[List[MicroBatch]]:
+        if self._micro_batches is None:
+            self._micro_batches, self._reader = self._reader(), None
+        return self._micro_batches
 
     @property
     def real_tokens_per_rank(self):
@@ -43,3 +52,26 @@ class Plan:
     @property
     def num_samples_per_rank(self):
         return [sum(mb.num_samples for mb in rank) for rank in self.micro_batches]
+
+    def _totals(self):
+        return {name: getattr(self, name) for name in _TOTALS}
+
+    def __eq__(self, other):
+        if not isinstance(other, Plan):
+            return NotImplemented
+        return self._totals() == other._totals() and self.micro_batches == other.micro_batches
+
+    __hash__ = None
+
+    def __reduce__(self):  # pickles as plain values: the handle stays behind
+        return _rebuild, (self._totals(), self.micro_batches)
+
+    def __repr__(self):
+        return (f"Plan(epoch={self.epoch}, step={self.step}, num_samples={self.num_samples}, "
+                f"max_cost={self.max_cost}, lower_bound={self.lower_bound}, "
+                f"total_real_tokens={self.total_real_tokens}, "
+                f"max_padded_tokens={self.max_padded_tokens})")
+
+
+def _rebuild(totals, micro_batches):
+    return Plan(micro_batches=micro_batches, **totals)

@@ -210,3 +210,15 @@ def test_determinism_across_two_processes():
                                  rank=2, seed=42, max_tokens=5000)
     assert here.fingerprint == first["fingerprint"]
     assert list(here) == first["streams"][0]
+
+
+def test_plan_pickles_and_compares_by_value():
+    import pickle
+
+    s = BatchRebalanceSampler(random_lengths(300, seed=12), per_device_batch_size=4,
+                              grad_accum=2, dp_size=2, rank=0)
+    plan = s.plan(1)
+    clone = pickle.loads(pickle.dumps(plan))
+    assert clone == plan == s.plan(1)
+    assert clone != s.plan(2)
+    assert clone.micro_batches[1][0].indices == list(s.plan(1).micro_batches[1][0].indices)
