@@ -129,10 +129,11 @@ static void draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t ste
     for (size_t j = 0; j < p->num_samples; j++) {
         uint64_t position = start + j;
         if (position >= s->count) position %= s->count; /* top-up wraps */
-        uint64_t index = brs_permutation_apply(&perm, position);
-        p->draw_index[j] = index;
-        p->draw_length[j] = s->lengths[index];
+        p->draw_index[j] = brs_permutation_apply(&perm, position);
     }
+    /* Gathered in a pass of its own: the loads are independent, so cache
+     * misses on a large lengths array overlap instead of queueing. */
+    for (size_t j = 0; j < p->num_samples; j++) p->draw_length[j] = s->lengths[p->draw_index[j]];
     brs_sort_by_length_desc(p->order, p->draw_length, p->num_samples, p->sort_scratch);
     for (size_t i = 0; i < p->num_samples; i++) p->sorted_length[i] = p->draw_length[p->order[i]];
 }
