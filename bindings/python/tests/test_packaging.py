@@ -1,0 +1,53 @@
+"""pip builds a wheel of the checkout that bundles libbrs.so.1 and imports without BRS_LIBRARY."""
+
+import os
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from brs_testing import REPO
+
+pytest.importorskip("mesonpy")
+
+SMOKE = ("import brs, brs._native as n\n"
+         "s = brs.BatchRebalanceSampler([5, 3, 9, 1, 7, 2], per_device_batch_size=2)\n"
+         "assert sum(len(mb) for mb in s) == 6\n"
+         "print(n.library_path)\n")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    # No build isolation: the build requirements are the pinned ones already installed, and
+    # the machine may have no index to fetch them from.
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps",
+                           "--no-build-isolation", "-w", str(out)], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, (
+        f"pip wheel failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}\n"
+        "If meson-python says the package is split between platlib and purelib, libbrs must be "
+        "installed with import('python').find_installation(pure: false) in libbrs/meson.build.")
+    (path,) = out.glob("brs-*.whl")
+    return path
+
+
+def test_wheel_holds_the_package_and_the_library(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "brs/__init__.py" in names and "brs/sampler.py" in names
+    assert any(name.startswith("brs/libbrs.so.1") for name in names)
+    assert not any(name.endswith(("brs.h", ".pc")) for name in names), "devel files in a wheel"
+
+
+def test_installed_wheel_loads_its_bundled_library(wheel, tmp_path):
+    site = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--target",
+                           str(site), str(wheel)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    env = {k: v for k, v in os.environ.items() if k not in ("BRS_LIBRARY", "PYTHONPATH")}
+    env["PYTHONPATH"] = str(site)
+    run = subprocess.run([sys.executable, "-c", SMOKE], env=env, cwd=str(tmp_path),
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().startswith(str(site / "brs" / "libbrs.so.1"))
