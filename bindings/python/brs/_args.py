@@ -30,6 +30,8 @@ def flag(name, value):
         return value
     if isinstance(value, numbers.Integral) and int(value) in (0, 1):
         return bool(value)
+    if type(value).__module__ == "numpy" and getattr(value, "dtype", None) == bool:
+        return bool(value)  # numpy.bool_, e.g. from a config array
     raise TypeError(f"{name} must be True or False; got {value!r} ({type(value).__name__})")
 
 
