@@ -6,6 +6,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from dataclasses import asdict
@@ -60,6 +61,18 @@ def load_verl(path: Path | None) -> tuple[bool, str]:
                  "protobuf, pyvers, omegaconf)"
 
 
+def _commit() -> str:
+    """The checkout the library and bench were built from (+dirty when it has local changes)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "libbrs", "include"],
+                               capture_output=True, text=True).stdout.strip()
+        return head + (" + uncommitted changes in libbrs/ or include/" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+
+
 def environment(args, verl_note: str) -> dict:
     import brs
 
@@ -68,7 +81,7 @@ def environment(args, verl_note: str) -> dict:
     return {
         "mode": args.mode, "date (UTC)": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
         "machine": f"{cpu}, {os.cpu_count()} cores (shared: timings are noisy)",
-        "python": platform.python_version(), "libbrs": f"{args.build_info}",
+        "python": platform.python_version(), "libbrs": f"{args.build_info}", "commit": _commit(),
         "brs (Python)": getattr(brs, "__version__", "?"),
         "transformers": _version("transformers"), "torch": _version("torch"),
         "accelerate": _version("accelerate"), "verl": verl_note,
@@ -105,7 +118,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     verl_ok, verl_note = load_verl(args.verl_path)
     t0 = time.perf_counter()
-    cases, points = [], []
+    cases, points, sweep = [], [], []
     if args.only != "speed":
         sets = datasets.load_all(args.data, cfg["synthetic_n"], SEED)
         cases = quality.run_all(sets, seed=SEED, min_steps=cfg["min_steps"],
@@ -114,6 +127,7 @@ def main(argv=None) -> int:
     if args.only != "quality":
         points = speed.run_all(args.plan_speed, out, quick=args.mode == "quick",
                                upstream_budget_s=cfg["upstream_budget_s"])
+        sweep = speed.dataset_size_sweep(args.plan_speed, quick=args.mode == "quick")
     env = environment(args, verl_note)
     env["wall time"] = f"quality {t_quality:.0f} s, speed {time.perf_counter() - t0 - t_quality:.0f} s"
     notes = NOTES + ([f"verl_kk not run: {verl_note}"] if not verl_ok else
@@ -121,10 +135,10 @@ def main(argv=None) -> int:
                       "step at K=1024 on this machine; bench/run --full runs it everywhere"]
                      if cfg["verl_max_k"] < 10**9 else [])
     pngs = plots.all_plots(cases, points, out)
-    path = report.write(out, cases=cases, points=points, env=env, notes=notes, plots=pngs,
-                        command=args.command)
+    path = report.write(out, cases=cases, points=points, sweep=sweep, env=env, notes=notes,
+                        plots=pngs, command=args.command)
     (out / "results.json").write_text(json.dumps(
-        {"env": env, "speed": [asdict(p) for p in points],
+        {"env": env, "speed": [asdict(p) for p in points], "sweep": [asdict(p) for p in sweep],
          "quality": [{"dataset": c.dataset, "config": str(c.config), "steps": c.steps, "cap": c.cap,
                       "lower_bound": c.lower_bound,
                       "scores": {k: {f: v for f, v in asdict(s).items() if not f.endswith("steps")

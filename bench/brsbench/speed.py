@@ -38,11 +38,13 @@ class Point:
     dist: str
     dp: int
     ga: int
+    n: int = 0  # dataset size (the steps timed are drawn from it)
     c_ns_step: float = 0.0  # fastest brs_plan_compute
     c_ns_sample: float = 0.0
     py_plan_ns_step: float | None = None  # brs Sampler.plan(step): all ranks as Python objects
     py_iter_ns_step: float | None = None  # iterating this rank's micro-batches, per step
     py_overhead_ns_micro: float | None = None  # (py_iter - C) / grad_accum
+    py_overhead_ns_index: float | None = None  # (py_iter - C) / indices this rank yields per step
     up_ns_step: float | None = None
     up_note: str = ""
     extra: dict = field(default_factory=dict)
@@ -65,8 +67,9 @@ def _on_alarm(signum, frame):
 
 
 def _steps_for(b: int) -> int:
-    """Enough distinct steps to time without re-planning one step only, at most ~3M samples."""
-    return max(3, min(50, 3_000_000 // b))
+    """A dataset of ~1M samples (4 MiB of lengths, more than a core's L2, as real datasets are),
+    and at least 3 steps so that no single step is timed over and over."""
+    return max(3, 2**20 // b)
 
 
 def _reps_for(b: int, quick: bool) -> int:
@@ -74,15 +77,29 @@ def _reps_for(b: int, quick: bool) -> int:
     return int(max(5, min(200, target // b)))
 
 
-def time_c(plan_speed: Path, p: Point, dump: Path, quick: bool) -> None:
+def time_c(plan_speed: Path, p: Point, dump: Path | None, quick: bool, steps: int | None = None) -> None:
     P = p.B // p.K
     cmd = [str(plan_speed), "--batch-size", str(P), "--dp-size", str(p.dp), "--grad-accum", str(p.ga),
-           "--dist", p.dist, "--steps", str(_steps_for(p.B)), "--reps", str(_reps_for(p.B, quick)),
-           "--dump", str(dump)]
+           "--dist", p.dist, "--steps", str(steps or _steps_for(p.B)), "--reps", str(_reps_for(p.B, quick))]
+    if dump:
+        cmd += ["--dump", str(dump)]
     out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    p.n = out["n"]
     p.c_ns_step = out["min_ns_per_step"]
     p.c_ns_sample = p.c_ns_step / p.B
     p.extra["c_median_ns_step"] = out["median_ns_per_step"]
+
+
+def _timed(fn, reps: int, budget_s: float) -> list[int]:
+    """fn() timed `reps` times, stopping early (after 3) once `budget_s` is spent."""
+    times, start = [], time.perf_counter()
+    for i in range(reps):
+        t0 = time.perf_counter_ns()
+        fn(i)
+        times.append(time.perf_counter_ns() - t0)
+        if i >= 2 and time.perf_counter() - start > budget_s:
+            break
+    return times
 
 
 def time_python(p: Point, lengths: np.ndarray, quick: bool) -> None:
@@ -91,26 +108,22 @@ def time_python(p: Point, lengths: np.ndarray, quick: bool) -> None:
     s = brs.BatchRebalanceSampler(lengths, per_device_batch_size=p.B // p.K, grad_accum=p.ga,
                                   dp_size=p.dp, rank=0, seed=1)
     steps = s.steps_per_epoch
-    reps = max(3, min(_reps_for(p.B, quick) // 4, 50))
+    reps, budget = _reps_for(p.B, quick), 1.0 if quick else 10.0
     s.plan(0)
-    times = []
-    for i in range(reps):
-        t0 = time.perf_counter_ns()
-        s.plan(i % steps)
-        times.append(time.perf_counter_ns() - t0)
+    times = _timed(lambda i: s.plan(i % steps), reps, budget)
     p.py_plan_ns_step = min(times)
     p.extra["py_plan_median_ns_step"] = statistics.median(times)
     it = iter(s)
     for _ in range(p.ga):  # the first step pays for any lazy set-up
         next(it)
-    times = []
-    for _ in range(min(steps - 1, reps)):
-        t0 = time.perf_counter_ns()
+
+    def one_step(_):
         for _ in range(p.ga):
             next(it)
-        times.append(time.perf_counter_ns() - t0)
-    p.py_iter_ns_step = min(times)
+
+    p.py_iter_ns_step = min(_timed(one_step, min(steps - 1, reps), budget))
     p.py_overhead_ns_micro = (p.py_iter_ns_step - p.c_ns_step) / p.ga
+    p.py_overhead_ns_index = (p.py_iter_ns_step - p.c_ns_step) / (p.B / p.dp)
 
 
 class UpstreamClock:
@@ -179,6 +192,22 @@ def points(quick: bool) -> list[Point]:
         for dist in ("uniform", "longtail"):
             add(b, k, dist)
     add(*TYPICAL, "uniform")
+    return pts
+
+
+SWEEP = (65536, 64)  # B, K of the dataset-size sweep
+SWEEP_STEPS = [1, 2, 4, 16, 64]  # N = steps * B: 256 KiB .. 16 MiB of lengths
+
+
+def dataset_size_sweep(plan_speed: Path, *, quick: bool) -> list[Point]:
+    """brs (C) at one B and K over growing datasets: the step's samples are gathered from random
+    positions of the lengths array, so its size against the CPU caches shows in the time."""
+    b, k = SWEEP
+    pts = []
+    for steps in SWEEP_STEPS:
+        p = Point(b, k, "uniform", *LAYOUT[k])
+        time_c(plan_speed, p, None, quick, steps)
+        pts.append(p)
     return pts
 
 
