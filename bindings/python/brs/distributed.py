@@ -63,14 +63,15 @@ def _from_env():
                          "launcher's environment or pass dp_size= and rank= explicitly") from None
 
 
-def check_same_plan(fingerprint, what):
+def check_same_plan(fingerprint, what, dp_size):
     """Raise RuntimeError on every rank if the ranks' plan fingerprints differ.
 
-    Does nothing unless torch.distributed is initialised with more than one process. ``what``
-    describes the inputs of the fingerprint, for the message.
+    A collective over the default process group, so it only runs when that group is exactly the
+    data-parallel group (world size == dp_size > 1): with pipeline stages that do not load data,
+    a collective over the whole world would hang. ``what`` describes the fingerprint's inputs.
     """
     dist = _torch_dist()
-    if dist is None or dist.get_world_size() < 2:
+    if dist is None or dist.get_world_size() < 2 or dist.get_world_size() != dp_size:
         return
     gathered = [None] * dist.get_world_size()
     dist.all_gather_object(gathered, fingerprint)

@@ -60,7 +60,7 @@ class BatchRebalanceSampler:
         self._configure()
         self._epoch = 0
         self._step = self._micro = 0  # the next micro-batch this rank yields
-        self._resume_pending = False  # set by load_state_dict, consumed by the next iteration
+        self._resume_pending = False  # set by load_state_dict, cleared once a batch past it is out
         self._frozen = None  # (dp_size, rank) once the first iteration has started
         self._ranks_checked = False
         if frozen is None:
@@ -189,7 +189,7 @@ class BatchRebalanceSampler:
 
     def _check_ranks_once(self):
         if not self._ranks_checked:
-            distributed.check_same_plan(self.fingerprint, _FINGERPRINT_INPUTS)
+            distributed.check_same_plan(self.fingerprint, _FINGERPRINT_INPUTS, self.dp_size)
             self._ranks_checked = True
 
     # -- resume -----------------------------------------------------------------------------
