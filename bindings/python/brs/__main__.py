@@ -5,6 +5,7 @@ on stderr that says what to change, as the CLI does.
 """
 
 import argparse
+import os
 import sys
 
 USAGE_ERROR = 2
@@ -108,6 +109,9 @@ def main(argv=None):
     except BadInput as exc:
         print(f"python -m brs {args.command}: {exc}", file=sys.stderr)
         return USAGE_ERROR
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) left early; not an error. Silence the flush at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
