@@ -156,6 +156,7 @@ static void brute_visit(brute_search *bs, size_t i, size_t used)
 bool bt_brute_min_max(u128 *best, const uint32_t *len, size_t b, size_t k,
                       const bt_cost_model *m, uint64_t cap)
 {
+    BT_REQUIRE(b <= 10); /* the enumeration is exponential in b */
     if (k == 0 || k > 16 || b < k)
         return false;
     brute_search bs = {.len = len, .b = b, .k = k, .m = m, .cap = cap};

@@ -409,74 +409,75 @@ static void test_packed_small_against_brute_force(void)
     brs_plan_free(p);
 }
 
-/* Handcrafted packed steps whose cap is met only by some packings; LPT
- * (longest first to the least loaded group) misses a few of them. The
- * header promises CAP_INFEASIBLE only when K micro-batches cannot meet the
- * cap, so each must plan within the cap. */
+/* Plans one packed step of all n samples with K = k and the cap; returns
+ * the status (the step's invariants are checked when it plans). */
+static brs_status plan_packed_once(const uint32_t *len, size_t n, size_t k, int64_t cap,
+                                   brs_plan *p)
+{
+    bt_config c = bt_config_default(len, n);
+    c.packed = 1;
+    c.batch_size = (int64_t)((n + k - 1) / k);
+    c.grad_accum = (int64_t)k;
+    c.drop_last = 0; /* B >= n: one step of all n samples */
+    c.alpha = 0.0;
+    c.max_tokens = cap;
+    bt_planned pl;
+    if (!bt_plan_step(&pl, &c, 0, p))
+        return BRS_ERR_STATE;
+    brs_status status = pl.status;
+    bt_planned_free(&pl);
+    return status;
+}
+
+/* Threes and twos, cap 6: m groups {3,3} and m groups {2,2,2} fit exactly,
+ * with `spare` groups left empty until a sample moves into them. LPT puts
+ * one three in every group and strands the twos; first-fit decreasing
+ * finds the packing. */
+static void expect_threes_and_twos_pack(size_t m, size_t spare, brs_plan *p)
+{
+    size_t n = 5 * m;
+    uint32_t *len = malloc(n * sizeof *len);
+    for (size_t i = 0; i < n; i++)
+        len[i] = i < 2 * m ? 3 : 2;
+    bt_set_case("packed threes and twos: m %zu, K %zu, cap 6", m, 2 * m + spare);
+    BT_ASSERT(plan_packed_once(len, n, 2 * m + spare, 6, p) == BRS_OK);
+    free(len);
+}
+
+/* Packed steps whose cap is met only by some packings. The header promises
+ * CAP_INFEASIBLE only when K micro-batches cannot meet the cap, so each
+ * feasible one must plan within it. Tiny cases are decided by brute force,
+ * larger ones are feasible by construction. */
 static void test_packed_cap_infeasible_only_when_no_packing_fits(void)
 {
     static const struct {
-        uint32_t len[20];
+        uint32_t len[8];
         size_t n, k;
         int64_t cap;
     } cases[] = {
-        {{3, 3, 2, 2, 2}, 5, 2, 6},          /* {3,3} {2,2,2} */
-        {{5, 4, 3, 3, 3}, 5, 2, 9},          /* {5,4} {3,3,3} */
-        {{4, 4, 3, 3, 2, 2}, 6, 2, 9},       /* LPT meets it exactly */
-        {{7, 5, 4, 3, 3, 2}, 6, 3, 8},       /* 24 = 3 x 8 but 7 has no partner: none */
-        {{6, 6, 4, 4, 4, 4, 4}, 7, 3, 12},   /* {6,6} {4,4,4} {4,4} */
-        /* 8 threes, 12 twos, K = 9: {3,3} x 4 and {2,2,2} x 4 leave a
-         * group empty, so one sample must move into it */
-        {{3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, 20, 9, 6},
+        {{3, 3, 2, 2, 2}, 5, 2, 6},        /* {3,3} {2,2,2} */
+        {{5, 4, 3, 3, 3}, 5, 2, 9},        /* {5,4} {3,3,3} */
+        {{4, 4, 3, 3, 2, 2}, 6, 2, 9},     /* LPT meets it exactly */
+        {{7, 5, 4, 3, 3, 2}, 6, 3, 8},     /* 24 = 3 x 8 but 7 has no partner: none */
+        {{6, 6, 4, 4, 4, 4, 4}, 7, 3, 12}, /* {6,6} {4,4,4} {4,4} */
     };
     brs_plan *p = NULL;
     CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bt_config c = bt_config_default(cases[i].len, cases[i].n);
         c.packed = 1;
-        c.batch_size = (int64_t)((cases[i].n + cases[i].k - 1) / cases[i].k);
-        c.grad_accum = (int64_t)cases[i].k;
-        c.drop_last = 0; /* B >= n: one step of all n samples */
         c.alpha = 0.0;
-        c.max_tokens = cases[i].cap;
         bt_cost_model m = bt_cost_model_of(&c);
         u128 best = 0;
         bool feasible = bt_brute_min_max(&best, cases[i].len, cases[i].n, cases[i].k, &m,
-                                        (uint64_t)c.max_tokens);
+                                         (uint64_t)cases[i].cap);
         bt_set_case("packed handcrafted case %zu (feasible %d)", i, (int)feasible);
-        bt_planned pl;
-        if (!bt_plan_step(&pl, &c, 0, p))
-            continue;
-        brs_status want = feasible ? BRS_OK : BRS_ERR_CAP_INFEASIBLE;
-        BT_ASSERT(pl.status == want);
-        if (pl.status != want)
-            fprintf(stderr, "  brs: %s\n", pl.message);
-        bt_planned_free(&pl);
+        brs_status st = plan_packed_once(cases[i].len, cases[i].n, cases[i].k, cases[i].cap, p);
+        BT_ASSERT(st == (feasible ? BRS_OK : BRS_ERR_CAP_INFEASIBLE));
     }
-    /* The same trap at scale, feasible by construction: 1024 threes and
-     * 1536 twos, K = 1024, cap 6: {3,3} x 512 and {2,2,2} x 512 (first-fit
-     * decreasing finds it; LPT puts one three in every group and strands
-     * the twos). */
-    size_t n = 2560;
-    uint32_t *len = malloc(n * sizeof *len);
-    for (size_t i = 0; i < n; i++)
-        len[i] = i % 5 < 2 ? 3 : 2;
-    bt_config c = bt_config_default(len, n);
-    c.packed = 1;
-    c.batch_size = 3;
-    c.grad_accum = 1024;
-    c.drop_last = 0;
-    c.alpha = 0.0;
-    c.max_tokens = 6;
-    bt_set_case("packed threes and twos, K 1024, cap 6");
-    bt_planned pl;
-    if (bt_plan_step(&pl, &c, 0, p)) {
-        BT_ASSERT(pl.status == BRS_OK);
-        if (pl.status != BRS_OK)
-            fprintf(stderr, "  brs: %s\n", pl.message);
-        bt_planned_free(&pl);
-    }
-    free(len);
+    expect_threes_and_twos_pack(4, 1, p);   /* a group stays empty after packing */
+    expect_threes_and_twos_pack(512, 0, p); /* the trap at scale */
+    expect_threes_and_twos_pack(300, 7, p);
     brs_plan_free(p);
 }
 
