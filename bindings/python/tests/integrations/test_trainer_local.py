@@ -41,6 +41,14 @@ def sampler_of(trainer):
     return loader, sampler
 
 
+def plans_like(sampler, lengths, **options):
+    """Whether ``sampler`` plans as one built directly from ``lengths`` with arguments()'s
+    settings (and ``options``) would: equal fingerprints."""
+    reference = BatchRebalanceSampler(lengths, per_device_batch_size=4, grad_accum=2, dp_size=1,
+                                      rank=0, seed=3, drop_last=False, **options)
+    return sampler.fingerprint == reference.fingerprint
+
+
 def epoch_order(trainer):
     return list(sampler_of(trainer)[1])
 
@@ -52,6 +60,15 @@ def test_reads_batch_size_grad_accum_and_world_from_the_arguments(tmp_path):
     assert len(loader) == len(sampler) == sampler.steps_per_epoch * 2
     batch = next(iter(loader))
     assert set(batch) == {"input_ids", "attention_mask", "labels", "sample_idx"}
+
+
+def test_worker_settings_are_the_trainers(tmp_path):
+    loader, sampler = sampler_of(trainer(tmp_path, dataloader_num_workers=2,
+                                         dataloader_prefetch_factor=3))
+    assert (loader.num_workers, loader.prefetch_factor) == (2, 3)
+    trained = [batch["sample_idx"].tolist() for batch in loader]
+    assert trained == [mb.indices for step in range(sampler.steps_per_epoch)
+                       for mb in sampler.plan(step).micro_batches[0]]
 
 
 def test_seed_changes_the_order(tmp_path):
@@ -82,14 +99,14 @@ def test_lengths_are_measured_by_a_scan_without_a_length_column(tmp_path):
     dataset = TokenDataset(scaled_lengths(NUM_SAMPLES))
     _, sampler = sampler_of(trainer(tmp_path, dataset=dataset))
     assert dataset.row_reads == NUM_SAMPLES
-    assert np.array_equal(np.asarray(sampler.lengths), dataset.lengths)
+    assert plans_like(sampler, dataset.lengths)
 
 
 def test_a_precomputed_length_column_is_used_without_a_scan(tmp_path):
     dataset = ColumnTokenDataset(scaled_lengths(NUM_SAMPLES))
     _, sampler = sampler_of(trainer(tmp_path, dataset=dataset))
     assert dataset.row_reads == 0
-    assert np.array_equal(np.asarray(sampler.lengths), dataset.lengths)
+    assert plans_like(sampler, dataset.lengths)
 
 
 def test_length_column_name_is_honoured(tmp_path):
@@ -108,7 +125,7 @@ def test_length_column_of_a_datasets_dataset_is_read_before_the_columns_are_prun
         "length": claimed.tolist()})
     run = trainer(tmp_path, dataset=table, remove_unused_columns=True)
     loader, sampler = sampler_of(run)
-    assert np.array_equal(np.asarray(sampler.lengths), claimed)
+    assert plans_like(sampler, claimed) and not plans_like(sampler, real)
     assert "length" not in loader.dataset.column_names  # pruned afterwards, as the Trainer does
     assert set(next(iter(loader))) == {"input_ids", "attention_mask", "labels"}
 
@@ -116,7 +133,9 @@ def test_length_column_of_a_datasets_dataset_is_read_before_the_columns_are_prun
 def test_rebalance_options_reach_the_sampler(tmp_path):
     options = RebalanceOptions(alpha=0.002, intercept=5.0, max_tokens=400, packed=False)
     _, sampler = sampler_of(trainer(tmp_path, options=options))
-    assert (sampler.alpha, sampler.intercept, sampler.max_tokens) == (0.002, 5.0, 400)
+    assert plans_like(sampler, scaled_lengths(NUM_SAMPLES), alpha=0.002, intercept=5.0,
+                      max_tokens=400)
+    assert not plans_like(sampler, scaled_lengths(NUM_SAMPLES))
     for step in range(sampler.steps_per_epoch):
         assert sampler.plan(step).max_padded_tokens <= 400
 
