@@ -108,41 +108,70 @@ def _measure_order(order, lengths, shape, model, steps):
 
 
 def format_report(c, source):
+    """The text of `brs compare`, line for line (so the two tools read, and diff, alike)."""
     s = c.sampler
-    k = s.dp_size * s.grad_accum
-    cap = f"max_tokens {s.max_tokens}" if s.max_tokens else "no cap"
-    lines = [
-        f"brs report: {source}: {len(s.lengths)} samples, epoch {s.epoch}, "
-        f"{len(c.lower_bounds)} steps",
-        f"  per_device_batch_size {s.per_device_batch_size}, grad_accum {s.grad_accum}, "
-        f"dp_size {s.dp_size} (K = {k} micro-batches, B = {k * s.per_device_batch_size} "
-        f"samples per step), alpha {s.alpha:g}, intercept {s.intercept:g}, {cap}"
-        + (", packed" if s.packed else ""),
-        f"  length-grouped megabatch: {c.megabatch_size} samples",
-        "",
-        f"  {'':34}" + "".join(f"{TITLES[name]:>19}" for name in STRATEGIES),
+    capped = bool(s.max_tokens)
+    lines = [f"brs report: {source}"] + _header(c) + [
+        f"{'strategy':<15}  {'peak tokens':>11}  {'padding eff.':>12}  {'micro-sync time':>15}  "
+        f"{'x bound':>7}  {'step-sync time':>15}  {'x bound':>7}" + ("  over cap" if capped else "")
     ]
-    rows = [
-        ("peak padded tokens / micro-batch", lambda st: f"{st.peak_padded_tokens:,}"),
-        ("padding efficiency (real/padded)", lambda st: f"{st.padding_efficiency:.3f}"),
-        ("step time, per-micro-step sync", lambda st: _time(st.micro_sync_time, c)),
-        ("step time, per-step sync", lambda st: _time(st.step_sync_time, c)),
+    for name, label in (("random", "random"), ("grouped", "length-grouped"), ("brs", "brs")):
+        lines.append(_row(label, c.strategies[name], c.time_lower_bound,
+                          s.max_tokens if capped else None))
+    return "\n".join(lines + [""] + _legend(c))
+
+
+def _header(c):
+    s = c.sampler
+    steps = len(c.lower_bounds)
+    shuffle = "" if s.shuffle else ", no shuffle"
+    drop = ", drop-last" if s.drop_last else ", last step kept"
+    alpha, intercept = _resolved(s)
+    cost = (f"cost of a micro-batch = {intercept:g} + sum(L) + {alpha:g}*sum(L^2) "
+            "(packed: no padding)" if s.packed else
+            f"cost of a micro-batch = {intercept:g} + bs*L + {alpha:g}*bs*L^2 "
+            "(bs samples padded to L tokens)")
+    per_step = s.per_device_batch_size * s.grad_accum * s.dp_size
+    return [f"{len(s.lengths)} samples, epoch {s.epoch}, seed {s.seed}{shuffle}{drop}: "
+            f"all {steps} steps",
+            f"{per_step} samples per step = dp {s.dp_size} x grad-accum {s.grad_accum} "
+            f"x batch {s.per_device_batch_size}",
+            cost, ""]
+
+
+def _resolved(sampler):
+    native = sampler._native
+    return native.get_double(n.OPT_ALPHA), native.get_double(n.OPT_INTERCEPT)
+
+
+def _row(label, st, bound, max_tokens):
+    text = f"{label:<15}  {st.peak_padded_tokens:>11}  {100 * st.padding_efficiency:>11.1f}%"
+    for time_ in (st.micro_sync_time, st.step_sync_time):
+        text += f"  {time_:>15.0f}" if time_ >= 1000 else f"  {time_:>15.3g}"
+        text += f"  {time_ / bound:>7.2f}" if bound > 0 else f"  {'-':>7}"
+    if max_tokens is not None:
+        text += f"  {st.cap_violations(max_tokens):>8}"
+    return text
+
+
+def _legend(c):
+    s = c.sampler
+    steps = len(c.lower_bounds)
+    lines = [
+        "peak tokens      largest padded micro-batch (bs*L): what activation memory must hold",
+        "padding eff.     real tokens / padded tokens",
+        "micro-sync time  sum over micro-steps of the slowest rank (FSDP / ZeRO-3)",
+        "step-sync time   the slowest rank's sum over its micro-steps (DDP with no_sync)",
+        f"x bound          ratio to the proven lower bound, {c.time_lower_bound:.0f} (a sum over "
+        "steps; 1 is perfect)",
     ]
     if s.max_tokens:
-        rows.append(("micro-batches above max_tokens",
-                     lambda st: f"{st.cap_violations(s.max_tokens):,}"))
-    for label, value in rows:
-        lines.append(f"  {label:34}" + "".join(f"{value(c.strategies[name]):>19}"
-                                               for name in STRATEGIES))
-    per_step = c.planning_seconds / max(1, len(c.lower_bounds))
-    lines += ["",
-              f"  time ratios are to the proven lower bound {c.time_lower_bound:.6g} "
-              "(sum over steps)",
-              f"  brs planning time: {per_step * 1e6:.1f} us per step "
-              f"({c.planning_seconds / max(1, c.planned_samples) * 1e9:.1f} ns per sample)"]
-    return "\n".join(lines)
-
-
-def _time(value, c):
-    ratio = value / c.time_lower_bound if c.time_lower_bound else float("nan")
-    return f"{value:.4g} (x{ratio:.3f})"
+        lines.append(f"over cap         micro-batches above --max-tokens {s.max_tokens}")
+    lines += [f"length-grouped   megabatches of {c.megabatch_size} samples, longest first (as "
+              "transformers'",
+              "                 LengthGroupedSampler)"]
+    if steps and c.planned_samples:
+        lines.append(f"brs planning     {1e6 * c.planning_seconds / steps:.1f} us per step, "
+                     f"{1e9 * c.planning_seconds / c.planned_samples:.1f} ns per sample (mean of "
+                     f"{steps} steps, Python ctypes calls included)")
+    return lines
