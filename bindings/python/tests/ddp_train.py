@@ -10,7 +10,6 @@ naive per-micro-batch mean.
 """
 
 import contextlib
-import copy
 import json
 import sys
 
