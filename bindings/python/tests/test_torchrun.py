@@ -2,6 +2,7 @@
 
 import collections
 import json
+import subprocess
 import sys
 
 import pytest
@@ -9,8 +10,6 @@ import pytest
 pytest.importorskip("torch")
 
 from brs_testing import TESTS, child_env, free_port  # noqa: E402
-
-import subprocess  # noqa: E402
 
 TIMEOUT_S = 150
 
