@@ -71,6 +71,7 @@ class NativePlan:
         self._free = n.lib.brs_plan_free  # still reachable while the interpreter shuts down
         self._indices = n._u64p()
         self._count = ctypes.c_size_t()
+        self._out = (ctypes.byref(self._indices), ctypes.byref(self._count))
 
     def __del__(self):
         handle = getattr(self, "handle", None)
@@ -83,8 +84,8 @@ class NativePlan:
 
     def indices(self, rank, micro):
         """A fresh list of the micro-batch's dataset indices (the hot path of iteration)."""
-        status = n.lib.brs_plan_micro_batch(ctypes.byref(self._indices), ctypes.byref(self._count),
-                                            self.handle, rank, micro)
+        status = n.plan_micro_batch_prepared(*self._out, self.handle, ctypes.c_int64(rank),
+                                             ctypes.c_int64(micro))
         if status != n.OK:
             check_plan(status, self.handle)
         return self._indices[:self._count.value]
