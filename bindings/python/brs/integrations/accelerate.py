@@ -94,8 +94,9 @@ def find_rebalance_sampler(obj, depth=6):
 
 
 def _rebalance_sampler_of(dataloader):
-    if isinstance(dataloader, DataLoaderAdapter) or getattr(dataloader, "_is_accelerate_prepared",
-                                                           False):
+    already_prepared = (isinstance(dataloader, DataLoaderAdapter)
+                        or getattr(dataloader, "_is_accelerate_prepared", False))
+    if already_prepared:
         raise ValueError("prepare_dataloader() needs the DataLoader as created, before "
                          "accelerator.prepare(); pass the unprepared DataLoader")
     if not isinstance(dataloader, torch.utils.data.DataLoader):

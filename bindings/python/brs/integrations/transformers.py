@@ -126,14 +126,11 @@ class BatchRebalanceMixin:
 
     def _pruned_dataset_and_collator(self, dataset):
         """Drop the columns the model does not take, as Trainer._get_dataloader does."""
-        if is_datasets_available():
-            import datasets
-
-            if isinstance(dataset, datasets.Dataset):
-                return self._remove_unused_columns(dataset, description="Training"), \
-                    self.data_collator
-        return dataset, self._get_collator_with_removed_columns(self.data_collator,
-                                                                description="Training")
+        if _is_datasets_dataset(dataset):
+            return self._remove_unused_columns(dataset, description="Training"), self.data_collator
+        collator = self._get_collator_with_removed_columns(self.data_collator,
+                                                           description="Training")
+        return dataset, collator
 
     def _train_loader_kwargs(self, collator):
         args = self.args
@@ -174,6 +171,14 @@ class BatchRebalanceMixin:
         callback = RebalanceEpochCallback()
         self.add_callback(callback)
         return callback
+
+
+def _is_datasets_dataset(dataset):
+    if not is_datasets_available():
+        return False
+    import datasets
+
+    return isinstance(dataset, datasets.Dataset)
 
 
 def _check_map_style(dataset):
