@@ -41,6 +41,8 @@ class Run:
     seconds: float
     lower_bounds: list[float] = field(default_factory=list)  # brs Plan.lower_bound per step
     time_lower_bounds: list[float] = field(default_factory=list)  # brs Plan.time_lower_bound
+    reported: list[tuple[float, float, float]] = field(default_factory=list)  # brs's own max cost,
+    # micro-sync and step-sync per step, to cross-check the benchmark's scoring (metrics.py)
     notes: list[str] = field(default_factory=list)
 
 
@@ -147,6 +149,7 @@ def brs_epoch(lengths: list[int], cfg: Config, *, name: str, seed: int = 0,
         run.plan.append([[back(mb.indices) for mb in rank] for rank in p.micro_batches])
         run.lower_bounds.append(p.lower_bound)
         run.time_lower_bounds.append(p.time_lower_bound)
+        run.reported.append((p.max_cost, p.micro_sync_time, p.step_sync_time))
     run.seconds = time.perf_counter() - t0
     return run
 

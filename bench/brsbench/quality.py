@@ -48,6 +48,17 @@ def _capped_run(lengths, cfg, order, cap):
             cap, raised = math.ceil(cap * 1.25), raised + 1
 
 
+def _scoring_mismatch(s: metrics.Score, reported) -> str | None:
+    """metrics.score recomputes costs in float from the indices; brs computes them exactly. They
+    must agree to rounding, or the comparison with the peers would be unsound."""
+    for t, (max_cost, micro, whole) in enumerate(reported):
+        ours = (s.max_cost[t], s.micro_sync_steps[t], s.step_sync_steps[t])
+        for a, b, what in zip(ours, (max_cost, micro, whole), ("max cost", "micro-sync", "step-sync")):
+            if abs(a - b) > 1e-6 * max(1.0, abs(b)):
+                return f"step {t} {what}: scored {a}, brs says {b}"
+    return None
+
+
 def first_cap(lengths: list[int], cfg: Config) -> int:
     """A memory budget a user could pick without looking at any sampler: twice the padded tokens
     of an average micro-batch (P * mean length), and at least the longest sample."""
@@ -84,6 +95,10 @@ def evaluate(ds: Dataset, cfg: Config, *, seed: int, min_steps: int, verl_max_k:
             notes.append(f"{name}: {problem}")
     scores = {name: metrics.score(name, run.plan[:steps], lengths, packed=name in PACKED, cap=cap)
               for name, run in runs.items()}
+    for name in ("brs", "brs_capped", "brs_packed"):
+        mismatch = _scoring_mismatch(scores[name], runs[name].reported[:steps])
+        if mismatch:
+            notes.append(f"{name}: the benchmark's scoring disagrees with brs's own: {mismatch}")
     ours, up = scores["brs"], scores["upstream"]
     return Case(
         dataset=ds.name, config=cfg, n=len(lengths), steps=steps, cap=cap, scores=scores,

@@ -30,6 +30,8 @@ def summary(cases: list[Case], points: list[Point], command: str) -> str:
         text.append("\nbrs planning time per sample (C, sort included): " + ", ".join(
             f"B={p.B:,}/K={p.K:,} {p.dist} {p.c_ns_sample:.1f} ns"
             for p in sorted(c_rows, key=lambda p: (p.B, p.dist))) + ".")
+    text.append("\nbrs and upstream plan the same samples per step; verl is compared with brs_packed (LPT, "
+                "not exact in packed mode), group_by_length and random with brs over their own steps.")
     text.append(f"\nRatios: geometric mean (min-max) over distributions x configurations. "
                 f"Reproduce: `{command}`.")
     return "\n".join(text)
@@ -135,7 +137,8 @@ def write(out: Path, *, cases: list[Case], points: list[Point], sweep: list[Poin
         parts += ["", "## Plan quality per distribution", ""]
         for name in dict.fromkeys(c.dataset for c in cases):
             cs = [c for c in cases if c.dataset == name]
-            parts += [f"### {name} (n = {cs[0].n:,} for the largest configuration)", ""]
+            sizes = sorted({c.n for c in cs})
+            parts += [f"### {name} (n = {', '.join(f'{n:,}' for n in sizes)})", ""]
             case_notes = [f"{c.config}: {n}" for c in cs for n in c.notes]
             parts += [f"- {n}" for n in case_notes] + ([""] if case_notes else [])
             parts += [table(QUALITY_HEADER, _quality_rows(cs)), ""]
