@@ -35,7 +35,7 @@ def summary_rows(cases: list[Case], points: list[Point]) -> list[list[str]]:
     for label, peer, ours, same_steps in PEER_ROWS:
         cs = [c for c in cases if peer in c.scores]
         if not cs:
-            rows.append([label] + ["not run"] * 6)
+            rows.append([label] + ["not run"] * (len(SUMMARY_HEADER) - 1))
             continue
         def ratios(attr):
             return [getattr(c.scores[peer], attr) / getattr(c.scores[ours], attr) for c in cs]
