@@ -89,7 +89,23 @@ struct brs_cost_model {
     uint64_t alpha;      /* micro units */
     uint64_t max_tokens; /* 0: no cap */
 };
+/* cost.c */
 brs_wide brs_sample_weight(const struct brs_cost_model *model, uint32_t length);
+brs_wide brs_group_cost(const struct brs_cost_model *model, uint32_t head, size_t size);
+/* The largest group the token cap allows for a head of this length. */
+size_t brs_cap_size(const struct brs_cost_model *model, uint32_t head, size_t remaining);
+
+/* search.c, on n samples sorted longest first */
+brs_wide brs_lower_bound(const uint32_t *lengths, size_t n, size_t k,
+                         const struct brs_cost_model *model, brs_wide *weight_sum);
+size_t brs_groups_for_cap(const uint32_t *lengths, size_t n, const struct brs_cost_model *model);
+void brs_fill_inverse_weights(double *inverse, const uint32_t *lengths, size_t n,
+                              const struct brs_cost_model *model);
+/* The exact least max cost of k contiguous non-empty groups (n >= k, the
+ * cap feasible), searched up from a lower bound. */
+brs_wide brs_min_max_threshold(const uint32_t *lengths, const double *inverse_weight, size_t n,
+                               size_t k, const struct brs_cost_model *model,
+                               brs_wide lower_bound);
 
 /* planner.c / packed.c: split n samples sorted by length descending
  * (`lengths`) into k groups. On success group g is [starts[g], starts[g+1])
@@ -108,6 +124,12 @@ struct brs_split {
 };
 brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                            const struct brs_cost_model *model, uint64_t *scratch);
+/* split_heuristic.c */
+size_t brs_greedy_from_right(size_t *starts, const uint32_t *lengths, size_t n,
+                             const struct brs_cost_model *model, brs_wide threshold);
+brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,
+                          size_t groups, size_t k, const struct brs_cost_model *model);
+
 /* refine.c: the split of least total cost among those with max cost <=
  * threshold (the optimum), if its search needs at most `budget` cells;
  * BRS_ERR_TOO_LARGE (split untouched) otherwise. `weight` is scratch of n. */

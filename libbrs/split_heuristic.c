@@ -1,0 +1,162 @@
+/* split_heuristic.c - k groups of cost <= T when the exact second objective
+ * is too large to search: groups greedy from the short end, then the
+ * costliest split in halves until there are k. */
+#include "internal.h"
+
+#include <stdlib.h>
+
+/* Greedy from the short end: each group, taken from the right, as long as
+ * the threshold and cap allow. Its group sizes are then split to k below.
+ * Returns the number of groups, written as starts[0..groups]. */
+size_t brs_greedy_from_right(size_t *starts, const uint32_t *lengths, size_t n,
+                                const struct brs_cost_model *model, brs_wide threshold)
+{
+    size_t groups = 0, end = n;
+    /* Collect group starts from the right, then reverse them. */
+    while (end > 0) {
+        /* cost of [a, end) is non-increasing in a: find the least a that fits. */
+        size_t low = 0, high = end - 1; /* answer in [low, high]; end - 1 always fits */
+        size_t probe_step = 1;
+        while (probe_step <= end - 1) {
+            size_t a = end - 1 - probe_step;
+            size_t size = end - a;
+            if (brs_group_cost(model, lengths[a], size) > threshold ||
+                (model->max_tokens && (uint64_t)size * lengths[a] > model->max_tokens)) {
+                low = a + 1;
+                break;
+            }
+            high = a;
+            probe_step *= 2;
+        }
+        while (low < high) {
+            size_t a = low + (high - low) / 2;
+            size_t size = end - a;
+            if (brs_group_cost(model, lengths[a], size) > threshold ||
+                (model->max_tokens && (uint64_t)size * lengths[a] > model->max_tokens))
+                low = a + 1;
+            else
+                high = a;
+        }
+        starts[groups++] = low;
+        end = low;
+    }
+    for (size_t i = 0; i < groups / 2; i++) {
+        size_t t = starts[i];
+        starts[i] = starts[groups - 1 - i];
+        starts[groups - 1 - i] = t;
+    }
+    starts[groups] = n;
+    return groups;
+}
+
+/* A binary max-heap of group ids ordered by cost, for the splits. */
+struct heap {
+    uint32_t *ids;
+    size_t size;
+    const brs_wide *costs;
+};
+
+static int heap_above(const struct heap *h, uint32_t a, uint32_t b)
+{
+    return h->costs[a] > h->costs[b] || (h->costs[a] == h->costs[b] && a < b);
+}
+
+static void heap_sift_down(struct heap *h, size_t i)
+{
+    for (;;) {
+        size_t best = i, l = 2 * i + 1, r = l + 1;
+        if (l < h->size && heap_above(h, h->ids[l], h->ids[best])) best = l;
+        if (r < h->size && heap_above(h, h->ids[r], h->ids[best])) best = r;
+        if (best == i) return;
+        uint32_t t = h->ids[i];
+        h->ids[i] = h->ids[best];
+        h->ids[best] = t;
+        i = best;
+    }
+}
+
+static void heap_sift_up(struct heap *h, size_t i)
+{
+    while (i > 0 && heap_above(h, h->ids[i], h->ids[(i - 1) / 2])) {
+        uint32_t t = h->ids[i];
+        h->ids[i] = h->ids[(i - 1) / 2];
+        h->ids[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+/* The groups while they are split: group g is [begin[g], begin[g] + size[g]). */
+struct groups {
+    size_t *begin, *size;
+    brs_wide *costs;
+    size_t count;
+};
+
+static void push_if_splittable(struct heap *h, const struct groups *g, uint32_t id)
+{
+    if (g->size[id] < 2) return;
+    h->ids[h->size++] = id;
+    heap_sift_up(h, h->size - 1);
+}
+
+/* Split the costliest splittable group in halves until there are k groups:
+ * every split lowers cost where it is highest, which is what the other
+ * ranks wait for. n >= k guarantees a splittable group remains. */
+static void split_costliest(struct groups *g, struct heap *h, const uint32_t *lengths, size_t k,
+                            const struct brs_cost_model *model)
+{
+    for (size_t id = 0; id < g->count; id++) push_if_splittable(h, g, (uint32_t)id);
+    while (g->count < k) {
+        uint32_t top = h->ids[0], added = (uint32_t)g->count++;
+        size_t first = (g->size[top] + 1) / 2;
+        g->begin[added] = g->begin[top] + first;
+        g->size[added] = g->size[top] - first;
+        g->size[top] = first;
+        g->costs[top] = brs_group_cost(model, lengths[g->begin[top]], g->size[top]);
+        g->costs[added] = brs_group_cost(model, lengths[g->begin[added]], g->size[added]);
+        if (g->size[top] < 2) h->ids[0] = h->ids[--h->size];
+        heap_sift_down(h, 0);
+        push_if_splittable(h, g, added);
+    }
+}
+
+/* Renumber the groups left to right into split->starts and split->costs. */
+static void write_in_position_order(struct brs_split *split, const struct groups *g, size_t n,
+                                    uint32_t *group_at, brs_wide *costs_in_order)
+{
+    for (size_t id = 0; id < g->count; id++) group_at[g->begin[id]] = (uint32_t)id;
+    size_t out = 0;
+    for (size_t pos = 0; pos < n; pos += g->size[group_at[pos]]) {
+        split->starts[out] = pos;
+        costs_in_order[out++] = g->costs[group_at[pos]];
+    }
+    split->starts[out] = n;
+    for (size_t i = 0; i < out; i++) split->costs[i] = costs_in_order[i];
+}
+
+brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,
+                             size_t groups, size_t k, const struct brs_cost_model *model)
+{
+    struct groups g = {malloc(k * sizeof(size_t)), malloc(k * sizeof(size_t)), split->costs,
+                       groups};
+    struct heap h = {malloc(k * sizeof(uint32_t)), 0, split->costs};
+    uint32_t *group_at = malloc(n * sizeof *group_at);
+    brs_wide *costs_in_order = malloc(k * sizeof *costs_in_order);
+    brs_status status = BRS_ERR_NO_MEMORY;
+    if (g.begin && g.size && h.ids && group_at && costs_in_order) {
+        for (size_t id = 0; id < groups; id++) {
+            g.begin[id] = split->starts[id];
+            g.size[id] = split->starts[id + 1] - split->starts[id];
+            g.costs[id] = brs_group_cost(model, lengths[g.begin[id]], g.size[id]);
+        }
+        split_costliest(&g, &h, lengths, k, model);
+        write_in_position_order(split, &g, n, group_at, costs_in_order);
+        status = BRS_OK;
+    }
+    free(g.begin);
+    free(g.size);
+    free(h.ids);
+    free(group_at);
+    free(costs_in_order);
+    return status;
+}
