@@ -40,3 +40,22 @@ void brs_assign_snake(uint32_t *slot_of, uint32_t *order, const brs_wide *costs,
         slot_of[order[p]] = (uint32_t)(rank * grad_accum + micro);
     }
 }
+
+void brs_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs, size_t k,
+                    size_t dp_size, uint32_t *scratch)
+{
+    uint32_t *order = scratch, *merge = scratch + k;
+    sort_by_cost_desc(order, merge, costs, k);
+    size_t grad_accum = k / dp_size;
+    *micro_sync = 0;
+    for (size_t m = 0; m < grad_accum; m++) *micro_sync += costs[order[m * dp_size]];
+    *step_sync = 0;
+    for (size_t r = 0; r < dp_size; r++) {
+        brs_wide sum = 0;
+        for (size_t m = 0; m < grad_accum; m++) {
+            size_t within = (m % 2 == 0) ? r : dp_size - 1 - r;
+            sum += costs[order[m * dp_size + within]];
+        }
+        if (sum > *step_sync) *step_sync = sum;
+    }
+}

@@ -12,7 +12,7 @@
  * It enters every fingerprint; bump it with any change of output and
  * regenerate tests/vectors.
  */
-#define BRS_PLAN_ALGORITHM_VERSION 2
+#define BRS_PLAN_ALGORITHM_VERSION 3
 
 /* Costs are exact integers in micro cost units (1e-6), held in 128 bits.
  * Bounds (proof of no overflow): a length L < 2^32, alpha_micro <= 1e9 <
@@ -123,12 +123,24 @@ struct brs_split {
     size_t needed;
 };
 brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                           const struct brs_cost_model *model, uint64_t *scratch);
+                           size_t dp_size, const struct brs_cost_model *model, uint64_t *scratch);
 /* split_heuristic.c */
 size_t brs_greedy_from_right(size_t *starts, const uint32_t *lengths, size_t n,
                              const struct brs_cost_model *model, brs_wide threshold);
 brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,
                           size_t groups, size_t k, const struct brs_cost_model *model);
+
+/* staircase.c: k groups (starts[0..k], costs[0..k-1]) of cost <= top, block
+ * by block of dp_size groups, each block at the least max cost of what is
+ * left. inverse_weight as for brs_min_max_threshold. */
+brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                              const double *inverse_weight, size_t n, size_t k, size_t dp_size,
+                              const struct brs_cost_model *model, brs_wide top);
+
+/* assign.c: the two synchronised step times of groups with these costs,
+ * dealt as brs_assign_snake does; scratch holds 2k. */
+void brs_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs, size_t k,
+                    size_t dp_size, uint32_t *scratch);
 
 /* refine.c: the split of least total cost among those with max cost <=
  * threshold (the optimum), if its search needs at most `budget` cells;

@@ -264,7 +264,7 @@ brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t
     status = c->packed ? brs_plan_packed(&split, plan->sorted_length, plan->num_samples, plan->k,
                                          &model, plan->pack_scratch)
                        : brs_plan_padded(&split, plan->sorted_length, plan->num_samples, plan->k,
-                                         &model, plan->sort_scratch);
+                                         plan->dp_size, &model, plan->sort_scratch);
     if (status == BRS_ERR_CAP_INFEASIBLE) cap_message(plan, sampler, &split);
     if (status == BRS_ERR_NO_MEMORY) brs_message_set(plan->message, "out of memory in the planner");
     if (status != BRS_OK) return status;

@@ -1,15 +1,65 @@
 /* planner.c - the padded planner: the exact min-max cost (search.c), then
- * the freedom left spent on throughput (refine.c, split_heuristic.c). */
+ * the freedom left spent on throughput. Two candidate splits reach the
+ * optimum: the least total cost (refine.c, or split_heuristic.c where that
+ * search is too large) and the staircase (staircase.c); the planner keeps
+ * the one whose synchronised step is shorter. */
 #include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 /* Cells the exact second objective may search: a few per sample. */
 enum { REFINE_BUDGET_PER_SAMPLE = 4, REFINE_BUDGET_BASE = 4096 };
 
-brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                           const struct brs_cost_model *model, uint64_t *scratch)
+/* Lexicographic: per-micro-step sync time, per-step sync time, total cost. */
+struct score {
+    brs_wide micro_sync, step_sync, total;
+};
+
+static struct score score_of(const brs_wide *costs, size_t k, size_t dp_size, uint32_t *scratch)
 {
-    /* scratch (2n words) holds 1 / w(L) for the search, then w(L) for the
-     * second objective. */
+    struct score s = {0, 0, 0};
+    brs_sync_times(&s.micro_sync, &s.step_sync, costs, k, dp_size, scratch);
+    for (size_t g = 0; g < k; g++) s.total += costs[g];
+    return s;
+}
+
+static int shorter(const struct score *a, const struct score *b)
+{
+    if (a->micro_sync != b->micro_sync) return a->micro_sync < b->micro_sync;
+    if (a->step_sync != b->step_sync) return a->step_sync < b->step_sync;
+    return a->total < b->total;
+}
+
+/* The least total cost among optimal splits, into split->starts/costs. */
+static brs_status least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
+                              size_t k, const struct brs_cost_model *model, brs_wide best,
+                              brs_wide *weight_scratch)
+{
+    brs_status status = brs_refine_least_total(split, lengths, n, k, model, best,
+                                               REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE,
+                                               weight_scratch);
+    if (status != BRS_ERR_TOO_LARGE) return status;
+    size_t groups = brs_greedy_from_right(split->starts, lengths, n, model, best);
+    return brs_split_to_k(split, lengths, n, groups, k, model);
+}
+
+/* Replaces the split by the staircase when its synchronised step is shorter. */
+static void keep_shorter(struct brs_split *split, const size_t *stair_starts,
+                         const brs_wide *stair_costs, size_t k, size_t dp_size, uint32_t *scratch)
+{
+    struct score current = score_of(split->costs, k, dp_size, scratch);
+    struct score stair = score_of(stair_costs, k, dp_size, scratch);
+    if (!shorter(&stair, &current)) return;
+    memcpy(split->starts, stair_starts, (k + 1) * sizeof *stair_starts);
+    memcpy(split->costs, stair_costs, k * sizeof *stair_costs);
+}
+
+brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
+                           size_t dp_size, const struct brs_cost_model *model, uint64_t *scratch)
+{
+    /* scratch (2n words) holds 1 / w(L) for the searches, then w(L) for
+     * the least total cost. */
     double *inverse_weight = (double *)scratch;
     if (model->max_tokens) {
         size_t needed = brs_groups_for_cap(lengths, n, model);
@@ -21,15 +71,27 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
     split->lower_bound = brs_lower_bound(lengths, n, k, model, &split->weight_sum);
     brs_fill_inverse_weights(inverse_weight, lengths, n, model);
     brs_wide best = brs_min_max_threshold(lengths, inverse_weight, n, k, model, split->lower_bound);
-    /* Exact second objective where its windows are small (the common case:
-     * the optimum is tight); else split the costliest groups. */
-    brs_status status = brs_refine_least_total(split, lengths, n, k, model, best,
-                                               REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE,
-                                               (brs_wide *)scratch);
-    if (status == BRS_ERR_TOO_LARGE) {
-        size_t groups = brs_greedy_from_right(split->starts, lengths, n, model, best);
-        status = brs_split_to_k(split, lengths, n, groups, k, model);
+
+    /* With one micro-step per rank both sync times are the max cost, and
+     * with one rank the per-micro-step time is the total: then the least
+     * total cost is already the best, and no staircase is needed. */
+    int staircase = k > dp_size && dp_size > 1;
+    size_t *stair_starts = staircase ? malloc((k + 1) * sizeof *stair_starts) : NULL;
+    brs_wide *stair_costs = staircase ? malloc(k * sizeof *stair_costs) : NULL;
+    uint32_t *score_scratch = staircase ? malloc(2 * k * sizeof *score_scratch) : NULL;
+    brs_status status = BRS_ERR_NO_MEMORY;
+    if (!staircase || (stair_starts && stair_costs && score_scratch)) {
+        if (staircase &&
+            brs_plan_staircase(stair_starts, stair_costs, lengths, inverse_weight, n, k, dp_size,
+                               model, best) != BRS_OK)
+            staircase = 0;
+        status = least_total(split, lengths, n, k, model, best, (brs_wide *)scratch);
+        if (status == BRS_OK && staircase)
+            keep_shorter(split, stair_starts, stair_costs, k, dp_size, score_scratch);
     }
+    free(stair_starts);
+    free(stair_costs);
+    free(score_scratch);
     if (status != BRS_OK) return status;
     split->max_cost = 0;
     for (size_t g = 0; g < k; g++)

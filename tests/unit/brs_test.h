@@ -110,6 +110,13 @@ bool bt_oracle_min_max(u128 *best, const uint32_t *desc, size_t b, size_t k,
 /* Minimum total cost over the same splits whose groups all cost <= limit. */
 bool bt_oracle_min_total(u128 *best, const uint32_t *desc, size_t b, size_t k,
                          const bt_cost_model *m, uint64_t cap, u128 limit);
+/* On tiny steps (b <= BT_SYNC_MAX_SAMPLES): the largest per-micro-step sync
+ * time (groups dealt by cost, dp per micro-step) over the splits of total
+ * least_total with every group <= limit. False if none or b too large. */
+#define BT_SYNC_MAX_SAMPLES 16
+bool bt_oracle_worst_sync_of_least_total(u128 *worst, const uint32_t *desc, size_t b, size_t k,
+                                         size_t dp, const bt_cost_model *m, uint64_t cap,
+                                         u128 limit, u128 least_total);
 /* Fewest contiguous groups (greedy from the longest sample) with every
  * group cost <= limit and bs * L <= cap; UINT64_MAX when one sample alone
  * breaks limit or cap. Greedy is optimal: feasibility is inherited by

@@ -2,6 +2,7 @@
 #include "brs_test.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define INF BT_NO_LIMIT
 
@@ -163,4 +164,66 @@ bool bt_brute_min_max(u128 *best, const uint32_t *len, size_t b, size_t k,
     brute_visit(&bs, 0, 0);
     *best = bs.best;
     return bs.found;
+}
+
+/* ---- the synchronised step of least-total splits (tiny steps) ------------ */
+
+typedef struct {
+    const uint32_t *desc;
+    size_t b, k, dp;
+    const bt_cost_model *m;
+    uint64_t cap;
+    u128 limit, total, worst;
+    u128 costs[BT_SYNC_MAX_SAMPLES];
+    bool found;
+} sync_search;
+
+/* Sum over micro-steps of the slowest rank, groups dealt by cost (snake). */
+static u128 micro_sync_of(u128 *costs, size_t k, size_t dp)
+{
+    for (size_t i = 1; i < k; i++)
+        for (size_t j = i; j > 0 && costs[j - 1] < costs[j]; j--) {
+            u128 t = costs[j];
+            costs[j] = costs[j - 1];
+            costs[j - 1] = t;
+        }
+    u128 sum = 0;
+    for (size_t m = 0; m < k / dp; m++)
+        sum += costs[m * dp];
+    return sum;
+}
+
+static void sync_visit(sync_search *ss, size_t from, size_t groups, u128 total)
+{
+    if (groups == ss->k) {
+        if (from != ss->b || total != ss->total)
+            return;
+        u128 copy[BT_SYNC_MAX_SAMPLES];
+        memcpy(copy, ss->costs, ss->k * sizeof *copy);
+        u128 micro = micro_sync_of(copy, ss->k, ss->dp);
+        if (!ss->found || micro > ss->worst)
+            ss->worst = micro;
+        ss->found = true;
+        return;
+    }
+    size_t groups_after = ss->k - groups - 1;
+    for (size_t to = from + 1; to + groups_after <= ss->b; to++) {
+        u128 c = group_cost(ss->desc, from, to, ss->m, ss->cap);
+        if (c == INF || c > ss->limit || total + c > ss->total)
+            continue;
+        ss->costs[groups] = c;
+        sync_visit(ss, to, groups + 1, total + c);
+    }
+}
+
+bool bt_oracle_worst_sync_of_least_total(u128 *worst, const uint32_t *desc, size_t b, size_t k,
+                                         size_t dp, const bt_cost_model *m, uint64_t cap,
+                                         u128 limit, u128 least_total)
+{
+    if (b > BT_SYNC_MAX_SAMPLES)
+        return false;
+    sync_search ss = {desc, b, k, dp, m, cap, limit, least_total, 0, {0}, false};
+    sync_visit(&ss, 0, 0, 0);
+    *worst = ss.worst;
+    return ss.found;
 }

@@ -130,11 +130,47 @@ static void test_extremes_no_overflow(void)
     brs_plan_free(p);
 }
 
+/* The benchmark against upstream found brs spreading work over later
+ * micro-steps when one long sample fixes the optimum (manpages@32k, dp 8 x
+ * ga 4): every rank waits for that sample in the first micro-step anyway,
+ * so the work belongs there. One sample of 1000 tokens and fifteen of
+ * 10..24, alpha 0, dp 2 x ga 2: the first micro-step is {1000} beside the
+ * thirteen longest shorts (13 x 24 = 312), the second {11} and {10}, so the
+ * per-micro-step time is 1000 + 11 and the per-step time 1000 + 10. The
+ * least-total split (shorts in three bands) would give 1000 + 95. */
+static void test_one_long_sample_front_loads_the_first_micro_step(void)
+{
+    uint32_t len[16];
+    len[0] = 1000;
+    for (size_t i = 1; i < 16; i++)
+        len[i] = (uint32_t)(9 + i);
+    brs_sampler *s = NULL;
+    brs_plan *p = NULL;
+    CU_ASSERT_FATAL(brs_sampler_new(&s) == BRS_OK && brs_plan_new(&p) == BRS_OK);
+    CU_ASSERT(brs_sampler_set_lengths(s, len, 16, BRS_LENGTHS_COPY) == BRS_OK);
+    CU_ASSERT(brs_sampler_set_int(s, BRS_OPT_BATCH_SIZE, 4) == BRS_OK);
+    CU_ASSERT(brs_sampler_set_int(s, BRS_OPT_DP_SIZE, 2) == BRS_OK);
+    CU_ASSERT(brs_sampler_set_int(s, BRS_OPT_GRAD_ACCUM, 2) == BRS_OK);
+    CU_ASSERT(brs_sampler_set_double(s, BRS_OPT_ALPHA, 0.0) == BRS_OK);
+    CU_ASSERT_FATAL(brs_plan_compute(p, s, 0, 0) == BRS_OK);
+    double micro = 0, step = 0, max_cost = 0;
+    CU_ASSERT(brs_plan_get_double(&max_cost, p, BRS_PLAN_MAX_COST) == BRS_OK);
+    CU_ASSERT(brs_plan_get_double(&micro, p, BRS_PLAN_MICRO_SYNC_TIME) == BRS_OK);
+    CU_ASSERT(brs_plan_get_double(&step, p, BRS_PLAN_STEP_SYNC_TIME) == BRS_OK);
+    CU_ASSERT(max_cost == 1000.0);
+    CU_ASSERT(micro == 1011.0);
+    CU_ASSERT(step == 1010.0);
+    brs_plan_free(p);
+    brs_sampler_free(s);
+}
+
 int main(int argc, char **argv)
 {
     static const bt_test tests[] = {
         {"upstream N = 246 skewed steps reach the optimum", test_upstream_n246_reaches_optimum},
         {"B = 1e5, K up to 1e4, huge lengths: no overflow", test_extremes_no_overflow},
+        {"one long sample: the first micro-step takes the work",
+         test_one_long_sample_front_loads_the_first_micro_step},
         {NULL, NULL},
     };
     return bt_run("regression", tests, argc - 1, argv + 1);

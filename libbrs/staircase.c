@@ -1,0 +1,55 @@
+/* staircase.c - a split that front-loads work for the synchronisation models.
+ *
+ * Ranks wait for the slowest at each synchronisation, so when the optimum T
+ * is set by a few long samples, the first micro-step costs T whatever the
+ * other ranks do: they may as well take as much work as T allows. Block by
+ * block (dp_size groups each, one per rank): the block's groups are greedy
+ * from the long end at the least max cost T_m that the samples left allow
+ * with the groups left, so later micro-steps get T_m <= T_(m-1) as small as
+ * possible. This is a second candidate; the planner keeps whichever split
+ * gives the shorter synchronised step.
+ */
+#include "internal.h"
+
+/* One greedy group at `threshold` from `pos`, leaving a sample for each of
+ * `groups_after` later groups. */
+static size_t greedy_group(const uint32_t *lengths, size_t n, size_t pos, size_t groups_after,
+                           const struct brs_cost_model *model, brs_wide threshold)
+{
+    size_t limit = brs_cap_size(model, lengths[pos], n - pos - groups_after);
+    brs_wide w = brs_sample_weight(model, lengths[pos]);
+    brs_wide budget = threshold - model->intercept;
+    size_t size = 1; /* a single sample always fits: threshold >= its cost */
+    /* Exponential then binary search on the size: cost grows with it. */
+    size_t step = 1;
+    while (size + step <= limit && (brs_wide)(size + step) * w <= budget) {
+        size += step;
+        step *= 2;
+    }
+    for (; step > 0; step /= 2)
+        if (size + step <= limit && (brs_wide)(size + step) * w <= budget) size += step;
+    return size;
+}
+
+brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                              const double *inverse_weight, size_t n, size_t k, size_t dp_size,
+                              const struct brs_cost_model *model, brs_wide top)
+{
+    size_t pos = 0;
+    brs_wide threshold = top;
+    for (size_t g = 0; g < k; g++) {
+        size_t groups_left = k - g;
+        if (g > 0 && g % dp_size == 0) {
+            brs_wide unused;
+            brs_wide bound = brs_lower_bound(lengths + pos, n - pos, groups_left, model, &unused);
+            threshold = brs_min_max_threshold(lengths + pos, inverse_weight + pos, n - pos,
+                                              groups_left, model, bound);
+        }
+        size_t size = greedy_group(lengths, n, pos, groups_left - 1, model, threshold);
+        starts[g] = pos;
+        costs[g] = brs_group_cost(model, lengths[pos], size);
+        pos += size;
+    }
+    starts[k] = n;
+    return pos == n ? BRS_OK : BRS_ERR_INVALID_ARGUMENT; /* cannot happen; caller falls back */
+}
