@@ -44,15 +44,48 @@ static brs_status least_total(struct brs_split *split, const uint32_t *lengths, 
     return brs_split_to_k(split, lengths, n, groups, k, model);
 }
 
-/* Replaces the split by the staircase when its synchronised step is shorter. */
-static void keep_shorter(struct brs_split *split, const size_t *stair_starts,
-                         const brs_wide *stair_costs, size_t k, size_t dp_size, uint32_t *scratch)
+/* The largest padded-token count of a contiguous split. */
+static uint64_t peak_tokens(const size_t *starts, const uint32_t *lengths, size_t k)
 {
-    struct score current = score_of(split->costs, k, dp_size, scratch);
-    struct score stair = score_of(stair_costs, k, dp_size, scratch);
-    if (!shorter(&stair, &current)) return;
-    memcpy(split->starts, stair_starts, (k + 1) * sizeof *stair_starts);
-    memcpy(split->costs, stair_costs, k * sizeof *stair_costs);
+    uint64_t peak = 0;
+    for (size_t g = 0; g < k; g++) {
+        uint64_t tokens = (uint64_t)(starts[g + 1] - starts[g]) * lengths[starts[g]];
+        if (tokens > peak) peak = tokens;
+    }
+    return peak;
+}
+
+/* Replaces the split by the staircase when that shortens the synchronised
+ * step. Front-loading fills micro-batches up to the optimum cost, which can
+ * raise the memory peak: the staircase is held to max_tokens when the user
+ * set one (the memory they have), else to the split's own peak, so time is
+ * never bought with memory nobody offered. */
+static brs_status try_staircase(struct brs_split *split, const uint32_t *lengths,
+                                double *inverse_weight, size_t n, size_t k, size_t dp_size,
+                                const struct brs_cost_model *model, brs_wide best)
+{
+    struct brs_cost_model held = *model;
+    if (held.max_tokens == 0) held.max_tokens = peak_tokens(split->starts, lengths, k);
+    size_t *starts = malloc((k + 1) * sizeof *starts);
+    brs_wide *costs = malloc(k * sizeof *costs);
+    uint32_t *scratch = malloc(2 * k * sizeof *scratch);
+    brs_status status = starts && costs && scratch ? BRS_OK : BRS_ERR_NO_MEMORY;
+    if (status == BRS_OK) {
+        brs_fill_inverse_weights(inverse_weight, lengths, n, model); /* the refine reused it */
+        if (brs_plan_staircase(starts, costs, lengths, inverse_weight, n, k, dp_size, &held,
+                               best) == BRS_OK) {
+            struct score current = score_of(split->costs, k, dp_size, scratch);
+            struct score stair = score_of(costs, k, dp_size, scratch);
+            if (shorter(&stair, &current)) {
+                memcpy(split->starts, starts, (k + 1) * sizeof *starts);
+                memcpy(split->costs, costs, k * sizeof *costs);
+            }
+        }
+    }
+    free(starts);
+    free(costs);
+    free(scratch);
+    return status;
 }
 
 brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
@@ -72,26 +105,12 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
     brs_fill_inverse_weights(inverse_weight, lengths, n, model);
     brs_wide best = brs_min_max_threshold(lengths, inverse_weight, n, k, model, split->lower_bound);
 
+    brs_status status = least_total(split, lengths, n, k, model, best, (brs_wide *)scratch);
     /* With one micro-step per rank both sync times are the max cost, and
-     * with one rank the per-micro-step time is the total: then the least
-     * total cost is already the best, and no staircase is needed. */
-    int staircase = k > dp_size && dp_size > 1;
-    size_t *stair_starts = staircase ? malloc((k + 1) * sizeof *stair_starts) : NULL;
-    brs_wide *stair_costs = staircase ? malloc(k * sizeof *stair_costs) : NULL;
-    uint32_t *score_scratch = staircase ? malloc(2 * k * sizeof *score_scratch) : NULL;
-    brs_status status = BRS_ERR_NO_MEMORY;
-    if (!staircase || (stair_starts && stair_costs && score_scratch)) {
-        if (staircase &&
-            brs_plan_staircase(stair_starts, stair_costs, lengths, inverse_weight, n, k, dp_size,
-                               model, best) != BRS_OK)
-            staircase = 0;
-        status = least_total(split, lengths, n, k, model, best, (brs_wide *)scratch);
-        if (status == BRS_OK && staircase)
-            keep_shorter(split, stair_starts, stair_costs, k, dp_size, score_scratch);
-    }
-    free(stair_starts);
-    free(stair_costs);
-    free(score_scratch);
+     * with one rank the per-micro-step time is the total: there the least
+     * total is already the best and no staircase is tried. */
+    if (status == BRS_OK && k > dp_size && dp_size > 1)
+        status = try_staircase(split, lengths, inverse_weight, n, k, dp_size, model, best);
     if (status != BRS_OK) return status;
     split->max_cost = 0;
     for (size_t g = 0; g < k; g++)

@@ -7,7 +7,8 @@
  * from the long end at the least max cost T_m that the samples left allow
  * with the groups left, so later micro-steps get T_m <= T_(m-1) as small as
  * possible. This is a second candidate; the planner keeps whichever split
- * gives the shorter synchronised step.
+ * gives the shorter synchronised step. `model` carries the token cap the
+ * staircase must keep (the other candidate's memory peak).
  */
 #include "internal.h"
 
@@ -40,6 +41,10 @@ brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *l
     for (size_t g = 0; g < k; g++) {
         size_t groups_left = k - g;
         if (g > 0 && g % dp_size == 0) {
+            /* The greedy prefix leaves a suffix the cap allows in the groups
+             * left; checked all the same, as the search assumes it. */
+            if (brs_groups_for_cap(lengths + pos, n - pos, model) > groups_left)
+                return BRS_ERR_CAP_INFEASIBLE;
             brs_wide unused;
             brs_wide bound = brs_lower_bound(lengths + pos, n - pos, groups_left, model, &unused);
             threshold = brs_min_max_threshold(lengths + pos, inverse_weight + pos, n - pos,
@@ -51,5 +56,5 @@ brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *l
         pos += size;
     }
     starts[k] = n;
-    return pos == n ? BRS_OK : BRS_ERR_INVALID_ARGUMENT; /* cannot happen; caller falls back */
+    return pos == n ? BRS_OK : BRS_ERR_INVALID_ARGUMENT; /* not expected; the caller keeps its split */
 }
