@@ -89,11 +89,27 @@ struct brs_cost_model {
     uint64_t alpha;      /* micro units */
     uint64_t max_tokens; /* 0: no cap */
 };
-/* cost.c */
-brs_wide brs_sample_weight(const struct brs_cost_model *model, uint32_t length);
-brs_wide brs_group_cost(const struct brs_cost_model *model, uint32_t head, size_t size);
+/* The padded cost model, inline: it is on the planner's hot paths. */
+static inline brs_wide brs_sample_weight(const struct brs_cost_model *model, uint32_t length)
+{
+    return (brs_wide)length * BRS_COST_UNITS_PER_ONE + (brs_wide)model->alpha * length * length;
+}
+
+/* A micro-batch of `size` samples whose longest has `head` tokens. */
+static inline brs_wide brs_group_cost(const struct brs_cost_model *model, uint32_t head,
+                                      size_t size)
+{
+    return model->intercept + (brs_wide)size * brs_sample_weight(model, head);
+}
+
 /* The largest group the token cap allows for a head of this length. */
-size_t brs_cap_size(const struct brs_cost_model *model, uint32_t head, size_t remaining);
+static inline size_t brs_cap_size(const struct brs_cost_model *model, uint32_t head,
+                                  size_t remaining)
+{
+    if (model->max_tokens == 0) return remaining;
+    uint64_t s = model->max_tokens / head;
+    return s < remaining ? (size_t)s : remaining;
+}
 
 /* search.c, on n samples sorted longest first */
 brs_wide brs_lower_bound(const uint32_t *lengths, size_t n, size_t k,
