@@ -44,6 +44,17 @@ static brs_status least_total(struct brs_split *split, const uint32_t *lengths, 
     return brs_split_to_k(split, lengths, n, groups, k, model);
 }
 
+/* Front-loading pays when the optimum stands well above the average group
+ * cost: a few long samples set it, and the first micro-step has room to
+ * spare. When costs are even (the optimum within 1/8 of the average) the
+ * staircase cannot gain much, and its block-by-block searches are skipped. */
+static int worth_a_staircase(brs_wide best, brs_wide weight_sum, size_t k,
+                             const struct brs_cost_model *model)
+{
+    brs_wide average = model->intercept + weight_sum / k;
+    return best - average > average / 8;
+}
+
 /* The largest padded-token count of a contiguous split. */
 static uint64_t peak_tokens(const size_t *starts, const uint32_t *lengths, size_t k)
 {
@@ -109,7 +120,8 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
     /* With one micro-step per rank both sync times are the max cost, and
      * with one rank the per-micro-step time is the total: there the least
      * total is already the best and no staircase is tried. */
-    if (status == BRS_OK && k > dp_size && dp_size > 1)
+    if (status == BRS_OK && k > dp_size && dp_size > 1 &&
+        worth_a_staircase(best, split->weight_sum, k, model))
         status = try_staircase(split, lengths, inverse_weight, n, k, dp_size, model, best);
     if (status != BRS_OK) return status;
     split->max_cost = 0;

@@ -2,11 +2,11 @@
  *
  * Ranks wait for the slowest at each synchronisation, so when the optimum T
  * is set by a few long samples, the first micro-step costs T whatever the
- * other ranks do: they may as well take as much work as T allows. Block by
- * block (dp_size groups each, one per rank): the block's groups are greedy
- * from the long end at the least max cost T_m that the samples left allow
- * with the groups left, so later micro-steps get T_m <= T_(m-1) as small as
- * possible. This is a second candidate; the planner keeps whichever split
+ * other ranks do: they may as well take as much work as T allows. The first
+ * block (dp_size groups, one per rank) is greedy from the long end at T; the
+ * samples left then get the least max cost T1 their k - dp_size groups
+ * allow, and the later blocks are greedy at T1 (one search, not one per
+ * block: the later micro-steps are the cheap ones). This is a second candidate; the planner keeps whichever split
  * gives the shorter synchronised step. `model` carries the token cap the
  * staircase must keep (the other candidate's memory peak).
  */
@@ -40,7 +40,7 @@ brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *l
     brs_wide threshold = top;
     for (size_t g = 0; g < k; g++) {
         size_t groups_left = k - g;
-        if (g > 0 && g % dp_size == 0) {
+        if (g == dp_size) {
             /* The greedy prefix leaves a suffix the cap allows in the groups
              * left; checked all the same, as the search assumes it. */
             if (brs_groups_for_cap(lengths + pos, n - pos, model) > groups_left)
