@@ -20,10 +20,12 @@ import tempfile
 
 SKIP = 77
 
-# Flags that make abidw's output a function of the ABI alone: no paths of
-# the build machine, no line numbers, no libraries needed, only the types
-# reachable from the public header.
+# Flags that make abidw's output a function of the ABI alone: only the
+# exported functions and the types of the public header reachable from them
+# (internal functions and types may change freely), no paths of the build
+# machine, no line numbers, no libraries needed.
 ABIDW_FLAGS = [
+    "--exported-interfaces-only",
     "--no-corpus-path",
     "--no-comp-dir-path",
     "--no-show-locs",
