@@ -28,24 +28,20 @@ static void sort_by_cost_desc(uint32_t *order, uint32_t *scratch, const brs_wide
         for (size_t i = 0; i < k; i++) order[i] = from[i];
 }
 
-void brs_assign_snake(uint32_t *slot_of, uint32_t *order, const brs_wide *costs, size_t k,
-                      size_t dp_size)
+/* The snake deal of groups in `order` (by cost, descending): micro-step m
+ * takes positions [m * dp_size, (m + 1) * dp_size), even m to ranks 0..R-1,
+ * odd m back from R-1. */
+static size_t rank_at(size_t position, size_t dp_size)
 {
-    /* slot_of doubles as the merge scratch before it is filled. */
-    sort_by_cost_desc(order, slot_of, costs, k);
-    size_t grad_accum = k / dp_size;
-    for (size_t p = 0; p < k; p++) {
-        size_t micro = p / dp_size, within = p % dp_size;
-        size_t rank = (micro % 2 == 0) ? within : dp_size - 1 - within;
-        slot_of[order[p]] = (uint32_t)(rank * grad_accum + micro);
-    }
+    size_t micro = position / dp_size, within = position % dp_size;
+    return (micro % 2 == 0) ? within : dp_size - 1 - within;
 }
 
-void brs_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs, size_t k,
-                    size_t dp_size, uint32_t *scratch)
+/* Both synchronised step times of the deal: the first group of each block is
+ * its slowest; each rank sums one group per block. */
+static void sync_times_of_order(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs,
+                                const uint32_t *order, size_t k, size_t dp_size)
 {
-    uint32_t *order = scratch, *merge = scratch + k;
-    sort_by_cost_desc(order, merge, costs, k);
     size_t grad_accum = k / dp_size;
     *micro_sync = 0;
     for (size_t m = 0; m < grad_accum; m++) *micro_sync += costs[order[m * dp_size]];
@@ -58,4 +54,22 @@ void brs_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *c
         }
         if (sum > *step_sync) *step_sync = sum;
     }
+}
+
+void brs_assign_snake(uint32_t *slot_of, uint32_t *order, brs_wide *micro_sync,
+                      brs_wide *step_sync, const brs_wide *costs, size_t k, size_t dp_size)
+{
+    /* slot_of doubles as the merge scratch before it is filled. */
+    sort_by_cost_desc(order, slot_of, costs, k);
+    size_t grad_accum = k / dp_size;
+    for (size_t p = 0; p < k; p++)
+        slot_of[order[p]] = (uint32_t)(rank_at(p, dp_size) * grad_accum + p / dp_size);
+    sync_times_of_order(micro_sync, step_sync, costs, order, k, dp_size);
+}
+
+void brs_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs, size_t k,
+                    size_t dp_size, uint32_t *scratch)
+{
+    sort_by_cost_desc(scratch, scratch + k, costs, k);
+    sync_times_of_order(micro_sync, step_sync, costs, scratch, k, dp_size);
 }

@@ -154,7 +154,7 @@ brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *l
                               const struct brs_cost_model *model, brs_wide top);
 
 /* assign.c: the two synchronised step times of groups with these costs,
- * dealt as brs_assign_snake does; scratch holds 2k. */
+ * dealt as brs_assign_snake deals them; scratch holds 2k. */
 void brs_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs, size_t k,
                     size_t dp_size, uint32_t *scratch);
 
@@ -168,9 +168,10 @@ brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, siz
                            const struct brs_cost_model *model, uint32_t *scratch);
 
 /* assign.c: order[] gets group ids sorted by cost descending (ties by id),
- * slot_of[g] the rank-major slot (rank * grad_accum + micro) of group g. */
-void brs_assign_snake(uint32_t *slot_of, uint32_t *order, const brs_wide *costs, size_t k,
-                      size_t dp_size);
+ * slot_of[g] the rank-major slot (rank * grad_accum + micro) of group g, and
+ * the two synchronised step times of that deal. */
+void brs_assign_snake(uint32_t *slot_of, uint32_t *order, brs_wide *micro_sync,
+                      brs_wide *step_sync, const brs_wide *costs, size_t k, size_t dp_size);
 
 /* sampler.c */
 brs_status brs_config_check(const struct brs_sampler *sampler, char *message);

@@ -181,7 +181,7 @@ static void fill_slots(brs_plan *p, int packed)
 static void summarise(brs_plan *p, const struct brs_split *split,
                       const struct brs_cost_model *model)
 {
-    size_t k = p->k, ga = p->grad_accum;
+    size_t k = p->k;
     p->max_cost = split->max_cost;
     p->lower_bound = split->lower_bound;
     p->total_cost = 0;
@@ -191,18 +191,6 @@ static void summarise(brs_plan *p, const struct brs_split *split,
         p->total_padded += p->padded[s];
         p->total_real += p->real[s];
         if (p->padded[s] > p->max_padded) p->max_padded = p->padded[s];
-    }
-    p->micro_sync = p->step_sync = 0;
-    for (size_t m = 0; m < ga; m++) {
-        brs_wide slowest = 0;
-        for (size_t r = 0; r < p->dp_size; r++)
-            if (p->slot_cost[r * ga + m] > slowest) slowest = p->slot_cost[r * ga + m];
-        p->micro_sync += slowest;
-    }
-    for (size_t r = 0; r < p->dp_size; r++) {
-        brs_wide sum = 0;
-        for (size_t m = 0; m < ga; m++) sum += p->slot_cost[r * ga + m];
-        if (sum > p->step_sync) p->step_sync = sum;
     }
     /* Both sync times are at least the largest cost, and at least the share
      * of one rank in the least possible work: k intercepts plus every
@@ -269,7 +257,8 @@ brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t
     if (status == BRS_ERR_NO_MEMORY) brs_message_set(plan->message, "out of memory in the planner");
     if (status != BRS_OK) return status;
 
-    brs_assign_snake(plan->slot_of, plan->group_order, plan->group_cost, plan->k, plan->dp_size);
+    brs_assign_snake(plan->slot_of, plan->group_order, &plan->micro_sync, &plan->step_sync,
+                     plan->group_cost, plan->k, plan->dp_size);
     fill_slots(plan, (int)c->packed);
     summarise(plan, &split, &model);
     plan->message[0] = '\0';
