@@ -140,6 +140,18 @@ struct brs_split {
 };
 brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                            size_t dp_size, const struct brs_cost_model *model, uint64_t *scratch);
+/* heap.c: ids ordered by keys[id] (largest first if max_first, else
+ * smallest), ties by id. After changing the top's key, sift it down. */
+struct brs_heap {
+    uint32_t *ids;
+    size_t size;
+    const brs_wide *keys;
+    int max_first;
+};
+void brs_heap_push(struct brs_heap *h, uint32_t id);
+void brs_heap_pop(struct brs_heap *h);
+void brs_heap_sift_down(struct brs_heap *h, size_t i);
+
 /* split_heuristic.c */
 size_t brs_greedy_from_right(size_t *starts, const uint32_t *lengths, size_t n,
                              const struct brs_cost_model *model, brs_wide threshold);

@@ -6,31 +6,6 @@
 
 #include <stdlib.h>
 
-struct load_heap {
-    uint32_t *ids;
-    size_t size;
-    const brs_wide *loads;
-};
-
-static int lighter(const struct load_heap *h, uint32_t a, uint32_t b)
-{
-    return h->loads[a] < h->loads[b] || (h->loads[a] == h->loads[b] && a < b);
-}
-
-static void sift_down(struct load_heap *h, size_t i)
-{
-    for (;;) {
-        size_t best = i, l = 2 * i + 1, r = l + 1;
-        if (l < h->size && lighter(h, h->ids[l], h->ids[best])) best = l;
-        if (r < h->size && lighter(h, h->ids[r], h->ids[best])) best = r;
-        if (best == i) return;
-        uint32_t t = h->ids[i];
-        h->ids[i] = h->ids[best];
-        h->ids[best] = t;
-        i = best;
-    }
-}
-
 /* The bound that proves a cap infeasible: total tokens over the cap, and
  * samples above half the cap each needing a group of their own. */
 static size_t groups_needed_by_bound(const uint32_t *lengths, size_t n, uint64_t cap)
@@ -47,7 +22,7 @@ static size_t groups_needed_by_bound(const uint32_t *lengths, size_t n, uint64_t
 
 /* Place sample i in the least loaded group with room; groups without room
  * are set aside (in `full`) and put back after. Returns 0 if none has room. */
-static int place(struct load_heap *h, brs_wide *loads, uint64_t *tokens, uint32_t *full,
+static int place(struct brs_heap *h, brs_wide *loads, uint64_t *tokens, uint32_t *full,
                  uint32_t *group_of, size_t i, uint32_t length, brs_wide weight, uint64_t cap)
 {
     size_t set_aside = 0;
@@ -58,25 +33,14 @@ static int place(struct load_heap *h, brs_wide *loads, uint64_t *tokens, uint32_
             loads[g] += weight;
             tokens[g] += length;
             group_of[i] = g;
-            sift_down(h, 0);
+            brs_heap_sift_down(h, 0);
             placed = 1;
             break;
         }
         full[set_aside++] = g;
-        h->ids[0] = h->ids[--h->size];
-        sift_down(h, 0);
+        brs_heap_pop(h);
     }
-    for (size_t j = 0; j < set_aside; j++) {
-        /* sift up the returned group */
-        size_t pos = h->size++;
-        h->ids[pos] = full[j];
-        while (pos > 0 && lighter(h, h->ids[pos], h->ids[(pos - 1) / 2])) {
-            uint32_t t = h->ids[pos];
-            h->ids[pos] = h->ids[(pos - 1) / 2];
-            h->ids[(pos - 1) / 2] = t;
-            pos = (pos - 1) / 2;
-        }
-    }
+    for (size_t j = 0; j < set_aside; j++) brs_heap_push(h, full[j]);
     return placed;
 }
 
@@ -215,7 +179,7 @@ brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, siz
     brs_wide *loads = split->costs;
     uint64_t *tokens = calloc(k, sizeof *tokens);
     if (!tokens) return BRS_ERR_NO_MEMORY;
-    struct load_heap h = {scratch, k, loads};
+    struct brs_heap h = {scratch, k, loads, 0};
     uint32_t *full = scratch + k;
     /* All loads start equal, so ids in order already form a heap. */
     for (size_t g = 0; g < k; g++) {

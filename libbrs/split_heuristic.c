@@ -49,42 +49,6 @@ size_t brs_greedy_from_right(size_t *starts, const uint32_t *lengths, size_t n,
     return groups;
 }
 
-/* A binary max-heap of group ids ordered by cost, for the splits. */
-struct heap {
-    uint32_t *ids;
-    size_t size;
-    const brs_wide *costs;
-};
-
-static int heap_above(const struct heap *h, uint32_t a, uint32_t b)
-{
-    return h->costs[a] > h->costs[b] || (h->costs[a] == h->costs[b] && a < b);
-}
-
-static void heap_sift_down(struct heap *h, size_t i)
-{
-    for (;;) {
-        size_t best = i, l = 2 * i + 1, r = l + 1;
-        if (l < h->size && heap_above(h, h->ids[l], h->ids[best])) best = l;
-        if (r < h->size && heap_above(h, h->ids[r], h->ids[best])) best = r;
-        if (best == i) return;
-        uint32_t t = h->ids[i];
-        h->ids[i] = h->ids[best];
-        h->ids[best] = t;
-        i = best;
-    }
-}
-
-static void heap_sift_up(struct heap *h, size_t i)
-{
-    while (i > 0 && heap_above(h, h->ids[i], h->ids[(i - 1) / 2])) {
-        uint32_t t = h->ids[i];
-        h->ids[i] = h->ids[(i - 1) / 2];
-        h->ids[(i - 1) / 2] = t;
-        i = (i - 1) / 2;
-    }
-}
-
 /* The groups while they are split: group g is [begin[g], begin[g] + size[g]). */
 struct groups {
     size_t *begin, *size;
@@ -92,17 +56,15 @@ struct groups {
     size_t count;
 };
 
-static void push_if_splittable(struct heap *h, const struct groups *g, uint32_t id)
+static void push_if_splittable(struct brs_heap *h, const struct groups *g, uint32_t id)
 {
-    if (g->size[id] < 2) return;
-    h->ids[h->size++] = id;
-    heap_sift_up(h, h->size - 1);
+    if (g->size[id] >= 2) brs_heap_push(h, id);
 }
 
 /* Split the costliest splittable group in halves until there are k groups:
  * every split lowers cost where it is highest, which is what the other
  * ranks wait for. n >= k guarantees a splittable group remains. */
-static void split_costliest(struct groups *g, struct heap *h, const uint32_t *lengths, size_t k,
+static void split_costliest(struct groups *g, struct brs_heap *h, const uint32_t *lengths, size_t k,
                             const struct brs_cost_model *model)
 {
     for (size_t id = 0; id < g->count; id++) push_if_splittable(h, g, (uint32_t)id);
@@ -114,8 +76,10 @@ static void split_costliest(struct groups *g, struct heap *h, const uint32_t *le
         g->size[top] = first;
         g->costs[top] = brs_group_cost(model, lengths[g->begin[top]], g->size[top]);
         g->costs[added] = brs_group_cost(model, lengths[g->begin[added]], g->size[added]);
-        if (g->size[top] < 2) h->ids[0] = h->ids[--h->size];
-        heap_sift_down(h, 0);
+        if (g->size[top] < 2)
+            brs_heap_pop(h);
+        else
+            brs_heap_sift_down(h, 0);
         push_if_splittable(h, g, added);
     }
 }
@@ -139,7 +103,7 @@ brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size
 {
     struct groups g = {malloc(k * sizeof(size_t)), malloc(k * sizeof(size_t)), split->costs,
                        groups};
-    struct heap h = {malloc(k * sizeof(uint32_t)), 0, split->costs};
+    struct brs_heap h = {malloc(k * sizeof(uint32_t)), 0, split->costs, 1};
     uint32_t *group_at = malloc(n * sizeof *group_at);
     brs_wide *costs_in_order = malloc(k * sizeof *costs_in_order);
     brs_status status = BRS_ERR_NO_MEMORY;
