@@ -16,7 +16,8 @@ static void sort_by_cost_desc(uint32_t *order, uint32_t *scratch, const brs_wide
             size_t mid = lo + width < k ? lo + width : k;
             size_t hi = lo + 2 * width < k ? lo + 2 * width : k;
             size_t a = lo, b = mid, out = lo;
-            while (a < mid && b < hi) to[out++] = costs[from[b]] > costs[from[a]] ? from[b++] : from[a++];
+            while (a < mid && b < hi)
+                to[out++] = costs[from[b]] > costs[from[a]] ? from[b++] : from[a++];
             while (a < mid) to[out++] = from[a++];
             while (b < hi) to[out++] = from[b++];
         }

@@ -6,9 +6,10 @@
  * block (dp_size groups, one per rank) is greedy from the long end at T; the
  * samples left then get the least max cost T1 their k - dp_size groups
  * allow, and the later blocks are greedy at T1 (one search, not one per
- * block: the later micro-steps are the cheap ones). This is a second candidate; the planner keeps whichever split
- * gives the shorter synchronised step. `model` carries the token cap the
- * staircase must keep (the other candidate's memory peak).
+ * block: the later micro-steps are the cheap ones). This is a second
+ * candidate; the planner keeps whichever split gives the shorter
+ * synchronised step. `model` carries the token cap the staircase must keep
+ * (max_tokens, or the other candidate's memory peak).
  */
 #include "internal.h"
 
@@ -56,5 +57,6 @@ brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *l
         pos += size;
     }
     starts[k] = n;
-    return pos == n ? BRS_OK : BRS_ERR_INVALID_ARGUMENT; /* not expected; the caller keeps its split */
+    /* Not expected; the caller then keeps its own split. */
+    return pos == n ? BRS_OK : BRS_ERR_INVALID_ARGUMENT;
 }
