@@ -97,8 +97,14 @@ size_t brs_groups_for_cap(const uint32_t *lengths, size_t n,
 brs_wide brs_lower_bound(const uint32_t *lengths, size_t n, size_t k,
                             const struct brs_cost_model *model, brs_wide *weight_sum)
 {
-    brs_wide sum = 0;
-    for (size_t i = 0; i < n; i++) sum += brs_sample_weight(model, lengths[i]);
+    /* sum w = 1e6 sum L + alpha sum L^2: sum L < 2^56 and each L^2 < 2^64. */
+    uint64_t tokens = 0;
+    brs_wide squares = 0;
+    for (size_t i = 0; i < n; i++) {
+        tokens += lengths[i];
+        squares += (uint64_t)lengths[i] * lengths[i];
+    }
+    brs_wide sum = (brs_wide)tokens * BRS_COST_UNITS_PER_ONE + (brs_wide)model->alpha * squares;
     *weight_sum = sum;
     brs_wide bound = model->intercept + (sum + k - 1) / k;
     for (size_t m = 1; (m - 1) * k < n; m++) {
@@ -157,10 +163,16 @@ static brs_wide optimal_threshold(const struct probe_input *in, brs_wide low)
 void brs_fill_inverse_weights(double *inverse, const uint32_t *lengths, size_t n,
                                  const struct brs_cost_model *model)
 {
-    for (size_t i = 0; i < n; i++)
-        inverse[i] = (i > 0 && lengths[i] == lengths[i - 1])
-                         ? inverse[i - 1]
-                         : 1.0 / (double)brs_sample_weight(model, lengths[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && lengths[i] == lengths[i - 1]) {
+            inverse[i] = inverse[i - 1];
+            continue;
+        }
+        brs_wide w = brs_sample_weight(model, lengths[i]);
+        /* The same correctly rounded value either way; the 64-bit
+         * conversion is an instruction, the 128-bit one a library call. */
+        inverse[i] = 1.0 / ((w >> 64) == 0 ? (double)(uint64_t)w : (double)w);
+    }
 }
 
 brs_wide brs_min_max_threshold(const uint32_t *lengths, const double *inverse_weight, size_t n,

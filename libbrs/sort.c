@@ -46,6 +46,22 @@ static void radix_pass(uint64_t *to, const uint64_t *from, size_t n, unsigned sh
     for (size_t i = 0; i < n; i++) to[counts[(from[i] >> shift) & mask]++] = from[i];
 }
 
+/* A counting sort on (longest - length) when its range is small: two passes
+ * over the samples, stable. counts must hold `range` entries. */
+static void counting_sort(uint32_t *order, const uint32_t *lengths, size_t n, uint32_t longest,
+                          size_t range, size_t *counts)
+{
+    memset(counts, 0, range * sizeof *counts);
+    for (size_t i = 0; i < n; i++) counts[longest - lengths[i]]++;
+    size_t sum = 0;
+    for (size_t b = 0; b < range; b++) {
+        size_t c = counts[b];
+        counts[b] = sum;
+        sum += c;
+    }
+    for (size_t i = 0; i < n; i++) order[counts[longest - lengths[i]]++] = (uint32_t)i;
+}
+
 void brs_sort_by_length_desc(uint32_t *order, const uint32_t *lengths, size_t n,
                              uint64_t *scratch)
 {
@@ -57,6 +73,11 @@ void brs_sort_by_length_desc(uint32_t *order, const uint32_t *lengths, size_t n,
     for (size_t i = 0; i < n; i++) {
         if (lengths[i] > longest) longest = lengths[i];
         if (lengths[i] < shortest) shortest = lengths[i];
+    }
+    size_t range = (size_t)(longest - shortest) + 1;
+    if (range <= 2 * n) { /* the scratch (2n words) holds the counts */
+        counting_sort(order, lengths, n, longest, range, (size_t *)scratch);
+        return;
     }
     uint64_t *keys = scratch, *other = scratch + n;
     for (size_t i = 0; i < n; i++)
