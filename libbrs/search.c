@@ -80,8 +80,7 @@ static struct probe_result probe(const struct probe_input *in, brs_wide threshol
 }
 
 /* The fewest groups that meet the token cap alone. */
-size_t brs_groups_for_cap(const uint32_t *lengths, size_t n,
-                             const struct brs_cost_model *model)
+size_t brs_groups_for_cap(const uint32_t *lengths, size_t n, const struct brs_cost_model *model)
 {
     size_t i = 0, groups = 0;
     while (i < n) {
@@ -95,7 +94,7 @@ size_t brs_groups_for_cap(const uint32_t *lengths, size_t n,
  * the average, and the pigeonhole bound (among the (m-1)k + 1 longest
  * samples some group holds m, and its head is at least that long). */
 brs_wide brs_lower_bound(const uint32_t *lengths, size_t n, size_t k,
-                            const struct brs_cost_model *model, brs_wide *weight_sum)
+                         const struct brs_cost_model *model, brs_wide *weight_sum)
 {
     /* sum w = 1e6 sum L + alpha sum L^2: sum L < 2^56 and each L^2 < 2^64. */
     uint64_t tokens = 0;
@@ -161,7 +160,7 @@ static brs_wide optimal_threshold(const struct probe_input *in, brs_wide low)
 /* 1 / w(L) for every sample, computed once per distinct length (the samples
  * are sorted, so equal lengths are adjacent). */
 void brs_fill_inverse_weights(double *inverse, const uint32_t *lengths, size_t n,
-                                 const struct brs_cost_model *model)
+                              const struct brs_cost_model *model)
 {
     for (size_t i = 0; i < n; i++) {
         if (i > 0 && lengths[i] == lengths[i - 1]) {

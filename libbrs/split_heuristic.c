@@ -5,37 +5,40 @@
 
 #include <stdlib.h>
 
+/* Whether [a, end) is one group of cost <= threshold within the cap. */
+static int fits(const struct brs_cost_model *model, const uint32_t *lengths, size_t a, size_t end,
+                brs_wide threshold)
+{
+    size_t size = end - a;
+    return brs_group_cost(model, lengths[a], size) <= threshold &&
+           (!model->max_tokens || (uint64_t)size * lengths[a] <= model->max_tokens);
+}
+
 /* Greedy from the short end: each group, taken from the right, as long as
  * the threshold and cap allow. Its group sizes are then split to k below.
  * Returns the number of groups, written as starts[0..groups]. */
 size_t brs_greedy_from_right(size_t *starts, const uint32_t *lengths, size_t n,
-                                const struct brs_cost_model *model, brs_wide threshold)
+                             const struct brs_cost_model *model, brs_wide threshold)
 {
     size_t groups = 0, end = n;
     /* Collect group starts from the right, then reverse them. */
     while (end > 0) {
-        /* cost of [a, end) is non-increasing in a: find the least a that fits. */
-        size_t low = 0, high = end - 1; /* answer in [low, high]; end - 1 always fits */
-        size_t probe_step = 1;
-        while (probe_step <= end - 1) {
-            size_t a = end - 1 - probe_step;
-            size_t size = end - a;
-            if (brs_group_cost(model, lengths[a], size) > threshold ||
-                (model->max_tokens && (uint64_t)size * lengths[a] > model->max_tokens)) {
-                low = a + 1;
+        /* [a, end) fits less as a falls: gallop down, then bisect for the
+         * least a that fits (end - 1 always does). */
+        size_t low = 0, high = end - 1;
+        for (size_t step = 1; step <= end - 1; step *= 2) {
+            if (!fits(model, lengths, end - 1 - step, end, threshold)) {
+                low = end - step;
                 break;
             }
-            high = a;
-            probe_step *= 2;
+            high = end - 1 - step;
         }
         while (low < high) {
             size_t a = low + (high - low) / 2;
-            size_t size = end - a;
-            if (brs_group_cost(model, lengths[a], size) > threshold ||
-                (model->max_tokens && (uint64_t)size * lengths[a] > model->max_tokens))
-                low = a + 1;
-            else
+            if (fits(model, lengths, a, end, threshold))
                 high = a;
+            else
+                low = a + 1;
         }
         starts[groups++] = low;
         end = low;
@@ -99,7 +102,7 @@ static void write_in_position_order(struct brs_split *split, const struct groups
 }
 
 brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,
-                             size_t groups, size_t k, const struct brs_cost_model *model)
+                          size_t groups, size_t k, const struct brs_cost_model *model)
 {
     struct groups g = {malloc(k * sizeof(size_t)), malloc(k * sizeof(size_t)), split->costs,
                        groups};
