@@ -140,6 +140,9 @@ struct brs_split {
 };
 brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                            size_t dp_size, const struct brs_cost_model *model, uint64_t *scratch);
+brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
+                           const struct brs_cost_model *model, uint32_t *scratch);
+
 /* heap.c: ids ordered by keys[id] (largest first if max_first, else
  * smallest), ties by id. After changing the top's key, sift it down. */
 struct brs_heap {
@@ -158,17 +161,12 @@ size_t brs_greedy_from_right(size_t *starts, const uint32_t *lengths, size_t n,
 brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,
                           size_t groups, size_t k, const struct brs_cost_model *model);
 
-/* staircase.c: k groups (starts[0..k], costs[0..k-1]) of cost <= top, block
- * by block of dp_size groups, each block at the least max cost of what is
- * left. inverse_weight as for brs_min_max_threshold. */
+/* staircase.c: k groups (starts[0..k], costs[0..k-1]) of cost <= top: the
+ * first dp_size greedy at top, the rest greedy at the least max cost their
+ * groups allow. inverse_weight as for brs_min_max_threshold. */
 brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *lengths,
                               const double *inverse_weight, size_t n, size_t k, size_t dp_size,
                               const struct brs_cost_model *model, brs_wide top);
-
-/* assign.c: the two synchronised step times of groups with these costs,
- * dealt as brs_assign_snake deals them; scratch holds 2k. */
-void brs_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs, size_t k,
-                    size_t dp_size, uint32_t *scratch);
 
 /* refine.c: the split of least total cost among those with max cost <=
  * threshold (the optimum), if its search needs at most `budget` cells;
@@ -176,14 +174,16 @@ void brs_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *c
 brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
                                   size_t k, const struct brs_cost_model *model,
                                   brs_wide threshold, size_t budget, brs_wide *weight);
-brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                           const struct brs_cost_model *model, uint32_t *scratch);
 
 /* assign.c: order[] gets group ids sorted by cost descending (ties by id),
  * slot_of[g] the rank-major slot (rank * grad_accum + micro) of group g, and
  * the two synchronised step times of that deal. */
 void brs_assign_snake(uint32_t *slot_of, uint32_t *order, brs_wide *micro_sync,
                       brs_wide *step_sync, const brs_wide *costs, size_t k, size_t dp_size);
+/* The same two times for groups with these costs, dealt the same way;
+ * scratch holds 2k. */
+void brs_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs, size_t k,
+                    size_t dp_size, uint32_t *scratch);
 
 /* sampler.c */
 brs_status brs_config_check(const struct brs_sampler *sampler, char *message);

@@ -1,7 +1,9 @@
 /* packed.c - packed mode (varlen attention, no padding): a group costs
  * intercept + sum w(L) and holds sum L tokens. Contiguity does not hold
  * here, so the planner is LPT: longest sample first, each to the least
- * loaded group that has room under the token cap. */
+ * loaded group that has room under the token cap. When LPT misses a packing
+ * under the cap, first-fit decreasing and then (small steps) an exact search
+ * try before the cap is reported infeasible. */
 #include "internal.h"
 
 #include <stdlib.h>
