@@ -107,3 +107,15 @@ def write_json(path, value):
 def read_json(path):
     with open(path) as handle:
         return json.load(handle)
+
+
+def shut_down_process_group():
+    """Tears the gloo group down before the interpreter exits: left to interpreter shutdown, its
+    threads are sometimes destroyed while joinable and the process aborts ("terminate called
+    without an active exception") after all its work is done."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+

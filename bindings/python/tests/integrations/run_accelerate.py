@@ -17,7 +17,8 @@ import torch
 from accelerate import Accelerator
 from torch.utils.data import DataLoader
 
-from _support import TokenDataset, pad_collate, read_json, scaled_lengths, tiny_gpt2, write_json
+from _support import (TokenDataset, pad_collate, read_json, scaled_lengths,
+                      shut_down_process_group, tiny_gpt2, write_json)
 from brs import BatchRebalanceSampler
 from brs.integrations.accelerate import prepare_dataloader
 
@@ -112,3 +113,4 @@ def unpatched_prepare_len(accelerator, dataset):
 
 if __name__ == "__main__":
     main()
+    shut_down_process_group()

@@ -14,7 +14,8 @@ import os
 import torch
 from transformers import Trainer, TrainerCallback, TrainingArguments
 
-from _support import IndexLogMixin, TokenDataset, pad_collate, scaled_lengths, tiny_gpt2, write_json
+from _support import (IndexLogMixin, TokenDataset, pad_collate, scaled_lengths,
+                      shut_down_process_group, tiny_gpt2, write_json)
 from brs.integrations.accelerate import find_rebalance_sampler
 from brs.integrations.transformers import BatchRebalanceTrainer
 
@@ -86,3 +87,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+    shut_down_process_group()
