@@ -7,7 +7,7 @@ major version this package was not written for.
 
 import ctypes
 import ctypes.util
-import glob
+import importlib.resources
 import os
 
 #: The major version of the C ABI this package is written against (BRS_VERSION_MAJOR).
@@ -118,12 +118,17 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _bundled():
-    exact = os.path.join(_PACKAGE_DIR, "libbrs.so.1")
-    if os.path.exists(exact):
-        return exact
+    # importlib.resources, not __file__: an editable install (pip install -e .) serves the
+    # package from the source tree but the library from meson-python's build tree, and only the
+    # package's resource reader knows where that is.
+    package = importlib.resources.files(__package__)
+    exact = package / "libbrs.so.1"
+    if exact.is_file():
+        return os.fspath(exact)
     # A wheel cannot hold symlinks, so the bundled copy may carry its full file version.
-    versioned = sorted(glob.glob(os.path.join(_PACKAGE_DIR, "libbrs.so.1.*")))
-    return versioned[0] if versioned else exact
+    versioned = sorted(os.fspath(entry) for entry in package.iterdir()
+                       if entry.name.startswith("libbrs.so.1."))
+    return versioned[0] if versioned else os.path.join(_PACKAGE_DIR, "libbrs.so.1")
 
 
 def _candidates():
