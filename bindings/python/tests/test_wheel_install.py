@@ -1,0 +1,95 @@
+"""The wheel users get from scripts/build-wheel: one py3-none manylinux wheel that installs into a
+fresh virtual environment without the source tree; the sdist and wheel carry the LICENSE; and
+`pip install -e .` finds the library in meson-python's build tree."""
+
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import zipfile
+
+import pytest
+
+from brs_testing import REPO
+
+mesonpy = pytest.importorskip("mesonpy")
+pytest.importorskip("auditwheel")
+
+SMOKE = ("import brs, brs._native as n\n"
+         "s = brs.BatchRebalanceSampler([5, 3, 9, 1, 7, 2], per_device_batch_size=2)\n"
+         "assert sorted(i for mb in s for i in mb) == list(range(6))\n"
+         "print(n.library_path)\n")
+
+
+def _run(args, **kwargs):
+    done = subprocess.run(args, capture_output=True, text=True, timeout=600, **kwargs)
+    assert done.returncode == 0, f"{args} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def _clean_env():
+    """The environment of a user who has none of the test run's paths."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("BRS_LIBRARY", "PYTHONPATH", "BRS_CLI")}
+
+
+def _venv(path, system_site_packages=False):
+    args = [sys.executable, "-m", "venv", str(path)]
+    if system_site_packages:
+        args.insert(3, "--system-site-packages")
+    _run(args)
+    return path / "bin" / "python"
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dist")
+    _run([str(REPO / "scripts" / "build-wheel"), str(out)])
+    (path,) = out.glob("brs-*.whl")
+    return path
+
+
+def test_wheel_is_one_for_every_python3_and_manylinux(wheel):
+    # name-version-python-abi-platform.whl
+    python_tag, abi_tag, platform_tag = wheel.stem.split("-")[2:5]
+    assert (python_tag, abi_tag) == ("py3", "none"), wheel.name
+    assert re.search(r"manylinux_2_\d+_x86_64|manylinux_2_\d+_aarch64", platform_tag), wheel.name
+
+
+def test_wheel_carries_the_license_and_the_library(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
+    assert any(n.startswith("brs/libbrs.so.1") for n in names), names
+
+
+def test_wheel_installs_in_a_fresh_venv_without_the_source_tree(wheel, tmp_path):
+    python = _venv(tmp_path / "venv")
+    _run([str(python), "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", str(wheel)])
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    done = _run([str(python), "-c", SMOKE], cwd=str(work), env=_clean_env())
+    loaded = done.stdout.strip()
+    assert loaded.startswith(str(tmp_path / "venv")), loaded
+    assert not loaded.startswith(str(REPO)), loaded
+
+
+def test_sdist_carries_the_license(tmp_path):
+    out = tmp_path / "sdist"
+    out.mkdir()
+    name = _run([sys.executable, "-c", f"import mesonpy; print(mesonpy.build_sdist({str(out)!r}))"],
+                cwd=str(REPO)).stdout.strip().splitlines()[-1]
+    with tarfile.open(out / name) as tar:
+        members = tar.getnames()
+    assert any(m.endswith("/LICENSE") for m in members), members
+
+
+def test_editable_install_finds_the_library_in_the_build_tree(tmp_path):
+    python = _venv(tmp_path / "venv", system_site_packages=True)
+    build_dir = tmp_path / "editable-build"
+    _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+          f"--config-settings=build-dir={build_dir}", "-e", str(REPO)])
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    done = _run([str(python), "-c", SMOKE], cwd=str(work), env=_clean_env())
+    assert done.stdout.strip().startswith(str(build_dir)), done.stdout
