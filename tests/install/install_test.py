@@ -147,6 +147,21 @@ def check_cli(bindir, libdir, build_root):
     expect(sorted(seen) == list(range(len(lengths))), f"brs plan does not cover the input:\n{out}")
 
 
+def check_tcl(build_root, destdir, prefix, options, libdir):
+    """The Tcl SWIG module, when this build made one, loads with `package require`."""
+    if not os.path.exists(os.path.join(build_root, "bindings", "swig", "brs_swig_tcl.so")):
+        return
+    tclsh = shutil.which("tclsh")
+    expect(tclsh is not None, "the Tcl module was built but there is no tclsh to load it")
+    tcl_dir = under(destdir, prefix, options["tcl_dir"] or "lib/tcltk/brs_swig")
+    expect(os.path.isfile(os.path.join(tcl_dir, "pkgIndex.tcl")), f"missing {tcl_dir}/pkgIndex.tcl")
+    env = dict(os.environ, LD_LIBRARY_PATH=libdir, TCLLIBPATH=os.path.dirname(tcl_dir))
+    script = "package require brs_swig; puts [package present brs_swig] ; puts [version_string]\n"
+    out = run([tclsh], env=env, stdin=script).stdout.split()
+    expect(out == [options["version"], options["version"]],
+           f"package require brs_swig printed {out}")
+
+
 def main():
     meson, build_root, source_root, version, consumer_c = sys.argv[1:6]
     options = build_options(meson, build_root)
@@ -173,6 +188,7 @@ def main():
         check_consumer(root.rstrip("/"), pcdir, libdir, header, consumer_c, version, work)
         if options.get("cli", True):
             check_cli(under(destdir, prefix, options["bindir"]), libdir, build_root)
+        check_tcl(build_root, destdir, prefix, dict(options, version=version), libdir)
     print("install test passed")
     return 0
 
