@@ -228,6 +228,55 @@ brs_status brs_grouped_order_get(const uint64_t **order, struct brs_grouped_orde
                                  const brs_sampler *sampler, uint64_t epoch);
 void brs_grouped_order_free(struct brs_grouped_order *cache);
 
+/* The plan handle (plan.c, plan_describe.c, plan_load.c, plan_query.c). */
+struct brs_plan {
+    int ready;
+    uint64_t epoch, step;
+    size_t num_samples, k, dp_size, grad_accum;
+
+    /* Results, by rank-major slot (rank * grad_accum + micro). */
+    uint64_t *indices;   /* num_samples, slot by slot */
+    size_t *slot_start;  /* k + 1 */
+    uint64_t *padded;    /* k */
+    uint64_t *real;      /* k */
+    brs_wide *slot_cost; /* k */
+    brs_wide max_cost, lower_bound, total_cost, micro_sync, step_sync, time_lower_bound;
+    uint64_t total_padded, total_real, max_padded;
+
+    /* Workspace, grown on demand and reused across steps. */
+    size_t sample_capacity, group_capacity;
+    uint64_t *draw_index;    /* n: dataset index of each drawn sample */
+    uint32_t *draw_length;   /* n */
+    uint32_t *order;         /* n: draw positions, longest first */
+    uint32_t *sorted_length; /* n */
+    uint64_t *sort_scratch;  /* 2n */
+    uint32_t *group_of;      /* n: packed mode */
+    size_t *starts;          /* k + 1: padded mode */
+    brs_wide *group_cost;    /* k */
+    uint32_t *group_order;   /* k */
+    uint32_t *slot_of;       /* k */
+    uint32_t *pack_scratch;  /* 2k */
+    struct brs_grouped_order grouped; /* the length_grouped epoch order */
+
+    struct brs_message message;
+};
+
+/* plan.c: buffers for n samples and k micro-batches (BRS_ERR_NO_MEMORY
+ * leaves the plan's arrays as they were); the shape of a step of this
+ * sampler; its cost model; the step's lengths gathered from draw_index,
+ * checked (0, and above max_tokens when cap_checked) and sorted. */
+brs_status brs_plan_reserve(brs_plan *p, size_t n, size_t k);
+void brs_plan_set_shape(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
+struct brs_cost_model brs_plan_cost_model(const brs_sampler *s);
+brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked);
+/* plan_describe.c: totals, peaks and the time bound of the filled slots
+ * (lower_bound and weight_sum those of the step's samples); and the whole
+ * description of slots filled elsewhere than by the planner. */
+void brs_plan_summarise(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
+                        const struct brs_cost_model *model);
+void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
+                       int packed);
+
 /* sampler.c */
 brs_status brs_config_check(const struct brs_sampler *sampler, const struct brs_message *message);
 uint64_t brs_steps_in_epoch(const struct brs_sampler *sampler);
