@@ -213,9 +213,9 @@ void brs_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *c
  * slot_start[0..K] and the indices slot by slot. */
 void brs_baseline_slots(uint64_t *indices, size_t *slot_start, const uint64_t *drawn, size_t n,
                         size_t dp_size, size_t grad_accum);
-/* Samples per megabatch of transformers' length grouping for a batch of
- * `batch` samples (batch_size * grad_accum). */
-size_t brs_megabatch_size(size_t n, size_t batch);
+/* Samples per megabatch of transformers' length grouping of this sampler's
+ * dataset (at most N). */
+size_t brs_grouped_megabatch(const brs_sampler *sampler);
 /* The length-grouped epoch order (N dataset indices), cached in the plan
  * handle for one (sampler fingerprint, epoch); never global state. */
 struct brs_grouped_order {
@@ -242,6 +242,7 @@ struct brs_plan {
     brs_wide *slot_cost; /* k */
     brs_wide max_cost, lower_bound, total_cost, micro_sync, step_sync, time_lower_bound;
     uint64_t total_padded, total_real, max_padded;
+    size_t megabatch_size; /* length_grouped, else 0 */
 
     /* Workspace, grown on demand and reused across steps. */
     size_t sample_capacity, group_capacity;

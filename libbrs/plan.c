@@ -208,6 +208,7 @@ void brs_plan_set_shape(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint6
     p->dp_size = (size_t)s->config.dp_size;
     p->grad_accum = (size_t)s->config.grad_accum;
     p->k = p->dp_size * p->grad_accum;
+    p->megabatch_size = 0;
 }
 
 struct brs_cost_model brs_plan_cost_model(const brs_sampler *s)
@@ -265,6 +266,7 @@ brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t
         return brs_fail(&plan->message, BRS_ERR_NO_MEMORY,
                         "cannot allocate the length_grouped order of %zu samples",
                         sampler->count);
+    if (epoch_order) plan->megabatch_size = brs_grouped_megabatch(sampler);
     draw(plan, sampler, epoch, step, b, epoch_order);
     status = brs_plan_gather(plan, sampler, 1);
     if (status != BRS_OK) return status;

@@ -41,6 +41,7 @@ brs_status brs_plan_get_int(int64_t *out, const brs_plan *plan, brs_plan_key key
     case BRS_PLAN_TOTAL_PADDED_TOKENS: *out = (int64_t)plan->total_padded; return BRS_OK;
     case BRS_PLAN_TOTAL_REAL_TOKENS: *out = (int64_t)plan->total_real; return BRS_OK;
     case BRS_PLAN_MAX_PADDED_TOKENS: *out = (int64_t)plan->max_padded; return BRS_OK;
+    case BRS_PLAN_MEGABATCH_SIZE: *out = (int64_t)plan->megabatch_size; return BRS_OK;
     default: return unknown_plan_key(plan, key, call, "brs_plan_get_double");
     }
 }

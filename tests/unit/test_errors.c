@@ -247,7 +247,7 @@ static void test_unknown_keys_unsupported(void)
     }
     int64_t v;
     double d;
-    CU_ASSERT(brs_plan_get_int(&v, p, 9) == BRS_ERR_UNSUPPORTED);     /* gap in the keys */
+    CU_ASSERT(brs_plan_get_int(&v, p, 10) == BRS_ERR_UNSUPPORTED);    /* gap in the keys */
     CU_ASSERT(brs_plan_get_double(&d, p, 26) == BRS_ERR_UNSUPPORTED);
     brs_plan_free(p);
     brs_sampler_free(s);

@@ -155,6 +155,23 @@ static void reference_grouped(uint64_t *order, const uint32_t *len, size_t n, si
     order[best] = t;
 }
 
+/* BRS_PLAN_MEGABATCH_SIZE: the reference's size for length_grouped, 0 for
+ * the other strategies. */
+static void expect_megabatch(brs_sampler *s, size_t n, size_t batch)
+{
+    size_t mult = n / (4 * batch);
+    mult = mult > 50 ? 50 : mult == 0 ? 1 : mult;
+    brs_plan *p = NULL;
+    CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
+    CU_ASSERT_FATAL(brs_plan_compute(p, s, 0, 0) == BRS_OK);
+    BT_ASSERT((size_t)bt_plan_int(p, BRS_PLAN_MEGABATCH_SIZE) == (mult * batch < n ? mult * batch : n));
+    CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_STRATEGY, BRS_STRATEGY_RANDOM) == BRS_OK);
+    CU_ASSERT_FATAL(brs_plan_compute(p, s, 0, 0) == BRS_OK);
+    BT_ASSERT(bt_plan_int(p, BRS_PLAN_MEGABATCH_SIZE) == 0);
+    CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_STRATEGY, BRS_STRATEGY_LENGTH_GROUPED) == BRS_OK);
+    brs_plan_free(p);
+}
+
 static void test_length_grouped_matches_reference(void)
 {
     const struct {
@@ -173,6 +190,7 @@ static void test_length_grouped_matches_reference(void)
             bt_set_case("case %zu shuffle %d", i, shuffle);
             BT_ASSERT(len[order[0]] == 5000);
             brs_sampler *s = sampler_of(&c, BRS_STRATEGY_LENGTH_GROUPED);
+            expect_megabatch(s, n, (size_t)(c.batch_size * c.grad_accum));
             expect_reads(s, order, n, (size_t)(c.batch_size * c.grad_accum * c.dp_size), c.batch_size);
             brs_sampler_free(s);
             free(order);
