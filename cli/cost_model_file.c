@@ -66,6 +66,14 @@ static void value_text(char *out, size_t size, const json_member *member)
     text_escape(out, size, member->value, member->value_length);
 }
 
+/* The value as a message shows it: a string in quotes. */
+static void value_shown(char *out, size_t size, const json_member *member)
+{
+    char text[128];
+    value_text(text, sizeof text, member);
+    snprintf(out, size, member->kind == JSON_STRING ? "\"%s\"" : "%s", text);
+}
+
 static int check_header(reading *r)
 {
     char text[128];
@@ -73,19 +81,22 @@ static int check_header(reading *r)
         return bad(r, "key \"format\" is missing (expected \"%s\")", COST_MODEL_FORMAT);
     const json_member *format = &r->members[KEY_FORMAT];
     value_text(text, sizeof text, format);
-    if (format->kind != JSON_STRING || strcmp(text, COST_MODEL_FORMAT) != 0)
-        return bad(r, "key \"format\" is %s%s%s, expected \"%s\": this is not a cost-model file",
-                   format->kind == JSON_STRING ? "\"" : "", text,
-                   format->kind == JSON_STRING ? "\"" : "", COST_MODEL_FORMAT);
+    if (format->kind != JSON_STRING || strcmp(text, COST_MODEL_FORMAT) != 0) {
+        value_shown(text, sizeof text, format);
+        return bad(r, "key \"format\" is %s, expected \"%s\": this is not a cost-model file",
+                   text, COST_MODEL_FORMAT);
+    }
     if (!r->seen[KEY_VERSION])
         return bad(r, "key \"version\" is missing (expected %d)", COST_MODEL_VERSION);
     const json_member *version = &r->members[KEY_VERSION];
     value_text(text, sizeof text, version);
     int64_t number;
     if (version->kind != JSON_NUMBER || strict_int64(text, &number) != STRICT_OK ||
-        number != COST_MODEL_VERSION)
+        number != COST_MODEL_VERSION) {
+        value_shown(text, sizeof text, version);
         return bad(r, "key \"version\" is %s, but this brs reads version %d", text,
                    COST_MODEL_VERSION);
+    }
     return 0;
 }
 
@@ -95,8 +106,10 @@ static int read_double(reading *r, int key, double *out)
         return bad(r, "key \"%s\" is missing", key_names[key]);
     char text[128];
     value_text(text, sizeof text, &r->members[key]);
-    if (r->members[key].kind != JSON_NUMBER)
+    if (r->members[key].kind != JSON_NUMBER) {
+        value_shown(text, sizeof text, &r->members[key]);
         return bad(r, "key \"%s\" is %s, not a number", key_names[key], text);
+    }
     if (strict_double(text, out) != STRICT_OK)
         return bad(r, "key \"%s\" is %s, not a finite number", key_names[key], text);
     return 0;
@@ -110,8 +123,10 @@ static int read_max_tokens(reading *r, int64_t *out, int *present)
         return 0;
     char text[128];
     value_text(text, sizeof text, &r->members[KEY_MAX_TOKENS]);
-    if (r->members[KEY_MAX_TOKENS].kind != JSON_NUMBER || strict_int64(text, out) != STRICT_OK)
+    if (r->members[KEY_MAX_TOKENS].kind != JSON_NUMBER || strict_int64(text, out) != STRICT_OK) {
+        value_shown(text, sizeof text, &r->members[KEY_MAX_TOKENS]);
         return bad(r, "key \"max_tokens\" is %s, not an integer or null", text);
+    }
     *present = 1;
     return 0;
 }
