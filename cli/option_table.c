@@ -61,10 +61,10 @@ static int describe(library_option *option, size_t index)
 
 static int build(char *error, size_t error_size)
 {
-    size_t count;
+    size_t count = 0;
     if (brs_option_count(&count) != BRS_OK || count > OPTION_TABLE_MAX) {
-        snprintf(error, error_size, "the library's option table cannot be read (%s)",
-                 "count query failed or over the CLI's capacity");
+        snprintf(error, error_size, "the library's option table cannot be read (%zu options; "
+                 "brs holds at most %d)", count, OPTION_TABLE_MAX);
         return CLI_EXIT_FAILURE;
     }
     for (size_t i = 0; i < count; i++)
