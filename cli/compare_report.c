@@ -82,10 +82,9 @@ static void print_legend(FILE *out, const comparison *result, const compare_sett
     if (max_tokens > 0)
         fprintf(out, "over cap         micro-batches above %s %" PRId64 "\n",
                 option_table_flag(BRS_OPT_MAX_TOKENS), max_tokens);
-    fputs("random           fixed-size micro-batches in the epoch's shuffled order\n"
-          "length-grouped   megabatches sorted longest first (as transformers'\n"
-          "                 LengthGroupedSampler)\n",
-          out);
+    fprintf(out, "length-grouped   megabatches of %" PRIu64 " samples, longest first (as "
+                 "transformers'\n                 LengthGroupedSampler)\n",
+            result->megabatch_size);
     uint64_t steps = result->brs.steps;
     if (steps > 0 && result->planned_samples > 0)
         fprintf(out, "brs planning     %.1f us per step, %.1f ns per sample (mean of %" PRIu64

@@ -19,6 +19,8 @@ static void measure(epoch_stats *stats, comparison *result, brs_sampler *sampler
             result->time_lower_bound += planning_get_double(plan, BRS_PLAN_TIME_LOWER_BOUND);
         }
         epoch_stats_add_plan(stats, plan, max_tokens);
+        uint64_t megabatch = (uint64_t)planning_get_int(plan, BRS_PLAN_MEGABATCH_SIZE);
+        result->megabatch_size = megabatch != 0 ? megabatch : result->megabatch_size;
     }
     brs_plan_free(plan);
 }

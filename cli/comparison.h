@@ -19,6 +19,7 @@ typedef struct comparison {
     double time_lower_bound;  /* sum over steps of brs's BRS_PLAN_TIME_LOWER_BOUND */
     double planning_seconds;  /* time brs_plan_compute took for brs (monotonic clock) */
     uint64_t planned_samples; /* samples in the planned steps */
+    uint64_t megabatch_size;  /* length_grouped's, BRS_PLAN_MEGABATCH_SIZE */
 } comparison;
 
 /* Measure the selected steps of `epoch` for all three strategies (every

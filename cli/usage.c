@@ -43,7 +43,7 @@ static void describe_default(char *text, size_t size, const library_option *opti
     if (option->key == BRS_OPT_RANK)
         snprintf(text, size, "; brs prints only that rank's micro-batches (default: every rank)");
     else if (option->form == OPTION_FORM_SWITCH)
-        snprintf(text, size, "(default: %s)", value ? "on" : "off");
+        snprintf(text, size, "(default: %s, i.e. %" PRId64 ")", value ? "on" : "off", value);
     else if (name != NULL)
         snprintf(text, size, "(default %s)", name);
     else

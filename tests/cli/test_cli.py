@@ -796,7 +796,8 @@ class CostModelTests(BrsTestCase):
 
     def test_compare_reads_it_too(self):
         path = self.lengths_file(lognormal_lengths(300, 83))
-        text = self.ok("compare", "--lengths", path, "--cost-model", self.model())
+        text = self.ok("compare", "--lengths", path, "--dp-size", "4", "--cost-model",
+                       self.model())
         self.assertIn("40 + bs*L + 0.0025*bs*L^2", text)
         self.assertIn("over cap", text)
 
