@@ -537,6 +537,18 @@ class ReaderTests(BrsTestCase):
         self.assertEqual(result.stdout, b"")
         self.assertIn(b"line 5", result.stderr)
 
+    def test_out_of_memory_is_a_failure(self):
+        # Endless valid lines under a small address-space limit: the reader
+        # runs out of memory and says so (exit 1), never plans what it read.
+        with open(BRS, "rb") as stream:
+            if b"__asan_init" in stream.read():
+                self.skipTest("AddressSanitizer needs more address space than the limit")
+        script = 'ulimit -v 150000; yes 5 | "$0" plan --lengths - --batch-size 1'
+        result = subprocess.run(["sh", "-c", script, BRS], capture_output=True, timeout=300)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertEqual(result.stdout, b"")
+        self.assertIn(b"out of memory", result.stderr)
+
     def test_overlong_line(self):
         self.fails("plan", "--lengths", "-", stdin=b"5\n" + b"7" * 100000 + b"\n",
                    mentions=["line 2", "longer than"])
