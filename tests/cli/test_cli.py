@@ -643,6 +643,17 @@ class OptionStrictnessTests(BrsTestCase):
                    mentions=["--epoch", "18446744073709551615"])
         self.fails("plan", "--lengths", path, "--epoch", "-1", mentions=["--epoch"])
 
+    def test_values_the_library_rejects(self):
+        path = self.lengths_file(lognormal_lengths(100, 59))
+        # 1e-7 would round to 0 at the library's resolution of alpha.
+        self.fails("plan", "--lengths", path, "--alpha", "1e-7", mentions=["--alpha", "alpha"])
+        # A global batch past the library's limit is an error at once; with
+        # drop-last, so is a step the dataset cannot fill.
+        for extra in ([], ["--no-drop-last"]):
+            self.fails("plan", "--lengths", path, "--dp-size", "16777216", *extra,
+                       mentions=["batch_size"])
+        self.fails("plan", "--lengths", path, "--dp-size", "200", "--batch-size", "1")
+
     def test_repeated_flag_is_an_error(self):
         path = self.lengths_file(lognormal_lengths(100, 56))
         for args, words in [(["--seed", "1", "--seed", "2"], ["--seed", "twice"]),
