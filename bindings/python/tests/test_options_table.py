@@ -80,7 +80,7 @@ def test_unset_options_read_back_the_library_default(key, name, is_double, defau
         return  # set explicitly above: unset they come from the job
     s = make(per_device_batch_size=None) if name == "batch_size" else make()
     value = getattr(s, keyword(name))
-    expected = value_name(key, default) or default
+    expected = default if is_double else value_name(key, default) or default
     assert value == expected and type(value) in (bool, int, float, str)
 
 
@@ -94,12 +94,12 @@ def test_every_option_but_the_rank_is_in_the_state(key, name, is_double, default
 
 
 def test_attributes_are_the_values_the_library_stores():
-    # alpha is resolved to 1e-6 by the library: 1e-7 is stored as 0, and that is what reads back
-    s = make(alpha=1e-7, intercept=2.5, max_tokens=5000, shuffle=0, strategy="random",
+    # alpha is resolved to 1e-6 by the library, and the resolved value is what reads back
+    s = make(alpha=0.0012345678, intercept=2.5, max_tokens=5000, shuffle=0, strategy="random",
              sync="step")
-    assert s.alpha == 0.0 and s.intercept == 2.5 and s.max_tokens == 5000
+    assert s.alpha == 0.001235 and s.intercept == 2.5 and s.max_tokens == 5000
     assert s.shuffle is False and s.strategy == "random" and s.sync == "step"
-    assert s.fingerprint == make(alpha=0.0, intercept=2.5, max_tokens=5000, shuffle=False,
+    assert s.fingerprint == make(alpha=0.001235, intercept=2.5, max_tokens=5000, shuffle=False,
                                  strategy="random", sync="step").fingerprint
 
 
