@@ -270,8 +270,9 @@ def changed(config, name, rng):
         return {**config, name: None if value else 6 * longest}
     if isinstance(value, float):
         return {**config, name: value + rng.choice((0.25, 0.5, 1.0))}
-    return {**config, name: value + rng.choice((1, 2)) if value < 5 or name == "seed"
-            else value - 1}
+    if name == "seed":
+        return {**config, name: (value + rng.randint(1, 2**62)) % 2**63}
+    return {**config, name: value + rng.choice((1, 2)) if value < 5 else value - 1}
 
 
 def accepted(config):
