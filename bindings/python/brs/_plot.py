@@ -8,6 +8,9 @@ compare at a glance. Uses matplotlib's object API with the Agg canvas: no pyplot
 no display needed.
 """
 
+import os
+import tempfile
+
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -30,7 +33,35 @@ def save_figure(comparison, path):
     s = comparison.sampler
     figure.suptitle(f"brs report: {len(s.lengths)} samples, P={s.per_device_batch_size}, "
                     f"G={s.grad_accum}, R={s.dp_size}, epoch {s.epoch}")
-    figure.savefig(path, dpi=110)
+    _save_atomically(figure, path)
+
+
+def _save_atomically(figure, path):
+    """Renders into a temporary file beside ``path``, then renames it: a failed write (no such
+    directory, no permission, a full disk, an unknown format) leaves no half-written figure."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    extension = os.path.splitext(path)[1]
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=".brs-figure-", suffix=extension,
+                                             dir=directory)
+    except OSError as exc:
+        raise OSError(exc.errno, f"{exc.strerror}: the directory '{directory}' must exist and be "
+                      "writable") from None
+    try:
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 is not what savefig gives
+        with os.fdopen(handle, "wb") as out:
+            figure.savefig(out, format=extension[1:] or None, dpi=110)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _rank_costs(ax, strategy, lower_bounds):
