@@ -168,3 +168,30 @@ def closing_process_group():
         failed = False
     finally:
         close_process_group(failed)
+
+
+# -- bad-input cases: docs/errors.md is generated from what the tests record -----------------------
+
+ERROR_LOG_ENV = "BRS_ERROR_LOG"  # a JSON-lines file; scripts/gen_errors_md.py sets it
+
+
+def record_error(layer, call, bad_input, outcome, message):
+    """Appends one case to $BRS_ERROR_LOG (when set): the table of docs/errors.md."""
+    path = os.environ.get(ERROR_LOG_ENV)
+    if path:
+        import json
+
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(json.dumps({"layer": layer, "call": call, "input": bad_input,
+                                  "outcome": outcome, "message": message}) + "\n")
+
+
+def expect_error(call, bad_input, exception, match, function, *args, layer="Python", **kwargs):
+    """Runs ``function(*args, **kwargs)``, asserts it raises ``exception`` whose message matches
+    the regular expression ``match``, records the case and returns the exception."""
+    import pytest
+
+    with pytest.raises(exception, match=match) as info:
+        function(*args, **kwargs)
+    record_error(layer, call, bad_input, type(info.value).__name__, str(info.value))
+    return info.value
