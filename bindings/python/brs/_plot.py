@@ -19,17 +19,35 @@ _MAX_RANK_LINES = 16  # beyond this, draw the min-max band and the mean instead 
 
 
 def save_figure(comparison, path):
-    figure = _draw(comparison)
-    extension = os.path.splitext(path)[1].lstrip(".").lower() or "png"
-    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
-                                         prefix=".brs-figure-", suffix="." + extension)
+    _save_atomically(_draw(comparison), path)
+
+
+def _save_atomically(figure, path):
+    """Renders into a temporary file beside ``path``, then renames it: a failed write (no such
+    directory, no permission, a full disk, an unknown format) leaves no half-written figure."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    extension = os.path.splitext(path)[1]
     try:
+        handle, temporary = tempfile.mkstemp(prefix=".brs-figure-", suffix=extension,
+                                             dir=directory)
+    except OSError as exc:
+        raise OSError(exc.errno, f"{exc.strerror}: the directory '{directory}' must exist and be "
+                      "writable") from None
+    try:
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 is not what savefig gives
         with os.fdopen(handle, "wb") as out:
-            figure.savefig(out, format=extension, dpi=110)
+            figure.savefig(out, format=extension[1:] or None, dpi=110)
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _draw(comparison):

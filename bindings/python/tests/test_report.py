@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from brs import BatchRebalanceSampler, report
-from brs_testing import DATA, read_lengths, run_python
+from brs_testing import DATA, read_lengths, record_error, run_python
 
 FLAGS = ["--batch-size", "8", "--grad-accum", "2", "--dp-size", "4", "--seed", "3"]
 # The library's strategy -> the row of `brs compare` that shows it.
@@ -119,16 +119,6 @@ def test_without_the_c_command_the_report_still_draws_the_figure(tmp_path):
     assert table_only.returncode == 2 and "BRS_CLI" in table_only.stderr
 
 
-def test_a_figure_that_cannot_be_written_leaves_nothing(tmp_path):
-    pytest.importorskip("matplotlib")
-    done = run_python(["-m", "brs", "report", "--lengths", str(DATA / "fortunes.lengths"),
-                       "--plot", str(tmp_path / "missing" / "dir" / "x.png")], BRS_CLI="",
-                      PATH=str(tmp_path))
-    assert done.returncode == 2 and done.stdout == ""
-    assert "cannot write the figure" in done.stderr
-    assert list(tmp_path.iterdir()) == []
-
-
 def test_bad_report_flags_exit_2_with_one_line(tmp_path):
     (tmp_path / "good").write_text("5\n7\n9\n11\n")
     for flags in (["--strategy", "fastest"], ["--batch-size", "x"], ["--colour", "red"]):
@@ -158,3 +148,47 @@ def test_plan_compare_and_demo_are_the_c_commands_own(cli, args):
     else:
         assert ours.stdout == theirs.stdout
     assert ours.stderr == theirs.stderr
+    record_error("python -m brs", "report", " ".join(a.replace(str(tmp_path), "DIR") for a in args),
+                 "exit 2", done.stderr.strip().replace(str(tmp_path), "DIR"))
+
+
+@pytest.mark.parametrize("target, message", [
+    ("/nonexistent/x.png", "the directory '/nonexistent' must exist and be writable"),
+    ("FILE/x.png", "Not a directory: the directory 'DIR/file' must exist"),
+    ("DIR/x.xyz", "Format 'xyz' is not supported"),
+])
+def test_an_unwritable_figure_exits_2_and_writes_nothing(tmp_path, target, message):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "good").write_text("5\n7\n9\n11\n")
+    (tmp_path / "file").write_text("")
+    plot = target.replace("FILE", str(tmp_path / "file")).replace("DIR", str(tmp_path))
+    done = run_python(["-m", "brs", "report", "--lengths", str(tmp_path / "good"),
+                       "--batch-size", "2", "--plot", plot])
+    assert done.returncode == 2
+    stderr = done.stderr.strip().replace(str(tmp_path), "DIR")
+    assert "cannot write the figure" in stderr and message in stderr, stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "good"], "something was written"
+    record_error("python -m brs", "report --plot", target, "exit 2", stderr)
+
+
+def test_a_figure_failing_mid_write_leaves_neither_a_partial_file_nor_a_temporary(
+        tmp_path, monkeypatch, capsys):
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from brs.__main__ import main
+
+    def disk_full(self, out, **kwargs):
+        out.write(b"\x89PNG half a figure")
+        raise OSError(28, "No space left on device")
+
+    (tmp_path / "good").write_text("5\n7\n9\n11\n")
+    target = tmp_path / "old.png"
+    target.write_bytes(b"the previous figure")
+    monkeypatch.setattr(Figure, "savefig", disk_full)
+    status = main(["report", "--lengths", str(tmp_path / "good"), "--batch-size", "2",
+                   "--plot", str(target)])
+    assert status == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert target.read_bytes() == b"the previous figure", "the old figure must survive"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good", "old.png"]

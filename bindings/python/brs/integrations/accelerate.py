@@ -112,6 +112,9 @@ def _rebalance_sampler_of(dataloader):
 
 
 def _check_accelerator(accelerator, sampler):
+    if not all(hasattr(accelerator, name) for name in ("num_processes", "process_index")):
+        raise TypeError("accelerator must be an accelerate.Accelerator (the one that prepares "
+                        f"the model); got {type(accelerator).__name__}")
     if getattr(accelerator, "dispatch_batches", None):
         raise ValueError(
             "dispatch_batches=True is not supported with a brs.BatchRebalanceSampler: accelerate "

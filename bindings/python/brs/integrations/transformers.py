@@ -23,7 +23,7 @@ from transformers import Trainer
 from transformers.trainer_utils import has_length, seed_worker
 from transformers.utils import is_datasets_available
 
-from brs import BatchRebalanceSampler
+from brs import BatchRebalanceSampler, _args
 
 from ._dataset_lengths import dataset_lengths
 from ._epoch_callback import RebalanceEpochCallback
@@ -50,6 +50,13 @@ class RebalanceOptions:
     intercept: float = 0.0
     max_tokens: int | None = None
     packed: bool = False
+
+    def __post_init__(self):
+        # Checked here, at construction, not at the first train() after the model was loaded.
+        _args.real("RebalanceOptions.alpha", self.alpha)
+        _args.real("RebalanceOptions.intercept", self.intercept)
+        _args.optional_integer("RebalanceOptions.max_tokens", self.max_tokens, 1)
+        _args.flag("RebalanceOptions.packed", self.packed)
 
 
 class BatchRebalanceMixin:
