@@ -133,6 +133,10 @@ def _add_option(parser, option):
                             else _integer, metavar=option.name.upper(), help=help_text)
 
 
+# Options a report does not take, as `brs compare`: it shows every strategy side by side.
+_COMPARED = ("strategy",)
+
+
 def _report_parser():
     parser = _Parser(prog="python -m brs report", allow_abbrev=False,
                      description="brs compare's table for the same flags, and --plot OUT: the "
@@ -145,7 +149,8 @@ def _report_parser():
     parser.add_argument("--plot", metavar="OUT.png",
                         help="also write the one-page figure (png, pdf or svg by extension)")
     for option in _options.TABLE:
-        _add_option(parser, option)
+        if option.name not in _COMPARED:
+            _add_option(parser, option)
     return parser
 
 
@@ -164,7 +169,7 @@ def _without_plot(argv):
 def _sampler(args, lengths):
     from .sampler import BatchRebalanceSampler
 
-    given = {_keyword(o): getattr(args, _keyword(o)) for o in _options.TABLE}
+    given = {_keyword(o): getattr(args, _keyword(o), None) for o in _options.TABLE}
     given = {keyword: value for keyword, value in given.items() if value is not None}
     # A report is of the whole job, not of the machine it runs on: no topology detection.
     for name in ("dp_size", "rank"):

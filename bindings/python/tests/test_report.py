@@ -93,7 +93,7 @@ def test_report_command_writes_the_table_and_the_figure(cli, tmp_path):
     (["--lengths", "/nonexistent/x.lengths"], "cannot open"),
     (["--lengths", "BAD"], "line 3"),
     (["--lengths", "GOOD", "--dp-size", "0"], "dp_size"),
-    (["--lengths", "GOOD", "--batch-size", "1", "--max-tokens", "5"], "max_tokens"),
+    (["--lengths", "GOOD", "--batch-size", "1", "--max-tokens", "5"], "--max-tokens"),
 ])
 def test_bad_input_exits_2_with_one_line(cli, tmp_path, args, message):
     (tmp_path / "bad").write_text("5\n7\nseven\n")
@@ -103,6 +103,8 @@ def test_bad_input_exits_2_with_one_line(cli, tmp_path, args, message):
     assert done.returncode == 2
     assert done.stdout == ""
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    record_error("python -m brs", "report", " ".join(a.replace(str(tmp_path), "DIR") for a in args),
+                 "exit 2", done.stderr.strip().replace(str(tmp_path), "DIR"))
 
 
 def test_without_the_c_command_the_report_still_draws_the_figure(tmp_path):
@@ -110,8 +112,8 @@ def test_without_the_c_command_the_report_still_draws_the_figure(tmp_path):
     figure = tmp_path / "alone.svg"
     lengths = str(DATA / "fortunes.lengths")
     alone = dict(BRS_CLI="", PATH=str(tmp_path))  # no brs anywhere
-    done = run_python(["-m", "brs", "report", "--lengths", lengths, "--strategy", "random",
-                       "--no-shuffle", "--plot", str(figure)], **alone)
+    done = run_python(["-m", "brs", "report", "--lengths", lengths, "--no-shuffle", "--plot",
+                       str(figure)], **alone)
     assert done.returncode == 0, done.stderr
     assert "no table" in done.stdout and "BRS_CLI" in done.stdout
     assert figure.read_text().startswith("<?xml") and "length_grouped" in figure.read_text()
@@ -121,7 +123,8 @@ def test_without_the_c_command_the_report_still_draws_the_figure(tmp_path):
 
 def test_bad_report_flags_exit_2_with_one_line(tmp_path):
     (tmp_path / "good").write_text("5\n7\n9\n11\n")
-    for flags in (["--strategy", "fastest"], ["--batch-size", "x"], ["--colour", "red"]):
+    for flags in (["--strategy", "random"], ["--batch-size", "x"], ["--colour", "red"],
+                  ["--sync", "fastest"]):
         done = run_python(["-m", "brs", "report", "--lengths", str(tmp_path / "good"), *flags,
                            "--plot", str(tmp_path / "x.png")], BRS_CLI="", PATH=str(tmp_path))
         assert done.returncode == 2 and done.stdout == "", flags
@@ -148,8 +151,6 @@ def test_plan_compare_and_demo_are_the_c_commands_own(cli, args):
     else:
         assert ours.stdout == theirs.stdout
     assert ours.stderr == theirs.stderr
-    record_error("python -m brs", "report", " ".join(a.replace(str(tmp_path), "DIR") for a in args),
-                 "exit 2", done.stderr.strip().replace(str(tmp_path), "DIR"))
 
 
 @pytest.mark.parametrize("target, message", [
