@@ -52,7 +52,7 @@ class Option(NamedTuple):
             return _switch(value, argument)
         if self.value_names and isinstance(value, str):
             return self._value_of(value, argument)
-        return _integer(value, argument, self._what())
+        return _integer(value, argument, self._what(), (self.lower, self.upper))
 
     def from_native(self, raw):
         """The Python value of a stored one: bool for a switch, the name of a named value."""
@@ -74,12 +74,12 @@ class Option(NamedTuple):
         return "an int"
 
 
-def _integer(value, argument, what):
+def _integer(value, argument, what, bounds):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{argument} must be {what}; got {value!r} ({type(value).__name__})")
     value = int(value)
-    if not INT64_MIN <= value <= INT64_MAX:  # the library's bounds cannot be asked past int64
-        raise ValueError(f"{argument} = {value} does not fit in a 64-bit integer")
+    if not INT64_MIN <= value <= INT64_MAX:  # cannot reach the library: say its bounds here
+        raise ValueError(f"{argument} = {value} is out of range [{bounds[0]}, {bounds[1]}]")
     return value
 
 

@@ -281,7 +281,7 @@ class BatchRebalanceSampler:
         if state["version"] != STATE_VERSION:
             raise ValueError(f"state version {state['version']!r} is not supported "
                              f"(this package writes version {STATE_VERSION})")
-        self._check_saved_options(state.get("options", {}))
+        self._check_saved_options(state.get("options", {}), state["fingerprint"])
         if state["fingerprint"] != self.fingerprint:
             raise ValueError(
                 f"state was saved by a sampler with fingerprint {state['fingerprint']}, but this "
@@ -295,7 +295,7 @@ class BatchRebalanceSampler:
                              f"of {steps} steps x {self.grad_accum} micro-steps")
         return epoch, step, micro
 
-    def _check_saved_options(self, saved):
+    def _check_saved_options(self, saved, state_fingerprint):
         """Name the options that differ; a state without "options" has only its fingerprint."""
         if not isinstance(saved, dict):
             raise TypeError(f"state['options'] must be a dict; got {type(saved).__name__}")
@@ -304,8 +304,9 @@ class BatchRebalanceSampler:
         if differing:
             show = lambda options: ", ".join(  # noqa: E731
                 f"{_keyword(_options.BY_NAME[name])}={options[name]!r}" for name in differing)
-            raise ValueError(f"state was saved by a sampler with {show(saved)}, but this one has "
-                             f"{show(ours)}: resume with the same options")
+            raise ValueError(f"state was saved by a sampler with {show(saved)} (fingerprint "
+                             f"{state_fingerprint}), but this one has {show(ours)} (fingerprint "
+                             f"{self.fingerprint}): resume with the same options")
 
     # -- pickling: the handle is rebuilt from the options that were set ----------------------
 
