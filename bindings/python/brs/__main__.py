@@ -60,6 +60,8 @@ def _parser():
     report.add_argument("--packed", action="store_true")
     report.add_argument("--plot", metavar="OUT.png",
                         help="also write the one-page figure (png, pdf or svg by extension)")
+    from . import _calibrate_cli  # python -m brs calibrate lives in brs/_calibrate_cli.py
+    _calibrate_cli.register(commands)
     return parser
 
 
@@ -105,7 +107,7 @@ def _plotter():
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
-        report(args)
+        getattr(args, "handler", report)(args)
     except BadInput as exc:
         print(f"python -m brs {args.command}: {exc}", file=sys.stderr)
         return USAGE_ERROR

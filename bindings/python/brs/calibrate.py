@@ -8,16 +8,15 @@ pass (and the optimizer step, when one is given) is run after a warm-up, ``repea
 median time and the peak memory are kept. Time is fitted as ``c0 + a*bs*L + b*bs*L^2`` by
 non-negative least squares, which gives brs's units: alpha = b/a, intercept = c0/a. Memory is
 fitted the same way and gives ``max_tokens`` for the budget. docs/calibration.md explains the
-choices (grid, weights, memory probes).
+choices (grid, weights, memory probes). numpy and torch are imported on the first call only:
+``import brs`` needs neither.
 """
 
 import statistics
 import sys
 import time
 
-import numpy as np
-
-from . import _fit, _memory, _shapes
+from . import _memory, _shapes
 from .cost_model import CostModel
 
 DEFAULT_QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
@@ -107,6 +106,8 @@ def _parameter_device(module):
 
 
 def _lengths(lengths):
+    import numpy as np
+
     if isinstance(lengths, str) or hasattr(lengths, "__fspath__"):
         try:
             data = np.loadtxt(lengths, dtype=np.int64, ndmin=1)
@@ -124,7 +125,9 @@ def _lengths(lengths):
 
 
 def _positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"calibrate: {name} must be an int >= 1; got {value!r}")
     return int(value)
 
@@ -165,6 +168,10 @@ def _vocabulary(module):
 
 def _grid(module, data, device, batch_sizes, seq_lens):
     """(bs, L) shapes, smallest bs*L first so the CPU's peak-RSS probe sees growing peaks."""
+    import numpy as np
+
+    from . import _fit
+
     limit = _shapes.max_positions(module)
     explicit = batch_sizes is not None or seq_lens is not None
     sizes = _int_list("batch_sizes", batch_sizes) if batch_sizes is not None \
@@ -197,6 +204,8 @@ def _int_list(name, values):
 
 
 def _quantile_lengths(data, limit):
+    import numpy as np
+
     top = int(data.max()) if limit is None else min(int(data.max()), limit)
     picks = np.quantile(np.minimum(data, top), DEFAULT_QUANTILES)
     rounded = {min(top, int(-(-p // _LENGTH_ROUND) * _LENGTH_ROUND)) for p in picks}
@@ -294,6 +303,8 @@ def _progress(total, enabled):
 # -- fitting -----------------------------------------------------------------------------------
 
 def _fitted(rows, data, budget, budget_rule, memory_method, name, device):
+    from . import _fit
+
     bs = [r["batch_size"] for r in rows]
     length = [r["length"] for r in rows]
     fit = _fit.fit_three_terms(bs, length, [r["seconds"] for r in rows], robust=True)
@@ -311,6 +322,8 @@ def _fitted(rows, data, budget, budget_rule, memory_method, name, device):
 
 
 def _memory_fit(rows, bs, length, longest, budget, budget_rule, method):
+    from . import _fit
+
     peaks = [r["peak_bytes"] for r in rows]
     info = {"method": method, "budget_bytes": budget, "budget_rule": budget_rule,
             "longest_length": longest}

@@ -7,7 +7,7 @@ DataLoader. It imports without torch, never touches a global random generator (t
 libbrs's, keyed by seed and epoch), and resumes in O(1) from ``state_dict()``.
 """
 
-from . import _args, _native as n, distributed
+from . import _args, _native as n, cost_model as _cost_model, distributed
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
@@ -28,13 +28,18 @@ class BatchRebalanceSampler:
 
     ``lengths`` is borrowed when it is a C-contiguous uint32 numpy array (or a tensor viewing
     one): keep it unchanged while the sampler lives. Anything else is copied once.
+
+    ``cost_model``: a brs.CostModel or the path of its JSON file (brs.calibrate); it supplies
+    alpha, intercept and max_tokens where those are not given (docs/calibration.md).
     """
 
     batch_size = None  # the DataLoader contract of a batch sampler: sizes vary
 
     def __init__(self, lengths, *, per_device_batch_size, grad_accum=1, dp_size=None, rank=None,
-                 seed=0, shuffle=True, drop_last=True, alpha=0.001, intercept=0.0,
-                 max_tokens=None, packed=False):
+                 seed=0, shuffle=True, drop_last=True, alpha=None, intercept=None,
+                 max_tokens=None, packed=False, cost_model=None):
+        alpha, intercept, max_tokens = _cost_model.resolve(cost_model, alpha, intercept,
+                                                           max_tokens)
         self._store_args(per_device_batch_size=per_device_batch_size, grad_accum=grad_accum,
                          dp_size=dp_size, rank=rank, seed=seed, shuffle=shuffle,
                          drop_last=drop_last, alpha=alpha, intercept=intercept,
