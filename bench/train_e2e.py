@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import platform
-import random
 import sys
 import time
 from pathlib import Path
@@ -34,8 +33,8 @@ import transformers  # noqa: E402
 import brs  # noqa: E402
 from brs import _shapes  # noqa: E402
 from e2e import measure, plans, summary  # noqa: E402
+from e2e.lengths import dataset_lengths  # noqa: E402
 
-DATA = HERE.parent / "data"
 DTYPES = {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16,
           "bfloat16": torch.bfloat16, "fp16": torch.float16}
 
@@ -56,28 +55,15 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--calibrate-repeats", type=int, default=3)
     p.add_argument("--memory-budget", default=None, help="for brs.calibrate, e.g. 70GiB")
+    p.add_argument("--cost-model", default=None, metavar="FILE",
+                   help="a cost model JSON from `python -m brs calibrate` on this model and "
+                   "device, instead of calibrating here")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     p.add_argument("--time-budget", type=float, default=None,
                    help="seconds; stop starting new measurements after this (results so far "
                    "are written)")
     p.add_argument("--out", default=None, help="default bench/results/train_e2e/<device>")
     return p.parse_args(argv)
-
-
-def dataset_lengths(name, max_length, seed):
-    if name == "gsm8k":
-        raw = [int(x) for x in (DATA / "gsm8k_train.lengths").read_text().split()]
-        source = "data/gsm8k_train.lengths"
-    elif name == "manpages":
-        raw = [int(x) for x in (DATA / "manpages.lengths").read_text().split()]
-        source = f"data/manpages.lengths clipped at {max_length}"
-    elif name == "lognormal":
-        rng = random.Random(seed)
-        raw = [min(1024, max(16, round(rng.lognormvariate(5.0, 1.0)))) for _ in range(10000)]
-        source = f"clamp(round(lognormvariate(5,1)),16,1024), n=10000, seed={seed}"
-    else:
-        raise SystemExit(f"--datasets: unknown dataset {name!r} (gsm8k, manpages, lognormal)")
-    return [min(x, max_length) for x in raw], source
 
 
 def device_name(device):
@@ -145,15 +131,21 @@ def main(argv=None):
     model = _shapes.build_model(config, device=device, dtype=dtype, attention="sdpa")
     model.config.use_cache = False
     vocab = config.vocab_size
-    datasets = {n: dataset_lengths(n, args.max_length, args.seed)
-                for n in args.datasets.split(",")}
+    try:
+        datasets = {n: dataset_lengths(n, args.max_length, args.seed)
+                    for n in args.datasets.split(",")}
+    except ValueError as exc:
+        raise SystemExit(f"--datasets: {exc}") from None
 
     started = time.perf_counter()
-    calib_lengths = [x for lengths, _ in datasets.values() for x in lengths]
-    calibrated = brs.calibrate(model, calib_lengths, repeats=args.calibrate_repeats,
-                               memory_budget=args.memory_budget, progress=False)
+    if args.cost_model:
+        calibrated = brs.CostModel.load(args.cost_model)
+    else:
+        calib_lengths = [x for lengths, _ in datasets.values() for x in lengths]
+        calibrated = brs.calibrate(model, calib_lengths, repeats=args.calibrate_repeats,
+                                   memory_budget=args.memory_budget, progress=False)
     calibrate_seconds = time.perf_counter() - started
-    print(f"calibrated in {calibrate_seconds:.0f} s: alpha {calibrated.alpha:.3g}, intercept "
+    print(f"cost model ({args.cost_model or 'calibrated here'}) in {calibrate_seconds:.0f} s: alpha {calibrated.alpha:.3g}, intercept "
           f"{calibrated.intercept:.3g}, max_tokens {calibrated.max_tokens}, R^2 "
           f"{calibrated.r2:.3f}", file=sys.stderr, flush=True)
     models = {"fixed (0.001)": brs.CostModel.fixed(),
