@@ -62,6 +62,9 @@ def parse_args(argv):
     p.add_argument("--time-budget", type=float, default=None,
                    help="seconds; stop starting new measurements after this (results so far "
                    "are written)")
+    p.add_argument("--interleave", action=argparse.BooleanOptionalAction, default=None,
+                   help="train step k of every sampler before step k+1 of any (default: on "
+                   "for CPU, off for CUDA, where each sampler's peak memory must be its own)")
     p.add_argument("--out", default=None, help="default bench/results/train_e2e/<device>")
     return p.parse_args(argv)
 
@@ -85,35 +88,60 @@ class Clock:
 
 
 def measure_block(model, name, lengths, args, calibrated, device, vocab, clock, skip):
-    """One (dataset, batch size): every sampler's chosen steps trained and timed."""
+    """One (dataset, batch size): every sampler's chosen steps trained and timed.
+
+    Interleaved (--interleave, the CPU default): round k trains step k of every sampler in turn,
+    so that a machine whose load changes over minutes slows all samplers alike. Sequential
+    (the CUDA default): one sampler after the other, so that each one's peak memory is its own.
+    """
     batch = args.batch
     all_plans = plans.all_plans(lengths, args.dp, args.grad_accum, batch, args.seed, calibrated)
     block = {"dataset": name, "batch_size": batch, "samplers": {}}
+    live = {}
     for sampler, plan in all_plans.items():
-        if isinstance(plan, str) or sampler in skip or clock.expired():
-            why = plan if isinstance(plan, str) else (
-                f"skipped: OOM at a smaller batch ({skip.get(sampler)})" if sampler in skip
-                else "skipped: --time-budget spent")
-            block["samplers"][sampler] = {"skipped": why}
-            continue
-        steps = plans.chosen_steps(plan, lengths, args.steps)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
-        run = measure.guarded(lambda: measure.run_steps(model, optimizer, plan, steps, lengths,
-                                                        vocab, device, args.seed), device)
-        del optimizer
-        measure._memory.free_cached(device)
-        if "oom" in run:
-            skip[sampler] = f"P={batch}"
-            block["samplers"][sampler] = run
-            print(f"  {name} P={batch} {sampler}: OOM", file=sys.stderr, flush=True)
-            continue
-        run["steps"] = steps
-        run["summary"] = summary.describe(run)
-        block["samplers"][sampler] = run
-        s = run["summary"]
-        print(f"  {name} P={batch} {sampler}: step {s['step_time_micro_sync'] * 1e3:.0f} ms, "
-              f"{s['real_tokens_per_s']:.0f} real tok/s", file=sys.stderr, flush=True)
+        if isinstance(plan, str) or sampler in skip:
+            block["samplers"][sampler] = {"skipped": plan if isinstance(plan, str) else
+                                          f"skipped: OOM at a smaller batch ({skip[sampler]})"}
+        else:
+            live[sampler] = (plan, plans.chosen_steps(plan, lengths, args.steps))
+    order = ([[(s, k) for s in live] for k in range(args.steps)] if args.interleave
+             else [[(s, k) for k in range(args.steps)] for s in live])
+    sessions = {}
+    for group in order:
+        for sampler, k in group:
+            if sampler in block["samplers"] or k >= len(live[sampler][1]):
+                continue
+            if clock.expired():
+                block["samplers"][sampler] = {"skipped": "skipped: --time-budget spent"}
+                continue
+            plan, steps = live[sampler]
+            session = sessions.get(sampler) or sessions.setdefault(
+                sampler, measure.Session(model, plan, lengths, vocab, device, args.seed))
+            failed = measure.guarded(lambda: session.step(steps[k]), device)
+            if failed:
+                skip[sampler] = f"P={batch}"
+                block["samplers"][sampler] = failed
+                sessions.pop(sampler).result()
+                measure.free_cached(device)
+                print(f"  {name} P={batch} {sampler}: OOM", file=sys.stderr, flush=True)
+            if not args.interleave and k == len(steps) - 1 and sampler in sessions:
+                _finish(block, name, batch, sampler, sessions.pop(sampler), device)
+    for sampler, session in sessions.items():
+        _finish(block, name, batch, sampler, session, device)
     return block
+
+
+def _finish(block, name, batch, sampler, session, device):
+    run = session.result()
+    measure.free_cached(device)
+    if not run["micro"]:
+        block["samplers"].setdefault(sampler, {"skipped": "skipped: --time-budget spent"})
+        return
+    run["summary"] = summary.describe(run)
+    block["samplers"][sampler] = run
+    s = run["summary"]
+    print(f"  {name} P={batch} {sampler}: step {s['step_time_micro_sync'] * 1e3:.0f} ms, "
+          f"{s['real_tokens_per_s']:.0f} real tok/s", file=sys.stderr, flush=True)
 
 
 def main(argv=None):
@@ -121,6 +149,8 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
+    if args.interleave is None:
+        args.interleave = device.type != "cuda"
     dtype = DTYPES[args.dtype] if args.dtype else (
         torch.bfloat16 if device.type == "cuda" else torch.float32)
     out = Path(args.out or HERE / "results" / "train_e2e" / slug(
@@ -158,7 +188,8 @@ def main(argv=None):
                "transformers": transformers.__version__, "brs_library": brs.library_version,
                "python": platform.python_version(), "shape": args.shape,
                "dtype": str(dtype).replace("torch.", ""), "dp": args.dp,
-               "grad_accum": args.grad_accum, "steps": args.steps, "threads":
+               "grad_accum": args.grad_accum, "steps": args.steps, "interleave": args.interleave,
+               "threads":
                torch.get_num_threads(), "load_average": _load(),
                "datasets": {n: s for n, (_, s) in datasets.items()},
                "calibration": calibrated.to_dict(), "calibrate_seconds": calibrate_seconds,

@@ -61,52 +61,78 @@ def micro_step(model, batch):
     out.loss.backward()
 
 
-def run_steps(model, optimizer, plan, steps, lengths, vocab, device, seed):
-    """{'micro': [[seconds per (rank, micro)] per step], 'optimizer': [s], 'shapes': [...],
-    'peak_bytes': int or None}; raises on OOM (the caller records it)."""
-    timer, generator = Timer(device), torch.Generator().manual_seed(seed)
-    optimizer.zero_grad(set_to_none=True)  # nothing left over from an earlier OOM
-    probe = _memory.PeakProbe(device)
-    first = plan[steps[0]][0][0]
-    micro_step(model, make_batch(lengths, first, vocab, device, generator))  # warm-up
-    optimizer.zero_grad(set_to_none=True)
-    probe.set_baseline()
-    probe.reset()
-    out = {"micro": [], "optimizer": [], "shapes": []}
-    for t in steps:
-        marks, shapes = [], []
-        for rank in plan[t]:
+class Session:
+    """One sampler's measured steps: its own AdamW over the shared model, every micro-batch
+    timed. ``step(t)`` trains step t of the plan; ``result()`` is
+    {'micro': [[seconds per micro] per rank] per step, 'optimizer': [s], 'shapes': [...],
+    'peak_bytes': int or None}. An OOM propagates (the caller records it)."""
+
+    def __init__(self, model, plan, lengths, vocab, device, seed):
+        self.model, self.plan, self.lengths, self.vocab = model, plan, lengths, vocab
+        self.device, self.timer = device, Timer(device)
+        self.generator = torch.Generator().manual_seed(seed)
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+        self.probe = _memory.PeakProbe(device)
+        self.out = {"micro": [], "optimizer": [], "shapes": [], "steps": []}
+        self.warm = False
+
+    def _batch(self, indices):
+        return make_batch(self.lengths, indices, self.vocab, self.device, self.generator)
+
+    def _warm_up(self, t):
+        self.optimizer.zero_grad(set_to_none=True)  # nothing left over from an earlier OOM
+        micro_step(self.model, self._batch(self.plan[t][0][0]))
+        self.optimizer.zero_grad(set_to_none=True)
+        self.probe.set_baseline()
+        self.probe.reset()
+        self.warm = True
+
+    def step(self, t):
+        if not self.warm:
+            self._warm_up(t)
+        timer, marks, shapes = self.timer, [], []
+        for rank in self.plan[t]:
             row, shape_row = [], []
             for indices in rank:
-                batch = make_batch(lengths, indices, vocab, device, generator)
+                batch = self._batch(indices)
                 started = timer.start()
-                micro_step(model, batch)
+                micro_step(self.model, batch)
                 row.append(timer.stop(started))
                 shape_row.append([len(indices), int(batch[0].shape[1]),
-                                  int(sum(lengths[i] for i in indices))])
+                                  int(sum(self.lengths[i] for i in indices))])
             marks.append(row)
             shapes.append(shape_row)
         started = timer.start()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
         opt_mark = timer.stop(started)
-        out["micro"].append([[timer.seconds(m) for m in row] for row in marks])
-        out["optimizer"].append(timer.seconds(opt_mark))
-        out["shapes"].append(shapes)
-    # On CPU the probe is the process's peak RSS, which the C allocator's cached pages from the
-    # previous sampler distort: a comparison between samplers would be wrong, so none is made.
-    out["peak_bytes"] = probe.peak() if probe.cuda else None
-    out["memory_method"] = probe.method if probe.cuda else "not measured on CPU"
-    return out
+        self.out["micro"].append([[timer.seconds(m) for m in row] for row in marks])
+        self.out["optimizer"].append(timer.seconds(opt_mark))
+        self.out["shapes"].append(shapes)
+        self.out["steps"].append(t)
+
+    def result(self):
+        # On CPU the probe is the process's peak RSS, which the C allocator's cached pages from
+        # other samplers distort: a comparison between samplers would be wrong, so none is made.
+        cuda = self.probe.cuda
+        self.out["peak_bytes"] = self.probe.peak() if cuda else None
+        self.out["memory_method"] = self.probe.method if cuda else "not measured on CPU"
+        self.optimizer = None
+        return self.out
 
 
 def guarded(fn, device):
-    """fn()'s result, or {'oom': message} when the device ran out of memory."""
+    """None after fn() ran, or {'oom': message} when the device ran out of memory."""
     try:
-        return fn()
+        fn()
+        return None
     except Exception as exc:  # noqa: BLE001 - anything but an OOM propagates
         if not _memory.is_out_of_memory(exc):
             raise
         message = str(exc).splitlines()[0][:200]
     _memory.free_cached(device)
     return {"oom": message}
+
+
+def free_cached(device):
+    _memory.free_cached(device)
