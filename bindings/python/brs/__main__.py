@@ -148,6 +148,11 @@ def _report_parser():
                         help="only this step (default: every step)")
     parser.add_argument("--plot", metavar="OUT.png",
                         help="also write the one-page figure (png, pdf or svg by extension)")
+    parser.add_argument("--cost-model", metavar="FILE",
+                        help="alpha, intercept and max_tokens from a cost-model JSON file (as "
+                        "brs.calibrate writes it); a flag given here wins over the file")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="write the table to FILE instead of standard output")
     for option in _options.TABLE:
         if option.name not in _COMPARED:
             _add_option(parser, option)
@@ -175,7 +180,7 @@ def _sampler(args, lengths):
     for name in ("dp_size", "rank"):
         given.setdefault(name, _options.BY_NAME[name].default)
     given.setdefault("per_device_batch_size", None)
-    sampler = BatchRebalanceSampler(lengths, **given)
+    sampler = BatchRebalanceSampler(lengths, cost_model=args.cost_model, **given)
     sampler.set_epoch(args.epoch)
     return sampler
 
@@ -206,8 +211,10 @@ def report(argv):
         raise BadInput(_missing_cli("the table"))
     if save_figure:
         _figure(args, save_figure)
-    print(table.rstrip("\n") if table is not None else f"brs report: {args.lengths}\n"
-          f"(no table: {_missing_cli('the table')})")
+    if table is None:
+        print(f"brs report: {args.lengths}\n(no table: {_missing_cli('the table')})")
+    elif table:  # empty with --output: the C command wrote the table there
+        print(table.rstrip("\n"))
     if save_figure:
         print(f"  figure: {args.plot}")
 
@@ -220,6 +227,17 @@ def _plotter():
     return save_figure
 
 
+def _calibrate(argv):
+    """python -m brs calibrate: Python's own command (it times a torch model), _calibrate_cli.py."""
+    from . import _calibrate_cli
+
+    parser = argparse.ArgumentParser(prog="python -m brs")
+    _calibrate_cli.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    args.handler(args)
+    return 0
+
+
 # -- entry --------------------------------------------------------------------------------------
 
 def main(argv=None):
@@ -227,8 +245,12 @@ def main(argv=None):
     if argv[:1] in ([], ["-h"], ["--help"]):
         print("python -m brs report --lengths FILE [options] [--plot OUT.png]\n"
               "    brs compare's table and a figure (python -m brs report --help)\n"
+              "python -m brs calibrate --model M --lengths FILE -o COST.json\n"
+              "    fit the cost model to a torch model (python -m brs calibrate --help)\n"
               "python -m brs plan|compare|demo ...: the brs command's, below\n")
         sys.stdout.flush()
+    if argv[:1] == ["calibrate"]:
+        return _calibrate(argv)
     if argv[:1] != ["report"]:
         return _delegate(argv)
     try:

@@ -7,7 +7,7 @@ DataLoader. It imports without torch, never touches a global random generator (t
 libbrs's, keyed by seed and epoch), and resumes in O(1) from ``state_dict()``.
 """
 
-from . import _args, _options, distributed
+from . import _args, _options, cost_model as _cost_model, distributed
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
@@ -71,13 +71,19 @@ class BatchRebalanceSampler:
 
     ``lengths`` is borrowed when it is a C-contiguous uint32 numpy array (or a tensor viewing
     one): keep it unchanged while the sampler lives. Anything else is copied once.
+
+    ``cost_model``: a brs.CostModel or the path of its JSON file (brs.calibrate); it supplies
+    alpha, intercept and max_tokens where those are not given (docs/calibration.md).
     """
 
     batch_size = None  # the DataLoader contract of a batch sampler: sizes vary
 
     def __init__(self, lengths, *, per_device_batch_size, grad_accum=None, dp_size=None,
                  rank=None, seed=None, shuffle=None, drop_last=None, alpha=None, intercept=None,
-                 max_tokens=None, packed=None, strategy=None, sync=None):
+                 max_tokens=None, packed=None, strategy=None, sync=None, cost_model=None):
+        if cost_model is not None:  # fills in alpha, intercept and max_tokens not given here
+            alpha, intercept, max_tokens = _cost_model.resolve(cost_model, alpha, intercept,
+                                                               max_tokens)
         # The signature is the list of keywords: locals() holds exactly the arguments here.
         self._given = _given_options(locals())
         self._start(lengths, frozen=None)

@@ -25,6 +25,7 @@ from transformers.utils import is_datasets_available
 
 from brs import BatchRebalanceSampler, _args
 
+from . import _cost_choice
 from ._dataset_lengths import dataset_lengths
 from ._epoch_callback import RebalanceEpochCallback
 from ._parallelism import reject_model_parallelism
@@ -43,13 +44,17 @@ class RebalanceOptions:
     alpha, intercept: the cost model ``intercept + bs*L + alpha*bs*L^2`` of a micro-batch of bs
     samples padded to length L. max_tokens: a hard cap on ``bs*L`` (padded tokens) of every
     micro-batch; None for no cap. packed: micro-batches are packed without padding (varlen
-    attention), costing ``sum(L) + alpha*sum(L^2)``.
+    attention), costing ``sum(L) + alpha*sum(L^2)``. cost_model: a brs.CostModel or the path
+    of its JSON (brs.calibrate); it supplies alpha, intercept and max_tokens not given here.
+    With neither, alpha comes from the model's config (CostModel.from_config), else the
+    library's default (docs/calibration.md).
     """
 
-    alpha: float = 0.001
-    intercept: float = 0.0
+    alpha: float | None = None
+    intercept: float | None = None
     max_tokens: int | None = None
     packed: bool = False
+    cost_model: object = None
 
     def __post_init__(self):
         # Checked here, at construction, not at the first train() after the model was loaded.
@@ -129,6 +134,7 @@ class BatchRebalanceMixin:
             intercept=options.intercept,
             max_tokens=options.max_tokens,
             packed=options.packed,
+            cost_model=_cost_choice.choose(options, self.model),
         )
 
     def _pruned_dataset_and_collator(self, dataset):
