@@ -25,6 +25,7 @@ from accelerate.data_loader import BatchSamplerShard, DataLoaderAdapter
 from brs import BatchRebalanceSampler
 
 from ._parallelism import reject_model_parallelism
+from ._sampler_lookup import find_rebalance_sampler
 
 __all__ = ["prepare_dataloader", "RebalanceBatchSampler", "find_rebalance_sampler"]
 
@@ -79,18 +80,6 @@ def prepare_dataloader(accelerator, dataloader):
         prepared = accelerator.prepare_data_loader(carrier)
     _make_shard_passthrough(prepared, sampler)
     return prepared
-
-
-def find_rebalance_sampler(obj, depth=6):
-    """The BatchRebalanceSampler under ``obj`` (a DataLoader or a wrapper of one), else None."""
-    for _ in range(depth):
-        if obj is None or isinstance(obj, BatchRebalanceSampler):
-            return obj
-        inner = getattr(obj, "batch_sampler", None)
-        if inner is None or inner is obj:
-            inner = getattr(obj, "sampler", None)
-        obj = inner
-    return obj if isinstance(obj, BatchRebalanceSampler) else None
 
 
 def _rebalance_sampler_of(dataloader):
