@@ -27,6 +27,7 @@ from brs import BatchRebalanceSampler
 
 from ._dataset_lengths import dataset_lengths
 from ._epoch_callback import RebalanceEpochCallback
+from ._metrics_callback import RebalanceMetricsCallback
 from ._parallelism import reject_model_parallelism
 from .accelerate import prepare_dataloader
 
@@ -57,6 +58,8 @@ class BatchRebalanceMixin:
 
     Must come before the Trainer class in the bases, so that its ``get_train_dataloader`` wins.
     Keyword argument ``rebalance_options``: a RebalanceOptions (default: RebalanceOptions()).
+    Keyword argument ``rebalance_metrics`` (True): add the ``brs/`` metrics of the planned steps
+    to the Trainer's training logs (log_history, TensorBoard, W&B, ...); False turns them off.
     """
 
     def __init_subclass__(cls, **kwargs):
@@ -67,7 +70,9 @@ class BatchRebalanceMixin:
                             f"class {cls.__name__}(BatchRebalanceMixin, SFTTrainer), so that its "
                             "get_train_dataloader overrides the Trainer's")
 
-    def __init__(self, *args, rebalance_options=None, **kwargs):
+    def __init__(self, *args, rebalance_options=None, rebalance_metrics=True, **kwargs):
+        if not isinstance(rebalance_metrics, bool):
+            raise TypeError(f"rebalance_metrics must be True or False, got {rebalance_metrics!r}")
         if rebalance_options is None:
             rebalance_options = RebalanceOptions()
         if not isinstance(rebalance_options, RebalanceOptions):
@@ -78,6 +83,9 @@ class BatchRebalanceMixin:
         if self.train_dataset is not None:
             _check_map_style(self.train_dataset)  # fail at construction, not at train()
         self.add_callback(RebalanceEpochCallback())
+        self._rebalance_metrics = RebalanceMetricsCallback() if rebalance_metrics else None
+        if self._rebalance_metrics is not None:
+            self.add_callback(self._rebalance_metrics)
 
     def get_train_dataloader(self) -> DataLoader:
         """The training DataLoader over a BatchRebalanceSampler, prepared by accelerate."""
@@ -91,6 +99,8 @@ class BatchRebalanceMixin:
         loader = DataLoader(dataset, batch_sampler=sampler, **self._train_loader_kwargs(collator))
         self._warn_if_loss_is_biased()
         self._rebalance_callback().bind(sampler)
+        if self._rebalance_metrics is not None:
+            self._rebalance_metrics.bind(sampler)
         return prepare_dataloader(self.accelerator, loader)
 
     def _check_rebalance_supported(self, dataset):
@@ -121,8 +131,25 @@ class BatchRebalanceMixin:
             alpha=options.alpha,
             intercept=options.intercept,
             max_tokens=options.max_tokens,
-            packed=options.packed,
+            packed=options.packed or self._trainer_packs(),
         )
+
+    def _trainer_packs(self):
+        """True when the trainer feeds packed micro-batches (TRL's padding_free, bfd packing)."""
+        # SFTTrainer sets padding_free for padding_free=True and for bfd packing: its collator
+        # then concatenates a micro-batch into one sequence, whose cost is the packed one.
+        if not getattr(self, "padding_free", False) or self.rebalance_options.packed:
+            return False
+        logger.info("BatchRebalanceTrainer: the trainer packs micro-batches without padding "
+                    "(padding_free / packing), so brs plans packed costs (packed=True)")
+        return True
+
+    def log(self, logs, *args, **kwargs):
+        """The Trainer's log, with the brs/ metrics of the steps since the last training log."""
+        metrics = getattr(self, "_rebalance_metrics", None)
+        if metrics is not None and "loss" in logs:
+            logs = {**logs, **metrics.window.flush()}
+        super().log(logs, *args, **kwargs)
 
     def _pruned_dataset_and_collator(self, dataset):
         """Drop the columns the model does not take, as Trainer._get_dataloader does."""
