@@ -7,7 +7,7 @@ DataLoader. It imports without torch, never touches a global random generator (t
 libbrs's, keyed by seed and epoch), and resumes in O(1) from ``state_dict()``.
 """
 
-from . import _args, _native as n, distributed
+from . import _args, _elastic, _native as n, distributed
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
@@ -209,10 +209,16 @@ class BatchRebalanceSampler:
                                  "of an epoch on this rank")
             step, micro = divmod(consumed, self.grad_accum)
         return {"epoch": self._epoch, "step": step, "micro": micro,
-                "fingerprint": self.fingerprint, "version": STATE_VERSION}
+                "fingerprint": self.fingerprint, "version": STATE_VERSION,
+                **_elastic.split_of(self)}
 
     def load_state_dict(self, state):
-        """Resume: the next iteration starts at the saved position of the saved epoch."""
+        """Resume: the next iteration starts at the saved position of the saved epoch.
+
+        A state saved on another dp_size (at an optimizer-step boundary, with the same global
+        batch per_device_batch_size x grad_accum x dp_size) resumes at the same step; the
+        change is logged on the "brs" logger.
+        """
         epoch, step, micro = self._parse_state(state)
         self._epoch, self._step, self._micro = epoch, step, micro
         self._resume_pending = True
@@ -226,7 +232,8 @@ class BatchRebalanceSampler:
         if state["version"] != STATE_VERSION:
             raise ValueError(f"state version {state['version']!r} is not supported "
                              f"(this package writes version {STATE_VERSION})")
-        if state["fingerprint"] != self.fingerprint:
+        # Another dp_size with the same global batch is the same stream: see brs/_elastic.py.
+        if state["fingerprint"] != self.fingerprint and not _elastic.accepts(self, state):
             raise ValueError(
                 f"state was saved by a sampler with fingerprint {state['fingerprint']}, but this "
                 f"one has {self.fingerprint}: resume with the same {_FINGERPRINT_INPUTS}")
