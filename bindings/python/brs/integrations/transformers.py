@@ -28,7 +28,7 @@ from brs import BatchRebalanceSampler
 from ._dataset_lengths import dataset_lengths
 from ._epoch_callback import RebalanceEpochCallback
 from ._metrics_callback import RebalanceMetricsCallback
-from ._parallelism import reject_model_parallelism
+from ._parallelism import accelerate_data_parallel
 from .accelerate import prepare_dataloader
 
 __all__ = ["BatchRebalanceMixin", "BatchRebalanceTrainer", "RebalanceOptions",
@@ -105,8 +105,6 @@ class BatchRebalanceMixin:
 
     def _check_rebalance_supported(self, dataset):
         _check_map_style(dataset)
-        reject_model_parallelism({kind: int(getattr(self, f"get_{kind}_size", lambda: 1)())
-                                  for kind in ("tp", "cp", "sp")})
 
     def _train_lengths(self, dataset):
         input_names = getattr(self.processing_class, "model_input_names", None) or ["input_ids"]
@@ -118,13 +116,14 @@ class BatchRebalanceMixin:
     def _rebalance_sampler(self, lengths):
         args, options = self.args, self.rebalance_options
         world_size = max(1, args.world_size)
+        dp_size, rank = self._data_parallel_topology(world_size)
         return BatchRebalanceSampler(
             lengths,
             # With nn.DataParallel (one process, several GPUs) a micro-batch feeds all of them.
             per_device_batch_size=self._train_batch_size,
             grad_accum=args.gradient_accumulation_steps,
-            dp_size=world_size,
-            rank=args.process_index if world_size > 1 else 0,
+            dp_size=dp_size,
+            rank=rank,
             seed=args.data_seed if args.data_seed is not None else args.seed,
             shuffle=True,
             drop_last=args.dataloader_drop_last,
@@ -133,6 +132,12 @@ class BatchRebalanceMixin:
             max_tokens=options.max_tokens,
             packed=options.packed or self._trainer_packs(),
         )
+
+    def _data_parallel_topology(self, world_size):
+        """(replicas, this replica): the processes, or with tp/cp/sp the data-parallel mesh."""
+        if world_size > 1 and getattr(self, "accelerator", None) is not None:
+            return accelerate_data_parallel(self.accelerator)
+        return world_size, self.args.process_index if world_size > 1 else 0
 
     def _trainer_packs(self):
         """True when the trainer feeds packed micro-batches (TRL's padding_free, bfd packing)."""
