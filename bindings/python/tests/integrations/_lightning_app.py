@@ -63,6 +63,15 @@ class TinyLM(pl.LightningModule):
         return torch.optim.AdamW(self.parameters(), lr=1e-3)
 
 
+class BareLM(TinyLM):
+    """The brs sampler as the batch_sampler itself, without RebalanceBatchSampler."""
+
+    def train_dataloader(self):
+        return torch.utils.data.DataLoader(TokenDataset(scaled_lengths(NUM_SAMPLES)),
+                                           batch_sampler=rebalance_sampler(self.per_device),
+                                           collate_fn=pad_collate)
+
+
 def trainer(root, callbacks=(), metrics=True, **overrides):
     settings = dict(accelerator="cpu", devices=1, max_epochs=EPOCHS,
                     accumulate_grad_batches=GRAD_ACCUM, default_root_dir=str(root),

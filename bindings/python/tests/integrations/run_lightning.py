@@ -1,6 +1,7 @@
 """Trains the tiny GPT-2 with lightning.Trainer(strategy="ddp") under torchrun, logs each rank.
 
     torchrun --nproc_per_node=2 run_lightning.py --out DIR [--stop-at STEP] [--resume CKPT]
+             [--no-distributed-sampler] [--bare]
 
 Lightning's defaults otherwise (use_distributed_sampler=True): it re-creates the batch sampler
 around its DistributedSampler, from which RebalanceBatchSampler takes the ranks. Writes
@@ -27,13 +28,17 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--stop-at", type=int)
     parser.add_argument("--resume")
+    parser.add_argument("--no-distributed-sampler", action="store_true")
+    parser.add_argument("--bare", action="store_true", help="no RebalanceBatchSampler")
     options = parser.parse_args()
     callbacks, overrides = [], {}
+    if options.no_distributed_sampler:
+        overrides["use_distributed_sampler"] = False
     if options.stop_at:
         callbacks.append(ModelCheckpoint(dirpath=os.path.join(options.out, "ckpt"),
                                          every_n_train_steps=options.stop_at, save_top_k=-1))
-        overrides = dict(max_steps=options.stop_at, enable_checkpointing=True)
-    module = app.TinyLM(PER_DEVICE)
+        overrides.update(max_steps=options.stop_at, enable_checkpointing=True)
+    module = (app.BareLM if options.bare else app.TinyLM)(PER_DEVICE)
     trainer = app.trainer(options.out, callbacks=callbacks, devices=2, strategy="ddp",
                           **overrides)
     trainer.fit(module, ckpt_path=options.resume)
@@ -41,7 +46,8 @@ def main():
     write_json(os.path.join(options.out, f"log-rank{rank}.json"), module.index_log)
     write_json(os.path.join(options.out, f"result-rank{rank}.json"),
                {"global_step": trainer.global_step, "world_size": trainer.world_size,
-                "injected": type(trainer.train_dataloader.batch_sampler.distributed_sampler).__name__,
+                "injected": type(getattr(trainer.train_dataloader.batch_sampler,
+                                         "distributed_sampler", None)).__name__,
                 "metrics": {name: float(value) for name, value in trainer.logged_metrics.items()
                             if name.startswith("brs/")}})
     if rank == 0:

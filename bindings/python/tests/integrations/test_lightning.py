@@ -126,11 +126,5 @@ def test_accumulate_grad_batches_must_match_the_sampler(tmp_path):
 
 
 def test_a_bare_sampler_reshuffles_on_one_device(tmp_path):
-    class BareLM(app.TinyLM):
-        def train_dataloader(self):
-            return torch.utils.data.DataLoader(TokenDataset(scaled_lengths(app.NUM_SAMPLES)),
-                                               batch_sampler=app.rebalance_sampler(PER_DEVICE),
-                                               collate_fn=pad_collate)
-
-    module, _ = fit(tmp_path, module=BareLM(PER_DEVICE), metrics=False)
+    module, _ = fit(tmp_path, module=app.BareLM(PER_DEVICE), metrics=False)
     assert epoch_batches(module.index_log, 1) == planned(1)

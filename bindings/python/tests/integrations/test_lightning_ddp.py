@@ -79,6 +79,12 @@ def test_ranks_come_from_the_strategy_and_metrics_are_logged(full):
         assert result["metrics"]["brs/micro_batches"] == RANKS * app.GRAD_ACCUM
 
 
+def test_use_distributed_sampler_false_trains_the_same_batches(full, tmp_path, torchrun):
+    torchrun("run_lightning.py", "--out", tmp_path, "--no-distributed-sampler")
+    assert logs(tmp_path) == logs(full)
+    assert read_json(tmp_path / "result-rank0.json")["injected"] == "NoneType"
+
+
 def test_resume_inside_the_second_epoch_equals_the_uninterrupted_run(full, resumed):
     uninterrupted, after = logs(full), logs(resumed)
     for rank in range(RANKS):
