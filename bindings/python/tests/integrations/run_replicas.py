@@ -50,7 +50,7 @@ def accelerate_topology():
     import types
 
     from accelerate.parallelism_config import ParallelismConfig
-    from brs.integrations._parallelism import accelerate_data_parallel
+    from brs.integrations import accelerate_data_parallel
 
     config = ParallelismConfig(dp_shard_size=2, tp_size=2)
     mesh = config.build_device_mesh("cpu")

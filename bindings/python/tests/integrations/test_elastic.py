@@ -4,6 +4,8 @@ Under torchrun (gloo), over epoch 0 of 64 samples, global batch 16 (4 optimizer 
 2 ranks train steps 0-1 and save; 1 rank loads rank 0's state, trains step 2 and saves; 2
 ranks load that and finish the epoch. Every sample is trained exactly once, and each step
 trains the samples of that step of the uninterrupted plan. Errors are checked in-process.
+Then the Trainer: run_trainer.py's checkpoint of 2 processes (inside epoch 1) resumed in this
+process with twice the gradient accumulation.
 """
 
 import logging
@@ -89,3 +91,46 @@ def test_another_seed_is_still_a_fingerprint_mismatch():
     state = sampler(2).state_dict(consumed=4)
     with pytest.raises(ValueError, match="fingerprint"):
         sampler(1, seed=6).load_state_dict(state)
+
+
+# -- the Trainer: a checkpoint of 2 processes resumed by 1 with the same global batch ----------
+
+@pytest.fixture(scope="module")
+def trainer_checkpoint(tmp_path_factory, torchrun):
+    import run_trainer
+
+    out = tmp_path_factory.mktemp("trainer-two-ranks")
+    torchrun("run_trainer.py", "--out", out, "--stop-at", run_trainer.SAVE_STEPS)
+    return out, out / "checkpoints" / f"checkpoint-{run_trainer.SAVE_STEPS}"
+
+
+def test_trainer_resumes_two_processes_checkpoint_on_one(trainer_checkpoint, tmp_path, caplog):
+    import run_trainer
+    from _support import TokenDataset, pad_collate, tiny_gpt2
+
+    out, checkpoint = trainer_checkpoint
+    two_ranks = [entry for rank in range(2) for entry in read_json(out / f"log-rank{rank}.json")]
+    # Same global batch 16 on one process: gradient accumulation 2 x 2 ranks -> 4 x 1.
+    args = run_trainer.training_arguments(str(tmp_path), "ours", ddp_backend=None,
+                                          gradient_accumulation_steps=2 * run_trainer.GRAD_ACCUM)
+    dataset = TokenDataset(scaled_lengths(run_trainer.NUM_SAMPLES))
+    trainer = run_trainer.OursTrainer(model=tiny_gpt2(), args=args, data_collator=pad_collate,
+                                      train_dataset=dataset)
+    with caplog.at_level(logging.WARNING, logger="brs"):
+        trainer.train(resume_from_checkpoint=str(checkpoint))
+    assert "resuming a state saved with dp_size=2" in caplog.text
+    steps_per_epoch = 7  # ceil(100 / 16)
+    reference = BatchRebalanceSampler(scaled_lengths(run_trainer.NUM_SAMPLES),
+                                      per_device_batch_size=run_trainer.PER_DEVICE,
+                                      grad_accum=2 * run_trainer.GRAD_ACCUM, dp_size=1, rank=0,
+                                      seed=7, drop_last=False)
+    resumed = trainer.index_log
+    assert {entry["step"] for entry in resumed} == set(range(run_trainer.SAVE_STEPS,
+                                                             2 * steps_per_epoch))
+    for step in range(run_trainer.SAVE_STEPS, 2 * steps_per_epoch):
+        trained = [entry["indices"] for entry in resumed if entry["step"] == step]
+        planned = reference.plan(step - steps_per_epoch, epoch=1).micro_batches[0]
+        assert trained == [mb.indices for mb in planned], step
+    epoch_1 = [i for entry in two_ranks + resumed if entry["step"] >= steps_per_epoch
+               for i in entry["indices"]]
+    assert sorted(epoch_1) == list(range(run_trainer.NUM_SAMPLES))
