@@ -90,6 +90,7 @@ class RebalanceCallback(pl.Callback):
         self._pending = None  # a loaded state, applied once the sampler exists
         self._consumed = 0  # micro-batches of the current epoch trained (resume included)
         self._plan = None  # (epoch, step, Plan) of the step being trained
+        self._resumed_epoch = None  # the epoch a loaded position belongs to, until it starts
 
     @property
     def state_key(self):

@@ -57,7 +57,8 @@ class TinyLM(pl.LightningModule):
         plan = step_plan(self.trainer)
         step_tokens = plan.total_real_tokens - plan.num_samples
         # Lightning divides by accumulate_grad_batches and DDP averages over the ranks.
-        return loss_sum * self.trainer.accumulate_grad_batches * self.trainer.world_size / step_tokens
+        scale = self.trainer.accumulate_grad_batches * self.trainer.world_size
+        return loss_sum * scale / step_tokens
 
     def configure_optimizers(self):
         return torch.optim.AdamW(self.parameters(), lr=1e-3)
