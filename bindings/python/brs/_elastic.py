@@ -69,9 +69,13 @@ def _describe(split):
 def _saver_fingerprint(sampler, saved):
     """The library's fingerprint of this sampler with the saved split (rank does not enter)."""
     state = sampler.__getstate__()
-    state["args"] = dict(state["args"], dp_size=saved["dp_size"], rank=0,
-                         per_device_batch_size=saved["per_device_batch_size"],
-                         grad_accum=saved["grad_accum"])
+    split = {"dp_size": saved["dp_size"], "rank": 0,
+             "per_device_batch_size": saved["per_device_batch_size"],
+             "grad_accum": saved["grad_accum"]}
+    # The pickled state holds the constructor's arguments under one of these keys.
+    for key in ("args", "given"):
+        if key in state:
+            state[key] = dict(state[key], **split)
     state["frozen"] = (saved["dp_size"], 0)
     twin = type(sampler).__new__(type(sampler))
     try:

@@ -114,7 +114,7 @@ class BatchRebalanceMixin:
                                and not self.args.disable_tqdm)
 
     def _rebalance_sampler(self, lengths):
-        args, options = self.args, self.rebalance_options
+        args, options = self.args, self._planning_options()
         world_size = max(1, args.world_size)
         dp_size, rank = self._data_parallel_topology(world_size)
         return BatchRebalanceSampler(
@@ -130,7 +130,7 @@ class BatchRebalanceMixin:
             alpha=options.alpha,
             intercept=options.intercept,
             max_tokens=options.max_tokens,
-            packed=options.packed or self._trainer_packs(),
+            packed=options.packed,
         )
 
     def _data_parallel_topology(self, world_size):
@@ -139,15 +139,16 @@ class BatchRebalanceMixin:
             return accelerate_data_parallel(self.accelerator)
         return world_size, self.args.process_index if world_size > 1 else 0
 
-    def _trainer_packs(self):
-        """True when the trainer feeds packed micro-batches (TRL's padding_free, bfd packing)."""
-        # SFTTrainer sets padding_free for padding_free=True and for bfd packing: its collator
-        # then concatenates a micro-batch into one sequence, whose cost is the packed one.
-        if not getattr(self, "padding_free", False) or self.rebalance_options.packed:
-            return False
+    def _planning_options(self):
+        """rebalance_options, with packed=True when the trainer packs its micro-batches."""
+        # TRL's SFTTrainer sets padding_free for padding_free=True and for bfd packing: its
+        # collator then concatenates a micro-batch into one sequence, whose cost is the packed one.
+        options = self.rebalance_options
+        if not getattr(self, "padding_free", False) or options.packed:
+            return options
         logger.info("BatchRebalanceTrainer: the trainer packs micro-batches without padding "
                     "(padding_free / packing), so brs plans packed costs (packed=True)")
-        return True
+        return dataclasses.replace(options, packed=True)
 
     def log(self, logs, *args, **kwargs):
         """The Trainer's log, with the brs/ metrics of the steps since the last training log."""
