@@ -13,6 +13,9 @@ import logging
 logger = logging.getLogger("brs")
 
 SPLIT = ("dp_size", "per_device_batch_size", "grad_accum")
+# The same split under the library's option names, as a state's "options" dict spells them.
+_OPTION_NAMES = {"dp_size": "dp_size", "per_device_batch_size": "batch_size",
+                 "grad_accum": "grad_accum"}
 
 
 def split_of(sampler):
@@ -27,7 +30,7 @@ def accepts(sampler, state):
     False when it is not (the caller reports the fingerprint mismatch); ValueError when it is
     the same stream but cannot be resumed here (another global batch, a position inside a step).
     """
-    saved = {key: state.get(key) for key in SPLIT}
+    saved = _saved_split(state)
     current = split_of(sampler)
     if None in saved.values() or saved == current:
         return False
@@ -48,6 +51,12 @@ def accepts(sampler, state):
                    "epoch %s continues at optimizer step %s", _describe(saved),
                    _describe(current), batch, state.get("epoch"), state.get("step"))
     return True
+
+
+def _saved_split(state):
+    """The split a state records: its own keys, else its "options" (library option names)."""
+    options = state.get("options") if isinstance(state.get("options"), dict) else {}
+    return {key: state.get(key, options.get(_OPTION_NAMES[key])) for key in SPLIT}
 
 
 def _global_batch(split):
@@ -72,10 +81,13 @@ def _saver_fingerprint(sampler, saved):
     split = {"dp_size": saved["dp_size"], "rank": 0,
              "per_device_batch_size": saved["per_device_batch_size"],
              "grad_accum": saved["grad_accum"]}
-    # The pickled state holds the constructor's arguments under one of these keys.
-    for key in ("args", "given"):
-        if key in state:
-            state[key] = dict(state[key], **split)
+    # The pickled state holds the constructor's arguments by keyword ("args") or the options
+    # that were set by library option name ("given").
+    if "args" in state:
+        state["args"] = dict(state["args"], **split)
+    if "given" in state:
+        state["given"] = dict(state["given"], rank=0, **{_OPTION_NAMES[key]: split[key]
+                                                         for key in SPLIT})
     state["frozen"] = (saved["dp_size"], 0)
     twin = type(sampler).__new__(type(sampler))
     try:

@@ -75,6 +75,16 @@ def test_in_process_resume_logs_the_change(caplog):
     assert list(target)[0] == target.plan(1).micro_batches[3][0].indices
 
 
+def test_a_state_naming_its_split_by_option_names_resumes_too():
+    """A state whose split is in an "options" dict (the library's names), not in its own keys."""
+    state = sampler(2).state_dict(consumed=4)
+    split = {"dp_size": state.pop("dp_size"), "batch_size": state.pop("per_device_batch_size"),
+             "grad_accum": state.pop("grad_accum")}
+    target = sampler(1)
+    target.load_state_dict({**state, "options": split})
+    assert list(target)[0] == target.plan(1).micro_batches[0][0].indices
+
+
 def test_another_global_batch_is_refused_with_the_fix():
     state = sampler(2).state_dict(consumed=4)
     with pytest.raises(ValueError, match="global batch 16.*global batch 8.*e.g. grad_accum=8"):
