@@ -7,7 +7,7 @@ DataLoader. It imports without torch, never touches a global random generator (t
 libbrs's, keyed by seed and epoch), and resumes in O(1) from ``state_dict()``.
 """
 
-from . import _args, _options, cost_model as _cost_model, distributed
+from . import _args, _elastic, _options, cost_model as _cost_model, distributed
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
@@ -265,7 +265,7 @@ class BatchRebalanceSampler:
             step, micro = divmod(consumed, self.grad_accum)
         return {"epoch": self._epoch, "step": step, "micro": micro,
                 "fingerprint": self.fingerprint, "options": self._shared_options(),
-                "version": STATE_VERSION}
+                "version": STATE_VERSION, **_elastic.split_of(self)}
 
     def _shared_options(self):
         """{option name: value} of every option of the library that the ranks share."""
@@ -273,7 +273,12 @@ class BatchRebalanceSampler:
         return {option.name: self._native.get(option) for option in _SHARED}
 
     def load_state_dict(self, state):
-        """Resume: the next iteration starts at the saved position of the saved epoch."""
+        """Resume: the next iteration starts at the saved position of the saved epoch.
+
+        A state saved on another dp_size (at an optimizer-step boundary, with the same global
+        batch per_device_batch_size x grad_accum x dp_size) resumes at the same step; the
+        change is logged on the "brs" logger.
+        """
         epoch, step, micro = self._parse_state(state)
         self._epoch, self._step, self._micro = epoch, step, micro
         self._resume_pending = True
@@ -287,8 +292,9 @@ class BatchRebalanceSampler:
         if state["version"] != STATE_VERSION:
             raise ValueError(f"state version {state['version']!r} is not supported "
                              f"(this package writes version {STATE_VERSION})")
-        self._check_saved_options(state.get("options", {}), state["fingerprint"])
-        if state["fingerprint"] != self.fingerprint:
+        # Another dp_size with the same global batch is the same stream: see brs/_elastic.py.
+        if state["fingerprint"] != self.fingerprint and not _elastic.accepts(self, state):
+            self._check_saved_options(state.get("options", {}), state["fingerprint"])
             raise ValueError(
                 f"state was saved by a sampler with fingerprint {state['fingerprint']}, but this "
                 f"one has {self.fingerprint}: resume with the same {_FINGERPRINT_INPUTS}")

@@ -157,14 +157,6 @@ def test_an_iterable_dataset_is_refused(tmp_path):
         trainer(tmp_path, dataset=Stream(), max_steps=10)
 
 
-@pytest.mark.parametrize("kind", ["tp", "cp", "sp"])
-def test_model_parallelism_is_refused(tmp_path, monkeypatch, kind):
-    run = trainer(tmp_path)
-    monkeypatch.setattr(run, f"get_{kind}_size", lambda: 2)
-    with pytest.raises(ValueError, match=f"{kind}_size=2"):
-        run.get_train_dataloader()
-
-
 def test_the_mixin_must_come_before_the_trainer():
     class Rebalanced(BatchRebalanceMixin, Trainer):
         pass
