@@ -6,7 +6,7 @@ through $BRS_CLI, then bin/brs next to this package, then PATH.
 
 report prints `brs compare`'s table for the same flags and, with --plot OUT, draws the figure
 from the library's plan queries (report.py, _plot.py). Its flags are made from the library's
-option table, as the C command's are (--batch-size N, --packed / --no-packed, --strategy NAME);
+option table, as the C command's are (--batch-size N, --packed / --no-packed, --sync NAME);
 without the C command it can still draw the figure. Bad input exits with status 2 and one line
 on stderr that says what to change, as the C command does.
 """
@@ -118,7 +118,9 @@ def _number(text):
 def _add_option(parser, option):
     """The flag of one library option, made as the C command makes it (cli/option_table.c)."""
     # argparse formats help with %: a literal percent sign in the library's text must be doubled
-    dest, help_text = _keyword(option), option.help.replace("%", "%%") + " (default: the library's)"
+    default = option.from_native(option.default)
+    dest = _keyword(option)
+    help_text = f"{option.help} (default: the library's, {default})".replace("%", "%%")
     if option.is_switch:
         parser.add_argument(option.flag, dest=dest, action="store_const", const=True,
                             help=help_text)
@@ -249,6 +251,7 @@ def main(argv=None):
               "    fit the cost model to a torch model (python -m brs calibrate --help)\n"
               "python -m brs plan|compare|demo ...: the brs command's, below\n")
         sys.stdout.flush()
+        argv = ["--help"]
     if argv[:1] == ["calibrate"]:
         return _calibrate(argv)
     if argv[:1] != ["report"]:

@@ -347,9 +347,11 @@ def _option_attribute(option):
 
 
 def _options_doc():
-    lines = ["", "    Options (keyword: the library's help; unset: the library's default):", ""]
+    lines = ["", "    Options, from the library's table (None: the library's default):", ""]
     for option in _options.TABLE:
-        lines.append(f"    ``{_keyword(option)}``: {option.help}")
+        default = option.from_native(option.default)
+        lines.append(f"    ``{_keyword(option)}``: {option.help} (default: the library's, "
+                     f"{default!r})")
     return "\n".join(lines) + "\n"
 
 
