@@ -59,8 +59,9 @@ class RebalanceOptions:
 
     def __post_init__(self):
         # Checked here, at construction, not at the first train() after the model was loaded.
-        _args.real("RebalanceOptions.alpha", self.alpha)
-        _args.real("RebalanceOptions.intercept", self.intercept)
+        for name in ("alpha", "intercept"):  # None: from the cost model, else the library's
+            if getattr(self, name) is not None:
+                _args.real(f"RebalanceOptions.{name}", getattr(self, name))
         _args.optional_integer("RebalanceOptions.max_tokens", self.max_tokens, 1)
         _args.flag("RebalanceOptions.packed", self.packed)
 
