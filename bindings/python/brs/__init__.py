@@ -11,6 +11,9 @@ from ._errors import BrsError
 from ._native import version as library_version
 from .plan import MicroBatch, Plan
 from .sampler import BatchRebalanceSampler
+from .cost_model import CostModel
+from .calibrate import calibrate  # noqa: E402 - after the submodule import it shadows
 
-__all__ = ["BatchRebalanceSampler", "Plan", "MicroBatch", "BrsError", "library_version"]
+__all__ = ["BatchRebalanceSampler", "Plan", "MicroBatch", "BrsError", "library_version",
+           "CostModel", "calibrate"]
 __version__ = "1.0.0"

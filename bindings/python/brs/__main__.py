@@ -1,18 +1,41 @@
-"""python -m brs report --lengths FILE [options] [--plot out.png]
+"""python -m brs: the brs command's plan, compare and demo, and `report`, its table plus a figure.
 
-The options are those of the C CLI (`brs compare`); bad input exits with status 2 and one line
-on stderr that says what to change, as the CLI does.
+plan, compare and demo run the C `brs` command with the same arguments, so their flags, output
+and exit status are its own: one parser and one formatter for both tools. The command is found
+through $BRS_CLI, then bin/brs next to this package, then PATH.
+
+report prints `brs compare`'s table for the same flags and, with --plot OUT, draws the figure
+from the library's plan queries (report.py, _plot.py). Its flags are made from the library's
+option table, as the C command's are (--batch-size N, --packed / --no-packed, --sync NAME);
+without the C command it can still draw the figure. Bad input exits with status 2 and one line
+on stderr that says what to change, as the C command does.
 """
 
 import argparse
 import os
+import shutil
+import subprocess
 import sys
 
+from . import _options
+from .sampler import _keyword
+
 USAGE_ERROR = 2
+SYSTEM_FAILURE = 1
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class BadInput(Exception):
-    pass
+    """Ends the command: one line on stderr, exit status ``status`` (2: change the input)."""
+
+    def __init__(self, message, status=USAGE_ERROR):
+        super().__init__(message)
+        self.status = status
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, no usage dump, as the C command
+        raise BadInput(f"{message} (see --help)")
 
 
 def read_lengths(path):
@@ -39,58 +62,162 @@ def read_lengths(path):
     return values
 
 
-def _parser():
-    parser = argparse.ArgumentParser(prog="python -m brs",
-                                     description="batch rebalancing reports over libbrs")
-    commands = parser.add_subparsers(dest="command", required=True)
-    report = commands.add_parser("report", help="compare brs with fixed-size random and "
-                                 "length-grouped batches over one epoch")
-    report.add_argument("--lengths", required=True, metavar="FILE",
+# -- the C command --------------------------------------------------------------------------
+
+def find_cli():
+    """The path of the C `brs` command, or None."""
+    candidates = [os.environ.get("BRS_CLI"), os.path.join(_PACKAGE_DIR, "bin", "brs"),
+                  shutil.which("brs")]
+    for path in candidates:
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def _missing_cli(what):
+    return (f"{what} needs the C brs command, which was not found: set BRS_CLI to its path "
+            "(a build tree has it at BUILD/cli/brs) or put brs on PATH")
+
+
+def _delegate(argv):
+    cli = find_cli()
+    if cli is None:
+        print(f"python -m brs: {_missing_cli(' '.join(argv[:1]) or 'python -m brs')}",
+              file=sys.stderr)
+        return SYSTEM_FAILURE
+    return subprocess.run([cli, *argv]).returncode
+
+
+def _compare_table(argv):
+    """`brs compare`'s stdout for the same flags; None without the C command."""
+    cli = find_cli()
+    if cli is None:
+        return None
+    done = subprocess.run([cli, "compare", *argv], capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or [f"brs compare exited {done.returncode}"]
+        raise BadInput(lines[-1].removeprefix("brs compare: "), done.returncode)
+    return done.stdout.replace("brs compare: ", "brs report: ", 1)
+
+
+# -- report -----------------------------------------------------------------------------------
+
+def _integer(text):
+    if not text.lstrip("-").isdigit() or not text.isascii():
+        raise argparse.ArgumentTypeError(f"needs an integer, got '{text}'")
+    return int(text)
+
+
+def _number(text):
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs a number, got '{text}'") from None
+
+
+def _add_option(parser, option):
+    """The flag of one library option, made as the C command makes it (cli/option_table.c)."""
+    # argparse formats help with %: a literal percent sign in the library's text must be doubled
+    default = option.from_native(option.default)
+    dest = _keyword(option)
+    help_text = f"{option.help} (default: the library's, {default})".replace("%", "%%")
+    if option.is_switch:
+        parser.add_argument(option.flag, dest=dest, action="store_const", const=True,
+                            help=help_text)
+        negated = "--no-" + option.flag[2:]
+        parser.add_argument(negated, dest=dest, action="store_const", const=False,
+                            help=f"the opposite of {option.flag}")
+    elif option.value_names:
+        parser.add_argument(option.flag, dest=dest, metavar="|".join(option.value_names),
+                            help=help_text)
+    else:
+        parser.add_argument(option.flag, dest=dest, type=_number if option.is_double
+                            else _integer, metavar=option.name.upper(), help=help_text)
+
+
+# Options a report does not take, as `brs compare`: it shows every strategy side by side.
+_COMPARED = ("strategy",)
+
+
+def _report_parser():
+    parser = _Parser(prog="python -m brs report", allow_abbrev=False,
+                     description="brs compare's table for the same flags, and --plot OUT: the "
+                     "figure of every strategy over one epoch")
+    parser.add_argument("--lengths", required=True, metavar="FILE",
                         help="one token count per line, '-' for standard input")
-    report.add_argument("--batch-size", type=int, default=8, help="P, the average micro-batch size")
-    report.add_argument("--grad-accum", type=int, default=1)
-    report.add_argument("--dp-size", type=int, default=1)
-    report.add_argument("--seed", type=int, default=0)
-    report.add_argument("--epoch", type=int, default=0)
-    report.add_argument("--no-shuffle", action="store_true")
-    report.add_argument("--no-drop-last", action="store_true")
-    report.add_argument("--alpha", type=float, default=0.001)
-    report.add_argument("--intercept", type=float, default=0.0)
-    report.add_argument("--max-tokens", type=int, default=None)
-    report.add_argument("--packed", action="store_true")
-    report.add_argument("--plot", metavar="OUT.png",
+    parser.add_argument("--epoch", type=_integer, default=0, help="the epoch (default 0)")
+    parser.add_argument("--step", type=_integer, default=None,
+                        help="only this step (default: every step)")
+    parser.add_argument("--plot", metavar="OUT.png",
                         help="also write the one-page figure (png, pdf or svg by extension)")
+    parser.add_argument("--cost-model", metavar="FILE",
+                        help="alpha, intercept and max_tokens from a cost-model JSON file (as "
+                        "brs.calibrate writes it); a flag given here wins over the file")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="write the table to FILE instead of standard output")
+    for option in _options.TABLE:
+        if option.name not in _COMPARED:
+            _add_option(parser, option)
     return parser
+
+
+def _without_plot(argv):
+    out, skip = [], False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word == "--plot":
+            skip = True
+        elif not word.startswith("--plot="):
+            out.append(word)
+    return out
 
 
 def _sampler(args, lengths):
     from .sampler import BatchRebalanceSampler
 
-    sampler = BatchRebalanceSampler(
-        lengths, per_device_batch_size=args.batch_size, grad_accum=args.grad_accum,
-        dp_size=args.dp_size, rank=0, seed=args.seed, shuffle=not args.no_shuffle,
-        drop_last=not args.no_drop_last, alpha=args.alpha, intercept=args.intercept,
-        max_tokens=args.max_tokens, packed=args.packed)
+    given = {_keyword(o): getattr(args, _keyword(o), None) for o in _options.TABLE}
+    given = {keyword: value for keyword, value in given.items() if value is not None}
+    # A report is of the whole job, not of the machine it runs on: no topology detection.
+    for name in ("dp_size", "rank"):
+        given.setdefault(name, _options.BY_NAME[name].default)
+    given.setdefault("per_device_batch_size", None)
+    sampler = BatchRebalanceSampler(lengths, cost_model=args.cost_model, **given)
     sampler.set_epoch(args.epoch)
     return sampler
 
 
-def report(args):
+def _figure(args, save_figure):
     from . import report as report_module
 
-    save_figure = _plotter() if args.plot else None
     lengths = read_lengths(args.lengths)
     try:
         sampler = _sampler(args, lengths)
-        comparison = report_module.compare(sampler)
+        steps = None if args.step is None else [args.step]
+        comparison = report_module.compare(sampler, steps)
     except (ValueError, TypeError) as exc:
         raise BadInput(str(exc)) from None
-    print(report_module.format_report(comparison, args.lengths))
+    try:
+        save_figure(comparison, args.plot)
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"cannot write the figure '{args.plot}': {exc}") from None
+
+
+def report(argv):
+    args = _report_parser().parse_args(argv)
+    save_figure = _plotter() if args.plot else None
+    if args.lengths == "-" and args.plot:
+        raise BadInput("--plot needs --lengths FILE: standard input can be read only once")
+    table = _compare_table(_without_plot(argv))
+    if table is None and not save_figure:
+        raise BadInput(_missing_cli("the table"))
     if save_figure:
-        try:
-            save_figure(comparison, args.plot)
-        except (OSError, ValueError) as exc:
-            raise BadInput(f"cannot write the figure '{args.plot}': {exc}") from None
+        _figure(args, save_figure)
+    if table is None:
+        print(f"brs report: {args.lengths}\n(no table: {_missing_cli('the table')})")
+    elif table:  # empty with --output: the C command wrote the table there
+        print(table.rstrip("\n"))
+    if save_figure:
         print(f"  figure: {args.plot}")
 
 
@@ -102,13 +229,38 @@ def _plotter():
     return save_figure
 
 
+def _calibrate(argv):
+    """python -m brs calibrate: Python's own command (it times a torch model), _calibrate_cli.py."""
+    from . import _calibrate_cli
+
+    parser = argparse.ArgumentParser(prog="python -m brs")
+    _calibrate_cli.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    args.handler(args)
+    return 0
+
+
+# -- entry --------------------------------------------------------------------------------------
+
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] in ([], ["-h"], ["--help"]):
+        print("python -m brs report --lengths FILE [options] [--plot OUT.png]\n"
+              "    brs compare's table and a figure (python -m brs report --help)\n"
+              "python -m brs calibrate --model M --lengths FILE -o COST.json\n"
+              "    fit the cost model to a torch model (python -m brs calibrate --help)\n"
+              "python -m brs plan|compare|demo ...: the brs command's, below\n")
+        sys.stdout.flush()
+        argv = ["--help"]
+    if argv[:1] == ["calibrate"]:
+        return _calibrate(argv)
+    if argv[:1] != ["report"]:
+        return _delegate(argv)
     try:
-        report(args)
+        report(argv[1:])
     except BadInput as exc:
-        print(f"python -m brs {args.command}: {exc}", file=sys.stderr)
-        return USAGE_ERROR
+        print(f"python -m brs report: {exc}", file=sys.stderr)
+        return exc.status
     except BrokenPipeError:
         # The reader (e.g. `| head`) left early; not an error. Silence the flush at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

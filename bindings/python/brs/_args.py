@@ -41,4 +41,6 @@ def real(name, value):
     value = float(value)
     if math.isnan(value):
         raise ValueError(f"{name} must be a number, not NaN")
+    if math.isinf(value):
+        raise ValueError(f"{name} must be a finite number; got {value}")
     return value

@@ -46,6 +46,15 @@ class NativeSampler:
         self._check(n.lib.brs_sampler_get_double(ctypes.byref(out), self.handle, key))
         return out.value
 
+    def set(self, option, value):
+        """Store ``value`` (already in the option's C type) under an _options.Option."""
+        (self.set_double if option.is_double else self.set_int)(option.key, value)
+
+    def get(self, option):
+        """The stored value of an _options.Option, in its Python form (bool, name, number)."""
+        raw = (self.get_double if option.is_double else self.get_int)(option.key)
+        return option.from_native(raw)
+
     def validate(self):
         self._check(n.lib.brs_sampler_validate(self.handle))
 

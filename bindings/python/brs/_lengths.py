@@ -12,6 +12,7 @@ them (an object of their types cannot exist otherwise).
 
 import array
 import ctypes
+import itertools
 import sys
 from collections.abc import Mapping, Set
 
@@ -56,6 +57,11 @@ def _from_tensor(torch, tensor):
 
 
 def _from_numpy(np, a):
+    if isinstance(a, np.ma.MaskedArray):
+        # The buffer holds the masked values too; planning over it would train masked samples.
+        raise TypeError("lengths is a numpy masked array, whose mask libbrs cannot see: pass "
+                        "lengths.filled(1) (masked samples kept, 1 token) or drop them from the "
+                        "dataset first (lengths.compressed() renumbers the dataset indices)")
     if a.ndim != 1:
         raise ValueError(f"lengths must be one-dimensional; got an array of shape {a.shape}")
     if a.dtype.kind not in "iu":
@@ -88,11 +94,7 @@ def _from_sequence(seq):
     if isinstance(seq, (str, bytes, bytearray, Mapping, Set)):
         raise TypeError(f"lengths must be a sequence of integers (list, tuple, numpy array, "
                         f"torch tensor); got {type(seq).__name__}")
-    try:
-        values = list(seq)
-    except TypeError:
-        raise TypeError(f"lengths must be a sequence of integers; got {type(seq).__name__}") \
-            from None
+    values = _bounded_list(seq)
     if not values:
         raise ValueError("lengths is empty: the dataset needs at least one sample")
     buf = _fast_array(values)
@@ -100,6 +102,26 @@ def _from_sequence(seq):
         buf = _checked_array(values)
     pointer = (ctypes.c_uint32 * len(buf)).from_buffer(buf)
     return Lengths(buf, ctypes.cast(pointer, ctypes.POINTER(ctypes.c_uint32)), len(buf), False)
+
+
+def _bounded_list(seq):
+    """list(seq) for a sized sequence, reading at most len(seq) + 1 items, so that an endless
+    iterator is refused instead of filling the memory forever."""
+    try:
+        count = len(seq)
+    except TypeError:
+        raise TypeError(f"lengths must be a sequence with a len() (list, tuple, numpy array, "
+                        f"torch tensor); got {type(seq).__name__}: an iterator may never end, "
+                        "so pass list(...) of a finite one") from None
+    try:
+        values = list(itertools.islice(seq, count + 1))
+    except TypeError:
+        raise TypeError(f"lengths must be a sequence of integers; got {type(seq).__name__}") \
+            from None
+    if len(values) != count:
+        raise ValueError(f"lengths says len() == {count} but yields "
+                         f"{'more' if len(values) > count else len(values)} items: pass a list")
+    return values
 
 
 def _fast_array(values):

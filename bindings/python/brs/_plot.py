@@ -3,38 +3,73 @@
 Top row, per strategy: each rank's cost per step (the sum over its micro-steps: what a rank works
 before DDP's per-step synchronisation), with libbrs's per-step lower bound; a flat band means
 nobody waits. Bottom row: padded tokens of every micro-batch (the activation memory), with the
-max_tokens cap; the peak is what decides an OOM. Rows share their y axis so the three strategies
+max_tokens cap; the peak is what decides an OOM. Rows share their y axis so the strategies
 compare at a glance. Uses matplotlib's object API with the Agg canvas: no pyplot global state,
-no display needed.
+no display needed. The file is written under a temporary name and renamed, so a failure leaves
+no half-written figure.
 """
+
+import os
+import tempfile
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-
-from .report import STRATEGIES, TITLES
 
 _MAX_RANK_LINES = 16  # beyond this, draw the min-max band and the mean instead of every rank
 
 
 def save_figure(comparison, path):
-    figure = Figure(figsize=(16.5, 8.3), layout="constrained")  # A4-ish landscape page
+    _save_atomically(_draw(comparison), path)
+
+
+def _save_atomically(figure, path):
+    """Renders into a temporary file beside ``path``, then renames it: a failed write (no such
+    directory, no permission, a full disk, an unknown format) leaves no half-written figure."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    extension = os.path.splitext(path)[1]
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=".brs-figure-", suffix=extension,
+                                             dir=directory)
+    except OSError as exc:
+        raise OSError(exc.errno, f"{exc.strerror}: the directory '{directory}' must exist and be "
+                      "writable") from None
+    try:
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 is not what savefig gives
+        with os.fdopen(handle, "wb") as out:
+            figure.savefig(out, format=extension[1:] or None, dpi=110)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _draw(comparison):
+    strategies = list(comparison.strategies.values())
+    figure = Figure(figsize=(5.5 * len(strategies), 8.3), layout="constrained")
     FigureCanvasAgg(figure)
-    axes = figure.subplots(2, 3, sharey="row")
-    for column, name in enumerate(STRATEGIES):
-        strategy = comparison.strategies[name]
-        _rank_costs(axes[0][column], strategy, comparison.lower_bounds)
-        _padded_tokens(axes[1][column], strategy, comparison.sampler.max_tokens)
-        axes[0][column].set_title(f"{TITLES[name]}: cost per step and rank")
-        axes[1][column].set_title(f"{TITLES[name]}: padded tokens per micro-batch "
+    axes = figure.subplots(2, len(strategies), sharey="row", squeeze=False)
+    max_tokens = comparison.sampler.max_tokens
+    for column, strategy in enumerate(strategies):
+        _rank_costs(axes[0][column], strategy)
+        _padded_tokens(axes[1][column], strategy, max_tokens)
+        axes[0][column].set_title(f"{strategy.name}: cost per step and rank")
+        axes[1][column].set_title(f"{strategy.name}: padded tokens per micro-batch "
                                   f"(peak {strategy.peak_padded_tokens:,})")
     s = comparison.sampler
-    figure.suptitle(f"brs report: {len(s.lengths)} samples, P={s.per_device_batch_size}, "
-                    f"G={s.grad_accum}, R={s.dp_size}, epoch {s.epoch}")
-    figure.savefig(path, dpi=110)
+    figure.suptitle(f"brs report: {len(s.lengths)} samples, batch_size={s.per_device_batch_size}, "
+                    f"grad_accum={s.grad_accum}, dp_size={s.dp_size}, epoch {s.epoch}")
+    return figure
 
 
-def _rank_costs(ax, strategy, lower_bounds):
-    per_rank = [[sum(slot.cost for slot in rank) for rank in step] for step in strategy.steps]
+def _rank_costs(ax, strategy):
+    per_rank = strategy.rank_costs()
     steps = range(len(per_rank))
     ranks = len(per_rank[0])
     if ranks <= _MAX_RANK_LINES:
@@ -44,14 +79,14 @@ def _rank_costs(ax, strategy, lower_bounds):
         ax.fill_between(steps, [min(step) for step in per_rank], [max(step) for step in per_rank],
                         alpha=0.3, label="min-max over ranks")
         ax.plot(steps, [sum(step) / ranks for step in per_rank], linewidth=0.8, label="mean")
-    ax.plot(steps, lower_bounds, "k--", linewidth=0.8, label="lower bound")
+    ax.plot(steps, strategy.lower_bounds, "k--", linewidth=0.8, label="lower bound")
     ax.set_xlabel("step")
     ax.set_ylabel("cost (sum over micro-steps)")
     ax.legend(loc="upper right", fontsize="small")
 
 
 def _padded_tokens(ax, strategy, max_tokens):
-    padded = [slot.padded_tokens for slot in strategy.slots()]
+    padded = strategy.padded_tokens()
     ax.plot(range(len(padded)), padded, ".", markersize=2)
     if max_tokens:
         ax.axhline(max_tokens, color="red", linewidth=0.8, label=f"max_tokens {max_tokens}")

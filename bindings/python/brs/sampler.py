@@ -2,58 +2,109 @@
 
 Each rank yields, for step 0, 1, ... of the epoch, its micro-batches of micro-step 0 .. G-1:
 ``len(s) == steps_per_epoch * grad_accum`` on every rank, and over all ranks every dataset index
-appears exactly once per epoch (see DESIGN.md section 2). Pass it as ``batch_sampler=`` to a
+appears exactly once per epoch (docs/design.md). Pass it as ``batch_sampler=`` to a
 DataLoader. It imports without torch, never touches a global random generator (the shuffle is
 libbrs's, keyed by seed and epoch), and resumes in O(1) from ``state_dict()``.
 """
 
-from . import _args, _native as n, distributed
+from . import _args, _elastic, _options, cost_model as _cost_model, distributed
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
 STATE_VERSION = 1
-_FINGERPRINT_INPUTS = ("lengths, seed and options (per_device_batch_size, grad_accum, dp_size, "
-                       "shuffle, drop_last, alpha, intercept, max_tokens, packed)")
+
+# The keyword of a library option where Python's name differs: transformers calls the average
+# micro-batch size per_device_batch_size. Every other keyword is the library's option name.
+_KEYWORDS = {"batch_size": "per_device_batch_size"}
+# Left unset, these come from the job (accelerate, torch.distributed, RANK/WORLD_SIZE), not from
+# the library's defaults: the sampler may be built before init_process_group.
+_TOPOLOGY = ("dp_size", "rank")
+# Values that mean "unset" for one option: "auto" asks the integrations to choose the sync model
+# from the job (docs/python.md); a plain sampler has no job to read, so it takes the library's.
+_UNSET_VALUES = {"sync": "auto"}
+
+
+def _keyword(option):
+    return _KEYWORDS.get(option.name, option.name)
+
+
+_BY_KEYWORD = {_keyword(option): option for option in _options.TABLE}
+# The rank is the one option ranks of a job do not share; neither the fingerprint nor a saved
+# position depends on it (every rank is at the same step).
+_SHARED = tuple(option for option in _options.TABLE if option.name != "rank")
+_FINGERPRINT_INPUTS = ("lengths and options ("
+                       + ", ".join(_keyword(option) for option in _SHARED) + ")")
+
+
+def _native_value(keyword, value):
+    """The C value of a keyword argument, or None when it is unset (the library's default)."""
+    option = _BY_KEYWORD[keyword]
+    if value is None or (option.name in _UNSET_VALUES and value == _UNSET_VALUES[option.name]):
+        return None
+    return option.to_native(value, keyword)
+
+
+def _given_options(arguments):
+    """{option name: C value} of the options among ``arguments`` (keyword -> value) that are set.
+
+    Keywords that are not options (e.g. ``self``) are ignored, and an option of the library
+    without a keyword here keeps the library's default.
+    """
+    given = {}
+    for keyword in _BY_KEYWORD.keys() & arguments.keys():
+        value = _native_value(keyword, arguments[keyword])
+        if value is not None:
+            given[_BY_KEYWORD[keyword].name] = value
+    return given
 
 
 class BatchRebalanceSampler:
     """Yields this rank's micro-batches (fresh ``list[int]`` of dataset indices) step by step.
 
-    ``per_device_batch_size`` is the AVERAGE micro-batch size: a step holds
-    ``per_device_batch_size * grad_accum * dp_size`` samples, split into micro-batches of variable
-    size so that their costs are balanced. ``dp_size`` and ``rank`` default to what the job says
-    (accelerate, then torch.distributed, then RANK/WORLD_SIZE, then 1 and 0); they are detected
-    again until the first iteration and fixed from then on, so the sampler may be built before
-    ``init_process_group``.
+    ``per_device_batch_size`` is the AVERAGE micro-batch size (the library's ``batch_size``): a
+    step holds ``per_device_batch_size * grad_accum * dp_size`` samples, split into micro-batches
+    of variable size so that their costs are balanced. ``dp_size`` and ``rank`` default to what
+    the job says (accelerate, then torch.distributed, then RANK/WORLD_SIZE, then 1 and 0); they
+    are detected again until the first iteration and fixed from then on, so the sampler may be
+    built before ``init_process_group``. Every other keyword left unset (None) takes the
+    library's default; ``sampler.<keyword>`` reads back the value the library stores.
 
     ``lengths`` is borrowed when it is a C-contiguous uint32 numpy array (or a tensor viewing
     one): keep it unchanged while the sampler lives. Anything else is copied once.
+
+    ``cost_model``: a brs.CostModel or the path of its JSON file (brs.calibrate); it supplies
+    alpha, intercept and max_tokens where those are not given (docs/calibration.md).
     """
 
     batch_size = None  # the DataLoader contract of a batch sampler: sizes vary
 
-    def __init__(self, lengths, *, per_device_batch_size, grad_accum=1, dp_size=None, rank=None,
-                 seed=0, shuffle=True, drop_last=True, alpha=0.001, intercept=0.0,
-                 max_tokens=None, packed=False):
-        self._store_args(per_device_batch_size=per_device_batch_size, grad_accum=grad_accum,
-                         dp_size=dp_size, rank=rank, seed=seed, shuffle=shuffle,
-                         drop_last=drop_last, alpha=alpha, intercept=intercept,
-                         max_tokens=max_tokens, packed=packed)
+    def __init__(self, lengths, *, per_device_batch_size, grad_accum=None, dp_size=None,
+                 rank=None, seed=None, shuffle=None, drop_last=None, alpha=None, intercept=None,
+                 max_tokens=None, packed=None, strategy=None, sync=None, cost_model=None):
+        if cost_model is not None:  # fills in alpha, intercept and max_tokens not given here
+            alpha, intercept, max_tokens = _cost_model.resolve(cost_model, alpha, intercept,
+                                                               max_tokens)
+        # The signature is the list of keywords: locals() holds exactly the arguments here.
+        self._given = _given_options(locals())
         self._start(lengths, frozen=None)
 
-    def _store_args(self, *, per_device_batch_size, grad_accum, dp_size, rank, seed, shuffle,
-                    drop_last, alpha, intercept, max_tokens, packed):
-        self.per_device_batch_size = _args.integer("per_device_batch_size", per_device_batch_size, 1)
-        self.grad_accum = _args.integer("grad_accum", grad_accum, 1)
-        self._dp_size_arg = _args.optional_integer("dp_size", dp_size, 1)
-        self._rank_arg = _args.optional_integer("rank", rank, 0)
-        self.seed = _args.integer("seed", seed, 0)
-        self.shuffle = _args.flag("shuffle", shuffle)
-        self.drop_last = _args.flag("drop_last", drop_last)
-        self.alpha = _args.real("alpha", alpha)
-        self.intercept = _args.real("intercept", intercept)
-        self.max_tokens = _args.optional_integer("max_tokens", max_tokens, 1)
-        self.packed = _args.flag("packed", packed)
+    def with_options(self, **changes):
+        """A new sampler over the same lengths with ``changes`` (keywords of the constructor,
+        None for the library's default) applied, at the start of the same epoch."""
+        unknown = sorted(changes.keys() - _BY_KEYWORD.keys())
+        if unknown:
+            raise TypeError(f"with_options() takes the sampler's option keywords; got {unknown}")
+        given = dict(self._given)
+        for keyword, value in changes.items():
+            given.pop(_BY_KEYWORD[keyword].name, None)
+            value = _native_value(keyword, value)
+            if value is not None:
+                given[_BY_KEYWORD[keyword].name] = value
+        clone = object.__new__(type(self))
+        clone._given = given
+        clone._start(self._native.lengths.owner, frozen=None)
+        clone.set_epoch(self._epoch)
+        return clone
 
     def _start(self, lengths, frozen):
         self._native = NativeSampler(as_uint32(lengths))
@@ -71,16 +122,20 @@ class BatchRebalanceSampler:
         self._native.validate()  # bad combinations fail here, not at the first batch
 
     def _configure(self):
-        native = self._native
-        native.set_int(n.OPT_BATCH_SIZE, self.per_device_batch_size)
-        native.set_int(n.OPT_GRAD_ACCUM, self.grad_accum)
-        native.set_int(n.OPT_SEED, self.seed)
-        native.set_int(n.OPT_SHUFFLE, int(self.shuffle))
-        native.set_int(n.OPT_DROP_LAST, int(self.drop_last))
-        native.set_int(n.OPT_MAX_TOKENS, self.max_tokens or 0)
-        native.set_int(n.OPT_PACKED, int(self.packed))
-        native.set_double(n.OPT_ALPHA, self.alpha)
-        native.set_double(n.OPT_INTERCEPT, self.intercept)
+        for name, value in self._given.items():
+            if name not in _TOPOLOGY:
+                self._set(_options.BY_NAME[name], value)
+
+    def _set(self, option, value):
+        try:
+            self._native.set(option, value)
+        except ValueError as exc:
+            if _keyword(option) == option.name:
+                raise
+            # The library's message names its option; say which keyword that is.
+            renamed = ValueError(f"{_keyword(option)} (the library's {option.name}): {exc}")
+            renamed.status = getattr(exc, "status", None)
+            raise renamed from None
 
     # -- topology ---------------------------------------------------------------------------
 
@@ -89,9 +144,9 @@ class BatchRebalanceSampler:
         if self._frozen is not None:
             return self._frozen
         world, rank, source = distributed.detect()
-        dp_size = self._dp_size_arg if self._dp_size_arg is not None else world
-        if self._rank_arg is not None:
-            rank, source = self._rank_arg, "the rank argument"
+        dp_size = self._given.get("dp_size", world)
+        if "rank" in self._given:
+            rank, source = self._given["rank"], "the rank argument"
         if rank >= dp_size:
             raise ValueError(f"rank {rank} (from {source}) must be below dp_size {dp_size}: "
                              "pass rank= and dp_size= explicitly for this data-parallel group")
@@ -99,8 +154,8 @@ class BatchRebalanceSampler:
         return dp_size, rank
 
     def _apply_topology(self, dp_size, rank):
-        self._native.set_int(n.OPT_DP_SIZE, dp_size)
-        self._native.set_int(n.OPT_RANK, rank)
+        self._set(_options.BY_NAME["dp_size"], dp_size)
+        self._set(_options.BY_NAME["rank"], rank)
 
     @property
     def dp_size(self):
@@ -209,10 +264,21 @@ class BatchRebalanceSampler:
                                  "of an epoch on this rank")
             step, micro = divmod(consumed, self.grad_accum)
         return {"epoch": self._epoch, "step": step, "micro": micro,
-                "fingerprint": self.fingerprint, "version": STATE_VERSION}
+                "fingerprint": self.fingerprint, "options": self._shared_options(),
+                "version": STATE_VERSION, **_elastic.split_of(self)}
+
+    def _shared_options(self):
+        """{option name: value} of every option of the library that the ranks share."""
+        self._topology()
+        return {option.name: self._native.get(option) for option in _SHARED}
 
     def load_state_dict(self, state):
-        """Resume: the next iteration starts at the saved position of the saved epoch."""
+        """Resume: the next iteration starts at the saved position of the saved epoch.
+
+        A state saved on another dp_size (at an optimizer-step boundary, with the same global
+        batch per_device_batch_size x grad_accum x dp_size) resumes at the same step; the
+        change is logged on the "brs" logger.
+        """
         epoch, step, micro = self._parse_state(state)
         self._epoch, self._step, self._micro = epoch, step, micro
         self._resume_pending = True
@@ -226,7 +292,9 @@ class BatchRebalanceSampler:
         if state["version"] != STATE_VERSION:
             raise ValueError(f"state version {state['version']!r} is not supported "
                              f"(this package writes version {STATE_VERSION})")
-        if state["fingerprint"] != self.fingerprint:
+        # Another dp_size with the same global batch is the same stream: see brs/_elastic.py.
+        if state["fingerprint"] != self.fingerprint and not _elastic.accepts(self, state):
+            self._check_saved_options(state.get("options", {}), state["fingerprint"])
             raise ValueError(
                 f"state was saved by a sampler with fingerprint {state['fingerprint']}, but this "
                 f"one has {self.fingerprint}: resume with the same {_FINGERPRINT_INPUTS}")
@@ -239,25 +307,58 @@ class BatchRebalanceSampler:
                              f"of {steps} steps x {self.grad_accum} micro-steps")
         return epoch, step, micro
 
-    # -- pickling: the handle is rebuilt from the arguments ------------------------------------
+    def _check_saved_options(self, saved, state_fingerprint):
+        """Name the options that differ; a state without "options" has only its fingerprint."""
+        if not isinstance(saved, dict):
+            raise TypeError(f"state['options'] must be a dict; got {type(saved).__name__}")
+        ours = self._shared_options()
+        differing = [name for name in saved if name in ours and saved[name] != ours[name]]
+        if differing:
+            show = lambda options: ", ".join(  # noqa: E731
+                f"{_keyword(_options.BY_NAME[name])}={options[name]!r}" for name in differing)
+            raise ValueError(f"state was saved by a sampler with {show(saved)} (fingerprint "
+                             f"{state_fingerprint}), but this one has {show(ours)} (fingerprint "
+                             f"{self.fingerprint}): resume with the same options")
+
+    # -- pickling: the handle is rebuilt from the options that were set ----------------------
 
     def __getstate__(self):
-        args = dict(per_device_batch_size=self.per_device_batch_size, grad_accum=self.grad_accum,
-                    dp_size=self._dp_size_arg, rank=self._rank_arg, seed=self.seed,
-                    shuffle=self.shuffle, drop_last=self.drop_last, alpha=self.alpha,
-                    intercept=self.intercept, max_tokens=self.max_tokens, packed=self.packed)
         position = (self._epoch, self._step, self._micro, self._resume_pending)
-        return {"lengths": self._native.lengths.owner, "args": args, "position": position,
-                "frozen": self._frozen}
+        return {"lengths": self._native.lengths.owner, "given": self._given,
+                "position": position, "frozen": self._frozen}
 
     def __setstate__(self, state):
-        self._store_args(**state["args"])
+        self._given = dict(state["given"])
         self._start(state["lengths"], frozen=state["frozen"])
         self._epoch, self._step, self._micro, self._resume_pending = state["position"]
 
     def __repr__(self):
-        dp = self._frozen[0] if self._frozen else self._dp_size_arg
+        dp = self._frozen[0] if self._frozen else self._given.get("dp_size")
         return (f"BatchRebalanceSampler(n={self._native.lengths.count}, "
                 f"per_device_batch_size={self.per_device_batch_size}, "
                 f"grad_accum={self.grad_accum}, dp_size={dp}, seed={self.seed}, "
                 f"epoch={self._epoch})")
+
+
+def _option_attribute(option):
+    def read(self):
+        return self._native.get(option)
+    return property(read, doc=f"{option.help} (the value the library stores)")
+
+
+def _options_doc():
+    lines = ["", "    Options, from the library's table (None: the library's default):", ""]
+    for option in _options.TABLE:
+        default = option.from_native(option.default)
+        lines.append(f"    ``{_keyword(option)}``: {option.help} (default: the library's, "
+                     f"{default!r})")
+    return "\n".join(lines) + "\n"
+
+
+# One attribute per option, read from the handle: a new option of the library is readable with
+# no edit here. dp_size and rank are the class's own properties (they may come from the job).
+for _option in _options.TABLE:
+    if _option.name not in _TOPOLOGY:
+        setattr(BatchRebalanceSampler, _keyword(_option), _option_attribute(_option))
+BatchRebalanceSampler.__doc__ += _options_doc()
+del _option

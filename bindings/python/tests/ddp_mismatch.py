@@ -9,24 +9,21 @@ each rank writes what it raised to OUT_DIR/rank<r>.txt.
 import pathlib
 import sys
 
-import torch.distributed as dist
-
 from brs import BatchRebalanceSampler
-from brs_testing import random_lengths
+from brs_testing import process_group, random_lengths
 
 
 def main(out):
-    dist.init_process_group("gloo")
-    rank = dist.get_rank()
-    sampler = BatchRebalanceSampler(random_lengths(64, seed=1), per_device_batch_size=2,
-                                    seed=rank)
-    try:
-        next(iter(sampler))
-        outcome = "no error"
-    except RuntimeError as exc:
-        outcome = f"RuntimeError: {exc}"
-    (pathlib.Path(out) / f"rank{rank}.txt").write_text(outcome)
-    dist.destroy_process_group()
+    with process_group() as dist:
+        rank = dist.get_rank()
+        sampler = BatchRebalanceSampler(random_lengths(64, seed=1), per_device_batch_size=2,
+                                        seed=rank)
+        try:
+            next(iter(sampler))
+            outcome = "no error"
+        except RuntimeError as exc:
+            outcome = f"RuntimeError: {exc}"
+        (pathlib.Path(out) / f"rank{rank}.txt").write_text(outcome)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import torch.distributed as dist
 
 from brs import BatchRebalanceSampler
 from brs_data import VOCAB, TokenDataset, pad_collate
-from brs_testing import random_lengths
+from brs_testing import process_group, random_lengths
 
 GRAD_ACCUM = 2
 LENGTHS = random_lengths(96, seed=41, low=2, high=48)
@@ -97,7 +97,11 @@ def main(out):
     torch.set_default_dtype(torch.float64)
     sampler = BatchRebalanceSampler(LENGTHS, per_device_batch_size=3, grad_accum=GRAD_ACCUM,
                                     seed=5)
-    dist.init_process_group("gloo")
+    with process_group():
+        train_and_report(sampler, out)
+
+
+def train_and_report(sampler, out):
     world = dist.get_world_size()
     loader = torch.utils.data.DataLoader(TokenDataset(LENGTHS), batch_sampler=sampler,
                                          collate_fn=pad_collate)
@@ -115,7 +119,6 @@ def main(out):
                    "exact_vs_reference": float((exact - reference).abs().max()),
                    "naive_vs_reference": float((naive - reference).abs().max()),
                    "reference_norm": float(reference.norm())}, open(out, "w"))
-    dist.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -89,8 +89,10 @@ from brs import distributed
 os.environ.update(RANK="1", WORLD_SIZE="2")
 store = tempfile.mktemp()
 dist.init_process_group("gloo", init_method="file://" + store, rank=0, world_size=1)
-print(distributed.detect())
-dist.destroy_process_group()
+try:
+    print(distributed.detect())
+finally:
+    dist.destroy_process_group()
 """
 
 

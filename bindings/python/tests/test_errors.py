@@ -84,7 +84,9 @@ def test_max_tokens_below_the_longest_sample():
         make([10, 700, 20, 30], per_device_batch_size=1, max_tokens=500)
     assert "700" in str(info.value)
     with pytest.raises(ValueError, match="max_tokens"):
-        make(max_tokens=0)
+        make(max_tokens=-1)
+    # 0 is the library's "no cap" (its default), not an error
+    assert make(max_tokens=0).fingerprint == make().fingerprint
 
 
 def test_unsatisfiable_cap_reports_the_minimum_micro_batch_count():

@@ -1,4 +1,7 @@
-"""python -m brs report: the CLI's comparison, plus the figure; bad input exits 2."""
+"""python -m brs report: the CLI's comparison, plus the figure from the library's strategies.
+
+plan, compare and demo of `python -m brs` are the C command's own (same output, same status).
+"""
 
 import re
 import subprocess
@@ -6,9 +9,11 @@ import subprocess
 import pytest
 
 from brs import BatchRebalanceSampler, report
-from brs_testing import DATA, read_lengths, run_python
+from brs_testing import DATA, read_lengths, record_error, run_python
 
 FLAGS = ["--batch-size", "8", "--grad-accum", "2", "--dp-size", "4", "--seed", "3"]
+# The library's strategy -> the row of `brs compare` that shows it.
+ROWS = {"random": "random", "length_grouped": "length-grouped", "balanced": "brs"}
 
 
 def _sampler():
@@ -23,9 +28,9 @@ def _cli_rows(cli):
     rows = {}
     for line in done.stdout.splitlines():
         fields = line.split()
-        if len(fields) == 7 and fields[0] in ("random", "length-grouped", "brs"):
+        if len(fields) == 7 and fields[0] in ROWS.values():
             rows[fields[0]] = [float(f.rstrip("%")) for f in fields[1:]]
-    assert set(rows) == {"random", "length-grouped", "brs"}, done.stdout
+    assert set(rows) == set(ROWS.values()), done.stdout
     bound = float(re.search(r"lower bound, ([\d.e+]+)", done.stdout).group(1))
     return rows, bound
 
@@ -34,7 +39,8 @@ def test_same_numbers_as_the_cli_compare(cli):
     rows, bound = _cli_rows(cli)
     comparison = report.compare(_sampler())
     assert comparison.time_lower_bound == pytest.approx(bound, rel=1e-5)
-    for ours, theirs in (("random", "random"), ("grouped", "length-grouped"), ("brs", "brs")):
+    assert set(comparison.strategies) == set(ROWS)
+    for ours, theirs in ROWS.items():
         strategy = comparison.strategies[ours]
         peak, efficiency, micro_sync, _, step_sync, _ = rows[theirs]
         assert strategy.peak_padded_tokens == peak
@@ -62,15 +68,15 @@ def test_report_text_is_the_cli_compare_text(cli, flags):
 
 def test_brs_lowers_the_memory_peak_and_beats_random_batches_on_real_lengths():
     comparison = report.compare(_sampler())
-    brs, random = comparison.strategies["brs"], comparison.strategies["random"]
-    assert brs.peak_padded_tokens < comparison.strategies["grouped"].peak_padded_tokens
+    brs, random = comparison.strategies["balanced"], comparison.strategies["random"]
+    assert brs.peak_padded_tokens < comparison.strategies["length_grouped"].peak_padded_tokens
     assert brs.peak_padded_tokens < random.peak_padded_tokens
     assert brs.step_sync_time < random.step_sync_time
     assert brs.micro_sync_time < random.micro_sync_time
     assert brs.step_sync_time >= comparison.time_lower_bound * (1 - 1e-9)
 
 
-def test_report_command_writes_the_table_and_the_figure(tmp_path):
+def test_report_command_writes_the_table_and_the_figure(cli, tmp_path):
     pytest.importorskip("matplotlib")
     figure = tmp_path / "report.png"
     done = run_python(["-m", "brs", "report", "--lengths", str(DATA / "gsm8k_train.lengths"),
@@ -87,9 +93,9 @@ def test_report_command_writes_the_table_and_the_figure(tmp_path):
     (["--lengths", "/nonexistent/x.lengths"], "cannot open"),
     (["--lengths", "BAD"], "line 3"),
     (["--lengths", "GOOD", "--dp-size", "0"], "dp_size"),
-    (["--lengths", "GOOD", "--batch-size", "1", "--max-tokens", "5"], "max_tokens"),
+    (["--lengths", "GOOD", "--batch-size", "1", "--max-tokens", "5"], "--max-tokens"),
 ])
-def test_bad_input_exits_2_with_one_line(tmp_path, args, message):
+def test_bad_input_exits_2_with_one_line(cli, tmp_path, args, message):
     (tmp_path / "bad").write_text("5\n7\nseven\n")
     (tmp_path / "good").write_text("5\n7\n9\n11\n")
     args = [str(tmp_path / a.lower()) if a in ("BAD", "GOOD") else a for a in args]
@@ -97,3 +103,93 @@ def test_bad_input_exits_2_with_one_line(tmp_path, args, message):
     assert done.returncode == 2
     assert done.stdout == ""
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    record_error("python -m brs", "report", " ".join(a.replace(str(tmp_path), "DIR") for a in args),
+                 "exit 2", done.stderr.strip().replace(str(tmp_path), "DIR"))
+
+
+def test_without_the_c_command_the_report_still_draws_the_figure(tmp_path):
+    pytest.importorskip("matplotlib")
+    figure = tmp_path / "alone.svg"
+    lengths = str(DATA / "fortunes.lengths")
+    alone = dict(BRS_CLI="", PATH=str(tmp_path))  # no brs anywhere
+    done = run_python(["-m", "brs", "report", "--lengths", lengths, "--no-shuffle", "--plot",
+                       str(figure)], **alone)
+    assert done.returncode == 0, done.stderr
+    assert "no table" in done.stdout and "BRS_CLI" in done.stdout
+    assert figure.read_text().startswith("<?xml") and "length_grouped" in figure.read_text()
+    table_only = run_python(["-m", "brs", "report", "--lengths", lengths], **alone)
+    assert table_only.returncode == 2 and "BRS_CLI" in table_only.stderr
+
+
+def test_bad_report_flags_exit_2_with_one_line(tmp_path):
+    (tmp_path / "good").write_text("5\n7\n9\n11\n")
+    for flags in (["--strategy", "random"], ["--batch-size", "x"], ["--colour", "red"],
+                  ["--sync", "fastest"]):
+        done = run_python(["-m", "brs", "report", "--lengths", str(tmp_path / "good"), *flags,
+                           "--plot", str(tmp_path / "x.png")], BRS_CLI="", PATH=str(tmp_path))
+        assert done.returncode == 2 and done.stdout == "", flags
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["plan", "--lengths", "FORTUNES", "--batch-size", "4", "--dp-size", "2", "--step", "1"],
+    ["compare", "--lengths", "FORTUNES", "--no-shuffle"],
+    ["plan", "--lengths", "FORTUNES", "--dp-size", "0"],
+    ["plan", "--colour", "red"],
+    ["--version"],
+])
+def test_plan_compare_and_demo_are_the_c_commands_own(cli, args):
+    args = [str(DATA / "fortunes.lengths") if a == "FORTUNES" else a for a in args]
+    ours = run_python(["-m", "brs", *args])
+    theirs = subprocess.run([cli, *args], capture_output=True, text=True, timeout=120)
+    assert ours.returncode == theirs.returncode
+    if args[0] == "compare":  # the planning time is measured again
+        strip = lambda text: [line for line in text.splitlines()  # noqa: E731
+                              if not line.startswith("brs planning")]
+        assert strip(ours.stdout) == strip(theirs.stdout)
+    else:
+        assert ours.stdout == theirs.stdout
+    assert ours.stderr == theirs.stderr
+
+
+@pytest.mark.parametrize("target, message", [
+    ("/nonexistent/x.png", "the directory '/nonexistent' must exist and be writable"),
+    ("FILE/x.png", "Not a directory: the directory 'DIR/file' must exist"),
+    ("DIR/x.xyz", "Format 'xyz' is not supported"),
+])
+def test_an_unwritable_figure_exits_2_and_writes_nothing(tmp_path, target, message):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "good").write_text("5\n7\n9\n11\n")
+    (tmp_path / "file").write_text("")
+    plot = target.replace("FILE", str(tmp_path / "file")).replace("DIR", str(tmp_path))
+    done = run_python(["-m", "brs", "report", "--lengths", str(tmp_path / "good"),
+                       "--batch-size", "2", "--plot", plot])
+    assert done.returncode == 2
+    stderr = done.stderr.strip().replace(str(tmp_path), "DIR")
+    assert "cannot write the figure" in stderr and message in stderr, stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "good"], "something was written"
+    record_error("python -m brs", "report --plot", target, "exit 2", stderr)
+
+
+def test_a_figure_failing_mid_write_leaves_neither_a_partial_file_nor_a_temporary(
+        tmp_path, monkeypatch, capsys):
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from brs.__main__ import main
+
+    def disk_full(self, out, **kwargs):
+        out.write(b"\x89PNG half a figure")
+        raise OSError(28, "No space left on device")
+
+    (tmp_path / "good").write_text("5\n7\n9\n11\n")
+    target = tmp_path / "old.png"
+    target.write_bytes(b"the previous figure")
+    monkeypatch.setattr(Figure, "savefig", disk_full)
+    status = main(["report", "--lengths", str(tmp_path / "good"), "--batch-size", "2",
+                   "--plot", str(target)])
+    assert status == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert target.read_bytes() == b"the previous figure", "the old figure must survive"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good", "old.png"]

@@ -18,7 +18,8 @@ def runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("resume")
     for run in ("first", "second"):
         done = run_python([str(TESTS / "resume_worker.py"), run, str(out)], timeout=300)
-        assert done.returncode == 0, f"{run} run failed:\n{done.stdout}\n{done.stderr[-6000:]}"
+        assert done.returncode == 0, (f"{run} run failed with exit code {done.returncode}:\n"
+                                      f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}")
     return out
 
 

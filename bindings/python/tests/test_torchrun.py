@@ -2,27 +2,19 @@
 
 import collections
 import json
-import subprocess
-import sys
 
 import pytest
 
 pytest.importorskip("torch")
 
-from brs_testing import TESTS, child_env, free_port  # noqa: E402
+import brs_testing  # noqa: E402
+from brs_testing import TESTS  # noqa: E402
 
 TIMEOUT_S = 150
 
 
 def torchrun(script, *args):
-    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
-               f"--master_port={free_port()}", str(TESTS / script), *map(str, args)]
-    try:
-        done = subprocess.run(command, env=child_env(), capture_output=True, text=True,
-                              timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{script} hung: no result within {TIMEOUT_S}s")
-    assert done.returncode == 0, f"{script} failed:\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    brs_testing.torchrun(TESTS / script, *args, timeout=TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +56,12 @@ def test_fingerprint_mismatch_raises_on_every_rank(tmp_path):
         message = (tmp_path / f"rank{rank}.txt").read_text()
         assert message.startswith("RuntimeError"), message
         assert "rank(s) [1]" in message and "seed" in message
+
+
+def test_a_failing_rank_is_reported_with_its_exit_code_and_stderr():
+    with pytest.raises(pytest.fail.Exception) as info:
+        torchrun("ddp_failing_rank.py")
+    report = str(info.value)
+    assert "ddp_failing_rank.py failed" in report
+    assert "rank 1: exit code 1;" in report
+    assert "ValueError: rank 1 fails on purpose" in report.split("rank 1: exit code")[1]

@@ -5,11 +5,15 @@
   ``skip_first_batches`` has added one (resume inside an epoch), which would replay epoch 0.
 - It writes the plan's fingerprint (and the settings behind it) into every checkpoint's
   trainer state, and on resume refuses a run whose plan differs: other samples than the
-  interrupted run's would be trained, silently.
+  interrupted run's would be trained, silently. Another number of processes with the same
+  global batch is the same sample stream and is accepted (brs/_elastic.py): the Trainer's
+  checkpoints lie on optimizer steps, where such a resume starts.
 """
 
 from transformers import TrainerCallback
 from transformers.trainer_callback import ExportableState
+
+from brs import _elastic
 
 from .accelerate import find_rebalance_sampler
 
@@ -42,8 +46,15 @@ class RebalanceEpochCallback(TrainerCallback, ExportableState):
     def on_train_begin(self, args, state, control, train_dataloader=None, **kwargs):
         sampler = self._resolve(train_dataloader)
         saved = _saved_attributes(state, type(self).__name__)
-        if saved.get("fingerprint") not in (None, sampler.fingerprint):
-            raise ValueError(_mismatch_message(saved, self.state()["attributes"]))
+        if saved.get("fingerprint") in (None, sampler.fingerprint):
+            return
+        try:
+            if _elastic.accepts(sampler, _as_sampler_state(saved, state, sampler)):
+                return
+            hint = ""
+        except ValueError as error:  # the same samples, but not resumable with this split
+            hint = f" To resume on another number of processes instead: {error}"
+        raise ValueError(_mismatch_message(saved, self.state()["attributes"]) + hint)
 
     def on_epoch_begin(self, args, state, control, train_dataloader=None, **kwargs):
         sampler = self._resolve(train_dataloader)
@@ -66,6 +77,13 @@ def _saved_attributes(state, name):
     if isinstance(entry, list):
         entry = entry[-1] if entry else {}
     return entry.get("attributes", {})
+
+
+def _as_sampler_state(saved, state, sampler):
+    """The checkpoint's plan settings in the form of a sampler state at its optimizer step."""
+    epoch, step = divmod(state.global_step, sampler.steps_per_epoch)
+    return {"fingerprint": saved["fingerprint"], "epoch": epoch, "step": step, "micro": 0,
+            **{key: saved.get(key) for key in _elastic.SPLIT}}
 
 
 def _mismatch_message(saved, current):

@@ -1,13 +1,74 @@
-"""The one parallelism check both integrations share."""
+"""The data-parallel rank and size of this process when the model itself is split across ranks.
+
+With tensor, context or sequence parallelism, the ranks of one model replica must see the same
+samples, so brs plans one micro-batch per data-parallel REPLICA, not per process: the sampler's
+dp_size is the number of replicas and its rank the replica's index. Both come from the torch
+DeviceMesh (the product of its data-parallel dimensions) or from accelerate's ParallelismConfig.
+
+    from brs.integrations import data_parallel_rank
+    dp_size, rank = data_parallel_rank(mesh)          # mesh dims e.g. ("dp", "tp")
+    sampler = brs.BatchRebalanceSampler(lengths, per_device_batch_size=8, dp_size=dp_size,
+                                        rank=rank)
+"""
+
+import math
+
+# Dimension names that carry data parallelism when none are given: torch's usual "dp", or
+# accelerate's ParallelismConfig dimensions.
+_DP_NAMES = ("dp",)
+_ACCELERATE_DP_NAMES = ("dp_replicate", "dp_shard")
 
 
-def reject_model_parallelism(sizes):
-    """Ranks that share one model replica (TP/CP/SP) must see the same samples: not our plan."""
-    used = {kind: size for kind, size in sizes.items() if size > 1}
-    if used:
-        listing = ", ".join(f"{kind}_size={size}" for kind, size in sorted(used.items()))
-        raise ValueError(
-            f"tensor, context and sequence parallelism are not supported ({listing}): "
-            "brs.BatchRebalanceSampler plans one micro-batch per data-parallel rank, while those "
-            "modes need several ranks to see the same samples. Use pure data parallelism "
-            "(DDP, FSDP, ZeRO) with the sampler, or the framework's own sampler.")
+def data_parallel_rank(mesh, dims=None):
+    """(dp_size, dp_rank) of this process in a torch DeviceMesh.
+
+    ``dims``: the names of the mesh dimensions across which data is split (a string or a
+    tuple, row-major); by default "dp" if the mesh has it, else accelerate's "dp_replicate" /
+    "dp_shard" that it has, else the single dimension of a 1-D mesh. Every other dimension
+    (tp, cp, sp, ...) holds ranks of one replica, which get the same micro-batches.
+    """
+    if dims is None and mesh.ndim == 1 and not mesh.mesh_dim_names:
+        return mesh.size(), mesh.get_local_rank()
+    dims = _dp_dims(mesh) if dims is None else ((dims,) if isinstance(dims, str) else tuple(dims))
+    if not dims:
+        return 1, 0
+    try:
+        subs = [mesh[dim] for dim in dims]
+    except (KeyError, RuntimeError, ValueError) as error:
+        raise ValueError(f"the device mesh has no dimension among {list(dims)} (its dimensions: "
+                         f"{list(mesh.mesh_dim_names or ())}): pass dims= naming its "
+                         f"data-parallel dimensions ({error})") from None
+    sizes = [sub.size() for sub in subs]
+    coordinates = [sub.get_local_rank() for sub in subs]
+    rank = 0
+    for size, coordinate in zip(sizes, coordinates):
+        rank = rank * size + coordinate
+    return math.prod(sizes), rank
+
+
+def _dp_dims(mesh):
+    names = tuple(mesh.mesh_dim_names or ())
+    if "dp" in names:
+        return _DP_NAMES
+    accelerate_dims = tuple(name for name in _ACCELERATE_DP_NAMES if name in names)
+    if accelerate_dims:
+        return accelerate_dims
+    if mesh.ndim == 1:
+        return names
+    raise ValueError(f"cannot tell which dimensions of the device mesh {list(names)} are data "
+                     "parallel: pass dims= (e.g. dims=('dp_replicate', 'dp_shard'))")
+
+
+def accelerate_data_parallel(accelerator):
+    """(dp_size, dp_rank) of this process under an accelerate Accelerator.
+
+    Pure data parallelism: the processes. With a ParallelismConfig that splits the model (tp,
+    cp, sp): its data-parallel dimensions in the accelerator's device mesh.
+    """
+    config = getattr(accelerator, "parallelism_config", None)
+    if config is None or not getattr(config, "non_dp_dim_names", None):
+        return int(accelerator.num_processes), int(accelerator.process_index)
+    dims = tuple(config.dp_dim_names)
+    if not dims:
+        return 1, 0
+    return data_parallel_rank(accelerator.torch_device_mesh, dims)

@@ -24,7 +24,8 @@ from accelerate.data_loader import BatchSamplerShard, DataLoaderAdapter
 
 from brs import BatchRebalanceSampler
 
-from ._parallelism import reject_model_parallelism
+from ._parallelism import accelerate_data_parallel
+from ._sampler_lookup import find_rebalance_sampler
 
 __all__ = ["prepare_dataloader", "RebalanceBatchSampler", "find_rebalance_sampler"]
 
@@ -68,9 +69,14 @@ def prepare_dataloader(accelerator, dataloader):
     (also on loaders returned by ``accelerator.skip_first_batches``), and the loader is
     registered with the accelerator like any prepared one.
 
+    With tensor, context or sequence parallelism (a ParallelismConfig), the sampler plans per
+    data-parallel replica: build it with ``dp_size, rank = data_parallel_rank(mesh)`` (or
+    ``accelerate_data_parallel(accelerator)``), and the ranks of one replica yield the same
+    micro-batches.
+
     Raises ValueError for accelerator settings that would redistribute batches behind the
-    sampler's back (dispatch_batches, split_batches, tensor/context/sequence parallelism) and
-    for a sampler whose dp_size or rank disagrees with the accelerator's processes.
+    sampler's back (dispatch_batches, split_batches) and for a sampler whose dp_size or rank
+    disagrees with the accelerator's data-parallel topology.
     """
     sampler = _rebalance_sampler_of(dataloader)
     _check_accelerator(accelerator, sampler)
@@ -79,18 +85,6 @@ def prepare_dataloader(accelerator, dataloader):
         prepared = accelerator.prepare_data_loader(carrier)
     _make_shard_passthrough(prepared, sampler)
     return prepared
-
-
-def find_rebalance_sampler(obj, depth=6):
-    """The BatchRebalanceSampler under ``obj`` (a DataLoader or a wrapper of one), else None."""
-    for _ in range(depth):
-        if obj is None or isinstance(obj, BatchRebalanceSampler):
-            return obj
-        inner = getattr(obj, "batch_sampler", None)
-        if inner is None or inner is obj:
-            inner = getattr(obj, "sampler", None)
-        obj = inner
-    return obj if isinstance(obj, BatchRebalanceSampler) else None
 
 
 def _rebalance_sampler_of(dataloader):
@@ -112,6 +106,9 @@ def _rebalance_sampler_of(dataloader):
 
 
 def _check_accelerator(accelerator, sampler):
+    if not all(hasattr(accelerator, name) for name in ("num_processes", "process_index")):
+        raise TypeError("accelerator must be an accelerate.Accelerator (the one that prepares "
+                        f"the model); got {type(accelerator).__name__}")
     if getattr(accelerator, "dispatch_batches", None):
         raise ValueError(
             "dispatch_batches=True is not supported with a brs.BatchRebalanceSampler: accelerate "
@@ -124,25 +121,18 @@ def _check_accelerator(accelerator, sampler):
             "already gets its own variable-size micro-batch, there is no fixed batch to split. "
             "Create the Accelerator with DataLoaderConfiguration(split_batches=False) and give "
             "the sampler per_device_batch_size = the per-process micro-batch size.")
-    reject_model_parallelism(_parallel_sizes(accelerator))
     _check_topology(accelerator, sampler)
 
 
-def _parallel_sizes(accelerator):
-    config = getattr(accelerator, "parallelism_config", None)
-    if config is None:
-        return {}
-    return {kind: int(getattr(config, f"{kind}_size", 1) or 1) for kind in ("tp", "cp", "sp")}
-
-
 def _check_topology(accelerator, sampler):
-    processes, index = int(accelerator.num_processes), int(accelerator.process_index)
-    if sampler.dp_size != processes or sampler.rank != index:
+    replicas, index = accelerate_data_parallel(accelerator)
+    if sampler.dp_size != replicas or sampler.rank != index:
         raise ValueError(
             f"the sampler plans for dp_size={sampler.dp_size}, rank={sampler.rank} but the "
-            f"accelerator runs {processes} process(es) and this is process {index}: build the "
-            "sampler with dp_size=accelerator.num_processes, rank=accelerator.process_index "
-            "(or leave both unset to detect them)")
+            f"accelerator has {replicas} data-parallel replica(s) and this process belongs to "
+            f"replica {index}: build the sampler with dp_size={replicas}, rank={index} "
+            "(brs.integrations.data_parallel_rank(mesh) gives both; with pure data parallelism "
+            "leave both unset to detect them)")
 
 
 # DataLoader arguments that the batch sampler replaces.

@@ -23,11 +23,13 @@ from transformers import Trainer
 from transformers.trainer_utils import has_length, seed_worker
 from transformers.utils import is_datasets_available
 
-from brs import BatchRebalanceSampler
+from brs import BatchRebalanceSampler, _args
 
+from . import _cost_choice
 from ._dataset_lengths import dataset_lengths
 from ._epoch_callback import RebalanceEpochCallback
-from ._parallelism import reject_model_parallelism
+from ._metrics_callback import RebalanceMetricsCallback
+from ._parallelism import accelerate_data_parallel
 from .accelerate import prepare_dataloader
 
 __all__ = ["BatchRebalanceMixin", "BatchRebalanceTrainer", "RebalanceOptions",
@@ -43,13 +45,25 @@ class RebalanceOptions:
     alpha, intercept: the cost model ``intercept + bs*L + alpha*bs*L^2`` of a micro-batch of bs
     samples padded to length L. max_tokens: a hard cap on ``bs*L`` (padded tokens) of every
     micro-batch; None for no cap. packed: micro-batches are packed without padding (varlen
-    attention), costing ``sum(L) + alpha*sum(L^2)``.
+    attention), costing ``sum(L) + alpha*sum(L^2)``. cost_model: a brs.CostModel or the path
+    of its JSON (brs.calibrate); it supplies alpha, intercept and max_tokens not given here.
+    With neither, alpha comes from the model's config (CostModel.from_config), else the
+    library's default (docs/calibration.md).
     """
 
-    alpha: float = 0.001
-    intercept: float = 0.0
+    alpha: float | None = None
+    intercept: float | None = None
     max_tokens: int | None = None
     packed: bool = False
+    cost_model: object = None
+
+    def __post_init__(self):
+        # Checked here, at construction, not at the first train() after the model was loaded.
+        for name in ("alpha", "intercept"):  # None: from the cost model, else the library's
+            if getattr(self, name) is not None:
+                _args.real(f"RebalanceOptions.{name}", getattr(self, name))
+        _args.optional_integer("RebalanceOptions.max_tokens", self.max_tokens, 1)
+        _args.flag("RebalanceOptions.packed", self.packed)
 
 
 class BatchRebalanceMixin:
@@ -57,6 +71,8 @@ class BatchRebalanceMixin:
 
     Must come before the Trainer class in the bases, so that its ``get_train_dataloader`` wins.
     Keyword argument ``rebalance_options``: a RebalanceOptions (default: RebalanceOptions()).
+    Keyword argument ``rebalance_metrics`` (True): add the ``brs/`` metrics of the planned steps
+    to the Trainer's training logs (log_history, TensorBoard, W&B, ...); False turns them off.
     """
 
     def __init_subclass__(cls, **kwargs):
@@ -67,7 +83,9 @@ class BatchRebalanceMixin:
                             f"class {cls.__name__}(BatchRebalanceMixin, SFTTrainer), so that its "
                             "get_train_dataloader overrides the Trainer's")
 
-    def __init__(self, *args, rebalance_options=None, **kwargs):
+    def __init__(self, *args, rebalance_options=None, rebalance_metrics=True, **kwargs):
+        if not isinstance(rebalance_metrics, bool):
+            raise TypeError(f"rebalance_metrics must be True or False, got {rebalance_metrics!r}")
         if rebalance_options is None:
             rebalance_options = RebalanceOptions()
         if not isinstance(rebalance_options, RebalanceOptions):
@@ -78,6 +96,9 @@ class BatchRebalanceMixin:
         if self.train_dataset is not None:
             _check_map_style(self.train_dataset)  # fail at construction, not at train()
         self.add_callback(RebalanceEpochCallback())
+        self._rebalance_metrics = RebalanceMetricsCallback() if rebalance_metrics else None
+        if self._rebalance_metrics is not None:
+            self.add_callback(self._rebalance_metrics)
 
     def get_train_dataloader(self) -> DataLoader:
         """The training DataLoader over a BatchRebalanceSampler, prepared by accelerate."""
@@ -91,12 +112,12 @@ class BatchRebalanceMixin:
         loader = DataLoader(dataset, batch_sampler=sampler, **self._train_loader_kwargs(collator))
         self._warn_if_loss_is_biased()
         self._rebalance_callback().bind(sampler)
+        if self._rebalance_metrics is not None:
+            self._rebalance_metrics.bind(sampler)
         return prepare_dataloader(self.accelerator, loader)
 
     def _check_rebalance_supported(self, dataset):
         _check_map_style(dataset)
-        reject_model_parallelism({kind: int(getattr(self, f"get_{kind}_size", lambda: 1)())
-                                  for kind in ("tp", "cp", "sp")})
 
     def _train_lengths(self, dataset):
         input_names = getattr(self.processing_class, "model_input_names", None) or ["input_ids"]
@@ -106,15 +127,16 @@ class BatchRebalanceMixin:
                                and not self.args.disable_tqdm)
 
     def _rebalance_sampler(self, lengths):
-        args, options = self.args, self.rebalance_options
+        args, options = self.args, self._planning_options()
         world_size = max(1, args.world_size)
+        dp_size, rank = self._data_parallel_topology(world_size)
         return BatchRebalanceSampler(
             lengths,
             # With nn.DataParallel (one process, several GPUs) a micro-batch feeds all of them.
             per_device_batch_size=self._train_batch_size,
             grad_accum=args.gradient_accumulation_steps,
-            dp_size=world_size,
-            rank=args.process_index if world_size > 1 else 0,
+            dp_size=dp_size,
+            rank=rank,
             seed=args.data_seed if args.data_seed is not None else args.seed,
             shuffle=True,
             drop_last=args.dataloader_drop_last,
@@ -122,7 +144,32 @@ class BatchRebalanceMixin:
             intercept=options.intercept,
             max_tokens=options.max_tokens,
             packed=options.packed,
+            cost_model=_cost_choice.choose(options, self.model),
         )
+
+    def _data_parallel_topology(self, world_size):
+        """(replicas, this replica): the processes, or with tp/cp/sp the data-parallel mesh."""
+        if world_size > 1 and getattr(self, "accelerator", None) is not None:
+            return accelerate_data_parallel(self.accelerator)
+        return world_size, self.args.process_index if world_size > 1 else 0
+
+    def _planning_options(self):
+        """rebalance_options, with packed=True when the trainer packs its micro-batches."""
+        # TRL's SFTTrainer sets padding_free for padding_free=True and for bfd packing: its
+        # collator then concatenates a micro-batch into one sequence, whose cost is the packed one.
+        options = self.rebalance_options
+        if not getattr(self, "padding_free", False) or options.packed:
+            return options
+        logger.info("BatchRebalanceTrainer: the trainer packs micro-batches without padding "
+                    "(padding_free / packing), so brs plans packed costs (packed=True)")
+        return dataclasses.replace(options, packed=True)
+
+    def log(self, logs, *args, **kwargs):
+        """The Trainer's log, with the brs/ metrics of the steps since the last training log."""
+        metrics = getattr(self, "_rebalance_metrics", None)
+        if metrics is not None and "loss" in logs:
+            logs = {**logs, **metrics.window.flush()}
+        super().log(logs, *args, **kwargs)
 
     def _pruned_dataset_and_collator(self, dataset):
         """Drop the columns the model does not take, as Trainer._get_dataloader does."""

@@ -12,6 +12,8 @@ import pathlib
 import numpy as np
 import torch
 
+import brs_testing
+
 REPO = pathlib.Path(__file__).resolve().parents[4]
 VOCAB = 96
 PAD = 0
@@ -109,13 +111,6 @@ def read_json(path):
         return json.load(handle)
 
 
-def shut_down_process_group():
-    """Tears the gloo group down before the interpreter exits: left to interpreter shutdown, its
-    threads are sometimes destroyed while joinable and the process aborts ("terminate called
-    without an active exception") after all its work is done."""
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized():
-        dist.barrier()
-        dist.destroy_process_group()
+GROUP_TIMEOUT_S = brs_testing.GROUP_TIMEOUT_S  # the Trainer's ddp_timeout, accelerate's timeout
+closing_process_group = brs_testing.closing_process_group  # what every torchrun script exits by
 

@@ -11,14 +11,15 @@ DIR/result-rank<r>.json and, from rank 0, DIR/weights.pt.
 """
 
 import argparse
+import datetime
 import os
 
 import torch
-from accelerate import Accelerator
+from accelerate import Accelerator, InitProcessGroupKwargs
 from torch.utils.data import DataLoader
 
-from _support import (TokenDataset, pad_collate, read_json, scaled_lengths,
-                      shut_down_process_group, tiny_gpt2, write_json)
+from _support import (GROUP_TIMEOUT_S, TokenDataset, closing_process_group, pad_collate,
+                      read_json, scaled_lengths, tiny_gpt2, write_json)
 from brs import BatchRebalanceSampler
 from brs.integrations.accelerate import prepare_dataloader
 
@@ -79,7 +80,8 @@ def main():
     options = parser.parse_args()
     os.makedirs(options.out, exist_ok=True)
 
-    accelerator = Accelerator(cpu=True)
+    timeout = InitProcessGroupKwargs(timeout=datetime.timedelta(seconds=GROUP_TIMEOUT_S))
+    accelerator = Accelerator(cpu=True, kwargs_handlers=[timeout])
     parts = build(accelerator)
     start = (0, 0, 0)
     if options.resume:
@@ -112,5 +114,5 @@ def unpatched_prepare_len(accelerator, dataset):
 
 
 if __name__ == "__main__":
-    main()
-    shut_down_process_group()
+    with closing_process_group():
+        main()

@@ -14,8 +14,8 @@ import os
 import torch
 from transformers import Trainer, TrainerCallback, TrainingArguments
 
-from _support import (IndexLogMixin, TokenDataset, pad_collate, scaled_lengths,
-                      shut_down_process_group, tiny_gpt2, write_json)
+from _support import (GROUP_TIMEOUT_S, IndexLogMixin, TokenDataset, closing_process_group,
+                      pad_collate, scaled_lengths, tiny_gpt2, write_json)
 from brs.integrations.accelerate import find_rebalance_sampler
 from brs.integrations.transformers import BatchRebalanceTrainer
 
@@ -51,6 +51,7 @@ def training_arguments(out, sampler, **overrides):
         gradient_accumulation_steps=GRAD_ACCUM, num_train_epochs=EPOCHS, learning_rate=1e-3,
         save_strategy="steps", save_steps=SAVE_STEPS, logging_steps=1000, report_to="none",
         use_cpu=True, ddp_backend="gloo", ddp_find_unused_parameters=False, seed=7,
+        ddp_timeout=GROUP_TIMEOUT_S,
         dataloader_drop_last=False, remove_unused_columns=False, disable_tqdm=True,
         train_sampling_strategy="batch_rebalance" if sampler == "upstream" else "random")
     settings.update(overrides)
@@ -86,5 +87,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
-    shut_down_process_group()
+    with closing_process_group():
+        main()

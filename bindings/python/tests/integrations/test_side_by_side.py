@@ -8,11 +8,14 @@ The two shuffle differently, so upstream's planner is run on OUR steps' samples 
 Run with ``-s`` to see the numbers.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 from transformers import Trainer, TrainingArguments
 
 from _support import REPO, TokenDataset, pad_collate, tiny_gpt2
+from brs import CostModel
 from brs.integrations.accelerate import find_rebalance_sampler
 from brs.integrations.transformers import BatchRebalanceTrainer, RebalanceOptions
 
@@ -46,6 +49,9 @@ def upstream(tmp_path, dataset, setting):
 
 
 def ours(tmp_path, dataset, setting, options=None):
+    # Upstream's cost model (its fixed alpha), not the model's analytic one: both sides are
+    # compared under the same costs.
+    options = dataclasses.replace(options or RebalanceOptions(), alpha=CostModel.fixed().alpha)
     trainer = BatchRebalanceTrainer(model=tiny_gpt2(),
                                     args=arguments(tmp_path, "random", *setting),
                                     train_dataset=dataset, data_collator=pad_collate,

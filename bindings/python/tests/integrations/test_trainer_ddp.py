@@ -11,11 +11,13 @@ import torch
 
 import run_trainer as cfg
 from _support import TokenDataset, pad_collate, read_json, scaled_lengths, tiny_gpt2
-from brs import BatchRebalanceSampler
+from brs import BatchRebalanceSampler, CostModel
 
 RANKS = 2
 STEPS_PER_EPOCH = 7  # ceil(100 / (4 * 2 * 2))
 STOP = cfg.SAVE_STEPS  # 10: epoch 1, step 3
+# The Trainer plans with the analytic cost model of the model's config when given none.
+TRAINER_COST_MODEL = CostModel.from_config(tiny_gpt2().config)
 
 
 def logs(run_dir):
@@ -26,7 +28,8 @@ def planned(rank, epoch):
     """What rank ``rank`` must train in ``epoch``: its micro-batches of the sampler's plan."""
     sampler = BatchRebalanceSampler(scaled_lengths(cfg.NUM_SAMPLES),
                                     per_device_batch_size=cfg.PER_DEVICE, grad_accum=cfg.GRAD_ACCUM,
-                                    dp_size=RANKS, rank=rank, seed=7, drop_last=False)
+                                    dp_size=RANKS, rank=rank, seed=7, drop_last=False,
+                                    cost_model=TRAINER_COST_MODEL)
     return [{"step": epoch * STEPS_PER_EPOCH + step, "indices": micro_batch.indices}
             for step in range(sampler.steps_per_epoch)
             for micro_batch in sampler.plan(step, epoch=epoch).micro_batches[rank]]
@@ -169,7 +172,8 @@ def test_checkpoints_hold_the_plan_fingerprint(checkpoint):
     saved = state["stateful_callbacks"]["RebalanceEpochCallback"]["attributes"]
     sampler = BatchRebalanceSampler(scaled_lengths(cfg.NUM_SAMPLES),
                                     per_device_batch_size=cfg.PER_DEVICE, grad_accum=cfg.GRAD_ACCUM,
-                                    dp_size=RANKS, rank=0, seed=7, drop_last=False)
+                                    dp_size=RANKS, rank=0, seed=7, drop_last=False,
+                                    cost_model=TRAINER_COST_MODEL)
     assert saved == {"fingerprint": sampler.fingerprint, "dp_size": RANKS,
                      "grad_accum": cfg.GRAD_ACCUM, "per_device_batch_size": cfg.PER_DEVICE,
                      "seed": 7, "drop_last": False}

@@ -12,7 +12,7 @@ from transformers import Trainer, TrainingArguments
 from _support import (ColumnTokenDataset, TokenDataset, pad_collate, scaled_lengths, tiny_gpt2,
                       tokens)
 from brs.integrations.accelerate import find_rebalance_sampler
-from brs import BatchRebalanceSampler
+from brs import BatchRebalanceSampler, CostModel
 from brs.integrations.transformers import (BatchRebalanceMixin, BatchRebalanceTrainer,
                                            RebalanceEpochCallback, RebalanceOptions)
 
@@ -43,7 +43,9 @@ def sampler_of(trainer):
 
 def plans_like(sampler, lengths, **options):
     """Whether ``sampler`` plans as one built directly from ``lengths`` with arguments()'s
-    settings (and ``options``) would: equal fingerprints."""
+    settings (and ``options``) would: equal fingerprints. Without a cost model the Trainer
+    plans with the analytic one of the model's config (brs/integrations/_cost_choice.py)."""
+    options.setdefault("cost_model", CostModel.from_config(tiny_gpt2().config))
     reference = BatchRebalanceSampler(lengths, per_device_batch_size=4, grad_accum=2, dp_size=1,
                                       rank=0, seed=3, drop_last=False, **options)
     return sampler.fingerprint == reference.fingerprint
@@ -153,14 +155,6 @@ def test_an_iterable_dataset_is_refused(tmp_path):
     # max_steps: else the Trainer itself refuses a dataset without __len__, with another message.
     with pytest.raises(ValueError, match="needs a map-style training dataset.*IterableDataset"):
         trainer(tmp_path, dataset=Stream(), max_steps=10)
-
-
-@pytest.mark.parametrize("kind", ["tp", "cp", "sp"])
-def test_model_parallelism_is_refused(tmp_path, monkeypatch, kind):
-    run = trainer(tmp_path)
-    monkeypatch.setattr(run, f"get_{kind}_size", lambda: 2)
-    with pytest.raises(ValueError, match=f"{kind}_size=2"):
-        run.get_train_dataloader()
 
 
 def test_the_mixin_must_come_before_the_trainer():

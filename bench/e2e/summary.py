@@ -1,0 +1,179 @@
+"""From measured micro-batch times to what a dp-rank job would see, and how well each cost
+model predicted those times.
+
+Sync models (the same two the library optimises, docs/design.md):
+- micro_step (FSDP/ZeRO/DDP syncing every backward): a step lasts the sum over micro-steps of
+  the slowest rank's micro-batch;
+- step (DDP under no_sync): the slowest rank's sum of its micro-batches.
+The optimizer step, measured once per step, is added to both.
+"""
+
+import numpy as np
+
+
+def step_times(run):
+    micro, opt = run["micro"], run["optimizer"]
+    per_micro = [sum(max(rank[m] for rank in step) for m in range(len(step[0])))
+                 for step in micro]
+    per_step = [max(sum(rank) for rank in step) for step in micro]
+    return ([a + o for a, o in zip(per_micro, opt)], [a + o for a, o in zip(per_step, opt)])
+
+
+def describe(run):
+    """Totals of one sampler's measured steps."""
+    micro_sync, step_sync = step_times(run)
+    shapes = [mb for step in run["shapes"] for rank in step for mb in rank]
+    real = sum(s[2] for s in shapes)
+    padded = sum(s[0] * s[1] for s in shapes)
+    busy = sum(t for step in run["micro"] for rank in step for t in rank)
+    return {"steps": len(micro_sync),
+            "step_time_micro_sync": float(np.mean(micro_sync)),
+            "step_time_step_sync": float(np.mean(step_sync)),
+            "real_tokens_per_s": real / sum(micro_sync),
+            "padded_tokens_per_s": padded / sum(micro_sync),
+            "real_tokens_per_s_step_sync": real / sum(step_sync),
+            "padding_efficiency": real / padded,
+            "rank_busy_fraction": busy / (len(run["micro"][0]) * sum(micro_sync)),
+            "peak_bytes": run.get("peak_bytes"),
+            "max_padded_tokens": max(s[0] * s[1] for s in shapes)}
+
+
+def _ranks(x):
+    order = np.argsort(x, kind="mergesort")
+    ranks = np.empty(len(x))
+    ranks[order] = np.arange(len(x))
+    values = np.asarray(x)[order]
+    i = 0
+    while i < len(x):  # average ranks of ties
+        j = i
+        while j + 1 < len(x) and values[j + 1] == values[i]:
+            j += 1
+        ranks[order[i:j + 1]] = (i + j) / 2.0
+        i = j + 1
+    return ranks
+
+
+def spearman(a, b):
+    ra, rb = _ranks(a), _ranks(b)
+    if ra.std() == 0 or rb.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def model_error(samples, models):
+    """Per cost model: Spearman rank correlation of predicted cost vs measured time, and the
+    mean absolute relative error once costs are scaled to seconds. A cost is in padded-token
+    units, so each model gets its best single scale (the median of time/cost over the
+    measurements); the calibrated model is also scored with its own calibrated scale."""
+    bs = np.array([s[0] for s in samples], dtype=float)
+    length = np.array([s[1] for s in samples], dtype=float)
+    t = np.array([s[2] for s in samples], dtype=float)
+    out = {}
+    for name, cm in models.items():
+        if cm is None:
+            continue
+        cost = cm.intercept + bs * length + cm.alpha * bs * length ** 2
+        scale = float(np.median(t / cost))
+        row = {"alpha": cm.alpha, "intercept": cm.intercept, "spearman": spearman(cost, t),
+               "mare_fitted_scale": float(np.mean(np.abs(scale * cost - t) / t)),
+               "seconds_per_unit_fitted": scale}
+        if cm.seconds_per_unit:
+            row["mare_own_scale"] = float(np.mean(np.abs(cm.seconds_per_unit * cost - t) / t))
+        out[name] = row
+    return out
+
+
+def micro_samples(run):
+    """(bs, padded length, seconds) of every measured micro-batch."""
+    return [(shape[0], shape[1], sec)
+            for step_shapes, step_times_ in zip(run["shapes"], run["micro"])
+            for rank_shapes, rank_times in zip(step_shapes, step_times_)
+            for shape, sec in zip(rank_shapes, rank_times)]
+
+
+PEERS = ("group_by_length", "upstream", "random")
+OURS = ("brs", "brs_calibrated")
+
+
+def _fmt_bytes(b):
+    return "n/a" if b is None else f"{b / 2**20:.0f} MiB"
+
+
+def markdown(results):
+    """The README/report table: per dataset and batch size, each sampler's measured numbers,
+    then brs's ratios against each peer."""
+    lines, dp = [], results["dp"]
+    for block in results["runs"]:
+        head = f"### {block['dataset']}, per-device batch {block['batch_size']}"
+        lines += [head, "", f"| sampler | dp={dp} step, micro-step sync | dp={dp} step, step "
+                  "sync | real tok/s | padded tok/s | padding eff. | max bs*L | peak memory |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for name, r in block["samplers"].items():
+            if "summary" not in r:
+                lines.append(f"| {name} | {r.get('oom') or r.get('skipped')} | | | | | | |")
+                continue
+            s = r["summary"]
+            lines.append(f"| {name} | {s['step_time_micro_sync'] * 1e3:.1f} ms | "
+                         f"{s['step_time_step_sync'] * 1e3:.1f} ms | "
+                         f"{s['real_tokens_per_s']:.0f} | {s['padded_tokens_per_s']:.0f} | "
+                         f"{s['padding_efficiency']:.1%} | {s['max_padded_tokens']} | "
+                         f"{_fmt_bytes(s['peak_bytes'])} |")
+        lines += ["", *ratio_lines(block), ""]
+    return "\n".join(lines)
+
+
+def ratio_lines(block):
+    """brs and brs_calibrated against each peer: real tokens/s (higher is better) under both
+    sync models, as ratios ours / peer."""
+    rows = ["| ours vs peer | real tok/s, micro-step sync | real tok/s, step sync | peak memory |",
+            "|---|---|---|---|"]
+    samplers = block["samplers"]
+    for ours in OURS:
+        for peer in PEERS:
+            a, b = samplers.get(ours, {}).get("summary"), samplers.get(peer, {}).get("summary")
+            if not a or not b:
+                continue
+            mem = ("n/a" if not a["peak_bytes"] or not b["peak_bytes"]
+                   else f"{a['peak_bytes'] / b['peak_bytes']:.2f}x")
+            rows.append(f"| {ours} / {peer} | {a['real_tokens_per_s'] / b['real_tokens_per_s']:.2f}x"
+                        f" | {a['real_tokens_per_s_step_sync'] / b['real_tokens_per_s_step_sync']:.2f}x"
+                        f" | {mem} |")
+    return rows
+
+
+def error_markdown(errors):
+    lines = ["| cost model | alpha | intercept | Spearman | mean abs. rel. error (fitted scale) | "
+             "(own scale) |", "|---|---|---|---|---|---|"]
+    for name, e in errors.items():
+        own = f"{e['mare_own_scale']:.1%}" if "mare_own_scale" in e else "-"
+        lines.append(f"| {name} | {e['alpha']:.3g} | {e['intercept']:.3g} | {e['spearman']:.3f} | "
+                     f"{e['mare_fitted_scale']:.1%} | {own} |")
+    return "\n".join(lines)
+
+
+def plot(results, path):
+    """Real tokens/s per sampler and dataset (micro-step sync), one bar group per run."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    blocks = results["runs"]
+    names = PEERS + OURS
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(blocks)), 4))
+    width = 0.8 / len(names)
+    for k, name in enumerate(names):
+        values = [b["samplers"].get(name, {}).get("summary", {}).get("real_tokens_per_s", 0)
+                  for b in blocks]
+        ax.bar(np.arange(len(blocks)) + k * width, values, width, label=name)
+    ax.set_xticks(np.arange(len(blocks)) + 0.4 - width / 2)
+    ax.set_xticklabels([f"{b['dataset']}\nP={b['batch_size']}" for b in blocks], fontsize=8)
+    ax.set_ylabel(f"real tokens/s of a simulated dp={results['dp']} job")
+    ax.set_title(f"measured training throughput, {results['device']}", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True

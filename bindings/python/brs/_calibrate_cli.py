@@ -1,0 +1,137 @@
+"""python -m brs calibrate --model PATH_OR_SHAPE --lengths FILE [--device cuda]
+[--memory-budget 70GiB] -o cost.json
+
+Builds the model from a built-in shape name or a local directory with config.json (random
+weights, no hub access), runs brs.calibrate and writes the cost model's JSON atomically. Bad
+input exits with status 2 and one line on stderr naming what to change; no file is written.
+"""
+
+import sys
+import time
+
+USAGE_ERROR = 2
+_DTYPES = ("float32", "bfloat16", "float16")
+
+
+def register(commands):
+    """Add the calibrate subcommand to python -m brs's subparsers."""
+    from ._shapes import SHAPES
+
+    p = commands.add_parser("calibrate", help="time the model and fit alpha, intercept and "
+                            "max_tokens to it (docs/calibration.md)")
+    p.add_argument("--model", required=True, metavar="PATH_OR_SHAPE",
+                   help=f"a directory with config.json, or one of: {', '.join(SHAPES)}")
+    p.add_argument("--lengths", required=True, metavar="FILE",
+                   help="the dataset's token counts, one per line")
+    p.add_argument("-o", "--output", required=True, metavar="COST.json")
+    p.add_argument("--device", default=None, help="torch device (default: cuda if available)")
+    p.add_argument("--dtype", choices=_DTYPES, default=None,
+                   help="default: bfloat16 on CUDA, float32 on CPU")
+    p.add_argument("--memory-budget", default=None, metavar="SIZE",
+                   help="e.g. 70GiB (default: free CUDA memory minus a margin; on CPU half of "
+                   "MemAvailable)")
+    p.add_argument("--batch-sizes", default=None, metavar="LIST", help="e.g. 1,2,4,8")
+    p.add_argument("--seq-lens", default=None, metavar="LIST",
+                   help="e.g. 64,256,1024 (default: quantiles of the lengths)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--optimizer", choices=("none", "adamw"), default="none",
+                   help="also time an AdamW step (changes the random weights only)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads (default: torch's); 1 gives steadier timings on a "
+                   "machine other jobs share")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(handler=run)
+
+
+def run(args):
+    try:
+        _calibrate(args)
+    except (ValueError, TypeError) as exc:
+        print(f"python -m brs calibrate: {exc}", file=sys.stderr)
+        raise SystemExit(USAGE_ERROR) from None
+
+
+def _calibrate(args):
+    import os
+
+    import torch
+
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder):
+        raise ValueError(f"-o '{args.output}': folder '{folder}' does not exist")
+
+    from . import _shapes
+    from .calibrate import calibrate
+
+    device = torch.device(args.device) if args.device else torch.device(
+        "cuda" if torch.cuda.is_available() else "cpu")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda: this torch has no CUDA device")
+    if args.threads is not None:
+        if args.threads < 1:
+            raise ValueError(f"--threads must be >= 1; got {args.threads}")
+        torch.set_num_threads(args.threads)
+    dtype = getattr(torch, args.dtype) if args.dtype else (
+        torch.bfloat16 if device.type == "cuda" else torch.float32)
+    model = _shapes.build_model(_shapes.load_config(args.model), device=device, dtype=dtype)
+    optimizer = (lambda params: torch.optim.AdamW(params, lr=1e-5)) \
+        if args.optimizer == "adamw" else None
+    start = time.perf_counter()
+    cm = calibrate(model, args.lengths, batch_sizes=_ints("--batch-sizes", args.batch_sizes),
+                   seq_lens=_ints("--seq-lens", args.seq_lens), repeats=args.repeats,
+                   memory_budget=args.memory_budget, optimizer=optimizer,
+                   progress=not args.no_progress)
+    cm.model = str(args.model)
+    seconds = time.perf_counter() - start
+    try:
+        cm.save(args.output)
+    except OSError as exc:
+        raise ValueError(f"cannot write -o '{args.output}': {exc.strerror}") from None
+    print(summary(cm, model, seconds, args.output, str(dtype).replace("torch.", "")))
+
+
+def _ints(flag, text):
+    if text is None:
+        return None
+    try:
+        return [int(word) for word in text.split(",") if word.strip()]
+    except ValueError:
+        raise ValueError(f"{flag} must be comma-separated integers, e.g. 1,2,4; got "
+                         f"{text!r}") from None
+
+
+def summary(cm, model, seconds, output, dtype):
+    """The lines the CLI prints: the three numbers, the fit quality and the peers' alphas."""
+    from .cost_model import CostModel
+
+    analytic = _analytic_alpha(model)
+    shapes = len(cm.timings)
+    outliers = sum(1 for row in cm.timings if row.get("outlier"))
+    memory = cm.memory
+    budget = memory.get("budget_bytes")
+    lines = [
+        f"brs calibrate: {cm.model} ({dtype}) on {cm.device}: {shapes} shapes in {seconds:.1f} s",
+        f"  alpha       {cm.alpha:.6g}   (fixed default {CostModel.fixed().alpha:g}"
+        + (f", analytic from the config {analytic:.3g})" if analytic else ")"),
+        f"  intercept   {cm.intercept:.6g}   (fixed cost of a micro-batch, in padded tokens)",
+        f"  max_tokens  {cm.max_tokens}   (memory budget "
+        + (f"{budget / 2**30:.2f} GiB, {memory.get('budget_rule')}" if budget else "unknown")
+        + f"; memory probe: {memory.get('method')})",
+        f"  time fit    R^2 {cm.r2:.4f}, worst relative residual {cm.worst_residual:.1%}"
+        + (f", {outliers} outlier shape(s) left out" if outliers else ""),
+    ]
+    if "r2" in memory:
+        lines.append(f"  memory fit  R^2 {memory['r2']:.4f}, "
+                     f"{memory['bytes_per_token'] / 1024:.1f} KiB per padded token, "
+                     f"{memory['bytes_per_token_length']:.3g} B per bs*L^2")
+    lines.append(f"  wrote {output}")
+    return "\n".join(lines)
+
+
+def _analytic_alpha(model):
+    from .cost_model import CostModel
+
+    try:
+        return CostModel.from_config(model.config).alpha
+    except (AttributeError, ValueError, TypeError, ZeroDivisionError):
+        return None

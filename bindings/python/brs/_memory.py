@@ -1,0 +1,135 @@
+"""Memory budgets and peak-memory probes for calibration.
+
+CUDA: torch.cuda.max_memory_allocated (the caching allocator's peak of live tensors). CPU:
+torch has no allocator statistics there, so the probe is the process's peak resident set
+(VmHWM, reset through /proc/self/clear_refs) above the resident set measured once after the
+model, its gradients and a warm-up step exist: an RSS delta, coarser than the CUDA figure
+(the C allocator keeps freed pages) but of the same quantity.
+"""
+
+import re
+
+_UNITS = {"": 1, "b": 1, "k": 2**10, "kib": 2**10, "kb": 10**3, "m": 2**20, "mib": 2**20,
+          "mb": 10**6, "g": 2**30, "gib": 2**30, "gb": 10**9, "t": 2**40, "tib": 2**40,
+          "tb": 10**12}
+#: On CPU the default budget is this fraction of MemAvailable (the rest is the OS's and other
+#: processes').
+CPU_BUDGET_FRACTION = 0.5
+#: On CUDA the default budget is the free memory (plus what torch already holds) minus this
+#: margin, for the CUDA context, fragmentation and what the optimizer allocates later.
+CUDA_MARGIN_FRACTION = 0.05
+CUDA_MARGIN_MIN = 2**30
+
+
+def parse_bytes(value, name="memory_budget"):
+    """Bytes from an int or a string such as '70GiB', '512MB', '1.5G' (K/M/G/T are binary)."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a number of bytes or a string like '70GiB'; got {value!r}")
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", value)
+        if not match or match.group(2).lower() not in _UNITS:
+            raise ValueError(f"{name} {value!r} is not a size: write bytes or a number with "
+                             "B, KiB, MiB, GiB, TiB (or KB, MB, GB, TB), e.g. '70GiB'")
+        number = float(match.group(1)) * _UNITS[match.group(2).lower()]
+    else:
+        raise TypeError(f"{name} must be a number of bytes or a string like '70GiB'; got "
+                        f"{type(value).__name__}")
+    if not number > 0:
+        raise ValueError(f"{name} must be > 0 bytes; got {value!r}")
+    return int(number)
+
+
+def default_budget(device):
+    """(bytes, how it was chosen) for a device when the caller gave no budget."""
+    import torch
+
+    if device.type == "cuda":
+        free, total = torch.cuda.mem_get_info(device)
+        margin = max(CUDA_MARGIN_MIN, int(CUDA_MARGIN_FRACTION * total))
+        held = torch.cuda.memory_reserved(device)
+        return free + held - margin, (f"free CUDA memory + torch's reserved pool - "
+                                      f"{margin / 2**30:.1f} GiB margin")
+    available = _meminfo_bytes("MemAvailable")
+    if available is None:
+        return None, "no MemAvailable in /proc/meminfo"
+    return int(CPU_BUDGET_FRACTION * available), (f"{CPU_BUDGET_FRACTION:.0%} of MemAvailable")
+
+
+def _meminfo_bytes(field):
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _status_bytes(field):
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+class PeakProbe:
+    """reset() before a shape, peak() after it: bytes, or None where nothing can measure."""
+
+    def __init__(self, device):
+        import torch
+
+        self._torch, self.device = torch, device
+        self.cuda = device.type == "cuda"
+        self.method = ("torch.cuda.max_memory_allocated" if self.cuda
+                       else "peak RSS (VmHWM) above the RSS after warm-up")
+        self._base = None
+
+    def set_baseline(self):
+        if not self.cuda:
+            self._base = _status_bytes("VmRSS")
+
+    def reset(self):
+        if self.cuda:
+            self._torch.cuda.reset_peak_memory_stats(self.device)
+            return
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")  # resets VmHWM to the current RSS (Linux >= 4.0)
+        except OSError:
+            self._base = None  # the peak cannot be reset: report no memory rather than a wrong one
+
+    def peak(self):
+        if self.cuda:
+            self._torch.cuda.synchronize(self.device)
+            return int(self._torch.cuda.max_memory_allocated(self.device))
+        high = _status_bytes("VmHWM")
+        if self._base is None or high is None:
+            return None
+        return max(0, high - self._base)
+
+
+def is_out_of_memory(exc):
+    import torch
+
+    if isinstance(exc, (MemoryError, torch.cuda.OutOfMemoryError)):
+        return True
+    text = str(exc).lower()
+    return isinstance(exc, RuntimeError) and ("out of memory" in text
+                                              or "can't allocate memory" in text)
+
+
+def free_cached(device):
+    import gc
+
+    import torch
+
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()

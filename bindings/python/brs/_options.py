@@ -1,0 +1,147 @@
+"""The library's option table, read once through the brs_option_* queries.
+
+libbrs holds the one list of options (libbrs/options.c): names, types, bounds, defaults, help
+and the names of enum-like values. The sampler's keywords, attributes and state, and the flags of
+``python -m brs report``, are all made from ``TABLE``; nothing here restates a default or a range.
+
+Python spells an option's value in its own idiom, derived from the table entry alone (the C CLI
+makes the same three cases into flags, cli/option_table.c):
+  - an integer option with named values takes the name (``strategy="random"``) or its number;
+  - an unnamed integer option with bounds [0, 1] is a switch: ``True`` / ``False``;
+  - any other option takes an int or a float.
+Only the type is checked here; bounds are checked by the library when the value is set, so its
+message (with the option's one name) is the one the user reads.
+"""
+
+import ctypes
+import math
+import numbers
+from typing import NamedTuple, Tuple
+
+from . import _native as n
+from ._errors import check
+
+INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
+
+
+class Option(NamedTuple):
+    """One row of the library's table."""
+
+    key: int
+    name: str  # the one name in every layer, e.g. "batch_size"
+    is_double: bool
+    lower: float  # int for an integer option
+    upper: float
+    default: float  # as the library stores it: int, or float for a double option
+    help: str  # one line
+    value_names: Tuple[str, ...]  # names of lower .. upper; empty when values are plain numbers
+
+    @property
+    def is_switch(self):
+        return not self.is_double and not self.value_names and (self.lower, self.upper) == (0, 1)
+
+    @property
+    def flag(self):
+        return "--" + self.name.replace("_", "-")
+
+    def to_native(self, value, argument):
+        """The value to store for ``value`` (passed as ``argument``); TypeError for a wrong type."""
+        if self.is_double:
+            return _real(value, argument)
+        if self.is_switch:
+            return _switch(value, argument)
+        if self.value_names and isinstance(value, str):
+            return self._value_of(value, argument)
+        return _integer(value, argument, self._what(), (self.lower, self.upper))
+
+    def from_native(self, raw):
+        """The Python value of a stored one: bool for a switch, the name of a named value."""
+        if self.is_switch:
+            return bool(raw)
+        if self.value_names and self.lower <= raw <= self.upper:
+            return self.value_names[raw - self.lower]
+        return raw
+
+    def _value_of(self, value, argument):
+        if value in self.value_names:
+            return self.lower + self.value_names.index(value)
+        raise ValueError(f"{argument} must be one of {', '.join(map(repr, self.value_names))}; "
+                         f"got {value!r}")
+
+    def _what(self):
+        if self.value_names:
+            return "one of " + ", ".join(map(repr, self.value_names)) + " (or its number)"
+        return "an int"
+
+
+def _integer(value, argument, what, bounds):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{argument} must be {what}; got {value!r} ({type(value).__name__})")
+    value = int(value)
+    if not INT64_MIN <= value <= INT64_MAX:  # cannot reach the library: say its bounds here
+        raise ValueError(f"{argument} = {value} is out of range [{bounds[0]}, {bounds[1]}]")
+    return value
+
+
+def _switch(value, argument):
+    if isinstance(value, bool) or type(value).__module__ == "numpy" and \
+            getattr(value, "dtype", None) == bool:
+        return int(bool(value))  # numpy.bool_, e.g. from a config array
+    if isinstance(value, numbers.Integral):
+        return int(value)  # 0 or 1; the library rejects anything else with its bounds
+    raise TypeError(f"{argument} must be True or False; got {value!r} ({type(value).__name__})")
+
+
+def _real(value, argument):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{argument} must be a number; got {value!r} ({type(value).__name__})")
+    value = float(value)
+    if math.isnan(value):  # the library rejects it too, but its message cannot say "NaN"
+        raise ValueError(f"{argument} must be a number, not NaN")
+    return value
+
+
+def _text(getter, *args):
+    out = ctypes.c_char_p()
+    check(getter(ctypes.byref(out), *args))
+    return out.value.decode()
+
+
+def _value_names(key, lower, upper):
+    """The names of an enum-like option's values; () when its values have none."""
+    out = ctypes.c_char_p()
+    if n.lib.brs_option_value_name(ctypes.byref(out), key, lower) != n.OK:
+        return ()
+    return tuple(_text(n.lib.brs_option_value_name, key, value)
+                 for value in range(lower, upper + 1))
+
+
+def _describe(key):
+    kind = ctypes.c_int32()
+    check(n.lib.brs_option_type(ctypes.byref(kind), key))
+    is_double = kind.value == n.OPTION_DOUBLE
+    c_type = ctypes.c_double if is_double else ctypes.c_int64
+    lower, upper, default = c_type(), c_type(), c_type()
+    bounds = n.lib.brs_option_bounds_double if is_double else n.lib.brs_option_bounds_int
+    check(bounds(ctypes.byref(lower), ctypes.byref(upper), key))
+    fallback = n.lib.brs_option_default_double if is_double else n.lib.brs_option_default_int
+    check(fallback(ctypes.byref(default), key))
+    names = () if is_double else _value_names(key, lower.value, upper.value)
+    return Option(key, _text(n.lib.brs_option_name, key), is_double, lower.value, upper.value,
+                  default.value, _text(n.lib.brs_option_help, key), names)
+
+
+def _read():
+    count = ctypes.c_size_t()
+    check(n.lib.brs_option_count(ctypes.byref(count)))
+    rows = []
+    for index in range(count.value):
+        key = ctypes.c_int32()
+        check(n.lib.brs_option_key(ctypes.byref(key), index))
+        rows.append(_describe(key.value))
+    return tuple(rows)
+
+
+#: Every option of the loaded library, in its order.
+TABLE = _read()
+BY_NAME = {option.name: option for option in TABLE}

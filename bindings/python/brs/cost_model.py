@@ -1,0 +1,189 @@
+"""brs.CostModel: the three numbers of the planner's cost model, with where they came from.
+
+libbrs prices a micro-batch of bs samples padded to length L as ``intercept + bs*L +
+alpha*bs*L^2`` (docs/algorithm.md). A CostModel carries alpha and intercept in those units, the
+cap ``max_tokens`` on bs*L, and the evidence behind them (fit quality, raw timings). It comes
+from ``brs.calibrate`` (timed on the user's model), from ``CostModel.from_config`` (counted
+FLOPs, no timing) or from the library's fixed default. The JSON file it saves is the one format
+``brs plan --cost-model``, ``BatchRebalanceSampler(cost_model=...)`` and
+``RebalanceOptions(cost_model=...)`` read; docs/calibration.md describes it.
+"""
+
+import json
+import math
+import os
+import tempfile
+
+from . import _args
+from ._flops import analytic_terms
+
+FORMAT = "brs-cost-model"
+VERSION = 1
+SOURCES = ("calibrated", "analytic", "fixed")
+# The library's defaults for alpha and intercept (BRS_OPT_ALPHA / BRS_OPT_INTERCEPT); the
+# sampler's signature states the same values, so a CostModel("fixed") plans like no cost model.
+FIXED_ALPHA = 0.001
+FIXED_INTERCEPT = 0.0
+
+
+class CostModel:
+    """alpha, intercept (brs units), max_tokens (int or None) and the fit's quality.
+
+    ``seconds_per_unit`` (calibrated models only) converts a cost back to seconds: the fitted
+    time of one padded token's linear work.
+    """
+
+    __slots__ = ("alpha", "intercept", "max_tokens", "r2", "worst_residual", "source", "model",
+                 "device", "seconds_per_unit", "memory", "timings")
+
+    def __init__(self, alpha, intercept=0.0, max_tokens=None, *, r2=None, worst_residual=None,
+                 source="fixed", model="", device="", seconds_per_unit=None, memory=None,
+                 timings=None):
+        self.alpha = _non_negative("alpha", alpha)
+        self.intercept = _non_negative("intercept", intercept)
+        self.max_tokens = _args.optional_integer("max_tokens", max_tokens, 1)
+        self.r2 = None if r2 is None else _args.real("r2", r2)
+        self.worst_residual = (None if worst_residual is None
+                               else _args.real("worst_residual", worst_residual))
+        if source not in SOURCES:
+            raise ValueError(f"source must be one of {SOURCES}; got {source!r}")
+        self.source = source
+        self.model = str(model)
+        self.device = str(device)
+        self.seconds_per_unit = (None if seconds_per_unit is None
+                                 else _args.real("seconds_per_unit", seconds_per_unit))
+        self.memory = dict(memory) if memory else {}
+        self.timings = list(timings) if timings else []
+
+    # -- the cost of a micro-batch ---------------------------------------------------------
+
+    def cost(self, batch_size, length):
+        """intercept + bs*L + alpha*bs*L^2, the library's units."""
+        tokens = batch_size * length
+        return self.intercept + tokens + self.alpha * tokens * length
+
+    # -- construction ------------------------------------------------------------------------
+
+    @classmethod
+    def fixed(cls):
+        """The library's default model (upstream transformers' constant alpha)."""
+        return cls(FIXED_ALPHA, FIXED_INTERCEPT, source="fixed", model="default")
+
+    @classmethod
+    def from_config(cls, config, *, causal=True):
+        """alpha from a transformers config by counting FLOPs, nothing timed.
+
+        alpha = attention FLOPs per token per unit of length / linear FLOPs per token. Linear:
+        q/k/v/o projections (k and v with the KV heads), the MLP (three matrices for SwiGLU,
+        two otherwise; top-k experts plus shared experts and the router for MoE) in every
+        layer, and the LM head. Attention: QK^T and AV, 2 * heads * head_dim per key per layer,
+        halved with ``causal`` because SDPA's and flash's causal kernels skip the masked half
+        (eager attention computes all of it: pass causal=False). The intercept is 0: launch and
+        optimizer overheads are not FLOPs; calibrate to measure them.
+        """
+        terms = analytic_terms(config, causal=causal)
+        alpha = terms["attention_per_token_per_length"] / terms["linear_per_token"]
+        name = getattr(config, "model_type", None) or type(config).__name__
+        return cls(alpha, 0.0, None, source="analytic", model=str(name),
+                   memory={"activation_bytes_per_token": terms["activation_bytes_per_token"],
+                           "flops": {k: v for k, v in terms.items()
+                                     if k != "activation_bytes_per_token"}})
+
+    @classmethod
+    def coerce(cls, value, name="cost_model"):
+        """A CostModel as given, or loaded from a path; TypeError for anything else."""
+        if isinstance(value, CostModel):
+            return value
+        if isinstance(value, (str, os.PathLike)):
+            return cls.load(value)
+        raise TypeError(f"{name} must be a brs.CostModel or the path of its JSON file; got "
+                        f"{type(value).__name__}")
+
+    # -- JSON --------------------------------------------------------------------------------
+
+    def to_dict(self):
+        return {"format": FORMAT, "version": VERSION, "alpha": self.alpha,
+                "intercept": self.intercept, "max_tokens": self.max_tokens, "r2": self.r2,
+                "worst_residual": self.worst_residual, "source": self.source,
+                "model": self.model, "device": self.device,
+                "seconds_per_unit": self.seconds_per_unit, "memory": self.memory,
+                "timings": self.timings}
+
+    @classmethod
+    def from_dict(cls, data, where="cost model"):
+        if not isinstance(data, dict):
+            raise ValueError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        if data.get("format") != FORMAT:
+            raise ValueError(f"{where}: 'format' is {data.get('format')!r}, expected {FORMAT!r} "
+                             "(write it with brs.CostModel.save or python -m brs calibrate)")
+        if data.get("version") != VERSION:
+            raise ValueError(f"{where}: 'version' {data.get('version')!r} is not supported "
+                             f"(this package reads version {VERSION})")
+        if "alpha" not in data:
+            raise ValueError(f"{where}: 'alpha' is missing")
+        try:
+            return cls(data["alpha"], data.get("intercept", 0.0), data.get("max_tokens"),
+                       r2=data.get("r2"), worst_residual=data.get("worst_residual"),
+                       source=data.get("source", "fixed"), model=data.get("model", ""),
+                       device=data.get("device", ""),
+                       seconds_per_unit=data.get("seconds_per_unit"),
+                       memory=data.get("memory"), timings=data.get("timings"))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
+
+    def save(self, path):
+        """Write the JSON atomically: a temporary file beside ``path``, then a rename."""
+        path = os.fspath(path)
+        text = json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".brs-cost-", suffix=".json", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path):
+        path = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except OSError as exc:
+            raise ValueError(f"cannot read cost model '{path}': {exc.strerror}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"cost model '{path}' is not JSON: {exc}") from None
+        return cls.from_dict(data, where=f"cost model '{path}'")
+
+    def __eq__(self, other):
+        if not isinstance(other, CostModel):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None
+
+    def __repr__(self):
+        return (f"CostModel(alpha={self.alpha:.6g}, intercept={self.intercept:.6g}, "
+                f"max_tokens={self.max_tokens}, r2={self.r2}, source={self.source!r})")
+
+
+def resolve(cost_model, alpha, intercept, max_tokens):
+    """(alpha, intercept, max_tokens) for a sampler: explicit values first, then the cost
+    model's, then the library's defaults. ``None`` means "not given"."""
+    cm = None if cost_model is None else CostModel.coerce(cost_model)
+    if alpha is None:
+        alpha = cm.alpha if cm else FIXED_ALPHA
+    if intercept is None:
+        intercept = cm.intercept if cm else FIXED_INTERCEPT
+    if max_tokens is None and cm is not None:
+        max_tokens = cm.max_tokens
+    return alpha, intercept, max_tokens
+
+
+def _non_negative(name, value):
+    value = _args.real(name, value)
+    if value < 0 or math.isinf(value):
+        raise ValueError(f"{name} must be a finite number >= 0; got {value}")
+    return value

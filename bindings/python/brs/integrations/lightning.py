@@ -1,0 +1,193 @@
+"""PyTorch Lightning with libbrs planning the training micro-batches.
+
+    from brs.integrations.lightning import RebalanceBatchSampler, RebalanceCallback
+
+    def train_dataloader(self):                      # in the LightningModule or DataModule
+        sampler = brs.BatchRebalanceSampler(lengths, per_device_batch_size=8, grad_accum=4)
+        return DataLoader(dataset, batch_sampler=RebalanceBatchSampler(sampler), collate_fn=pad)
+
+    trainer = lightning.Trainer(accumulate_grad_batches=4, callbacks=[RebalanceCallback()])
+
+What the two pieces do, and why Lightning needs them (guide: docs/lightning.md):
+
+- RebalanceBatchSampler puts the brs sampler where Lightning's ``set_epoch`` looks
+  (``batch_sampler.sampler``); without it every epoch replays epoch 0's order. Under a
+  distributed strategy with ``use_distributed_sampler=True`` (Lightning's default), Lightning
+  re-creates the batch sampler around its own DistributedSampler; this one takes that sampler's
+  ``num_replicas`` and ``rank`` as the strategy's data-parallel topology, checks the plan against
+  it, and keeps yielding brs's micro-batches.
+- RebalanceCallback checks ``accumulate_grad_batches`` against the sampler's grad_accum and the
+  sampler's ranks against the strategy's, saves the sampler position into every checkpoint (an
+  exact resume inside an epoch: Lightning itself restarts a plain DataLoader from its start),
+  logs the ``brs/`` metrics of each optimizer step with ``LightningModule.log``, and gives the
+  training step the plan of its optimizer step (for the token-count loss normalisation).
+"""
+
+import logging
+
+import lightning.pytorch as pl
+
+from brs import BatchRebalanceSampler
+
+from ._metrics import plan_metrics, planned_time_name
+from ._sampler_lookup import find_rebalance_sampler
+
+__all__ = ["RebalanceBatchSampler", "RebalanceCallback", "step_plan"]
+
+logger = logging.getLogger(__name__)
+
+
+class RebalanceBatchSampler:
+    """The DataLoader's ``batch_sampler``: yields the brs sampler's micro-batches as is.
+
+    ``rebalance`` is the BatchRebalanceSampler; ``sampler`` is for Lightning only (the
+    DistributedSampler it injects under ``use_distributed_sampler=True``, read for its
+    ``num_replicas`` and ``rank``). ``.sampler`` is the brs sampler, so that Lightning's
+    ``set_epoch`` reaches it.
+    """
+
+    batch_size = None  # variable-size micro-batches
+
+    def __init__(self, rebalance, sampler=None):
+        if not isinstance(rebalance, BatchRebalanceSampler):
+            raise TypeError(f"RebalanceBatchSampler wraps a brs.BatchRebalanceSampler, got "
+                            f"{type(rebalance).__name__}")
+        self.sampler = rebalance
+        self.drop_last = rebalance.drop_last
+        self.distributed_sampler = sampler  # what Lightning injected, None before
+        if sampler is not None:
+            _check_topology(rebalance, getattr(sampler, "num_replicas", None),
+                            getattr(sampler, "rank", None), "Lightning's distributed sampler")
+        # Lightning re-creates a custom batch sampler from these saved arguments, replacing the
+        # one named "sampler" (lightning/pytorch/utilities/data.py); without them it would call
+        # the class with batch_size=..., which a planner of variable-size batches cannot take.
+        setattr(self, "__pl_saved_args", (rebalance,))
+        setattr(self, "__pl_saved_kwargs", {})
+        setattr(self, "__pl_saved_default_kwargs", {"sampler": None})
+        setattr(self, "__pl_saved_arg_names", ("rebalance",))
+
+    def __iter__(self):
+        return iter(self.sampler)
+
+    def __len__(self):
+        return len(self.sampler)
+
+    def set_epoch(self, epoch):
+        self.sampler.set_epoch(epoch)
+
+
+class RebalanceCallback(pl.Callback):
+    """Keeps the brs sampler in step with Lightning's fit loop (see the module docstring).
+
+    ``metrics=False`` turns the ``brs/`` metrics off.
+    """
+
+    def __init__(self, metrics=True):
+        if not isinstance(metrics, bool):
+            raise TypeError(f"metrics must be True or False, got {metrics!r}")
+        self.metrics = metrics
+        self._sampler = None
+        self._pending = None  # a loaded state, applied once the sampler exists
+        self._consumed = 0  # micro-batches of the current epoch trained (resume included)
+        self._plan = None  # (epoch, step, Plan) of the step being trained
+        self._resumed_epoch = None  # the epoch a loaded position belongs to, until it starts
+
+    @property
+    def state_key(self):
+        return "brs.RebalanceCallback"
+
+    # -- fit-loop hooks -----------------------------------------------------------------------
+
+    def on_train_start(self, trainer, pl_module):
+        sampler = self._bind(trainer)
+        _check_grad_accum(sampler, trainer.accumulate_grad_batches)
+        kwargs = trainer.distributed_sampler_kwargs or {"num_replicas": 1, "rank": 0}
+        _check_topology(sampler, kwargs.get("num_replicas"), kwargs.get("rank"),
+                        f"the {type(trainer.strategy).__name__}")
+        if self._pending is not None:
+            sampler.load_state_dict(self._pending)
+            position = self._pending["step"] * sampler.grad_accum + self._pending["micro"]
+            self._consumed, self._pending = position, None
+            self._resumed_epoch = sampler.epoch
+        else:
+            self._resumed_epoch = None
+
+    def on_train_epoch_start(self, trainer, pl_module):
+        # Lightning's own set_epoch reaches the sampler only through RebalanceBatchSampler;
+        # setting it here too makes a bare BatchRebalanceSampler reshuffle on one device.
+        # A resumed epoch keeps the position loaded from the checkpoint (same epoch: no reset).
+        self._sampler.set_epoch(trainer.current_epoch)
+        if self._resumed_epoch != self._sampler.epoch:
+            self._consumed = 0
+        self._resumed_epoch = None
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        self._consumed += 1
+        sampler = self._sampler
+        if self.metrics and self._consumed % sampler.grad_accum == 0:
+            plan = self._step_plan(self._consumed // sampler.grad_accum - 1)
+            for name, value in plan_metrics(plan, planned_time_name(sampler)).items():
+                pl_module.log(name, float(value), on_step=True, on_epoch=False, batch_size=1)
+
+    # -- what the training step asks -----------------------------------------------------------
+
+    def step_plan(self):
+        """The brs.Plan of the optimizer step the batch now being trained belongs to."""
+        if self._sampler is None:
+            raise RuntimeError("RebalanceCallback.step_plan() is available once training runs")
+        return self._step_plan(self._consumed // self._sampler.grad_accum)
+
+    def _step_plan(self, step):
+        epoch = self._sampler.epoch
+        if self._plan is None or self._plan[:2] != (epoch, step):
+            self._plan = (epoch, step, self._sampler.plan(step, epoch=epoch))
+        return self._plan[2]
+
+    # -- checkpoints ---------------------------------------------------------------------------
+
+    def state_dict(self):
+        if self._sampler is None:
+            return {}
+        return {"sampler": self._sampler.state_dict(consumed=self._consumed)}
+
+    def load_state_dict(self, state_dict):
+        # Lightning restores callbacks before it builds the dataloaders: keep it for later.
+        self._pending = state_dict.get("sampler")
+
+    def _bind(self, trainer):
+        sampler = find_rebalance_sampler(trainer.train_dataloader)
+        if sampler is None:
+            raise ValueError(
+                "RebalanceCallback found no brs sampler in the train dataloader: return "
+                "DataLoader(dataset, batch_sampler=RebalanceBatchSampler(brs_sampler), ...) from "
+                "train_dataloader() (see docs/lightning.md)")
+        self._sampler = sampler
+        return sampler
+
+
+def step_plan(trainer):
+    """The brs.Plan of the optimizer step being trained, from the trainer's RebalanceCallback."""
+    for callback in trainer.callbacks:
+        if isinstance(callback, RebalanceCallback):
+            return callback.step_plan()
+    raise ValueError("step_plan() needs a brs RebalanceCallback in Trainer(callbacks=[...])")
+
+
+def _check_grad_accum(sampler, accumulate):
+    if accumulate != sampler.grad_accum:
+        raise ValueError(
+            f"Trainer(accumulate_grad_batches={accumulate}) but the brs sampler plans "
+            f"grad_accum={sampler.grad_accum} micro-batches per optimizer step: set both to the "
+            "same value, or Lightning's optimizer steps would cut across the planned steps")
+
+
+def _check_topology(sampler, dp_size, rank, source):
+    if dp_size is None or rank is None:
+        return
+    if (sampler.dp_size, sampler.rank) != (int(dp_size), int(rank)):
+        raise ValueError(
+            f"the brs sampler plans for dp_size={sampler.dp_size}, rank={sampler.rank} but "
+            f"{source} has {dp_size} data-parallel replica(s) and this is replica {rank}: build "
+            f"BatchRebalanceSampler(..., dp_size={dp_size}, rank={rank}) or leave both unset "
+            "to detect them from torch.distributed")
+

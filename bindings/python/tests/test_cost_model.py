@@ -1,0 +1,183 @@
+"""brs.CostModel: the JSON file (round trip, atomic writes, refused files), the analytic alpha of
+a transformers config, and the sampler options it supplies."""
+
+import json
+import math
+import os
+
+import pytest
+
+import brs
+from brs import BatchRebalanceSampler, CostModel
+from brs import cost_model as cost_model_module
+
+LENGTHS = [(i * 37) % 500 + 10 for i in range(400)]
+
+
+def sampler(**options):
+    return BatchRebalanceSampler(LENGTHS, per_device_batch_size=4, grad_accum=2, dp_size=2,
+                                 rank=0, **options)
+
+
+def calibrated():
+    return CostModel(0.0042, 17.5, 3000, r2=0.98, worst_residual=0.07, source="calibrated",
+                     model="m", device="cpu", seconds_per_unit=1e-6,
+                     memory={"bytes_per_token": 1024.0},
+                     timings=[{"batch_size": 1, "length": 8, "seconds": 0.01}])
+
+
+# -- JSON ----------------------------------------------------------------------------------------
+
+def test_save_then_load_gives_the_same_model(tmp_path):
+    path = tmp_path / "cost.json"
+    cm = calibrated()
+    cm.save(path)
+    data = json.loads(path.read_text())
+    assert (data["format"], data["version"]) == ("brs-cost-model", 1)
+    assert (data["alpha"], data["intercept"], data["max_tokens"]) == (0.0042, 17.5, 3000)
+    assert CostModel.load(path) == cm
+    assert CostModel.load(str(path)).timings == cm.timings
+
+
+def test_unknown_keys_are_ignored_and_optional_ones_default(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"format": "brs-cost-model", "version": 1, "alpha": 0.5,
+                                "something_new": [1, 2]}))
+    cm = CostModel.load(path)
+    assert (cm.alpha, cm.intercept, cm.max_tokens, cm.r2) == (0.5, 0.0, None, None)
+
+
+@pytest.mark.parametrize("content, message", [
+    ({"format": "other", "version": 1, "alpha": 0.1}, "format"),
+    ({"version": 1, "alpha": 0.1}, "format"),
+    ({"format": "brs-cost-model", "version": 2, "alpha": 0.1}, "version"),
+    ({"format": "brs-cost-model", "version": 1}, "alpha"),
+    ({"format": "brs-cost-model", "version": 1, "alpha": -1.0}, "alpha"),
+    ({"format": "brs-cost-model", "version": 1, "alpha": 0.1, "max_tokens": 0}, "max_tokens"),
+    ({"format": "brs-cost-model", "version": 1, "alpha": "big"}, "alpha"),
+    ([1, 2, 3], "JSON object"),
+])
+def test_load_refuses_bad_files(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(ValueError, match=message):
+        CostModel.load(path)
+
+
+def test_load_refuses_a_file_that_is_not_json_or_missing(tmp_path):
+    path = tmp_path / "notjson.json"
+    path.write_text("alpha = 0.1\n")
+    with pytest.raises(ValueError, match="not JSON"):
+        CostModel.load(path)
+    with pytest.raises(ValueError, match="cannot read"):
+        CostModel.load(tmp_path / "absent.json")
+
+
+def test_a_failed_save_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    path = tmp_path / "cost.json"
+    calibrated().save(path)
+    before = path.read_bytes()
+    bad = calibrated()
+    bad.memory = {"x": math.nan}  # not JSON: refused before anything is written
+    with pytest.raises(ValueError):
+        bad.save(path)
+
+    def broken_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError):
+        CostModel(0.9).save(path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cost.json"]
+
+
+# -- the sampler -------------------------------------------------------------------------------
+
+def test_a_cost_model_sets_alpha_intercept_and_max_tokens_of_the_sampler(tmp_path):
+    cm = calibrated()
+    explicit = sampler(alpha=cm.alpha, intercept=cm.intercept, max_tokens=cm.max_tokens)
+    assert sampler(cost_model=cm).fingerprint == explicit.fingerprint
+    path = tmp_path / "cost.json"
+    cm.save(path)
+    from_path = sampler(cost_model=str(path))
+    assert from_path.fingerprint == explicit.fingerprint
+    assert (from_path.alpha, from_path.intercept, from_path.max_tokens) == (0.0042, 17.5, 3000)
+    assert sampler(cost_model=path).fingerprint == explicit.fingerprint  # a pathlib.Path
+
+
+def test_the_cost_model_changes_the_fingerprint_and_explicit_values_win():
+    cm = calibrated()
+    assert sampler(cost_model=cm).fingerprint != sampler().fingerprint
+    mixed = sampler(cost_model=cm, alpha=0.001)
+    assert (mixed.alpha, mixed.intercept, mixed.max_tokens) == (0.001, 17.5, 3000)
+    assert sampler(cost_model=CostModel.fixed()).fingerprint == sampler().fingerprint
+
+
+def test_the_sampler_refuses_other_cost_model_types(tmp_path):
+    with pytest.raises(TypeError, match="cost_model"):
+        sampler(cost_model=0.001)
+    with pytest.raises(ValueError, match="cannot read"):
+        sampler(cost_model=str(tmp_path / "absent.json"))
+
+
+def test_resolve_falls_back_to_the_library_defaults():
+    assert cost_model_module.resolve(None, None, None, None) == (
+        cost_model_module.FIXED_ALPHA, cost_model_module.FIXED_INTERCEPT, None)
+
+
+# -- from_config -------------------------------------------------------------------------------
+
+transformers = pytest.importorskip("transformers")
+
+
+def gpt2(**overrides):
+    settings = dict(n_layer=12, n_embd=768, n_head=12, vocab_size=50257, n_positions=1024)
+    settings.update(overrides)
+    return transformers.GPT2Config(**settings)
+
+
+def llama(**overrides):
+    settings = dict(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32,
+                    num_key_value_heads=8, intermediate_size=14336, vocab_size=128256,
+                    hidden_act="silu")
+    settings.update(overrides)
+    return transformers.LlamaConfig(**settings)
+
+
+def test_gpt2_small_alpha_is_attention_over_linear_flops():
+    h, layers, vocab = 768, 12, 50257
+    linear = layers * (4 * h * h + 2 * h * 4 * h) + h * vocab
+    attention = layers * 2 * h / 2  # QK^T and AV, causal half
+    cm = CostModel.from_config(gpt2())
+    assert cm.source == "analytic" and cm.intercept == 0.0
+    assert cm.alpha == pytest.approx(attention / linear, rel=1e-12)
+    assert CostModel.from_config(gpt2(), causal=False).alpha == pytest.approx(2 * cm.alpha)
+
+
+def test_wider_models_and_grouped_kv_heads_move_alpha_the_right_way():
+    small, big = CostModel.from_config(gpt2()).alpha, CostModel.from_config(llama()).alpha
+    assert big < small < CostModel.fixed().alpha
+    # Fewer KV heads: less linear work in k/v projections, same attention: alpha rises.
+    assert CostModel.from_config(llama(num_key_value_heads=2)).alpha > big
+    # SwiGLU has three MLP matrices where GELU has two: more linear work, lower alpha.
+    assert CostModel.from_config(llama(hidden_act="gelu")).alpha > big
+
+
+def test_moe_counts_the_active_experts_only():
+    dense = transformers.Qwen2MoeConfig(hidden_size=512, num_hidden_layers=4,
+                                        num_attention_heads=8, num_key_value_heads=8,
+                                        vocab_size=1000, num_experts=8, num_experts_per_tok=2,
+                                        moe_intermediate_size=256,
+                                        shared_expert_intermediate_size=0)
+    more = transformers.Qwen2MoeConfig(**{**dense.to_dict(), "num_experts_per_tok": 4})
+    assert CostModel.from_config(more).alpha < CostModel.from_config(dense).alpha
+
+
+def test_from_config_refuses_what_is_not_a_decoder_config():
+    with pytest.raises(ValueError, match="hidden size"):
+        CostModel.from_config(object())
+
+
+def test_the_package_exports_the_api():
+    assert brs.CostModel is CostModel and callable(brs.calibrate)
