@@ -178,3 +178,22 @@ def plot(results, path):
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return True
+
+
+def readme_table(result_sets):
+    """One row per (dataset, batch size) of several results.json: ours / peer real tokens/s,
+    'micro-step sync / step sync'."""
+    pairs = [(o, p) for o in OURS for p in PEERS]
+    lines = ["| dataset, P | " + " | ".join(f"{o} / {p}" for o, p in pairs) + " |",
+             "|---|" + "---|" * len(pairs)]
+    for results in result_sets:
+        for block in results["runs"]:
+            cells = []
+            for o, p in pairs:
+                a = block["samplers"].get(o, {}).get("summary")
+                b = block["samplers"].get(p, {}).get("summary")
+                cells.append("-" if not a or not b else
+                             f"{a['real_tokens_per_s'] / b['real_tokens_per_s']:.2f}x / "
+                             f"{a['real_tokens_per_s_step_sync'] / b['real_tokens_per_s_step_sync']:.2f}x")
+            lines.append(f"| {block['dataset']}, {block['batch_size']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
