@@ -65,6 +65,8 @@ def parse_args(argv):
     p.add_argument("--interleave", action=argparse.BooleanOptionalAction, default=None,
                    help="train step k of every sampler before step k+1 of any (default: on "
                    "for CPU, off for CUDA, where each sampler's peak memory must be its own)")
+    p.add_argument("--rewrite-report", action="store_true",
+                   help="only rewrite report.md and the plot from --out's results.json")
     p.add_argument("--out", default=None, help="default bench/results/train_e2e/<device>")
     return p.parse_args(argv)
 
@@ -156,6 +158,11 @@ def main(argv=None):
     out = Path(args.out or HERE / "results" / "train_e2e" / slug(
         "cuda-" + device_name(device) if device.type == "cuda" else "cpu"))
     out.mkdir(parents=True, exist_ok=True)
+    if args.rewrite_report:
+        results = json.loads((out / "results.json").read_text())
+        write(results, cost_models(_shapes.shape_config(results["shape"]),
+                                   brs.CostModel.from_dict(results["calibration"])), out)
+        return 0
     clock = Clock(args.time_budget)
     config = _shapes.shape_config(args.shape)
     model = _shapes.build_model(config, device=device, dtype=dtype, attention="sdpa")
@@ -178,9 +185,7 @@ def main(argv=None):
     print(f"cost model ({args.cost_model or 'calibrated here'}) in {calibrate_seconds:.0f} s: alpha {calibrated.alpha:.3g}, intercept "
           f"{calibrated.intercept:.3g}, max_tokens {calibrated.max_tokens}, R^2 "
           f"{calibrated.r2:.3f}", file=sys.stderr, flush=True)
-    models = {"fixed (0.001)": brs.CostModel.fixed(),
-              "analytic (from_config)": brs.CostModel.from_config(config),
-              "calibrated": calibrated}
+    models = cost_models(config, calibrated)
 
     results = {"command": " ".join([sys.executable, *sys.argv]),
                "device": device_name(device), "device_type": device.type,
@@ -208,6 +213,12 @@ def main(argv=None):
     return 0
 
 
+def cost_models(config, calibrated):
+    return {"fixed (0.001)": brs.CostModel.fixed(),
+            "analytic (from_config)": brs.CostModel.from_config(config),
+            "calibrated": calibrated}
+
+
 def _load():
     try:
         return list(os.getloadavg())
@@ -219,7 +230,7 @@ def write(results, models, out):
     samples = [s for block in results["runs"] for r in block["samplers"].values()
                if "summary" in r for s in summary.micro_samples(r)]
     results["model_error"] = summary.model_error(samples, models) if samples else {}
-    results["load_average_end"] = _load()
+    results.setdefault("load_average_end", _load())  # kept when only the report is rewritten
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     has_plot = summary.plot(results, out / "throughput.png")
     cal = results["calibration"]

@@ -105,15 +105,16 @@ def markdown(results):
     lines, dp = [], results["dp"]
     for block in results["runs"]:
         head = f"### {block['dataset']}, per-device batch {block['batch_size']}"
-        lines += [head, "", f"| sampler | dp={dp} step, micro-step sync | dp={dp} step, step "
-                  "sync | real tok/s | padded tok/s | padding eff. | max bs*L | peak memory |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for name, r in block["samplers"].items():
+        lines += [head, "", f"| sampler | steps | dp={dp} step, micro-step sync | dp={dp} step, "
+                  "step sync | real tok/s | padded tok/s | padding eff. | max bs*L | peak memory |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        ordered = sorted(block["samplers"].items(), key=lambda kv: (PEERS + OURS).index(kv[0]))
+        for name, r in ordered:
             if "summary" not in r:
-                lines.append(f"| {name} | {r.get('oom') or r.get('skipped')} | | | | | | |")
+                lines.append(f"| {name} | 0 | {r.get('oom') or r.get('skipped')} | | | | | | |")
                 continue
             s = r["summary"]
-            lines.append(f"| {name} | {s['step_time_micro_sync'] * 1e3:.1f} ms | "
+            lines.append(f"| {name} | {s['steps']} | {s['step_time_micro_sync'] * 1e3:.1f} ms | "
                          f"{s['step_time_step_sync'] * 1e3:.1f} ms | "
                          f"{s['real_tokens_per_s']:.0f} | {s['padded_tokens_per_s']:.0f} | "
                          f"{s['padding_efficiency']:.1%} | {s['max_padded_tokens']} | "
@@ -177,3 +178,22 @@ def plot(results, path):
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return True
+
+
+def readme_table(result_sets):
+    """One row per (dataset, batch size) of several results.json: ours / peer real tokens/s,
+    'micro-step sync / step sync'."""
+    pairs = [(o, p) for o in OURS for p in PEERS]
+    lines = ["| dataset, P | " + " | ".join(f"{o} / {p}" for o, p in pairs) + " |",
+             "|---|" + "---|" * len(pairs)]
+    for results in result_sets:
+        for block in results["runs"]:
+            cells = []
+            for o, p in pairs:
+                a = block["samplers"].get(o, {}).get("summary")
+                b = block["samplers"].get(p, {}).get("summary")
+                cells.append("-" if not a or not b else
+                             f"{a['real_tokens_per_s'] / b['real_tokens_per_s']:.2f}x / "
+                             f"{a['real_tokens_per_s_step_sync'] / b['real_tokens_per_s_step_sync']:.2f}x")
+            lines.append(f"| {block['dataset']}, {block['batch_size']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
