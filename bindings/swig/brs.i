@@ -122,6 +122,10 @@ static int brs_obj_append(brs_obj list, brs_obj item)
 %typemap(out) brs_obj { $result = $1; }
 
 %typemap(in) (const uint32_t *lengths, size_t n) {
+    /* An iterator is no sequence: PySequence_Fast would drain it, forever if it never ends. */
+    if (!PySequence_Check($input))
+        SWIG_exception_fail(SWIG_TypeError, "lengths must be a sequence of ints (list, tuple, "
+                            "array); an iterator may never end: pass list(...) of it");
     PyObject *seq = PySequence_Fast($input, "lengths must be a sequence of ints");
     if (!seq)
         SWIG_fail;
@@ -144,6 +148,9 @@ static int brs_obj_append(brs_obj list, brs_obj item)
         SWIG_exception_fail(SWIG_MemoryError, "no memory for the lengths");
 }
 %typemap(in) (const void *indices, size_t n_indices), (const void *counts, size_t n_counts) {
+    if (!PySequence_Check($input))
+        SWIG_exception_fail(SWIG_TypeError, "$1_name must be a sequence of ints (list, tuple, "
+                            "array), not an iterator: pass list(...) of it");
     PyObject *seq = PySequence_Fast($input, "$1_name must be a sequence of ints");
     if (!seq)
         SWIG_fail;

@@ -110,9 +110,10 @@ def _bounded_list(seq):
     try:
         count = len(seq)
     except TypeError:
-        raise TypeError(f"lengths must be a sequence with a len() (list, tuple, numpy array, "
-                        f"torch tensor); got {type(seq).__name__}: an iterator may never end, "
-                        "so pass list(...) of a finite one") from None
+        endless = (f"{type(seq).__name__}: an iterator may never end, so pass list(...) of a "
+                   "finite one" if hasattr(seq, "__iter__") else type(seq).__name__)
+        raise TypeError("lengths must be a sequence of integers with a len() (list, tuple, "
+                        f"numpy array, torch tensor); got {endless}") from None
     try:
         values = list(itertools.islice(seq, count + 1))
     except TypeError:

@@ -71,16 +71,18 @@ def torchrun(script, *args, nproc=2, timeout=240, env=None):
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             output, _ = process.communicate()
-            _fail(script, args, f"hung: no result within {timeout}s", output, logs, nproc)
+            _fail(script, args, f"hung: no result within {timeout}s", output, logs, nproc,
+                  unlisted="killed at the timeout")
         if process.returncode != 0:
             _fail(script, args, f"failed (torchrun exit code {process.returncode})", output,
                   logs, nproc)
         return output
 
 
-def rank_exit_codes(torchrun_output, nproc):
-    """{rank: exit code} from torchrun's failure summary; ranks it does not list exited 0."""
-    codes = dict.fromkeys(range(nproc), 0)
+def rank_exit_codes(torchrun_output, nproc, unlisted=0):
+    """{rank: exit code} from torchrun's failure summary; ranks it does not list exited 0 (or,
+    after a hang, when torchrun printed no summary: ``unlisted``)."""
+    codes = dict.fromkeys(range(nproc), unlisted)
     for rank, code in re.findall(r"rank\s*:\s*(\d+).*?\n\s*exitcode\s*:\s*(-?\d+)",
                                  torchrun_output):
         codes[int(rank)] = int(code)
@@ -96,10 +98,10 @@ def rank_logs(log_dir, nproc, stream="stderr", tail=4000):
     return found
 
 
-def _fail(script, args, what, output, logs, nproc):
+def _fail(script, args, what, output, logs, nproc, unlisted=0):
     import pytest
 
-    codes = rank_exit_codes(output, nproc)
+    codes = rank_exit_codes(output, nproc, unlisted)
     stderr = rank_logs(logs, nproc)
     ranks = "\n".join(f"--- rank {rank}: exit code {codes[rank]}; its stderr:\n{stderr[rank]}"
                       for rank in range(nproc))

@@ -82,7 +82,7 @@ LENGTH_CASES = [  # (description, lengths, exception, what the message must say)
     ("a len() that lies", LyingLength(), ValueError, r"len\(\) == 3 but yields more"),
     ("a string", "5 6 7", TypeError, r"lengths must be a sequence of integers.*got str"),
     ("a dict", {0: 5, 1: 6}, TypeError, r"got dict"),
-    ("None", None, TypeError, r"got NoneType"),
+    ("None", None, TypeError, r"sequence of integers with a len\(\).*got NoneType$"),
     ("an empty list", [], ValueError, r"lengths is empty"),
     ("an empty numpy array", np.array([], dtype=np.uint32), ValueError, r"lengths is empty"),
     ("a zero length", [5, 0, 7], ValueError, r"lengths\[1\] is 0.*at least one token"),

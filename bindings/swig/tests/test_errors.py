@@ -1,4 +1,9 @@
-"""Every failing status raises, with brs_strerror and the handle's detail."""
+"""Every failing status raises, with brs_strerror and the handle's detail; bad Python values
+(wrong types, 2**64, NaN/inf, iterators, masked arrays) are refused before any C call. The cases
+of BadInput are recorded for docs/errors.md when $BRS_ERROR_LOG is set."""
+import itertools
+import json
+import os
 import unittest
 
 import brs_swig as b
@@ -100,6 +105,77 @@ class Errors(unittest.TestCase):
         self.assertEqual(b.version_string(),
                          f"{b.BRS_VERSION_MAJOR}.{b.BRS_VERSION_MINOR}.{b.BRS_VERSION_PATCH}")
         self.assertNotEqual(b.strerror(b.BRS_ERR_STATE), b.strerror(b.BRS_ERR_NO_MEMORY))
+
+
+def record(call, bad_input, exception):
+    path = os.environ.get("BRS_ERROR_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(json.dumps({"layer": "SWIG (Python)", "call": call, "input": bad_input,
+                                  "outcome": type(exception).__name__,
+                                  "message": str(exception)}) + "\n")
+
+
+class BadInput(unittest.TestCase):
+    CASES = [  # (call, bad input, function, exception, what the message must say)
+        ("Sampler(lengths, batch_size)", "batch_size='2'",
+         lambda: b.Sampler(LENGTHS, batch_size="2"), TypeError, r"int64_t"),
+        ("Sampler(lengths, batch_size)", "batch_size=2.5",
+         lambda: b.Sampler(LENGTHS, batch_size=2.5), TypeError, r"int64_t"),
+        ("Sampler(lengths, batch_size)", "batch_size=-1",
+         lambda: b.Sampler(LENGTHS, batch_size=-1), ValueError,
+         r"batch_size = -1 is out of range \[1, \d+\]"),
+        ("Sampler(lengths, batch_size)", "batch_size=0",
+         lambda: b.Sampler(LENGTHS, batch_size=0), ValueError, r"batch_size = 0 is out of range"),
+        ("Sampler(lengths, seed)", "seed=2**64", lambda: b.Sampler(LENGTHS, seed=2**64),
+         OverflowError, r"int64_t"),
+        ("Sampler(lengths, alpha)", "alpha=nan", lambda: b.Sampler(LENGTHS, alpha=float("nan")),
+         ValueError, r"alpha = nan is out of range"),
+        ("Sampler(lengths, alpha)", "alpha=inf", lambda: b.Sampler(LENGTHS, alpha=float("inf")),
+         ValueError, r"alpha = inf is out of range"),
+        ("Sampler(lengths, max_tokens)", "max_tokens=-1",
+         lambda: b.Sampler(LENGTHS, max_tokens=-1), ValueError, r"max_tokens"),
+        ("Sampler(lengths)", "an endless iterator", lambda: b.Sampler(itertools.count(1)),
+         TypeError, r"an iterator may never end: pass list"),
+        ("Sampler(lengths)", "a generator", lambda: b.Sampler(n for n in LENGTHS), TypeError,
+         r"sequence of ints"),
+        ("Sampler(lengths)", "[30, 2**64]", lambda: b.Sampler([30, 2**64]), ValueError,
+         r"lengths\[1\] is not an integer in 0 .. 2\*\*32-1"),
+        ("Sampler(lengths)", "[30, None]", lambda: b.Sampler([30, None]), ValueError,
+         r"lengths\[1\]"),
+        ("Sampler.plan(step)", "step=-1", lambda: b.Sampler(LENGTHS).plan(-1),
+         (OverflowError, ValueError), r"."),
+        ("Sampler.plan(step)", "step=2**64", lambda: b.Sampler(LENGTHS).plan(2**64),
+         OverflowError, r"."),
+        ("Sampler.plan(step)", "step='0'", lambda: b.Sampler(LENGTHS).plan("0"), TypeError,
+         r"."),
+    ]
+
+    def test_cases(self):
+        for call, bad, function, exception, pattern in self.CASES:
+            with self.subTest(call=call, bad=bad):
+                with self.assertRaisesRegex(exception, pattern) as caught:
+                    function()
+                record(call, bad, caught.exception)
+
+    def test_a_masked_array_is_refused(self):
+        try:
+            import numpy as np
+        except ImportError:
+            self.skipTest("numpy is not installed")
+        masked = np.ma.masked_array(LENGTHS, mask=[0, 1] + [0] * (len(LENGTHS) - 2))
+        with self.assertRaisesRegex(ValueError, r"lengths\[1\]") as caught:
+            b.Sampler(masked)
+        record("Sampler(lengths)", "a numpy masked array", caught.exception)
+
+    def test_no_message_outlives_its_call(self):
+        sampler = b.Sampler(LENGTHS, batch_size=2)
+        with self.assertRaisesRegex(ValueError, "rank"):
+            sampler.set_int(b.BRS_OPT_RANK, -5)
+        with self.assertRaises(ValueError) as caught:
+            sampler.get_int(999)
+        self.assertNotIn("rank", str(caught.exception))
+        self.assertIn("999", str(caught.exception))
 
 
 if __name__ == "__main__":

@@ -177,3 +177,142 @@ fn errors_are_std_errors() {
     let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(error.clone());
     assert_eq!(boxed.to_string(), error.message());
 }
+
+/// Appends the case to $BRS_ERROR_LOG (JSON lines) for docs/errors.md, when it is set.
+fn record(call: &str, bad_input: &str, error: &Error) {
+    let Ok(path) = std::env::var("BRS_ERROR_LOG") else {
+        return;
+    };
+    let quote = |text: &str| {
+        let mut out = String::from("\"");
+        for c in text.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out + "\""
+    };
+    let line = format!(
+        "{{\"layer\": \"Rust\", \"call\": {}, \"input\": {}, \"outcome\": {}, \"message\": {}}}\n",
+        quote(call),
+        quote(bad_input),
+        quote(&format!("Err(ErrorCode::{:?})", error.code())),
+        quote(error.message())
+    );
+    use std::io::Write;
+    let mut log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("BRS_ERROR_LOG must be writable");
+    log.write_all(line.as_bytes())
+        .expect("BRS_ERROR_LOG must be writable");
+}
+
+#[test]
+fn extreme_values_are_refused_with_the_option_named() {
+    let lengths = synthetic_lengths(64, 6);
+    let cases = [
+        (
+            "dp_size(u64::MAX)",
+            Sampler::builder().dp_size(u64::MAX),
+            "dp_size",
+        ),
+        (
+            "dp_size(2^32)",
+            Sampler::builder().dp_size(1 << 32),
+            "dp_size",
+        ),
+        (
+            "per_device_batch_size(u64::MAX)",
+            Sampler::builder().per_device_batch_size(u64::MAX),
+            "batch_size",
+        ),
+        (
+            "grad_accum(0)",
+            Sampler::builder().grad_accum(0),
+            "grad_accum",
+        ),
+        (
+            "max_tokens(Some(u64::MAX))",
+            Sampler::builder().max_tokens(Some(u64::MAX)),
+            "max_tokens",
+        ),
+        (
+            "alpha(f64::INFINITY)",
+            Sampler::builder().alpha(f64::INFINITY),
+            "alpha",
+        ),
+        (
+            "intercept(f64::NEG_INFINITY)",
+            Sampler::builder().intercept(f64::NEG_INFINITY),
+            "intercept",
+        ),
+        (
+            "alpha(f64::NAN)",
+            Sampler::builder().alpha(f64::NAN),
+            "alpha",
+        ),
+    ];
+    for (what, builder, name) in cases {
+        let error = build_error(builder, &lengths);
+        assert_eq!(error.code(), ErrorCode::OutOfRange, "{what}: {error}");
+        assert!(
+            error.message().contains(name),
+            "{what}: {error:?} should name {name}"
+        );
+        record("SamplerBuilder::build", what, &error);
+    }
+}
+
+#[test]
+fn a_length_of_zero_or_an_empty_slice_is_recorded_with_its_message() {
+    let error = build_error(Sampler::builder(), &[]);
+    record("SamplerBuilder::build", "lengths = &[]", &error);
+    let error = build_error(Sampler::builder().per_device_batch_size(1), &[5, 0, 7]);
+    assert_message(&error, ErrorCode::InvalidLength, "1");
+    record("SamplerBuilder::build", "lengths = &[5, 0, 7]", &error);
+}
+
+#[test]
+fn an_epoch_or_step_at_u64_max_is_refused_or_planned_never_a_crash() {
+    let sampler = Sampler::builder()
+        .per_device_batch_size(2)
+        .build(&synthetic_lengths(64, 7))
+        .unwrap();
+    let error = sampler.plan_at(0, u64::MAX).expect_err("no step u64::MAX");
+    assert_eq!(error.code(), ErrorCode::OutOfRange, "{error}");
+    record("Sampler::plan_at(epoch, step)", "step = u64::MAX", &error);
+    // Any epoch is a valid shuffle key.
+    assert!(sampler.plan_at(u64::MAX, 0).is_ok());
+}
+
+#[test]
+fn no_message_outlives_its_call() {
+    let lengths = synthetic_lengths(64, 8);
+    let sampler = Sampler::builder()
+        .per_device_batch_size(2)
+        .build(&lengths)
+        .unwrap();
+    let first = build_error(Sampler::builder().dp_size(4).rank(9), &lengths);
+    assert!(first.message().contains("rank"), "{first:?}");
+    let second = sampler.plan(1_000_000).expect_err("past the epoch");
+    assert!(
+        !second.message().contains("rank"),
+        "{second:?} is the earlier call's message"
+    );
+    let plan = sampler.plan(0).unwrap();
+    let third = plan.micro_batch(7, 0).expect_err("no rank 7");
+    assert!(
+        !third.message().contains("1000000"),
+        "{third:?} is the earlier call's message"
+    );
+    record(
+        "Plan::micro_batch(rank, micro)",
+        "rank = 7 of dp_size 1",
+        &third,
+    );
+}
