@@ -1,7 +1,7 @@
 /*
  * fuzz_api.c - libFuzzer harness of the public C API (include/brs.h).
  *
- * The input is a program: a dataset, then up to 32 operations (set an
+ * The input is a program: a dataset, then up to 24 operations (set an
  * option through the option table, set lengths by copy or borrow, compute a
  * step at any epoch/step, walk a whole epoch, resume a step after others,
  * query micro-batches at any rank/micro-step, read options back). Every
@@ -15,10 +15,9 @@
 #include <string.h>
 
 /* Small datasets keep one execution in the tens of microseconds, and whole
- * epochs and the reference permutation cheap to check. */
+ * epochs cheap to check. */
 #define FZ_MAX_N 300
-#define FZ_PERM_MAX_N 96
-#define FZ_MAX_OPS 32
+#define FZ_MAX_OPS 24
 #define FZ_MAX_OPTIONS 64
 /* Steps of more samples are not planned: a topped-up step of K > N samples
  * is legal but slow, and says nothing small inputs do not. */
@@ -38,8 +37,6 @@ typedef struct {
     uint32_t *lengths; /* what the sampler holds (it may borrow this array) */
     size_t n;
     uint64_t fingerprint;
-    uint64_t *perm; /* the epoch permutation of perm_epoch, or NULL */
-    uint64_t perm_epoch;
 } fz_world;
 
 static fz_option options[FZ_MAX_OPTIONS];
@@ -107,12 +104,6 @@ static void fingerprint_now(uint64_t *fp, const fz_world *w)
     *fp = 0;
 }
 
-static void forget_perm(fz_world *w)
-{
-    free(w->perm);
-    w->perm = NULL;
-}
-
 /* An option changed (or did not): the fingerprint must follow, except for
  * the rank, which every rank of one job shares the plan across. */
 static void check_fingerprint(fz_world *w, int changed, brs_option key)
@@ -128,8 +119,6 @@ static void check_fingerprint(fz_world *w, int changed, brs_option key)
                      (int)key);
     }
     w->fingerprint = fp;
-    if (changed && (key == BRS_OPT_SEED || key == BRS_OPT_SHUFFLE))
-        forget_perm(w);
 }
 
 static brs_option pick_key(fz_world *w, int want_double)
@@ -268,7 +257,6 @@ static void op_lengths(fz_world *w)
     free(w->lengths);
     w->lengths = next;
     w->n = n;
-    forget_perm(w);
     uint64_t old = w->fingerprint;
     fingerprint_now(&w->fingerprint, w);
     FZ_CHECK(!same || old == w->fingerprint, "the same lengths changed the fingerprint");
@@ -314,47 +302,37 @@ static brs_sampler *clone_sampler(const fz_world *w)
     return c;
 }
 
-/* The epoch permutation, read from a sampler of one sample per step: its
- * step j is position j (docs/design.md: a step's samples depend only on
- * N, B, seed, epoch and shuffle). */
-static const uint64_t *epoch_perm(fz_world *w, uint64_t epoch)
+/* A sampler of one micro-batch per step over the same dataset, seed and
+ * shuffle: by docs/design.md a step's samples depend only on N, B, seed,
+ * epoch and shuffle, so it must draw the same sample sets. */
+static brs_sampler *reference_sampler(const fz_world *w, int64_t batch, int64_t drop_last)
 {
-    if (w->perm && w->perm_epoch == epoch)
-        return w->perm;
-    forget_perm(w);
     brs_sampler *ref = NULL;
-    brs_plan *p = NULL;
     int64_t seed = 0, shuffle = 1;
     brs_sampler_get_int(&seed, w->s, BRS_OPT_SEED);
     brs_sampler_get_int(&shuffle, w->s, BRS_OPT_SHUFFLE);
-    FZ_CHECK(brs_sampler_new(&ref) == BRS_OK && brs_plan_new(&p) == BRS_OK &&
+    FZ_CHECK(brs_sampler_new(&ref) == BRS_OK &&
                  brs_sampler_set_lengths(ref, w->lengths, w->n, BRS_LENGTHS_BORROW) == BRS_OK &&
-                 brs_sampler_set_int(ref, BRS_OPT_BATCH_SIZE, 1) == BRS_OK &&
+                 brs_sampler_set_int(ref, BRS_OPT_BATCH_SIZE, batch) == BRS_OK &&
+                 brs_sampler_set_int(ref, BRS_OPT_DROP_LAST, drop_last) == BRS_OK &&
                  brs_sampler_set_int(ref, BRS_OPT_SEED, seed) == BRS_OK &&
                  brs_sampler_set_int(ref, BRS_OPT_SHUFFLE, shuffle) == BRS_OK,
-             "building the reference sampler");
-    uint64_t *perm = malloc(w->n * sizeof *perm);
-    unsigned char *seen = calloc(w->n, 1);
-    FZ_CHECK(perm && seen, "out of memory in the harness");
-    for (size_t j = 0; j < w->n; j++) {
-        const uint64_t *idx;
-        size_t count;
-        brs_status st = brs_plan_compute(p, ref, epoch, j);
-        FZ_CHECK(st == BRS_OK && brs_plan_micro_batch(&idx, &count, p, 0, 0) == BRS_OK &&
-                     count == 1 && idx[0] < w->n && !seen[idx[0]],
-                 "one-sample step %zu of epoch %llu is not a permutation entry", j,
-                 (unsigned long long)epoch);
-        perm[j] = idx[0];
-        seen[idx[0]] = 1;
-        FZ_CHECK(shuffle || idx[0] == j, "shuffle off, position %zu holds %llu", j,
-                 (unsigned long long)idx[0]);
-    }
-    free(seen);
-    brs_plan_free(p);
-    brs_sampler_free(ref);
-    w->perm = perm;
-    w->perm_epoch = epoch;
-    return perm;
+             "building a reference sampler");
+    return ref;
+}
+
+/* Appends the samples of step t of the reference to out; their count. */
+static uint64_t reference_step(uint64_t *out, brs_plan *p, const brs_sampler *ref,
+                               uint64_t epoch, uint64_t t)
+{
+    const uint64_t *idx;
+    size_t count;
+    brs_status st = brs_plan_compute(p, ref, epoch, t);
+    FZ_CHECK(st == BRS_OK && brs_plan_micro_batch(&idx, &count, p, 0, 0) == BRS_OK,
+             "reference step %llu of epoch %llu = %d: %s", (unsigned long long)t,
+             (unsigned long long)epoch, (int)st, brs_plan_last_error(p));
+    memcpy(out, idx, count * sizeof *idx);
+    return count;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -363,18 +341,35 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The step's dataset indices by the contract, ascending (malloc'd), or NULL
- * when the dataset is too large for the reference. */
+/* The step's dataset indices by the contract, ascending (malloc'd): the
+ * slice of the epoch order, and for a short kept last step the top-up,
+ * the first K - r positions of the order again (wrapping). */
 static uint64_t *expected_samples(fz_world *w, const fz_config *c, uint64_t epoch, uint64_t t)
 {
-    if (w->n > FZ_PERM_MAX_N)
-        return NULL;
-    const uint64_t *perm = epoch_perm(w, epoch);
-    uint64_t count = fz_step_samples(c, w->n, t), start = t * fz_global_batch(c);
+    uint64_t count = fz_step_samples(c, w->n, t), b = fz_global_batch(c);
     uint64_t *out = malloc((count + 1) * sizeof *out);
-    FZ_CHECK(out != NULL, "out of memory in the harness");
-    for (uint64_t j = 0; j < count; j++)
-        out[j] = perm[(start + j) % w->n]; /* the top-up wraps around */
+    brs_plan *p = NULL;
+    FZ_CHECK(out != NULL && brs_plan_new(&p) == BRS_OK, "out of memory in the harness");
+    if (!c->shuffle) { /* the identity order, known without the library */
+        for (uint64_t j = 0; j < count; j++)
+            out[j] = (t * b + j) % w->n;
+        brs_plan_free(p);
+        qsort(out, count, sizeof *out, cmp_u64);
+        return out;
+    }
+    brs_sampler *ref = reference_sampler(w, (int64_t)b, c->drop_last);
+    uint64_t got = reference_step(out, p, ref, epoch, t);
+    brs_sampler_free(ref);
+    FZ_CHECK(got <= count && (got == count || t * b + got == w->n),
+             "reference step %llu holds %llu of %llu samples", (unsigned long long)t,
+             (unsigned long long)got, (unsigned long long)count);
+    if (got < count) {
+        ref = reference_sampler(w, 1, 1);
+        for (uint64_t j = 0; got < count; j++)
+            got += reference_step(out + got, p, ref, epoch, j % w->n);
+        brs_sampler_free(ref);
+    }
+    brs_plan_free(p);
     qsort(out, count, sizeof *out, cmp_u64);
     return out;
 }
@@ -390,8 +385,6 @@ static void check_cap_infeasible(fz_world *w, const fz_config *c, uint64_t epoch
 {
     FZ_CHECK(c->max_tokens > 0, "CAP_INFEASIBLE without max_tokens");
     uint64_t *idx = expected_samples(w, c, epoch, t);
-    if (!idx)
-        return;
     uint64_t count = fz_step_samples(c, w->n, t), k = fz_micro_batches(c);
     uint32_t *len = malloc(count * sizeof *len);
     FZ_CHECK(len != NULL, "out of memory in the harness");
@@ -523,22 +516,23 @@ static void op_resume(fz_world *w)
     fz_snapshot_free(&cold);
 }
 
-static void tally_epoch(unsigned *seen, unsigned *want, fz_world *w, const fz_config *c,
-                        uint64_t steps, uint64_t epoch)
+/* An epoch's index counts: at most once with drop_last (only the N mod B
+ * tail is missing), at least once without (only top-up repeats added). */
+static void tally_epoch(const unsigned *seen, fz_world *w, const fz_config *c, uint64_t steps)
 {
-    const uint64_t *perm = epoch_perm(w, epoch);
-    for (uint64_t t = 0; t < steps; t++) {
-        uint64_t count = fz_step_samples(c, w->n, t), start = t * fz_global_batch(c);
-        for (uint64_t j = 0; j < count; j++)
-            want[perm[(start + j) % w->n]]++;
-    }
+    uint64_t b = fz_global_batch(c), total = 0, want = 0, missing = 0;
+    for (uint64_t t = 0; t < steps; t++)
+        want += fz_step_samples(c, w->n, t);
     for (size_t i = 0; i < w->n; i++) {
-        FZ_CHECK(seen[i] == want[i], "index %zu appears %u times in epoch %llu, expected %u", i,
-                 seen[i], (unsigned long long)epoch, want[i]);
-        /* drop_last drops only the tail; keeping it adds only top-up repeats */
         FZ_CHECK(c->drop_last ? seen[i] <= 1 : seen[i] >= 1, "index %zu seen %u times", i,
                  seen[i]);
+        total += seen[i];
+        missing += seen[i] == 0;
     }
+    FZ_CHECK(total == want, "an epoch holds %llu samples, the contract says %llu",
+             (unsigned long long)total, (unsigned long long)want);
+    FZ_CHECK(missing == (c->drop_last ? w->n - steps * b : 0), "%llu indices never drawn",
+             (unsigned long long)missing);
 }
 
 static uint64_t gcd(uint64_t a, uint64_t b)
@@ -556,12 +550,12 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 static void op_epoch(fz_world *w)
 {
     uint64_t steps = steps_now(w), epoch = fz_index(&w->in, 3);
-    if (steps == 0 || steps > 64 || w->n > FZ_PERM_MAX_N)
+    if (steps == 0 || steps > 24)
         return;
     fz_config c;
     fz_config_read(&c, w->s);
-    unsigned *seen = calloc(w->n, sizeof *seen), *want = calloc(w->n, sizeof *want);
-    FZ_CHECK(seen && want, "out of memory in the harness");
+    unsigned *seen = calloc(w->n, sizeof *seen);
+    FZ_CHECK(seen != NULL, "out of memory in the harness");
     uint64_t stride = 1 + fz_below(&w->in, steps), offset = fz_below(&w->in, steps);
     while (gcd(stride, steps) != 1)
         stride--; /* a stride coprime to steps visits every step once */
@@ -575,9 +569,8 @@ static void op_epoch(fz_world *w)
             fz_snapshot_free(&snap);
     }
     if (complete)
-        tally_epoch(seen, want, w, &c, steps, epoch);
+        tally_epoch(seen, w, &c, steps);
     free(seen);
-    free(want);
 }
 
 /* Micro-batch queries at any rank/micro-step on whatever the plan holds. */
@@ -647,6 +640,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     brs_plan_free(w.other);
     brs_sampler_free(w.s);
     free(w.lengths);
-    forget_perm(&w);
     return 0;
 }
