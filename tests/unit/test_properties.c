@@ -3,7 +3,7 @@
  * duplicated over an epoch, the same micro-batch count on every rank, the
  * hard cap, one plan for two samplers built apart (and, once, in another
  * process), resume equal to the uninterrupted run, a fingerprint that
- * follows every option but the rank. Datasets are small (N <= 60) so that
+ * follows every option but the rank. Datasets are small (N <= 128) so that
  * the suite stays fast under ASan; tests/fuzz covers larger shapes. */
 #include "brs_test.h"
 
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #define CONFIGS 10000
-#define MAX_N 60
+#define MAX_N 128
 
 /* ---- random configurations ----------------------------------------------- */
 
@@ -49,8 +49,8 @@ static void random_case(case_t *k, bt_rng *r)
     static const double intercepts[] = {0.0, 1.0, 1e6};
     bt_config c = bt_config_default(k->lengths, n);
     c.batch_size = 1 + (int64_t)bt_rng_below(r, 4);
-    c.dp_size = 1 + (int64_t)bt_rng_below(r, 4);
-    c.grad_accum = 1 + (int64_t)bt_rng_below(r, 3);
+    c.dp_size = 1 + (int64_t)bt_rng_below(r, 6);
+    c.grad_accum = 1 + (int64_t)bt_rng_below(r, 4);
     c.rank = (int64_t)bt_rng_below(r, (uint64_t)c.dp_size);
     c.seed = (int64_t)(bt_rng_next(r) >> 1);
     c.shuffle = (int64_t)bt_rng_below(r, 4) != 0;
@@ -157,7 +157,8 @@ static brs_status enc_step(enc_t *e, brs_plan *p, const brs_sampler *s, uint64_t
 
 static bool enc_equal(const enc_t *a, const enc_t *b)
 {
-    return a->len == b->len && memcmp(a->data, b->data, a->len * sizeof *a->data) == 0;
+    return a->len == b->len &&
+           (a->len == 0 || memcmp(a->data, b->data, a->len * sizeof *a->data) == 0);
 }
 
 /* The whole epoch into e; the first failing status, or BRS_OK. */
