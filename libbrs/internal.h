@@ -4,6 +4,7 @@
 
 #include "brs.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,22 +26,34 @@
 __extension__ typedef unsigned __int128 brs_wide;
 #define BRS_COST_UNITS_PER_ONE 1000000u
 
-/* The resolved configuration; every field is validated on set. */
+/* The resolved configuration, one field per line of options.def: an INT
+ * option is an int64_t of its name, a DOUBLE one a uint64_t name_micro in
+ * units of 1e-6 (exact, identical cost arithmetic on every machine). Every
+ * field is validated on set. */
+#define BRS_CONFIG_FIELD_INT(name) int64_t name;
+#define BRS_CONFIG_FIELD_DOUBLE(name) uint64_t name##_micro;
 struct brs_config {
-    int64_t batch_size;
-    int64_t grad_accum;
-    int64_t dp_size;
-    int64_t rank;
-    int64_t seed;
-    int64_t shuffle;
-    int64_t drop_last;
-    int64_t max_tokens;
-    int64_t packed;
-    uint64_t alpha_micro;     /* alpha in units of 1e-6 */
-    uint64_t intercept_micro; /* intercept in units of 1e-6 */
+#define BRS_OPTION(key, name, type, lower, upper, fallback, fingerprinted, help, values) \
+    BRS_CONFIG_FIELD_##type(name)
+#include "options.def"
+#undef BRS_OPTION
 };
 
+/* The last option key of libbrs 1.0: options after it enter the fingerprint
+ * only when set to a value other than their default, so that every plan 1.0
+ * could make keeps its fingerprint (tests/vectors). */
+#define BRS_OPT_LAST_OF_1_0 BRS_OPT_INTERCEPT
+
 #define BRS_MESSAGE_SIZE 512
+
+/* A handle's detail message. Every failing call on a handle writes it, the
+ * read-only ones included (libgit2's rule: no message outlives the next
+ * failure), so two read-only calls failing at once on one handle both write:
+ * `busy` serialises them. */
+struct brs_message {
+    atomic_flag busy;
+    char text[BRS_MESSAGE_SIZE];
+};
 
 struct brs_sampler {
     const uint32_t *lengths; /* borrowed, or == owned */
@@ -50,19 +63,28 @@ struct brs_sampler {
     size_t max_length_index;
     uint64_t lengths_hash;
     struct brs_config config;
-    char message[BRS_MESSAGE_SIZE];
+    struct brs_message message;
 };
 
-/* errors.c */
-void brs_message_set(char *buffer, const char *format, ...)
+/* errors.c: brs_fail writes the message and returns `status`. The handles
+ * are always heap objects the caller may not write, never const objects, so
+ * a const handle's message may be written (the const of the API says the
+ * call does not change what the handle describes). */
+brs_status brs_fail(const struct brs_message *message, brs_status status, const char *format,
+                    ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
+    __attribute__((format(printf, 3, 4)))
 #endif
     ;
+void brs_message_clear(struct brs_message *message);
+const char *brs_message_text(const struct brs_message *message);
 
 /* options.c */
 void brs_config_defaults(struct brs_config *config);
 double brs_micro_to_double(uint64_t micro);
+/* The fingerprint's share of the configuration: every fingerprinted option
+ * of options.def mixed into h in table order. */
+uint64_t brs_config_mix(uint64_t h, const struct brs_config *config);
 
 /* prng.c: the epoch permutation, a keyed bijection of [0, n). */
 struct brs_permutation {
@@ -185,8 +207,29 @@ void brs_assign_snake(uint32_t *slot_of, uint32_t *order, brs_wide *micro_sync,
 void brs_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs, size_t k,
                     size_t dp_size, uint32_t *scratch);
 
+/* baselines.c: the fixed-size strategies. brs_baseline_slots deals the n
+ * drawn dataset indices (read order) into K = dp_size * grad_accum chunks,
+ * chunk c to slot (c % dp_size) * grad_accum + c / dp_size, writing
+ * slot_start[0..K] and the indices slot by slot. */
+void brs_baseline_slots(uint64_t *indices, size_t *slot_start, const uint64_t *drawn, size_t n,
+                        size_t dp_size, size_t grad_accum);
+/* Samples per megabatch of transformers' length grouping for a batch of
+ * `batch` samples (batch_size * grad_accum). */
+size_t brs_megabatch_size(size_t n, size_t batch);
+/* The length-grouped epoch order (N dataset indices), cached in the plan
+ * handle for one (sampler fingerprint, epoch); never global state. */
+struct brs_grouped_order {
+    int valid;
+    uint64_t fingerprint, epoch;
+    uint64_t *order;
+    uint64_t *scratch;
+};
+brs_status brs_grouped_order_get(const uint64_t **order, struct brs_grouped_order *cache,
+                                 const brs_sampler *sampler, uint64_t epoch);
+void brs_grouped_order_free(struct brs_grouped_order *cache);
+
 /* sampler.c */
-brs_status brs_config_check(const struct brs_sampler *sampler, char *message);
+brs_status brs_config_check(const struct brs_sampler *sampler, const struct brs_message *message);
 uint64_t brs_steps_in_epoch(const struct brs_sampler *sampler);
 
 #endif

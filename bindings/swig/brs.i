@@ -253,7 +253,110 @@ static brs_obj swig_option_bounds_double(BrsError *err, int32_t key)
         brs_swig_fail(err, BRS_ERR_NO_MEMORY, "");
     return pair;
 }
+
+/* The option table (LIBBRS_1.1): names, types, defaults and help come from
+ * the library, so scripts never restate them. */
+static size_t swig_option_count(void)
+{
+    size_t count = 0;
+    brs_option_count(&count);
+    return count;
+}
+
+static int32_t swig_option_key(BrsError *err, size_t index)
+{
+    brs_option key = 0;
+    brs_status status = brs_option_key(&key, index);
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, "index is not below option_count()");
+    return key;
+}
+
+static int32_t swig_option_find(BrsError *err, const char *name)
+{
+    brs_option key = 0;
+    brs_status status = brs_option_find(&key, name);
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, "no option has this name");
+    return key;
+}
+
+/* The string queries share one shape: a static string or an error. */
+static const char *swig_option_text(BrsError *err, brs_status status, const char *text,
+                                    const char *why)
+{
+    if (status != BRS_OK) {
+        brs_swig_fail(err, status, why);
+        return NULL;
+    }
+    return text;
+}
+
+static const char *swig_option_name(BrsError *err, int32_t key)
+{
+    const char *name = NULL;
+    return swig_option_text(err, brs_option_name(&name, key), name, "unknown option key");
+}
+
+static const char *swig_option_help(BrsError *err, int32_t key)
+{
+    const char *text = NULL;
+    return swig_option_text(err, brs_option_help(&text, key), text, "unknown option key");
+}
+
+static const char *swig_option_value_name(BrsError *err, int32_t key, int64_t value)
+{
+    const char *name = NULL;
+    return swig_option_text(err, brs_option_value_name(&name, key, value), name,
+                            "not an option with named values, or a value outside its bounds");
+}
+
+static int32_t swig_option_type(BrsError *err, int32_t key)
+{
+    int32_t type = -1;
+    brs_status status = brs_option_type(&type, key);
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, "unknown option key");
+    return type;
+}
+
+static int64_t swig_option_default_int(BrsError *err, int32_t key)
+{
+    int64_t value = 0;
+    brs_status status = brs_option_default_int(&value, key);
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, "not an integer option");
+    return value;
+}
+
+static double swig_option_default_double(BrsError *err, int32_t key)
+{
+    double value = 0;
+    brs_status status = brs_option_default_double(&value, key);
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, "not a double option");
+    return value;
+}
 %}
+
+%rename(option_count) swig_option_count;
+%rename(option_key) swig_option_key;
+%rename(option_find) swig_option_find;
+%rename(option_name) swig_option_name;
+%rename(option_help) swig_option_help;
+%rename(option_value_name) swig_option_value_name;
+%rename(option_type) swig_option_type;
+%rename(option_default_int) swig_option_default_int;
+%rename(option_default_double) swig_option_default_double;
+size_t swig_option_count(void);
+int32_t swig_option_key(BrsError *err, size_t index);
+int32_t swig_option_find(BrsError *err, const char *name);
+const char *swig_option_name(BrsError *err, int32_t key);
+const char *swig_option_help(BrsError *err, int32_t key);
+const char *swig_option_value_name(BrsError *err, int32_t key, int64_t value);
+int32_t swig_option_type(BrsError *err, int32_t key);
+int64_t swig_option_default_int(BrsError *err, int32_t key);
+double swig_option_default_double(BrsError *err, int32_t key);
 
 %rename(version_number) swig_version_number;
 %rename(version_string) swig_version_string;
