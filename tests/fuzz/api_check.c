@@ -240,6 +240,8 @@ static void check_slot(step_sums *sums, const fz_snapshot *snap, size_t slot, si
         FZ_CHECK(snap->indices[i] < d->n, "index %llu out of range for %zu samples",
                  (unsigned long long)snap->indices[i], d->n);
         uint64_t l = d->lengths[snap->indices[i]];
+        FZ_CHECK(l >= 1, "slot %zu holds index %llu of length 0", slot,
+                 (unsigned long long)snap->indices[i]);
         sum += l;
         sum_sq += (u128)l * l;
         longest = l > longest ? l : longest;

@@ -2,9 +2,10 @@
  * fuzz_api.c - libFuzzer harness of the public C API (include/brs.h).
  *
  * The input is a program: a dataset, then up to 24 operations (set an
- * option through the option table, set lengths by copy or borrow, compute a
- * step at any epoch/step, walk a whole epoch, resume a step after others,
- * query micro-batches at any rank/micro-step, read options back). Every
+ * option through the option table, set lengths by copy or borrow, change a
+ * borrowed array behind the sampler's back, compute a step at any
+ * epoch/step, walk a whole epoch, resume a step after others, query
+ * micro-batches at any rank/micro-step, read options back). Every
  * answer is checked against the contract by tests/fuzz/api_check.c; a
  * broken promise aborts.
  */
@@ -37,6 +38,9 @@ typedef struct {
     uint32_t *lengths; /* what the sampler holds (it may borrow this array) */
     size_t n;
     uint64_t fingerprint;
+    size_t plan_n; /* the dataset size w->plan was computed for */
+    int borrowed;  /* the sampler borrows w->lengths */
+    int mutated;   /* ... and the harness changed it since (a broken precondition) */
 } fz_world;
 
 static fz_option options[FZ_MAX_OPTIONS];
@@ -257,9 +261,28 @@ static void op_lengths(fz_world *w)
     free(w->lengths);
     w->lengths = next;
     w->n = n;
+    w->borrowed = mode == BRS_LENGTHS_BORROW;
+    w->mutated = 0;
     uint64_t old = w->fingerprint;
     fingerprint_now(&w->fingerprint, w);
     FZ_CHECK(!same || old == w->fingerprint, "the same lengths changed the fingerprint");
+}
+
+/* Changes a borrowed array behind the sampler's back: documented as the
+ * caller's fault, it must still give an error (INVALID_LENGTH for a 0,
+ * SAMPLE_TOO_LONG above the cap) or a plan of the new lengths, never a
+ * crash or a hang. */
+static void op_mutate(fz_world *w)
+{
+    if (!w->borrowed || !w->lengths)
+        return;
+    for (uint8_t i = 0, count = 1 + fz_u8(&w->in) % 4; i < count; i++) {
+        size_t at = (size_t)fz_below(&w->in, w->n);
+        static const uint32_t odd[] = {0, 1, UINT32_MAX, 2, 1u << 31};
+        uint8_t how = fz_u8(&w->in);
+        w->lengths[at] = how < 200 ? odd[how % 5] : fz_u32(&w->in);
+    }
+    w->mutated = 1;
 }
 
 /* ---- planning --------------------------------------------------------- */
@@ -440,6 +463,12 @@ static int compute_checked(fz_world *w, fz_snapshot *snap, uint64_t epoch, uint6
     if (st != BRS_OK) {
         fz_check_failure(st, brs_plan_last_error(w->plan), "brs_plan_compute");
         check_not_ready(w->plan);
+        if (w->mutated) {
+            FZ_CHECK(want != 1 || st == BRS_ERR_CAP_INFEASIBLE || st == BRS_ERR_INVALID_LENGTH ||
+                         st == BRS_ERR_SAMPLE_TOO_LONG,
+                     "compute over a changed borrowed array = %d", (int)st);
+            return 0;
+        }
         FZ_CHECK(want != 1 ? st == want : st == BRS_ERR_CAP_INFEASIBLE,
                  "compute(%llu, %llu) = %d, expected %d", (unsigned long long)epoch,
                  (unsigned long long)step, (int)st, (int)want);
@@ -450,9 +479,14 @@ static int compute_checked(fz_world *w, fz_snapshot *snap, uint64_t epoch, uint6
     FZ_CHECK(want == 1, "compute(%llu, %llu) succeeded, expected %d", (unsigned long long)epoch,
              (unsigned long long)step, (int)want);
     FZ_CHECK(brs_plan_last_error(w->plan)[0] == '\0', "a successful compute left a message");
+    w->plan_n = w->n; /* the plan outlives later changes of the lengths */
     fz_snapshot_take(snap, w->plan, &c);
     fz_data d = {w->lengths, w->n};
-    uint64_t *expected = expected_samples(w, &c, epoch, step);
+    /* After a change behind the sampler's back, the references (which
+     * validate the lengths) cannot be built; the plan is still checked. */
+    uint64_t *expected = w->mutated || c.strategy == BRS_STRATEGY_LENGTH_GROUPED
+                             ? NULL
+                             : expected_samples(w, &c, epoch, step);
     fz_check_step(snap, &c, &d, epoch, step, expected);
     free(expected);
     return 1;
@@ -469,6 +503,8 @@ static void check_determinism(fz_world *w, const fz_snapshot *snap, uint64_t epo
     fz_snapshot_take(&again, w->other, &c);
     fz_snapshot_same(snap, &again, "a second compute");
     fz_snapshot_free(&again);
+    if (w->mutated)
+        return;
     brs_sampler *clone = clone_sampler(w);
     FZ_CHECK(brs_plan_compute(w->other, clone, epoch, step) == BRS_OK, "clone compute failed");
     brs_sampler_free(clone); /* plans stay valid after their sampler is freed */
@@ -591,7 +627,7 @@ static void op_micro(fz_world *w)
         FZ_CHECK(st == BRS_ERR_OUT_OF_RANGE, "micro_batch(%lld, %lld) outside = %d",
                  (long long)rank, (long long)micro, (int)st);
     else
-        FZ_CHECK(st == BRS_OK && count >= 1 && idx[0] < w->n, "micro_batch(%lld, %lld) = %d",
+        FZ_CHECK(st == BRS_OK && count >= 1 && idx[0] < w->plan_n, "micro_batch(%lld, %lld) = %d",
                  (long long)rank, (long long)micro, (int)st);
 }
 
@@ -623,7 +659,8 @@ static void op_queries(fz_world *w)
 
 typedef void (*fz_op)(fz_world *w);
 static const fz_op ops[] = {op_set_int, op_set_int, op_set_double, op_lengths, op_compute,
-                            op_compute, op_epoch, op_resume, op_micro, op_queries};
+                            op_compute, op_epoch, op_resume, op_micro, op_queries,
+                            op_set_int, op_mutate};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
