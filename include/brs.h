@@ -414,6 +414,10 @@ typedef int32_t brs_plan_key;
 #define BRS_PLAN_TOTAL_REAL_TOKENS 7
 /** Largest padded-token count of one micro-batch (the memory peak). */
 #define BRS_PLAN_MAX_PADDED_TOKENS 8
+/** Samples per megabatch of the length_grouped strategy in this epoch
+ *  (mult x batch_size x grad_accum, at most N); 0 for the other strategies
+ *  and a loaded plan (since 1.1). */
+#define BRS_PLAN_MEGABATCH_SIZE 9
 /** Double plan queries (brs_plan_get_double), in cost units. */
 /** Largest micro-batch cost: the exact minimum under the constraints (padded mode). */
 #define BRS_PLAN_MAX_COST 20

@@ -39,12 +39,16 @@ void brs_baseline_slots(uint64_t *indices, size_t *slot_start, const uint64_t *d
     }
 }
 
-size_t brs_megabatch_size(size_t n, size_t batch)
+/* transformers: mult = min(N // (4 * batch), 50), or 1 when that is 0;
+ * batch = batch_size * grad_accum, the batch the Trainer passes it. */
+size_t brs_grouped_megabatch(const brs_sampler *sampler)
 {
+    size_t n = sampler->count;
+    size_t batch = (size_t)(sampler->config.batch_size * sampler->config.grad_accum);
     size_t mult = n / (4 * batch);
     if (mult > 50) mult = 50;
     if (mult == 0) mult = 1;
-    return mult * batch;
+    return mult * batch < n ? mult * batch : n;
 }
 
 void brs_grouped_order_free(struct brs_grouped_order *cache)
@@ -75,8 +79,7 @@ static brs_status build_grouped_order(struct brs_grouped_order *cache, const brs
 {
     const struct brs_config *c = &s->config;
     size_t n = s->count;
-    size_t size = brs_megabatch_size(n, (size_t)(c->batch_size * c->grad_accum));
-    if (size > n) size = n;
+    size_t size = brs_grouped_megabatch(s);
     uint64_t *order = realloc(cache->order, n * sizeof *order);
     if (!order) return BRS_ERR_NO_MEMORY;
     cache->order = order;

@@ -213,9 +213,9 @@ void brs_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *c
  * slot_start[0..K] and the indices slot by slot. */
 void brs_baseline_slots(uint64_t *indices, size_t *slot_start, const uint64_t *drawn, size_t n,
                         size_t dp_size, size_t grad_accum);
-/* Samples per megabatch of transformers' length grouping for a batch of
- * `batch` samples (batch_size * grad_accum). */
-size_t brs_megabatch_size(size_t n, size_t batch);
+/* Samples per megabatch of transformers' length grouping of this sampler's
+ * dataset (at most N). */
+size_t brs_grouped_megabatch(const brs_sampler *sampler);
 /* The length-grouped epoch order (N dataset indices), cached in the plan
  * handle for one (sampler fingerprint, epoch); never global state. */
 struct brs_grouped_order {
@@ -227,6 +227,56 @@ struct brs_grouped_order {
 brs_status brs_grouped_order_get(const uint64_t **order, struct brs_grouped_order *cache,
                                  const brs_sampler *sampler, uint64_t epoch);
 void brs_grouped_order_free(struct brs_grouped_order *cache);
+
+/* The plan handle (plan.c, plan_describe.c, plan_load.c, plan_query.c). */
+struct brs_plan {
+    int ready;
+    uint64_t epoch, step;
+    size_t num_samples, k, dp_size, grad_accum;
+
+    /* Results, by rank-major slot (rank * grad_accum + micro). */
+    uint64_t *indices;   /* num_samples, slot by slot */
+    size_t *slot_start;  /* k + 1 */
+    uint64_t *padded;    /* k */
+    uint64_t *real;      /* k */
+    brs_wide *slot_cost; /* k */
+    brs_wide max_cost, lower_bound, total_cost, micro_sync, step_sync, time_lower_bound;
+    uint64_t total_padded, total_real, max_padded;
+    size_t megabatch_size; /* length_grouped, else 0 */
+
+    /* Workspace, grown on demand and reused across steps. */
+    size_t sample_capacity, group_capacity;
+    uint64_t *draw_index;    /* n: dataset index of each drawn sample */
+    uint32_t *draw_length;   /* n */
+    uint32_t *order;         /* n: draw positions, longest first */
+    uint32_t *sorted_length; /* n */
+    uint64_t *sort_scratch;  /* 2n */
+    uint32_t *group_of;      /* n: packed mode */
+    size_t *starts;          /* k + 1: padded mode */
+    brs_wide *group_cost;    /* k */
+    uint32_t *group_order;   /* k */
+    uint32_t *slot_of;       /* k */
+    uint32_t *pack_scratch;  /* 2k */
+    struct brs_grouped_order grouped; /* the length_grouped epoch order */
+
+    struct brs_message message;
+};
+
+/* plan.c: buffers for n samples and k micro-batches (BRS_ERR_NO_MEMORY
+ * leaves the plan's arrays as they were); the shape of a step of this
+ * sampler; its cost model; the step's lengths gathered from draw_index,
+ * checked (0, and above max_tokens when cap_checked) and sorted. */
+brs_status brs_plan_reserve(brs_plan *p, size_t n, size_t k);
+void brs_plan_set_shape(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
+struct brs_cost_model brs_plan_cost_model(const brs_sampler *s);
+brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked);
+/* plan_describe.c: totals, peaks and the time bound of the filled slots
+ * (lower_bound and weight_sum those of the step's samples); and the whole
+ * description of slots filled elsewhere than by the planner. */
+void brs_plan_summarise(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
+                        const struct brs_cost_model *model);
+void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
+                       int packed);
 
 /* sampler.c */
 brs_status brs_config_check(const struct brs_sampler *sampler, const struct brs_message *message);

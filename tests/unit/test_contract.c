@@ -1,4 +1,4 @@
-/* test_contract.c - the sampler semantics of DESIGN.md section 2: coverage,
+/* test_contract.c - the sampler semantics of docs/design.md ("Semantics"): coverage,
  * drop_last and top-up, equal counts per rank, determinism, random access,
  * elasticity, shuffle and seed/epoch mixing, option resolution, the cap,
  * one sampler shared by threads. */

@@ -24,7 +24,7 @@ static brs_option option_key(size_t index)
 static void test_every_key_described(void)
 {
     size_t count = option_count();
-    CU_ASSERT(count == 13);
+    CU_ASSERT(count >= 13); /* the 13 of 1.1 (names of the spec below) */
     brs_option seen[64] = {0};
     for (size_t i = 0; i < count && i < 64; i++) {
         brs_option key = option_key(i), found = -1;

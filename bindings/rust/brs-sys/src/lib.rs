@@ -113,6 +113,7 @@ pub const BRS_PLAN_GRAD_ACCUM: brs_plan_key = 5;
 pub const BRS_PLAN_TOTAL_PADDED_TOKENS: brs_plan_key = 6;
 pub const BRS_PLAN_TOTAL_REAL_TOKENS: brs_plan_key = 7;
 pub const BRS_PLAN_MAX_PADDED_TOKENS: brs_plan_key = 8;
+pub const BRS_PLAN_MEGABATCH_SIZE: brs_plan_key = 9;
 pub const BRS_PLAN_MAX_COST: brs_plan_key = 20;
 pub const BRS_PLAN_LOWER_BOUND: brs_plan_key = 21;
 pub const BRS_PLAN_TOTAL_COST: brs_plan_key = 22;

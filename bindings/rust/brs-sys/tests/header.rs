@@ -100,6 +100,7 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         BRS_PLAN_TOTAL_PADDED_TOKENS,
         BRS_PLAN_TOTAL_REAL_TOKENS,
         BRS_PLAN_MAX_PADDED_TOKENS,
+        BRS_PLAN_MEGABATCH_SIZE,
         BRS_PLAN_MAX_COST,
         BRS_PLAN_LOWER_BOUND,
         BRS_PLAN_TOTAL_COST,
