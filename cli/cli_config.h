@@ -1,37 +1,47 @@
 /*
  * cli_config.h - the settings of one `brs` invocation, as parsed from argv.
  *
- * The values are kept exactly as the user typed them (after number parsing);
- * range checks are left to the library, whose bounds and messages are the
- * contract, so the command line and every binding reject the same inputs.
+ * Only what the user gave is kept: an option that is not set keeps the
+ * library's default, so no default is restated here. Range checks are left
+ * to the library, whose bounds and messages are the contract, so the command
+ * line and every binding reject the same inputs.
  */
 #ifndef BRS_CLI_CONFIG_H
 #define BRS_CLI_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include <brs.h>
+
+#include "option_table.h"
+
+/* One library option and where its value came from, for messages:
+ * "--alpha" or "\"alpha\" in model.json". */
+typedef struct option_setting {
+    brs_option key;
+    int64_t int_value;
+    double double_value;
+    char source[160];
+} option_setting;
+
 typedef struct cli_config {
-    const char *lengths_path; /* FILE, "-" for standard input, NULL if absent */
-    int64_t batch_size;       /* P, the average micro-batch size */
-    int64_t grad_accum;       /* G */
-    int64_t dp_size;          /* R */
-    int64_t seed;
-    int64_t epoch;
-    int shuffle;              /* 1 unless --no-shuffle */
-    int drop_last;            /* 1 unless --no-drop-last */
-    int packed;               /* 1 with --packed */
-    double alpha;
-    double intercept;
-    int64_t max_tokens;       /* 0: no cap */
-    int has_step;             /* --step given */
-    int64_t step;
-    int has_rank;             /* --rank given */
-    int64_t rank;
-    int help;                 /* --help given: print usage, ignore the rest */
+    const char *lengths_path;    /* --lengths FILE, "-" for standard input, NULL if absent */
+    const char *cost_model_path; /* --cost-model FILE, NULL if absent */
+    const char *output_path;     /* -o/--output FILE, NULL: standard output */
+    uint64_t epoch;              /* --epoch, 0 if absent */
+    int has_step;                /* --step given */
+    uint64_t step;
+    option_setting settings[OPTION_TABLE_MAX]; /* at most one per key */
+    size_t setting_count;
+    int help;                    /* --help given: print usage, ignore the rest */
 } cli_config;
 
-/* The defaults of issue 2: batch 8, grad-accum 1, dp 1, seed 0, epoch 0,
- * shuffle and drop-last on, alpha 0.001, intercept 0, no cap. */
-cli_config cli_config_defaults(void);
+/* The setting of `key`, or NULL if it was not given. */
+const option_setting *cli_config_find(const cli_config *config, brs_option key);
+
+/* Add a setting; returns it, or NULL if `key` is already set or the table
+ * is full. */
+option_setting *cli_config_add(cli_config *config, brs_option key, const char *source);
 
 #endif

@@ -5,34 +5,41 @@
 
 #include "compare_report.h"
 #include "comparison.h"
+#include "cost_model_file.h"
 #include "fail.h"
 #include "lengths_file.h"
+#include "option_table.h"
 #include "options.h"
+#include "output_file.h"
 #include "sampler_setup.h"
 #include "selection.h"
 #include "usage.h"
 
 int compare_command(int count, char **args)
 {
-    cli_config config = options_parse(count, args, OPTIONS_PLAN);
+    cli_config config = options_parse_command(count, args, OPTIONS_PLAN);
     if (config.help) {
         usage_compare(stdout);
         return CLI_EXIT_OK;
     }
+    const option_setting *strategy = cli_config_find(&config, BRS_OPT_STRATEGY);
+    if (strategy != NULL)
+        cli_bad_input("%s: compare runs every strategy; leave it out", strategy->source);
     options_require_lengths(&config);
-    lengths data = lengths_read(config.lengths_path);
+    cost_model_file_apply(&config);
+    FILE *out = output_open(config.output_path);
+    lengths data = lengths_load(config.lengths_path);
     brs_sampler *sampler = sampler_setup(&config, data.values, data.count);
     uint64_t steps = sampler_steps(sampler);
-    selection chosen = selection_make(&config, steps);
-    comparison result = comparison_run(sampler, &config, data.values, data.count, &chosen);
+    selection chosen = selection_make(&config, sampler, steps);
+    comparison result = comparison_run(sampler, config.epoch, &chosen);
 
-    compare_setting setting = {&config, data.count, steps, &chosen};
-    printf("brs compare: %s\n", config.lengths_path);
-    compare_report_print(stdout, &result, &setting);
+    compare_setting setting = {sampler, data.count, config.epoch, steps, &chosen};
+    fprintf(out, "brs compare: %s\n", config.lengths_path);
+    compare_report_print(out, &result, &setting);
+    output_commit(out, "the comparison");
 
     brs_sampler_free(sampler);
     lengths_free(&data);
-    if (fflush(stdout) != 0 || ferror(stdout))
-        cli_failure("could not write the comparison to standard output");
     return CLI_EXIT_OK;
 }

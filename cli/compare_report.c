@@ -3,6 +3,9 @@
 
 #include <inttypes.h>
 
+#include "option_table.h"
+#include "sampler_setup.h"
+
 /* Costs are token-sized numbers: whole units read best, unless tiny. */
 static void print_time(FILE *out, double time)
 {
@@ -34,14 +37,17 @@ static void print_row(FILE *out, const char *name, const epoch_stats *stats, dou
     fputc('\n', out);
 }
 
-static void print_header(FILE *out, const comparison *result, const compare_setting *setting)
+static void print_header(FILE *out, const compare_setting *setting)
 {
-    const cli_config *c = setting->config;
+    const brs_sampler *s = setting->sampler;
     const selection *chosen = setting->chosen;
-    int64_t per_step = c->batch_size * c->grad_accum * c->dp_size;
-    fprintf(out, "%zu samples, epoch %" PRId64 ", seed %" PRId64 "%s%s: ", setting->samples,
-            c->epoch, c->seed, c->shuffle ? "" : ", no shuffle",
-            c->drop_last ? ", drop-last" : ", last step kept");
+    int64_t batch = sampler_get_int(s, BRS_OPT_BATCH_SIZE);
+    int64_t grad_accum = sampler_get_int(s, BRS_OPT_GRAD_ACCUM);
+    int64_t dp_size = sampler_get_int(s, BRS_OPT_DP_SIZE);
+    fprintf(out, "%zu samples, epoch %" PRIu64 ", seed %" PRId64 "%s%s: ", setting->samples,
+            setting->epoch, sampler_get_int(s, BRS_OPT_SEED),
+            sampler_get_int(s, BRS_OPT_SHUFFLE) ? "" : ", no shuffle",
+            sampler_get_int(s, BRS_OPT_DROP_LAST) ? ", drop-last" : ", last step kept");
     if (chosen->end_step - chosen->first_step == setting->steps_per_epoch)
         fprintf(out, "all %" PRIu64 " steps\n", setting->steps_per_epoch);
     else
@@ -49,20 +55,21 @@ static void print_header(FILE *out, const comparison *result, const compare_sett
                 setting->steps_per_epoch);
     fprintf(out, "%" PRId64 " samples per step = dp %" PRId64 " x grad-accum %" PRId64
                  " x batch %" PRId64 "\n",
-            per_step, c->dp_size, c->grad_accum, c->batch_size);
-    const cost_model *m = &result->model;
-    if (m->packed)
+            batch * grad_accum * dp_size, dp_size, grad_accum, batch);
+    double alpha = sampler_get_double(s, BRS_OPT_ALPHA);
+    double intercept = sampler_get_double(s, BRS_OPT_INTERCEPT);
+    if (sampler_get_int(s, BRS_OPT_PACKED))
         fprintf(out, "cost of a micro-batch = %g + sum(L) + %g*sum(L^2) (packed: no padding)\n\n",
-                m->intercept, m->alpha);
+                intercept, alpha);
     else
         fprintf(out, "cost of a micro-batch = %g + bs*L + %g*bs*L^2 (bs samples padded to L "
                      "tokens)\n\n",
-                m->intercept, m->alpha);
+                intercept, alpha);
 }
 
 static void print_legend(FILE *out, const comparison *result, const compare_setting *setting)
 {
-    const cli_config *c = setting->config;
+    int64_t max_tokens = sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS);
     fprintf(out, "\npeak tokens      largest padded micro-batch (bs*L): what activation memory "
                  "must hold\n"
                  "padding eff.     real tokens / padded tokens\n"
@@ -72,11 +79,11 @@ static void print_legend(FILE *out, const comparison *result, const compare_sett
                  "x bound          ratio to the proven lower bound, %.0f (a sum over steps; 1 "
                  "is perfect)\n",
             result->time_lower_bound);
-    if (c->max_tokens > 0)
-        fprintf(out, "over cap         micro-batches above --max-tokens %" PRId64 "\n",
-                c->max_tokens);
-    fprintf(out, "length-grouped   megabatches of %zu samples, longest first (as transformers'"
-                 "\n                 LengthGroupedSampler)\n",
+    if (max_tokens > 0)
+        fprintf(out, "over cap         micro-batches above %s %" PRId64 "\n",
+                option_table_flag(BRS_OPT_MAX_TOKENS), max_tokens);
+    fprintf(out, "length-grouped   megabatches of %" PRIu64 " samples, longest first (as "
+                 "transformers'\n                 LengthGroupedSampler)\n",
             result->megabatch_size);
     uint64_t steps = result->brs.steps;
     if (steps > 0 && result->planned_samples > 0)
@@ -88,8 +95,8 @@ static void print_legend(FILE *out, const comparison *result, const compare_sett
 
 void compare_report_print(FILE *out, const comparison *result, const compare_setting *setting)
 {
-    int capped = setting->config->max_tokens > 0;
-    print_header(out, result, setting);
+    int capped = sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS) > 0;
+    print_header(out, setting);
     fprintf(out, "%-15s  %11s  %12s  %15s  %7s  %15s  %7s%s\n", "strategy", "peak tokens",
             "padding eff.", "micro-sync time", "x bound", "step-sync time", "x bound",
             capped ? "  over cap" : "");

@@ -2,16 +2,19 @@
 #ifndef BRS_CLI_COMPARE_REPORT_H
 #define BRS_CLI_COMPARE_REPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli_config.h"
+#include <brs.h>
+
 #include "comparison.h"
 #include "selection.h"
 
 typedef struct compare_setting {
-    const cli_config *config;
-    size_t samples;           /* N */
+    const brs_sampler *sampler; /* the configuration, as the library resolved it */
+    size_t samples;             /* N */
+    uint64_t epoch;
     uint64_t steps_per_epoch;
     const selection *chosen;
 } compare_setting;

@@ -10,20 +10,29 @@
 #include "demo_dataset.h"
 #include "fail.h"
 #include "options.h"
+#include "output_file.h"
 #include "sampler_setup.h"
 #include "selection.h"
 #include "text_wrap.h"
 #include "usage.h"
 
 /* A small data-parallel job: 8 ranks, 2 accumulation steps, 8 samples per
- * micro-batch on average, the default cost model. */
+ * micro-batch on average; every other option keeps the library's default. */
+static void add_demo_setting(cli_config *config, brs_option key, int64_t value)
+{
+    option_setting *setting = cli_config_add(config, key, "brs demo");
+    if (setting == NULL)
+        cli_failure("the demo's configuration does not fit");
+    setting->int_value = value;
+}
+
 static cli_config demo_config(void)
 {
-    cli_config config = cli_config_defaults();
+    cli_config config = {0};
     config.lengths_path = demo_dataset_name;
-    config.dp_size = 8;
-    config.grad_accum = 2;
-    config.batch_size = 8;
+    add_demo_setting(&config, BRS_OPT_DP_SIZE, 8);
+    add_demo_setting(&config, BRS_OPT_GRAD_ACCUM, 2);
+    add_demo_setting(&config, BRS_OPT_BATCH_SIZE, 8);
     return config;
 }
 
@@ -101,7 +110,7 @@ static void print_savings(FILE *out, const comparison *r)
 
 int demo_command(int count, char **args)
 {
-    cli_config config = options_parse(count, args, OPTIONS_HELP_ONLY);
+    cli_config config = options_parse_command(count, args, OPTIONS_HELP_ONLY);
     if (config.help) {
         usage_demo(stdout);
         return CLI_EXIT_OK;
@@ -109,19 +118,17 @@ int demo_command(int count, char **args)
     config = demo_config();
     brs_sampler *sampler = sampler_setup(&config, demo_dataset_lengths, demo_dataset_count);
     uint64_t steps = sampler_steps(sampler);
-    selection chosen = selection_make(&config, steps);
-    comparison result =
-        comparison_run(sampler, &config, demo_dataset_lengths, demo_dataset_count, &chosen);
+    selection chosen = selection_make(&config, sampler, steps);
+    comparison result = comparison_run(sampler, config.epoch, &chosen);
 
-    compare_setting setting = {&config, demo_dataset_count, steps, &chosen};
+    compare_setting setting = {sampler, demo_dataset_count, config.epoch, steps, &chosen};
     printf("brs demo: %s, embedded in brs\n", demo_dataset_name);
     text_wrap_print(stdout, demo_dataset_note, 80);
     fputc('\n', stdout);
     compare_report_print(stdout, &result, &setting);
     print_savings(stdout, &result);
+    output_commit(stdout, "the demo");
 
     brs_sampler_free(sampler);
-    if (fflush(stdout) != 0 || ferror(stdout))
-        cli_failure("could not write the demo to standard output");
     return CLI_EXIT_OK;
 }

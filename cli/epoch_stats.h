@@ -1,31 +1,29 @@
 /*
- * epoch_stats.h - what a strategy's micro-batches add up to over an epoch.
+ * epoch_stats.h - what a strategy's plans add up to over the steps compared.
  *
- * Step time under two synchronisation models (DESIGN.md section 3):
- *   per-micro-step sync (FSDP / ZeRO-3): sum over micro-steps of the max over ranks;
- *   per-step sync (DDP with no_sync):    max over ranks of the sum over micro-steps.
+ * Every number is the library's (brs_plan_* queries of each step's plan):
+ * tokens, and the step time under both synchronisation models, so the CLI
+ * only sums them (the models are described in docs/design.md).
  */
 #ifndef BRS_CLI_EPOCH_STATS_H
 #define BRS_CLI_EPOCH_STATS_H
 
 #include <stdint.h>
 
-#include "cost_model.h"
+#include <brs.h>
 
 typedef struct epoch_stats {
     uint64_t steps;
-    uint64_t micro_batches;
-    uint64_t peak_padded_tokens; /* the memory peak: largest bs*L of one micro-batch */
+    uint64_t peak_padded_tokens; /* the memory peak: the largest micro-batch's padded tokens */
     uint64_t padded_tokens;
     uint64_t real_tokens;
     uint64_t cap_violations;     /* micro-batches above max_tokens (0 without a cap) */
-    double micro_sync_time;
-    double step_sync_time;
+    double micro_sync_time;      /* BRS_PLAN_MICRO_SYNC_TIME, summed */
+    double step_sync_time;       /* BRS_PLAN_STEP_SYNC_TIME, summed */
 } epoch_stats;
 
-/* Add one step: slots[rank * grad_accum + micro]; max_tokens 0 means no cap. */
-void epoch_stats_add_step(epoch_stats *stats, const micro_batch_stats *slots, int64_t dp_size,
-                          int64_t grad_accum, uint64_t max_tokens);
+/* Add the computed plan of one step; max_tokens 0 means no cap. */
+void epoch_stats_add_plan(epoch_stats *stats, const brs_plan *plan, uint64_t max_tokens);
 
 /* Real tokens / padded tokens (1 when nothing is padded). */
 double epoch_stats_padding_efficiency(const epoch_stats *stats);

@@ -9,11 +9,16 @@ static const char *command_name = NULL;
 
 void cli_set_command(const char *name) { command_name = name; }
 
-/* Print the text without its newlines, so a message is always one line. */
+/* Print the text as printable ASCII, so a message is always one line and
+ * never sends raw bytes (a file's, an argument's) to the terminal. */
 static void put_one_line(const char *text)
 {
-    for (const char *c = text; *c != '\0'; c++)
-        fputc(*c == '\n' || *c == '\r' ? ' ' : *c, stderr);
+    for (const unsigned char *c = (const unsigned char *)text; *c != '\0'; c++) {
+        if (*c >= 0x20 && *c <= 0x7e)
+            fputc(*c, stderr);
+        else
+            fprintf(stderr, "\\x%02x", *c);
+    }
 }
 
 static void print_message(const char *format, va_list args)

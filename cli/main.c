@@ -1,4 +1,5 @@
 /* main.c - `brs`: dispatch to the command named by the first argument. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +22,15 @@ static const command commands[] = {
     {"demo", demo_command},
 };
 
+/* Help and version text go to standard output too: a write error there
+ * (a full disk, a closed pipe) must not end in exit status 0. */
+static int finish(int status)
+{
+    if (fflush(stdout) != 0 || ferror(stdout))
+        cli_failure("could not write to standard output: %s", strerror(errno));
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -28,16 +38,16 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         usage_main(stdout);
-        return CLI_EXIT_OK;
+        return finish(CLI_EXIT_OK);
     }
     if (strcmp(name, "--version") == 0) {
         printf("brs %s\n", brs_version_string());
-        return CLI_EXIT_OK;
+        return finish(CLI_EXIT_OK);
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(name, commands[i].name) == 0) {
             cli_set_command(commands[i].name);
-            return commands[i].run(argc - 2, argv + 2);
+            return finish(commands[i].run(argc - 2, argv + 2));
         }
     cli_bad_input("unknown command '%s': use plan, compare or demo (see brs --help)", name);
 }

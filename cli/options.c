@@ -1,162 +1,279 @@
-/* options.c - a small table-driven parser for the flags of issue 2. */
+/* options.c - a table-driven parser: the command's own flags here, the
+ * library's options from option_table.c. */
 #include "options.h"
 
-#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stddef.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fail.h"
+#include "strict_number.h"
+#include "text_escape.h"
 
-cli_config cli_config_defaults(void)
-{
-    cli_config config = {
-        .lengths_path = NULL,
-        .batch_size = 8,
-        .grad_accum = 1,
-        .dp_size = 1,
-        .seed = 0,
-        .epoch = 0,
-        .shuffle = 1,
-        .drop_last = 1,
-        .packed = 0,
-        .alpha = 0.001,
-        .intercept = 0.0,
-        .max_tokens = 0,
-        .has_step = 0,
-        .step = 0,
-        .has_rank = 0,
-        .rank = 0,
-        .help = 0,
-    };
-    return config;
-}
+typedef enum command_value {
+    VALUE_PATH, /* const char * */
+    VALUE_COUNT /* uint64_t, decimal */
+} command_value;
 
-typedef enum flag_kind {
-    FLAG_PATH,   /* const char * */
-    FLAG_INT,    /* int64_t */
-    FLAG_DOUBLE, /* double */
-    FLAG_CLEAR,  /* a switch that sets an int field to 0 */
-    FLAG_SET     /* a switch that sets an int field to 1 */
-} flag_kind;
-
-typedef struct flag {
-    const char *name;
-    flag_kind kind;
-    size_t field;    /* offsetof the value in cli_config */
-    size_t given;    /* offsetof an int set to 1 when the flag appears, or 0 */
-} flag;
+typedef struct command_flag {
+    const char *flag;
+    const char *short_flag; /* or NULL */
+    command_value kind;
+    size_t field;           /* offsetof the value in cli_config */
+    size_t given;           /* offsetof an int set to 1 when the flag appears, or 0 */
+} command_flag;
 
 #define FIELD(member) offsetof(cli_config, member)
 
-static const flag plan_flags[] = {
-    {"--lengths", FLAG_PATH, FIELD(lengths_path), 0},
-    {"--batch-size", FLAG_INT, FIELD(batch_size), 0},
-    {"--grad-accum", FLAG_INT, FIELD(grad_accum), 0},
-    {"--dp-size", FLAG_INT, FIELD(dp_size), 0},
-    {"--seed", FLAG_INT, FIELD(seed), 0},
-    {"--epoch", FLAG_INT, FIELD(epoch), 0},
-    {"--no-shuffle", FLAG_CLEAR, FIELD(shuffle), 0},
-    {"--no-drop-last", FLAG_CLEAR, FIELD(drop_last), 0},
-    {"--alpha", FLAG_DOUBLE, FIELD(alpha), 0},
-    {"--intercept", FLAG_DOUBLE, FIELD(intercept), 0},
-    {"--max-tokens", FLAG_INT, FIELD(max_tokens), 0},
-    {"--packed", FLAG_SET, FIELD(packed), 0},
-    {"--step", FLAG_INT, FIELD(step), FIELD(has_step)},
-    {"--rank", FLAG_INT, FIELD(rank), FIELD(has_rank)},
+static const command_flag command_flags[] = {
+    {"--lengths", NULL, VALUE_PATH, FIELD(lengths_path), 0},
+    {"--cost-model", NULL, VALUE_PATH, FIELD(cost_model_path), 0},
+    {"--output", "-o", VALUE_PATH, FIELD(output_path), 0},
+    {"--epoch", NULL, VALUE_COUNT, FIELD(epoch), 0},
+    {"--step", NULL, VALUE_COUNT, FIELD(step), FIELD(has_step)},
 };
 
-static const flag *find_flag(const char *name, size_t name_length, options_set accepted)
+enum { COMMAND_FLAG_COUNT = sizeof command_flags / sizeof command_flags[0] };
+
+typedef struct parse_state {
+    cli_config *config;
+    int command_seen[COMMAND_FLAG_COUNT];
+    char *error;
+    size_t error_size;
+} parse_state;
+
+static int bad(parse_state *state, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+static int bad(parse_state *state, const char *format, ...)
 {
-    if (accepted != OPTIONS_PLAN)
+    va_list args;
+    va_start(args, format);
+    vsnprintf(state->error, state->error_size, format, args);
+    va_end(args);
+    return CLI_EXIT_BAD_INPUT;
+}
+
+/* An argument as messages quote it: escaped and cut to a readable size. */
+typedef struct quoted {
+    char text[72];
+} quoted;
+
+static quoted quote(const char *text, size_t length)
+{
+    quoted q;
+    text_escape(q.text, sizeof q.text, text, length);
+    return q;
+}
+
+static int store_command(parse_state *state, size_t index, const char *value)
+{
+    const command_flag *spec = &command_flags[index];
+    char *base = (char *)state->config;
+    if (state->command_seen[index])
+        return bad(state, "%s is given twice: give it once", spec->flag);
+    state->command_seen[index] = 1;
+    if (spec->kind == VALUE_PATH) {
+        if (value[0] == '\0')
+            return bad(state, "%s needs a file name, got ''", spec->flag);
+        *(const char **)(base + spec->field) = value;
+    } else {
+        uint64_t number;
+        if (strict_uint64(value, &number) != STRICT_OK)
+            return bad(state, "%s needs an integer from 0 to %" PRIu64 ", got '%s'", spec->flag,
+                       UINT64_MAX, quote(value, strlen(value)).text);
+        *(uint64_t *)(base + spec->field) = number;
+    }
+    if (spec->given != 0)
+        *(int *)(base + spec->given) = 1;
+    return 0;
+}
+
+static int parse_int_value(parse_state *state, const library_option *option, const char *value,
+                           int64_t *out)
+{
+    strict_result result = strict_int64(value, out);
+    if (result == STRICT_RANGE)
+        return bad(state, "%s %s is out of range [%" PRId64 ", %" PRId64 "]", option->flag,
+                   quote(value, strlen(value)).text, option->lower, option->upper);
+    if (result != STRICT_OK)
+        return bad(state, "%s needs an integer (decimal digits), got '%s'", option->flag,
+                   quote(value, strlen(value)).text);
+    return 0;
+}
+
+/* "random", "length_grouped" or "length-grouped" (flags use '-'), or the
+ * value's number. */
+static int parse_named_value(parse_state *state, const library_option *option, const char *value,
+                             int64_t *out)
+{
+    char wanted[64];
+    snprintf(wanted, sizeof wanted, "%s", value);
+    for (char *c = wanted; *c != '\0'; c++)
+        *c = *c == '-' ? '_' : *c;
+    char names[256] = "";
+    for (int64_t v = option->lower; v <= option->upper && v - option->lower < 64; v++) {
+        const char *name = option_table_value_name(option, v);
+        if (name == NULL)
+            continue;
+        if (strlen(value) < sizeof wanted && strcmp(name, wanted) == 0) {
+            *out = v;
+            return 0;
+        }
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", name);
+    }
+    if (strict_int64(value, out) == STRICT_OK)
+        return 0;
+    return bad(state, "%s needs one of %s (or its number), got '%s'", option->flag, names,
+               quote(value, strlen(value)).text);
+}
+
+static int parse_double_value(parse_state *state, const library_option *option,
+                              const char *value, double *out)
+{
+    strict_result result = strict_double(value, out);
+    if (result == STRICT_RANGE)
+        return bad(state, "%s %s cannot be represented; the range is [%g, %g]", option->flag,
+                   quote(value, strlen(value)).text, option->lower_double, option->upper_double);
+    if (result != STRICT_OK)
+        return bad(state, "%s needs a decimal number (e.g. 0.5), got '%s'", option->flag,
+                   quote(value, strlen(value)).text);
+    return 0;
+}
+
+static int store_option(parse_state *state, const library_option *option, const char *flag,
+                        const char *value)
+{
+    const option_setting *earlier = cli_config_find(state->config, option->key);
+    if (earlier != NULL && strcmp(earlier->source, flag) == 0)
+        return bad(state, "%s is given twice: give it once", flag);
+    if (earlier != NULL)
+        return bad(state, "%s: %s is already set by %s; give one of them", flag, option->name,
+                   earlier->source);
+    option_setting setting = {option->key, 0, 0.0, ""};
+    int status = 0;
+    switch (option->form) {
+    case OPTION_FORM_SWITCH:
+        setting.int_value = strcmp(flag, option->flag) == 0;
+        break;
+    case OPTION_FORM_INT:
+        status = parse_int_value(state, option, value, &setting.int_value);
+        break;
+    case OPTION_FORM_NAMED:
+        status = parse_named_value(state, option, value, &setting.int_value);
+        break;
+    case OPTION_FORM_DOUBLE:
+        status = parse_double_value(state, option, value, &setting.double_value);
+        break;
+    }
+    if (status != 0)
+        return status;
+    option_setting *added = cli_config_add(state->config, option->key, flag);
+    if (added == NULL)
+        return bad(state, "%s: too many options", flag);
+    added->int_value = setting.int_value;
+    added->double_value = setting.double_value;
+    return 0;
+}
+
+static int find_command_flag(const char *name, size_t length)
+{
+    for (size_t i = 0; i < COMMAND_FLAG_COUNT; i++) {
+        const char *flag = command_flags[i].flag, *alias = command_flags[i].short_flag;
+        if ((strlen(flag) == length && strncmp(flag, name, length) == 0) ||
+            (alias != NULL && strlen(alias) == length && strncmp(alias, name, length) == 0))
+            return (int)i;
+    }
+    return -1;
+}
+
+/* The library option whose flag (or negated flag) is name[0..length);
+ * *flag is set to that spelling. */
+static const library_option *find_option(const char *name, size_t length, const char **flag)
+{
+    const library_option *options;
+    size_t count;
+    char error[128];
+    if (option_table_get(&options, &count, error, sizeof error) != 0)
         return NULL;
-    for (size_t i = 0; i < sizeof plan_flags / sizeof plan_flags[0]; i++) {
-        const char *candidate = plan_flags[i].name;
-        if (strlen(candidate) == name_length && strncmp(candidate, name, name_length) == 0)
-            return &plan_flags[i];
+    for (size_t i = 0; i < count; i++) {
+        const library_option *option = &options[i];
+        if (strlen(option->flag) == length && strncmp(option->flag, name, length) == 0) {
+            *flag = option->flag;
+            return option;
+        }
+        if (option->negated[0] != '\0' && strlen(option->negated) == length &&
+            strncmp(option->negated, name, length) == 0) {
+            *flag = option->negated;
+            return option;
+        }
     }
     return NULL;
 }
 
-static int64_t parse_int(const char *name, const char *text)
+/* Parse args[*i] (and its value, which may be args[*i + 1]). */
+static int parse_one(parse_state *state, int count, char *const *args, int *i,
+                     options_set accepted)
 {
-    const char *digits = text[0] == '-' ? text + 1 : text;
-    if (digits[0] < '0' || digits[0] > '9')
-        cli_bad_input("%s needs an integer, got '%s'", name, text);
-    errno = 0;
-    char *end;
-    long long value = strtoll(text, &end, 10);
-    if (*end != '\0')
-        cli_bad_input("%s needs an integer, got '%s'", name, text);
-    if (errno == ERANGE)
-        cli_bad_input("%s %s does not fit in 64 bits", name, text);
-    return (int64_t)value;
-}
-
-static double parse_double(const char *name, const char *text)
-{
-    errno = 0;
-    char *end;
-    double value = strtod(text, &end);
-    if (text[0] == '\0' || *end != '\0')
-        cli_bad_input("%s needs a number, got '%s'", name, text);
-    if (errno == ERANGE)
-        cli_bad_input("%s %s is out of the range of a double", name, text);
-    return value;
-}
-
-static void store(cli_config *config, const flag *spec, const char *value)
-{
-    char *base = (char *)config;
-    switch (spec->kind) {
-    case FLAG_PATH:
-        *(const char **)(base + spec->field) = value;
-        break;
-    case FLAG_INT:
-        *(int64_t *)(base + spec->field) = parse_int(spec->name, value);
-        break;
-    case FLAG_DOUBLE:
-        *(double *)(base + spec->field) = parse_double(spec->name, value);
-        break;
-    case FLAG_CLEAR:
-        *(int *)(base + spec->field) = 0;
-        break;
-    case FLAG_SET:
-        *(int *)(base + spec->field) = 1;
-        break;
+    const char *arg = args[*i];
+    int is_short = strcmp(arg, "-o") == 0;
+    if (strncmp(arg, "--", 2) != 0 && !is_short)
+        return bad(state, "unexpected argument '%s' (options start with --; see --help)",
+                   quote(arg, strlen(arg)).text);
+    const char *equals = is_short ? NULL : strchr(arg, '=');
+    size_t length = equals ? (size_t)(equals - arg) : strlen(arg);
+    int command = accepted == OPTIONS_PLAN ? find_command_flag(arg, length) : -1;
+    const char *flag = NULL;
+    const library_option *option =
+        command < 0 && accepted == OPTIONS_PLAN ? find_option(arg, length, &flag) : NULL;
+    if (command < 0 && option == NULL)
+        return bad(state, "unknown option '%s' (see --help)", quote(arg, length).text);
+    if (command >= 0)
+        flag = command_flags[command].flag;
+    const char *value = equals ? equals + 1 : NULL;
+    int is_switch = option != NULL && option->form == OPTION_FORM_SWITCH;
+    if (is_switch && value != NULL)
+        return bad(state, "%s takes no value", flag);
+    if (!is_switch && value == NULL) {
+        if (*i + 1 == count)
+            return bad(state, "%s needs a value (see --help)", flag);
+        value = args[++*i];
     }
-    if (spec->given != 0)
-        *(int *)(base + spec->given) = 1;
+    return command >= 0 ? store_command(state, (size_t)command, value)
+                        : store_option(state, option, flag, value);
 }
 
-static int is_switch(const flag *spec) { return spec->kind == FLAG_CLEAR || spec->kind == FLAG_SET; }
-
-cli_config options_parse(int count, char **args, options_set accepted)
+int options_parse(cli_config *config, int count, char *const *args, options_set accepted,
+                  char *error, size_t error_size)
 {
-    cli_config config = cli_config_defaults();
-    for (int i = 0; i < count; i++) {
-        const char *arg = args[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            config.help = 1;
-            return config;
+    memset(config, 0, sizeof *config);
+    parse_state state = {config, {0}, error, error_size};
+    if (error_size > 0)
+        error[0] = '\0';
+    const library_option *options;
+    size_t option_count;
+    int status = option_table_get(&options, &option_count, error, error_size);
+    for (int i = 0; status == 0 && i < count; i++) {
+        if (strcmp(args[i], "--help") == 0 || strcmp(args[i], "-h") == 0) {
+            config->help = 1;
+            return 0;
         }
-        if (strncmp(arg, "--", 2) != 0)
-            cli_bad_input("unexpected argument '%s' (options start with --; see --help)", arg);
-        const char *equals = strchr(arg, '=');
-        size_t name_length = equals ? (size_t)(equals - arg) : strlen(arg);
-        const flag *spec = find_flag(arg, name_length, accepted);
-        if (spec == NULL)
-            cli_bad_input("unknown option '%.*s' (see --help)", (int)name_length, arg);
-        const char *value = equals ? equals + 1 : NULL;
-        if (is_switch(spec) && value != NULL)
-            cli_bad_input("%s takes no value", spec->name);
-        if (!is_switch(spec) && value == NULL) {
-            if (i + 1 == count)
-                cli_bad_input("%s needs a value (see --help)", spec->name);
-            value = args[++i];
-        }
-        store(&config, spec, value);
+        status = parse_one(&state, count, args, &i, accepted);
     }
+    return status;
+}
+
+cli_config options_parse_command(int count, char **args, options_set accepted)
+{
+    cli_config config;
+    char error[512];
+    int status = options_parse(&config, count, args, accepted, error, sizeof error);
+    if (status == CLI_EXIT_FAILURE)
+        cli_failure("%s", error);
+    if (status != 0)
+        cli_bad_input("%s", error);
     return config;
 }
 

@@ -8,10 +8,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "cost_model_file.h"
 #include "fail.h"
 #include "json_number.h"
 #include "lengths_file.h"
 #include "options.h"
+#include "output_file.h"
 #include "planning.h"
 #include "sampler_setup.h"
 #include "selection.h"
@@ -50,31 +52,32 @@ static void print_step(FILE *out, const brs_plan *plan, uint64_t epoch, uint64_t
 
 int plan_command(int count, char **args)
 {
-    cli_config config = options_parse(count, args, OPTIONS_PLAN);
+    cli_config config = options_parse_command(count, args, OPTIONS_PLAN);
     if (config.help) {
         usage_plan(stdout);
         return CLI_EXIT_OK;
     }
     options_require_lengths(&config);
-    lengths data = lengths_read(config.lengths_path);
+    cost_model_file_apply(&config);
+    FILE *out = output_open(config.output_path);
+    lengths data = lengths_load(config.lengths_path);
     brs_sampler *sampler = sampler_setup(&config, data.values, data.count);
-    selection chosen = selection_make(&config, sampler_steps(sampler));
-    uint64_t epoch = (uint64_t)config.epoch;
+    selection chosen = selection_make(&config, sampler, sampler_steps(sampler));
+    int64_t grad_accum = sampler_get_int(sampler, BRS_OPT_GRAD_ACCUM);
     brs_plan *plan = planning_new();
 
     /* Plan every selected step once before printing anything, so that an
-     * error in a late step (an unsatisfiable cap) leaves stdout empty. */
+     * error in a late step (an unsatisfiable cap) leaves the output empty. */
     for (uint64_t step = chosen.first_step; step < chosen.end_step; step++)
-        planning_compute(plan, sampler, epoch, step);
+        planning_compute(plan, sampler, config.epoch, step);
     for (uint64_t step = chosen.first_step; step < chosen.end_step; step++) {
-        planning_compute(plan, sampler, epoch, step);
-        print_step(stdout, plan, epoch, step, &chosen, config.grad_accum);
+        planning_compute(plan, sampler, config.epoch, step);
+        print_step(out, plan, config.epoch, step, &chosen, grad_accum);
     }
+    output_commit(out, "the plan");
 
     brs_plan_free(plan);
     brs_sampler_free(sampler);
     lengths_free(&data);
-    if (fflush(stdout) != 0 || ferror(stdout))
-        cli_failure("could not write the plan to standard output");
     return CLI_EXIT_OK;
 }

@@ -6,86 +6,55 @@
 
 #include "fail.h"
 #include "lengths_file.h"
+#include "option_table.h"
 
-typedef struct int_option {
-    const char *flag; /* for messages */
-    brs_option key;
-    int64_t value;
-} int_option;
-
-typedef struct double_option {
-    const char *flag;
-    brs_option key;
-    double value;
-} double_option;
-
-static void set_int(brs_sampler *sampler, const int_option *option)
+static void apply(brs_sampler *sampler, const option_setting *setting)
 {
-    brs_status status = brs_sampler_set_int(sampler, option->key, option->value);
-    if (status != BRS_OK) {
-        char context[96];
-        snprintf(context, sizeof context, "%s %" PRId64, option->flag, option->value);
-        cli_library_error(status, context, brs_sampler_last_error(sampler));
+    const library_option *option = option_table_find(setting->key);
+    char context[224];
+    brs_status status;
+    if (option != NULL && option->form == OPTION_FORM_DOUBLE) {
+        status = brs_sampler_set_double(sampler, setting->key, setting->double_value);
+        snprintf(context, sizeof context, "%s %g", setting->source, setting->double_value);
+    } else {
+        status = brs_sampler_set_int(sampler, setting->key, setting->int_value);
+        if (option != NULL && option->form == OPTION_FORM_SWITCH)
+            snprintf(context, sizeof context, "%s", setting->source);
+        else
+            snprintf(context, sizeof context, "%s %" PRId64, setting->source,
+                     setting->int_value);
     }
-}
-
-static void set_double(brs_sampler *sampler, const double_option *option)
-{
-    brs_status status = brs_sampler_set_double(sampler, option->key, option->value);
-    if (status != BRS_OK) {
-        char context[96];
-        snprintf(context, sizeof context, "%s %g", option->flag, option->value);
+    if (status != BRS_OK)
         cli_library_error(status, context, brs_sampler_last_error(sampler));
-    }
-}
-
-static void set_options(brs_sampler *sampler, const cli_config *config)
-{
-    /* --rank is only a filter of the output, but setting it lets the
-     * library check rank < dp-size with its own message. */
-    const int_option ints[] = {
-        {"--batch-size", BRS_OPT_BATCH_SIZE, config->batch_size},
-        {"--grad-accum", BRS_OPT_GRAD_ACCUM, config->grad_accum},
-        {"--dp-size", BRS_OPT_DP_SIZE, config->dp_size},
-        {"--rank", BRS_OPT_RANK, config->has_rank ? config->rank : 0},
-        {"--seed", BRS_OPT_SEED, config->seed},
-        {"--no-shuffle", BRS_OPT_SHUFFLE, config->shuffle},
-        {"--no-drop-last", BRS_OPT_DROP_LAST, config->drop_last},
-        {"--max-tokens", BRS_OPT_MAX_TOKENS, config->max_tokens},
-        {"--packed", BRS_OPT_PACKED, config->packed},
-    };
-    const double_option doubles[] = {
-        {"--alpha", BRS_OPT_ALPHA, config->alpha},
-        {"--intercept", BRS_OPT_INTERCEPT, config->intercept},
-    };
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        set_int(sampler, &ints[i]);
-    for (size_t i = 0; i < sizeof doubles / sizeof doubles[0]; i++)
-        set_double(sampler, &doubles[i]);
 }
 
 /* The library rejects such a sample too, but names it by its 0-based
  * index; on the command line it is a line of FILE. */
-static void check_cap(const cli_config *config, const uint32_t *lengths, size_t count)
+static void check_cap(const brs_sampler *sampler, const cli_config *config,
+                      const uint32_t *lengths, size_t count)
 {
-    if (config->max_tokens <= 0)
+    int64_t cap = sampler_get_int(sampler, BRS_OPT_MAX_TOKENS);
+    if (cap <= 0)
         return;
+    const option_setting *setting = cli_config_find(config, BRS_OPT_MAX_TOKENS);
+    const char *source = setting != NULL ? setting->source : option_table_flag(BRS_OPT_MAX_TOKENS);
     for (size_t i = 0; i < count; i++)
-        if (lengths[i] > (uint64_t)config->max_tokens)
-            cli_bad_input("%s line %zu: a sample of %" PRIu32 " tokens is longer than "
-                          "--max-tokens %" PRId64 ": raise --max-tokens to at least %" PRIu32
-                          " or truncate the sample",
-                          lengths_display_name(config->lengths_path), i + 1, lengths[i], config->max_tokens,
-                          lengths[i]);
+        if (lengths[i] > (uint64_t)cap)
+            cli_bad_input("%s line %zu: a sample of %" PRIu32 " tokens is longer than %s %" PRId64
+                          ": raise %s to at least %" PRIu32 " or truncate the sample",
+                          lengths_display_name(config->lengths_path), i + 1, lengths[i], source,
+                          cap, source, lengths[i]);
+}
+
+static void validate(brs_sampler *sampler)
+{
+    brs_status status = brs_sampler_validate(sampler);
+    if (status != BRS_OK)
+        cli_library_error(status, "", brs_sampler_last_error(sampler));
 }
 
 brs_sampler *sampler_setup(const cli_config *config, const uint32_t *lengths, size_t count)
 {
-    if (config->epoch < 0)
-        cli_bad_input("--epoch %" PRId64 " is negative; epochs count from 0", config->epoch);
-    if (config->has_step && config->step < 0)
-        cli_bad_input("--step %" PRId64 " is negative; steps count from 0", config->step);
-    check_cap(config, lengths, count);
     brs_sampler *sampler;
     brs_status status = brs_sampler_new(&sampler);
     if (status != BRS_OK)
@@ -93,11 +62,37 @@ brs_sampler *sampler_setup(const cli_config *config, const uint32_t *lengths, si
     status = brs_sampler_set_lengths(sampler, lengths, count, BRS_LENGTHS_BORROW);
     if (status != BRS_OK)
         cli_library_error(status, "lengths", brs_sampler_last_error(sampler));
-    set_options(sampler, config);
-    status = brs_sampler_validate(sampler);
-    if (status != BRS_OK)
-        cli_library_error(status, "", brs_sampler_last_error(sampler));
+    for (size_t i = 0; i < config->setting_count; i++)
+        apply(sampler, &config->settings[i]);
+    check_cap(sampler, config, lengths, count);
+    validate(sampler);
     return sampler;
+}
+
+void sampler_set_int(brs_sampler *sampler, brs_option key, int64_t value)
+{
+    brs_status status = brs_sampler_set_int(sampler, key, value);
+    if (status != BRS_OK)
+        cli_library_error(status, option_table_flag(key), brs_sampler_last_error(sampler));
+    validate(sampler);
+}
+
+int64_t sampler_get_int(const brs_sampler *sampler, brs_option key)
+{
+    int64_t value;
+    brs_status status = brs_sampler_get_int(&value, sampler, key);
+    if (status != BRS_OK)
+        cli_library_error(status, "reading an option", brs_sampler_last_error(sampler));
+    return value;
+}
+
+double sampler_get_double(const brs_sampler *sampler, brs_option key)
+{
+    double value;
+    brs_status status = brs_sampler_get_double(&value, sampler, key);
+    if (status != BRS_OK)
+        cli_library_error(status, "reading an option", brs_sampler_last_error(sampler));
+    return value;
 }
 
 uint64_t sampler_steps(brs_sampler *sampler)

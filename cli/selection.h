@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include <brs.h>
+
 #include "cli_config.h"
 
 typedef struct selection {
@@ -16,6 +18,7 @@ typedef struct selection {
 /* Every step of the epoch and every rank, or the one --step / --rank
  * names. A --step beyond the epoch is bad input (exit 2); --rank was
  * checked against --dp-size by the library already. */
-selection selection_make(const cli_config *config, uint64_t steps_per_epoch);
+selection selection_make(const cli_config *config, const brs_sampler *sampler,
+                         uint64_t steps_per_epoch);
 
 #endif

@@ -3,9 +3,9 @@
 
 #include <string.h>
 
-void text_wrap_print(FILE *out, const char *text, int width)
+void text_wrap_print_indented(FILE *out, const char *text, int column, int indent, int width)
 {
-    int column = 0;
+    int start = column; /* where words begin on this line */
     const char *word = text;
     while (*word != '\0') {
         while (*word == ' ')
@@ -13,10 +13,10 @@ void text_wrap_print(FILE *out, const char *text, int width)
         int length = (int)strcspn(word, " ");
         if (length == 0)
             break;
-        if (column > 0 && column + 1 + length > width) {
-            fputc('\n', out);
-            column = 0;
-        } else if (column > 0) {
+        if (column > start && column + 1 + length > width) {
+            fprintf(out, "\n%*s", indent, "");
+            column = start = indent;
+        } else if (column > start) {
             fputc(' ', out);
             column++;
         }
@@ -25,4 +25,9 @@ void text_wrap_print(FILE *out, const char *text, int width)
         word += length;
     }
     fputc('\n', out);
+}
+
+void text_wrap_print(FILE *out, const char *text, int width)
+{
+    text_wrap_print_indented(out, text, 0, 0, width);
 }

@@ -1,43 +1,108 @@
-/* usage.c - help texts; the flags and defaults are those of issue 2. */
+/* usage.c - help texts; the library's options, their help and defaults are
+ * read from its option table, so nothing here restates them. */
 #include "usage.h"
+
+#include <inttypes.h>
+#include <stdio.h>
 
 #include <brs.h>
 
 #include "demo_dataset.h"
+#include "option_table.h"
 #include "text_wrap.h"
 
-static const char plan_synopsis[] =
-    "--lengths FILE [--batch-size P] [--grad-accum G] [--dp-size R]\n"
-    "          [--seed S] [--epoch E] [--no-shuffle] [--no-drop-last] [--alpha A]\n"
-    "          [--intercept C] [--max-tokens T] [--packed] [--step T] [--rank R]\n";
-
-static const char dataset_options[] =
-    "Options:\n"
-    "  --lengths FILE    one token count >= 1 per line (line i is sample i-1);\n"
-    "                    '-' reads standard input (required)\n"
-    "  --batch-size P    average samples per micro-batch (default 8)\n"
-    "  --grad-accum G    micro-batches per rank per optimizer step (default 1)\n"
-    "  --dp-size R       data-parallel ranks (default 1)\n"
-    "  --seed S          shuffle seed (default 0)\n"
-    "  --epoch E         the epoch to plan (default 0)\n"
-    "  --no-shuffle      take the samples in file order instead of a seeded shuffle\n"
-    "  --no-drop-last    keep the incomplete last step (topped up to R*G samples\n"
-    "                    from the start of the epoch if shorter)\n"
-    "  --alpha A         quadratic (attention) term of the cost (default 0.001)\n"
-    "  --intercept C     fixed cost of one micro-batch (default 0)\n"
-    "  --max-tokens T    hard cap on the padded tokens (bs*L) of a micro-batch;\n"
-    "                    tokens when packed (default: no cap)\n"
-    "  --packed          packed mode: no padding; cost = C + sum(L) + A*sum(L^2)\n"
-    "  --step T          only step T of the epoch (default: every step)\n"
-    "  --rank R          only rank R (default: every rank)\n"
-    "  -h, --help        show this help\n"
-    "\n"
-    "Cost of a micro-batch of bs samples padded to the longest, L tokens:\n"
-    "  C + bs*L + A*bs*L^2; it holds bs*L padded tokens.\n";
+enum { HELP_COLUMN = 24, HELP_WIDTH = 80 };
 
 static const char exit_status[] =
     "\nExit status: 0 on success; 2 on bad input (one line on standard error that\n"
     "says what to change, nothing on standard output); 1 if the system failed.\n";
+
+/* "  --flag VALUE    description", wrapped under the description column. */
+static void print_entry(FILE *out, const char *left, const char *text)
+{
+    int column = fprintf(out, "  %s", left);
+    if (column + 2 > HELP_COLUMN) {
+        fprintf(out, "\n%*s", HELP_COLUMN, "");
+    } else {
+        fprintf(out, "%*s", HELP_COLUMN - column, "");
+    }
+    text_wrap_print_indented(out, text, HELP_COLUMN, HELP_COLUMN, HELP_WIDTH);
+}
+
+static void describe_default(char *text, size_t size, const library_option *option)
+{
+    int64_t value = 0;
+    double value_double = 0.0;
+    if (option->form == OPTION_FORM_DOUBLE) {
+        brs_option_default_double(&value_double, option->key);
+        snprintf(text, size, "(default %g)", value_double);
+        return;
+    }
+    brs_option_default_int(&value, option->key);
+    const char *name = option_table_value_name(option, value);
+    if (option->key == BRS_OPT_RANK)
+        snprintf(text, size, "; brs prints only that rank's micro-batches (default: every rank)");
+    else if (option->form == OPTION_FORM_SWITCH)
+        snprintf(text, size, "(default: %s, i.e. %" PRId64 ")", value ? "on" : "off", value);
+    else if (name != NULL)
+        snprintf(text, size, "(default %s)", name);
+    else
+        snprintf(text, size, "(default %" PRId64 ")", value);
+}
+
+/* ", one of: balanced, random, length_grouped" for a named option. */
+static void describe_names(char *text, size_t size, const library_option *option)
+{
+    text[0] = '\0';
+    if (option->form != OPTION_FORM_NAMED)
+        return;
+    size_t used = (size_t)snprintf(text, size, "; one of");
+    for (int64_t v = option->lower; v <= option->upper && v - option->lower < 64; v++) {
+        const char *name = option_table_value_name(option, v);
+        if (name != NULL && used < size)
+            used += (size_t)snprintf(text + used, size - used, "%s %s", v > option->lower ? "," : "",
+                                     name);
+    }
+}
+
+static void print_library_option(FILE *out, const library_option *option)
+{
+    static const char *const placeholders[] = {"N", "X", "NAME", ""};
+    char left[2 * OPTION_FLAG_MAX + 8], text[1024], names[256], fallback[128];
+    const char *help = "";
+    brs_option_help(&help, option->key);
+    if (option->form == OPTION_FORM_SWITCH)
+        snprintf(left, sizeof left, "%s, %s", option->flag, option->negated);
+    else
+        snprintf(left, sizeof left, "%s %s", option->flag, placeholders[option->form]);
+    describe_names(names, sizeof names, option);
+    describe_default(fallback, sizeof fallback, option);
+    snprintf(text, sizeof text, "%s%s%s%s", help, names, fallback[0] == ';' ? "" : " ", fallback);
+    print_entry(out, left, text);
+}
+
+static void print_options(FILE *out)
+{
+    fputs("Options:\n", out);
+    print_entry(out, "--lengths FILE", "one token count >= 1 per line (line i is sample i-1); "
+                                       "'-' reads standard input (required)");
+    print_entry(out, "--cost-model FILE",
+                "take alpha, intercept and max_tokens from a cost-model JSON file (as "
+                "brs.calibrate writes it); a flag given here wins over the file");
+    print_entry(out, "-o, --output FILE",
+                "write to FILE instead of standard output (FILE is replaced only when "
+                "everything is written)");
+    print_entry(out, "--epoch E", "the epoch to plan (default 0)");
+    print_entry(out, "--step T", "only step T of the epoch (default: every step)");
+    const library_option *options;
+    size_t count;
+    char error[128];
+    if (option_table_get(&options, &count, error, sizeof error) == 0)
+        for (size_t i = 0; i < count; i++)
+            print_library_option(out, &options[i]);
+    print_entry(out, "-h, --help", "show this help");
+    fputs("\nNumbers are decimal (8, 0.001, 1e-3); each flag is given at most once.\n", out);
+}
 
 void usage_main(FILE *out)
 {
@@ -57,31 +122,33 @@ void usage_main(FILE *out)
 
 void usage_plan(FILE *out)
 {
-    fprintf(out, "Usage: brs plan %s\n", plan_synopsis);
+    fputs("Usage: brs plan --lengths FILE [options]\n", out);
     fputs("Plan one epoch: every step is a seeded random draw of B = P*G*R samples,\n"
           "split into G*R micro-batches of balanced cost (exact min-max) and dealt to\n"
           "(rank, micro-step). Prints one JSON object per micro-batch, in the order\n"
           "step, rank, micro-step:\n"
           "  {\"epoch\":0,\"step\":0,\"rank\":0,\"micro\":0,\"indices\":[...],"
           "\"padded_tokens\":N,\"cost\":X}\n"
-          "indices are 0-based line numbers of FILE, longest sample first.\n\n",
+          "indices are 0-based line numbers of FILE, longest sample first. With\n"
+          "--strategy, the micro-batches of that strategy instead.\n\n",
           out);
-    fputs(dataset_options, out);
+    print_options(out);
     fputs(exit_status, out);
 }
 
 void usage_compare(FILE *out)
 {
-    fprintf(out, "Usage: brs compare %s\n", plan_synopsis);
-    fputs("Compare, over one epoch, fixed-size random micro-batches, length-grouped ones\n"
-          "(megabatches of 50 x P*G samples sorted longest first, as transformers'\n"
-          "LengthGroupedSampler) and brs: peak padded tokens per micro-batch, padding\n"
-          "efficiency, total step time when ranks sync every micro-step and when they\n"
-          "sync once per step (each also against the proven lower bound), micro-batches\n"
-          "over --max-tokens, and the time brs takes to plan a step. --step compares one\n"
-          "step only; --rank is checked but every rank is compared.\n\n",
+    fputs("Usage: brs compare --lengths FILE [options]\n", out);
+    fputs("Compare, over one epoch, the library's three strategies: fixed-size random\n"
+          "micro-batches, length-grouped ones (megabatches sorted longest first, as\n"
+          "transformers' LengthGroupedSampler) and brs: peak padded tokens per\n"
+          "micro-batch, padding efficiency, total step time when ranks sync every\n"
+          "micro-step and when they sync once per step (each also against the proven\n"
+          "lower bound), micro-batches over --max-tokens, and the time brs takes to plan\n"
+          "a step. --step compares one step only; --rank is checked but every rank is\n"
+          "compared; --strategy is not taken (every strategy is compared).\n\n",
           out);
-    fputs(dataset_options, out);
+    print_options(out);
     fputs(exit_status, out);
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Behaviour tests of the `brs` command (issue 2, section "`brs` command").
+"""Behaviour tests of the `brs` command (see docs/design.md and `brs --help`).
 
 Usage: test_cli.py BRS VERSION [unittest arguments, e.g. a test class name]
 
@@ -492,6 +492,373 @@ class HelpTests(BrsTestCase):
         text = self.ok("demo", "--help")
         self.assertIn("Jargon File", text)
         self.assertIn("public domain", text)
+
+
+def printable(text):
+    """Whether every character of a message is printable ASCII (escaped bytes)."""
+    return all(" " <= c <= "~" for c in text.rstrip("\n"))
+
+
+class ReaderTests(BrsTestCase):
+    """The lengths reader: every wrong file is a named error, read errors included."""
+
+    def fails(self, *args, stdin=None, mentions=()):
+        result = subprocess.run([BRS, *map(str, args)], input=stdin, capture_output=True,
+                                timeout=120)
+        err = result.stderr.decode("ascii")  # raises if a raw byte was printed
+        self.assertEqual(result.returncode, 2, err)
+        self.assertEqual(result.stdout, b"")
+        self.assertEqual(err.count("\n"), 1, repr(err))
+        self.assertTrue(printable(err), repr(err))
+        for word in mentions:
+            self.assertIn(str(word), err)
+        return err
+
+    def plan_bytes(self, data, *args):
+        path = os.path.join(self.tmp.name, "raw.lengths")
+        with open(path, "wb") as stream:
+            stream.write(data)
+        return self.ok("plan", "--lengths", path, *args)
+
+    def test_nul_byte_inside_a_line(self):
+        self.fails("plan", "--lengths", "-", stdin=b"5\x006\n7\n", mentions=["line 1", "NUL"])
+        self.fails("plan", "--lengths", "-", stdin=b"5\n6\n7\x00\n", mentions=["line 3", "NUL"])
+
+    def test_dev_zero_stops_at_once(self):
+        self.fails("plan", "--lengths", "/dev/zero", mentions=["/dev/zero", "line 1", "NUL"])
+
+    def test_lengths_then_endless_zeros(self):
+        # Four good lines, then a stream of NUL bytes (the reader must not
+        # plan the first four samples and succeed).
+        script = "(printf '5\\n6\\n7\\n8\\n'; cat /dev/zero) | \"$0\" plan --lengths - " \
+                 "--batch-size 1 --no-shuffle"
+        result = subprocess.run(["sh", "-c", script, BRS], capture_output=True, timeout=120)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertEqual(result.stdout, b"")
+        self.assertIn(b"line 5", result.stderr)
+
+    def test_out_of_memory_is_a_failure(self):
+        # Endless valid lines under a small address-space limit: the reader
+        # runs out of memory and says so (exit 1), never plans what it read.
+        with open(BRS, "rb") as stream:
+            if b"__asan_init" in stream.read():
+                self.skipTest("AddressSanitizer needs more address space than the limit")
+        script = 'ulimit -v 150000; yes 5 | "$0" plan --lengths - --batch-size 1'
+        result = subprocess.run(["sh", "-c", script, BRS], capture_output=True, timeout=300)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertEqual(result.stdout, b"")
+        self.assertIn(b"out of memory", result.stderr)
+
+    def test_overlong_line(self):
+        self.fails("plan", "--lengths", "-", stdin=b"5\n" + b"7" * 100000 + b"\n",
+                   mentions=["line 2", "longer than"])
+        self.fails("plan", "--lengths", "-", stdin=b" " * 1000 + b"5\n", mentions=["line 1"])
+
+    def test_read_error_is_an_error(self):
+        # /proc/self/mem fails its first read with EIO: a read error, not
+        # an end of file.
+        if os.path.exists("/proc/self/mem"):
+            self.fails("plan", "--lengths", "/proc/self/mem", mentions=["cannot read"])
+        self.fails("plan", "--lengths", self.tmp.name, mentions=["cannot read", self.tmp.name])
+
+    def test_crlf_and_cr_line_ends(self):
+        lengths = lognormal_lengths(90, 50)
+        expected = self.plan_bytes("".join(f"{v}\n" for v in lengths).encode(), "--dp-size", "2")
+        for end in ("\r\n", "\r"):
+            self.assertEqual(self.plan_bytes("".join(f"{v}{end}" for v in lengths).encode(),
+                                             "--dp-size", "2"), expected, repr(end))
+        # The last line needs no line end, whatever the others use.
+        self.assertEqual(self.plan_bytes("\r\n".join(str(v) for v in lengths).encode(),
+                                         "--dp-size", "2"), expected)
+
+    def test_cr_only_file_reports_the_right_line(self):
+        self.fails("plan", "--lengths", "-", stdin=b"5\r6\rx\r7\r", mentions=["line 3", "'x'"])
+        self.fails("plan", "--lengths", "-", stdin=b"5\r\n\r\n7\r\n", mentions=["line 2", "empty"])
+
+    def test_byte_order_mark_is_skipped(self):
+        lengths = lognormal_lengths(60, 51)
+        text = "".join(f"{v}\n" for v in lengths).encode()
+        self.assertEqual(self.plan_bytes(b"\xef\xbb\xbf" + text), self.plan_bytes(text))
+        # Only before the first line: elsewhere it is not a number, and it
+        # is shown escaped.
+        err = self.fails("plan", "--lengths", "-", stdin=b"5\n\xef\xbb\xbf6\n",
+                         mentions=["line 2", "\\xef\\xbb\\xbf6"])
+        self.assertNotIn("\ufeff", err)
+
+    def test_raw_bytes_are_escaped(self):
+        err = self.fails("plan", "--lengths", "-", stdin=b"5\n\xff\x1b[31mred\n",
+                         mentions=["line 2", "\\xff\\x1b[31mred"])
+        self.assertNotIn("\x1b", err)
+        self.fails("plan", "--lengths", "-", stdin=b"5\n\x07\t9\n", mentions=["\\x07"])
+
+    def test_missing_file_name_is_escaped(self):
+        name = os.path.join(self.tmp.name, "no\x1bsuch")
+        self.fails("plan", "--lengths", name, mentions=["no\\x1bsuch"])
+
+    def test_blanks_around_a_number_are_allowed(self):
+        self.assertEqual(self.plan_bytes(b" 5\t\n6 \n\t7\n8\n", "--batch-size", "1"),
+                         self.plan_bytes(b"5\n6\n7\n8\n", "--batch-size", "1"))
+
+
+class OptionStrictnessTests(BrsTestCase):
+    """Numbers are strict decimal for every flag; a flag is given once."""
+
+    fails = BadInputTests.fails
+
+    def test_numbers_are_strict_decimal(self):
+        path = self.lengths_file(lognormal_lengths(100, 52))
+        for flag, value in [("--alpha", "0x10"), ("--alpha", " 1"), ("--alpha", "1 "),
+                            ("--alpha", "inf"), ("--alpha", "nan"), ("--alpha", "+1"),
+                            ("--alpha", "1e"), ("--alpha", "."), ("--alpha", ""),
+                            ("--intercept", "0x1p3"), ("--batch-size", " 4"),
+                            ("--batch-size", "4 "), ("--batch-size", "+4"),
+                            ("--batch-size", "0x10"), ("--seed", "1e3"), ("--seed", "1.0"),
+                            ("--max-tokens", "--packed"), ("--epoch", " 1"),
+                            ("--epoch", "0x1"), ("--step", "+1")]:
+            err = self.fails("plan", "--lengths", path, flag, value, mentions=[flag])
+            self.assertIn("got '", err, (flag, value))
+
+    def test_decimal_forms_that_are_accepted(self):
+        path = self.lengths_file(lognormal_lengths(100, 53))
+        base = self.ok("plan", "--lengths", path, "--alpha", "0.002")
+        for text in ("2e-3", "2E-3", ".002", "0.0020", "2.e-3"):
+            self.assertEqual(self.ok("plan", "--lengths", path, "--alpha", text), base, text)
+
+    def test_values_past_64_bits(self):
+        path = self.lengths_file(lognormal_lengths(100, 54))
+        self.fails("plan", "--lengths", path, "--seed", "99999999999999999999",
+                   mentions=["--seed", "out of range", "9223372036854775807"])
+        self.fails("plan", "--lengths", path, "--alpha", "1e999", mentions=["--alpha"])
+        self.fails("plan", "--lengths", path, "--alpha", "1e-400", mentions=["--alpha"])
+
+    def test_epoch_takes_every_uint64(self):
+        # The library takes a uint64 epoch: 2^63 is a valid epoch, 2^64 is
+        # not, and the message gives the real limit.
+        path = self.lengths_file(lognormal_lengths(100, 55))
+        lines = self.ok("plan", "--lengths", path, "--epoch", "9223372036854775808").splitlines()
+        self.assertEqual(json.loads(lines[0])["epoch"], 9223372036854775808)
+        top = self.ok("plan", "--lengths", path, "--epoch", "18446744073709551615").splitlines()
+        self.assertEqual(json.loads(top[0])["epoch"], 18446744073709551615)
+        self.fails("plan", "--lengths", path, "--epoch", "18446744073709551616",
+                   mentions=["--epoch", "18446744073709551615"])
+        self.fails("plan", "--lengths", path, "--epoch", "-1", mentions=["--epoch"])
+
+    def test_values_the_library_rejects(self):
+        path = self.lengths_file(lognormal_lengths(100, 59))
+        # 1e-7 would round to 0 at the library's resolution of alpha.
+        self.fails("plan", "--lengths", path, "--alpha", "1e-7", mentions=["--alpha", "alpha"])
+        # A global batch past the library's limit is an error at once; with
+        # drop-last, so is a step the dataset cannot fill.
+        for extra in ([], ["--no-drop-last"]):
+            self.fails("plan", "--lengths", path, "--dp-size", "16777216", *extra,
+                       mentions=["batch_size"])
+        self.fails("plan", "--lengths", path, "--dp-size", "200", "--batch-size", "1")
+
+    def test_repeated_flag_is_an_error(self):
+        path = self.lengths_file(lognormal_lengths(100, 56))
+        for args, words in [(["--seed", "1", "--seed", "2"], ["--seed", "twice"]),
+                            (["--seed=1", "--seed", "1"], ["--seed", "twice"]),
+                            (["--alpha", "0.1", "--alpha=0.1"], ["--alpha", "twice"]),
+                            (["--packed", "--packed"], ["--packed", "twice"]),
+                            (["--shuffle", "--no-shuffle"], ["--shuffle", "--no-shuffle"]),
+                            (["--epoch", "1", "--epoch", "1"], ["--epoch", "twice"]),
+                            (["--lengths", path], ["--lengths", "twice"]),
+                            (["-o", "a", "--output", "b"], ["--output", "twice"])]:
+            for command in ("plan", "compare"):
+                self.fails(command, "--lengths", path, *args, mentions=words)
+
+    def test_switch_pairs(self):
+        path = self.lengths_file(lognormal_lengths(100, 57))
+        self.assertEqual(self.ok("plan", "--lengths", path, "--shuffle"),
+                         self.ok("plan", "--lengths", path))
+        self.assertEqual(self.ok("plan", "--lengths", path, "--no-packed"),
+                         self.ok("plan", "--lengths", path))
+        self.fails("plan", "--lengths", path, "--no-shuffle=1", mentions=["--no-shuffle"])
+
+    def test_help_to_a_full_device_fails(self):
+        if not os.path.exists("/dev/full"):
+            self.skipTest("no /dev/full")
+        path = self.lengths_file(lognormal_lengths(100, 58))
+        for args in (["--help"], ["--version"], ["plan", "--help"], ["compare", "--help"],
+                     ["demo", "--help"], ["plan", "--lengths", path], ["demo"]):
+            with open("/dev/full", "w") as full:
+                result = subprocess.run([BRS, *args], stdout=full, stderr=subprocess.PIPE,
+                                        text=True, timeout=120)
+            self.assertEqual(result.returncode, 1, args)
+            self.assertIn("could not write", result.stderr, args)
+
+
+class StrategyTests(BrsTestCase):
+    """--strategy and --sync come from the library's option table."""
+
+    fails = BadInputTests.fails
+
+    def test_strategy_by_name_or_number(self):
+        path = self.lengths_file(lognormal_lengths(200, 60))
+        args = ["plan", "--lengths", path, "--dp-size", "2", "--batch-size", "4"]
+        balanced = self.ok(*args)
+        self.assertEqual(self.ok(*args, "--strategy", "balanced"), balanced)
+        self.assertEqual(self.ok(*args, "--strategy=0"), balanced)
+        random_plan = self.ok(*args, "--strategy", "random")
+        self.assertEqual(self.ok(*args, "--strategy", "1"), random_plan)
+        grouped = self.ok(*args, "--strategy", "length_grouped")
+        self.assertEqual(self.ok(*args, "--strategy", "length-grouped"), grouped)
+        self.assertEqual(self.ok(*args, "--strategy", "2"), grouped)
+        self.assertNotEqual(random_plan, balanced)
+        # A random plan: fixed-size micro-batches of batch_size samples.
+        for line in random_plan.splitlines():
+            self.assertEqual(len(json.loads(line)["indices"]), 4)
+
+    def test_bad_strategy_names_the_choices(self):
+        path = self.lengths_file(lognormal_lengths(100, 61))
+        self.fails("plan", "--lengths", path, "--strategy", "fastest",
+                   mentions=["--strategy", "balanced", "random", "length_grouped", "fastest"])
+        self.fails("plan", "--lengths", path, "--strategy", "7", mentions=["--strategy"])
+        self.fails("plan", "--lengths", path, "--sync", "never", mentions=["--sync", "step"])
+
+    def test_sync_step(self):
+        path = self.lengths_file(lognormal_lengths(300, 62))
+        args = ["plan", "--lengths", path, "--dp-size", "2", "--grad-accum", "3"]
+        self.assertEqual(self.ok(*args, "--sync", "micro_step"), self.ok(*args))
+        for line in self.ok(*args, "--sync", "step").splitlines():
+            json.loads(line)
+
+    def test_compare_takes_no_strategy(self):
+        path = self.lengths_file(lognormal_lengths(100, 63))
+        self.fails("compare", "--lengths", path, "--strategy", "random", mentions=["--strategy"])
+
+    def test_help_lists_the_library_options(self):
+        text = self.ok("plan", "--help")
+        for flag in ("--strategy", "--sync", "--cost-model", "--output", "random",
+                     "length_grouped", "micro_step"):
+            self.assertIn(flag, text)
+
+
+class OutputTests(BrsTestCase):
+    """-o/--output: the whole output or nothing, through a temporary file."""
+
+    fails = BadInputTests.fails
+
+    def test_output_file_equals_standard_output(self):
+        path = self.lengths_file(lognormal_lengths(200, 70))
+        out = os.path.join(self.tmp.name, "plan.jsonl")
+        self.assertEqual(self.ok("plan", "--lengths", path, "-o", out), "")
+        with open(out, encoding="ascii") as stream:
+            self.assertEqual(stream.read(), self.ok("plan", "--lengths", path))
+        report = os.path.join(self.tmp.name, "compare.txt")
+        self.assertEqual(self.ok("compare", "--lengths", path, f"--output={report}"), "")
+        with open(report, encoding="ascii") as stream:
+            self.assertIn("strategy", stream.read())
+        self.assertEqual(sorted(os.listdir(self.tmp.name)),
+                         ["compare.txt", "data.lengths", "plan.jsonl"])
+
+    def test_unwritable_output_paths(self):
+        path = self.lengths_file(lognormal_lengths(100, 71))
+        missing = os.path.join(self.tmp.name, "no-such-dir", "plan.jsonl")
+        self.fails("plan", "--lengths", path, "-o", missing, mentions=[missing, "--output"])
+        self.fails("plan", "--lengths", path, "-o", self.tmp.name,
+                   mentions=[self.tmp.name, "directory"])
+        self.fails("plan", "--lengths", path, "--output=", mentions=["--output"])
+        if os.geteuid() != 0:
+            locked = os.path.join(self.tmp.name, "locked")
+            os.mkdir(locked, 0o500)
+            self.fails("plan", "--lengths", path, "-o", os.path.join(locked, "x"),
+                       mentions=["locked"])
+
+    def test_failed_command_leaves_the_file_untouched(self):
+        out = os.path.join(self.tmp.name, "plan.jsonl")
+        with open(out, "w", encoding="ascii") as stream:
+            stream.write("old\n")
+        path = self.lengths_file([10] * 8)
+        self.fails("plan", "--lengths", path, "--max-tokens", "40", "-o", out)
+        self.fails("plan", "--lengths", self.write("bad.lengths", "1\nx\n"), "-o", out)
+        with open(out, encoding="ascii") as stream:
+            self.assertEqual(stream.read(), "old\n")
+        self.assertEqual(sorted(os.listdir(self.tmp.name)),
+                         ["bad.lengths", "data.lengths", "plan.jsonl"])
+
+
+class CostModelTests(BrsTestCase):
+    """--cost-model FILE: alpha, intercept and max_tokens from a calibrated model."""
+
+    fails = BadInputTests.fails
+
+    def model(self, **fields):
+        """A cost-model file of its own (each call writes a new one)."""
+        name = f"model{len(os.listdir(self.tmp.name))}.json"
+        document = {"format": "brs-cost-model", "version": 1, "alpha": 0.0025,
+                    "intercept": 40.0, "max_tokens": 6000, "r2": 0.99,
+                    "worst_residual": 0.03, "source": "calibrated", "model": "gpt2",
+                    "device": "cpu", "memory": {"a": [1, 2, {"b": None}]},
+                    "timings": [[128, 4, 0.5], [256, 2, 0.6]]}
+        document.update(fields)
+        document = {k: v for k, v in document.items() if v is not Ellipsis}
+        return self.write(name, json.dumps(document))
+
+    def test_model_equals_its_flags(self):
+        path = self.lengths_file(lognormal_lengths(300, 80))
+        args = ["plan", "--lengths", path, "--dp-size", "2"]
+        self.assertEqual(self.ok(*args, "--cost-model", self.model()),
+                         self.ok(*args, "--alpha", "0.0025", "--intercept", "40",
+                                 "--max-tokens", "6000"))
+
+    def test_flags_win_over_the_file(self):
+        path = self.lengths_file(lognormal_lengths(300, 81))
+        args = ["plan", "--lengths", path, "--dp-size", "2"]
+        self.assertEqual(self.ok(*args, "--alpha", "0.01", "--cost-model", self.model()),
+                         self.ok(*args, "--alpha", "0.01", "--intercept", "40",
+                                 "--max-tokens", "6000"))
+
+    def test_null_max_tokens_sets_no_cap(self):
+        path = self.lengths_file(lognormal_lengths(300, 82))
+        args = ["plan", "--lengths", path]
+        self.assertEqual(self.ok(*args, "--cost-model", self.model(max_tokens=None)),
+                         self.ok(*args, "--alpha", "0.0025", "--intercept", "40"))
+        self.assertEqual(self.ok(*args, "--cost-model", self.model(max_tokens=...)),
+                         self.ok(*args, "--alpha", "0.0025", "--intercept", "40"))
+
+    def test_compare_reads_it_too(self):
+        path = self.lengths_file(lognormal_lengths(300, 83))
+        text = self.ok("compare", "--lengths", path, "--dp-size", "4", "--cost-model",
+                       self.model())
+        self.assertIn("40 + bs*L + 0.0025*bs*L^2", text)
+        self.assertIn("over cap", text)
+
+    def test_bad_files_name_the_file_and_the_key(self):
+        path = self.lengths_file(lognormal_lengths(100, 84))
+        cases = [
+            (self.model(format="other"), ["format", "brs-cost-model"]),
+            (self.model(format=...), ["format", "missing"]),
+            (self.model(version=2), ["version", "2"]),
+            (self.model(version="1"), ["version"]),
+            (self.model(alpha=...), ["alpha", "missing"]),
+            (self.model(alpha="0.1"), ["alpha", "not a number"]),
+            (self.model(intercept=None), ["intercept"]),
+            (self.model(max_tokens=1.5), ["max_tokens", "1.5"]),
+            (self.model(max_tokens="4096"), ["max_tokens"]),
+            (self.model(alpha=-1.0), ["alpha", "out of range"]),
+            (self.model(max_tokens=-5), ["max_tokens"]),
+            (self.write("dup.json", '{"format": "brs-cost-model", "version": 1, "alpha": 1,'
+                                    ' "alpha": 2, "intercept": 0}'), ["alpha", "twice"]),
+            (self.write("trailing.json", '{"format": "brs-cost-model"} x'), ["JSON"]),
+            (self.write("comma.json", '{"format": "brs-cost-model",}'), ["JSON"]),
+            (self.write("array.json", '[1, 2]'), ["JSON"]),
+            (self.write("empty.json", ''), ["JSON"]),
+            (self.write("deep.json", '{"x": ' + '[' * 1000 + ']' * 1000 + '}'), ["JSON"]),
+            (os.path.join(self.tmp.name, "missing.json"), ["cannot open"]),
+            (self.tmp.name, ["cannot read"]),
+        ]
+        for model, words in cases:
+            self.fails("plan", "--lengths", path, "--cost-model", model,
+                       mentions=["--cost-model", model, *words])
+
+    def test_nul_and_raw_bytes_in_the_file(self):
+        path = self.lengths_file(lognormal_lengths(100, 85))
+        model = os.path.join(self.tmp.name, "raw.json")
+        with open(model, "wb") as stream:
+            stream.write(b'{"format": "brs\x00\xff", "version": 1}')
+        err = ReaderTests.fails(self, "plan", "--lengths", path, "--cost-model", model)
+        self.assertIn("raw.json", err)
 
 
 def main():

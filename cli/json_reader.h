@@ -1,0 +1,39 @@
+/*
+ * json_reader.h - a strict JSON (RFC 8259) reader for small files whose top
+ * level is an object, such as the cost-model file: it checks the whole text
+ * and hands out the top-level members; nested values are checked and
+ * skipped. Strings are handed out raw (between the quotes, escapes kept).
+ */
+#ifndef BRS_CLI_JSON_READER_H
+#define BRS_CLI_JSON_READER_H
+
+#include <stddef.h>
+
+typedef enum json_kind {
+    JSON_NULL,
+    JSON_TRUE,
+    JSON_FALSE,
+    JSON_NUMBER,
+    JSON_STRING,
+    JSON_ARRAY,
+    JSON_OBJECT
+} json_kind;
+
+typedef struct json_member {
+    const char *key; /* raw, key_length bytes */
+    size_t key_length;
+    json_kind kind;
+    const char *value; /* its text: a number's digits, a string's inside */
+    size_t value_length;
+} json_member;
+
+/* Called for each top-level member in order; a nonzero return stops the
+ * reading and is returned by json_object_each. */
+typedef int (*json_visit)(const json_member *member, void *context);
+
+/* Returns 0, the visitor's nonzero value, or -1 with "byte N: ..." in error
+ * when text[0..size) is not one JSON object. */
+int json_object_each(const char *text, size_t size, json_visit visit, void *context, char *error,
+                     size_t error_size);
+
+#endif
