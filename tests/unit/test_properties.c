@@ -1,9 +1,10 @@
 /* test_properties.c - the sampler's contract (docs/design.md) as properties
- * over 10^4 seeded random configurations each: no sample lost or
- * duplicated over an epoch, the same micro-batch count on every rank, the
- * hard cap, one plan for two samplers built apart (and, once, in another
- * process), resume equal to the uninterrupted run, a fingerprint that
- * follows every option but the rank. Datasets are small (N <= 128) so that
+ * over 10^4 seeded random configurations each, every strategy: no sample
+ * lost or duplicated over an epoch, the same micro-batch count on every
+ * rank, the hard cap (balanced; the baselines ignore it), one plan for two
+ * samplers built apart (and, once, in another process), resume equal to
+ * the uninterrupted run, a fingerprint that follows every option but the
+ * rank. Datasets are small (N <= 128) so that
  * the suite stays fast under ASan; tests/fuzz covers larger shapes. */
 #include "brs_test.h"
 
@@ -22,6 +23,7 @@
 typedef struct {
     uint32_t lengths[MAX_N];
     bt_config c;
+    int64_t strategy; /* BRS_OPT_STRATEGY where the library has it (1.1) */
 } case_t;
 
 static uint32_t random_length(bt_rng *r, unsigned shape)
@@ -61,10 +63,11 @@ static void random_case(case_t *k, bt_rng *r)
     c.max_tokens = bt_rng_below(r, 3) == 0 ? (int64_t)longest * (1 + (int64_t)bt_rng_below(r, 6))
                                            : 0;
     k->c = c;
-    bt_set_case("n %zu P %" PRId64 " dp %" PRId64 " ga %" PRId64 " seed %" PRId64
+    k->strategy = (int64_t)bt_rng_below(r, 3);
+    bt_set_case("strategy %" PRId64 " n %zu P %" PRId64 " dp %" PRId64 " ga %" PRId64 " seed %" PRId64
                 " shuffle %" PRId64 " drop_last %" PRId64 " packed %" PRId64
                 " max_tokens %" PRId64 " alpha %g intercept %g",
-                n, c.batch_size, c.dp_size, c.grad_accum, c.seed, c.shuffle, c.drop_last,
+                k->strategy, n, c.batch_size, c.dp_size, c.grad_accum, c.seed, c.shuffle, c.drop_last,
                 c.packed, c.max_tokens, c.alpha, c.intercept);
 }
 
@@ -85,6 +88,9 @@ static bool case_sampler(brs_sampler **s, const case_t *k)
     const bt_config *c = &k->c;
     brs_status st = bt_sampler_new(s, c);
     BT_REQUIRE(st == BRS_OK);
+#if BRS_VERSION_NUMBER >= 10100
+    BT_REQUIRE(brs_sampler_set_int(*s, BRS_OPT_STRATEGY, k->strategy) == BRS_OK);
+#endif
     uint64_t steps = 0;
     st = brs_sampler_steps_per_epoch(&steps, *s);
     bool may_refuse = (c->drop_last && c->n < global_batch(c)) || c->n < micro_batches(c);
@@ -307,6 +313,10 @@ static bool cap_holds(const case_t *k, brs_sampler *s)
         capped.max_tokens = (int64_t)longest * (1 + (int64_t)(c->seed % 6));
         BT_REQUIRE(brs_sampler_set_int(s, BRS_OPT_MAX_TOKENS, capped.max_tokens) == BRS_OK);
     }
+#if BRS_VERSION_NUMBER >= 10100
+    /* the fixed-size baselines do not bend to the cap (include/brs.h) */
+    BT_REQUIRE(brs_sampler_set_int(s, BRS_OPT_STRATEGY, BRS_STRATEGY_BALANCED) == BRS_OK);
+#endif
     uint64_t steps = 0;
     BT_REQUIRE(brs_sampler_steps_per_epoch(&steps, s) == BRS_OK);
     brs_plan *p = NULL;
@@ -347,6 +357,9 @@ static bool same_plan_holds(const case_t *k, brs_sampler *s)
     brs_sampler *other = NULL;
     BT_REQUIRE(bt_sampler_new(&other, &c) == BRS_OK);
     BT_REQUIRE(brs_sampler_set_lengths(other, copy, c.n, BRS_LENGTHS_BORROW) == BRS_OK);
+#if BRS_VERSION_NUMBER >= 10100
+    BT_REQUIRE(brs_sampler_set_int(other, BRS_OPT_STRATEGY, k->strategy) == BRS_OK);
+#endif
     enc_t a = {0}, b = {0};
     uint64_t epoch = (uint64_t)k->c.seed % 7;
     brs_status sa = enc_epoch(&a, s, epoch), sb = enc_epoch(&b, other, epoch);
