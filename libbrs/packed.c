@@ -174,7 +174,10 @@ brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, siz
     if (cap) {
         size_t needed = groups_needed_by_bound(lengths, n, cap);
         if (needed > k) {
-            split->needed = needed;
+            /* The bound is only a floor: name the least count that packs
+             * where the search settles it (brs.h promises that number). */
+            size_t least = fewest_groups(split->group_of, lengths, n, needed - 1, cap);
+            split->needed = least > 0 ? least : needed;
             return BRS_ERR_CAP_INFEASIBLE;
         }
     }
