@@ -108,34 +108,47 @@ static void draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t ste
     }
 }
 
-/* Gathers the drawn samples' lengths and sorts them longest first. The
- * lengths were checked by set_lengths, but a borrowed array may have been
- * changed since: a length of 0 or above max_tokens (cap_checked) would
- * break the planner's arithmetic, so it is an error here, never a crash. */
+/* The error of the first drawn sample whose length is 0 or above the cap
+ * (cap 0: none); the lengths were checked by set_lengths, but a borrowed
+ * array may have been changed since, and such a length would break the
+ * planner's arithmetic, so it is an error here, never a crash. */
+static brs_status length_error(brs_plan *p, uint64_t cap)
+{
+    size_t j = 0;
+    while (p->draw_length[j] != 0 && (cap == 0 || p->draw_length[j] <= cap)) j++;
+    uint32_t length = p->draw_length[j];
+    if (length == 0)
+        return brs_fail(&p->message, BRS_ERR_INVALID_LENGTH,
+                        "lengths[%llu] is 0 (epoch %llu, step %llu): the borrowed lengths "
+                        "array changed after brs_sampler_set_lengths; keep it unchanged or "
+                        "set the lengths again",
+                        (unsigned long long)p->draw_index[j], (unsigned long long)p->epoch,
+                        (unsigned long long)p->step);
+    return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
+                    "lengths[%llu] = %u is above max_tokens %llu (epoch %llu, step "
+                    "%llu): the borrowed lengths array changed after "
+                    "brs_sampler_set_lengths; keep it unchanged or set the lengths again",
+                    (unsigned long long)p->draw_index[j], length, (unsigned long long)cap,
+                    (unsigned long long)p->epoch, (unsigned long long)p->step);
+}
+
+/* Gathers the drawn samples' lengths, checks them (length_error; the cap
+ * only when cap_checked) and sorts them longest first. */
 brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked)
 {
-    /* Gathered in a pass of its own: the loads are independent, so cache
-     * misses on a large lengths array overlap instead of queueing. */
-    for (size_t j = 0; j < p->num_samples; j++) p->draw_length[j] = s->lengths[p->draw_index[j]];
-    uint64_t cap = (uint64_t)s->config.max_tokens;
+    uint64_t cap = cap_checked ? (uint64_t)s->config.max_tokens : 0;
+    /* A valid length is in [1, limit], so length - 1 < limit, one unsigned
+     * compare; the flags are or-ed without a branch, which keeps the loads
+     * independent, so cache misses on a large lengths array overlap instead
+     * of queueing. */
+    uint64_t limit = cap != 0 ? cap : UINT64_C(1) << 32;
+    uint64_t bad = 0;
     for (size_t j = 0; j < p->num_samples; j++) {
-        uint32_t length = p->draw_length[j];
-        if (length == 0)
-            return brs_fail(&p->message, BRS_ERR_INVALID_LENGTH,
-                            "lengths[%llu] is 0 (epoch %llu, step %llu): the borrowed lengths "
-                            "array changed after brs_sampler_set_lengths; keep it unchanged or "
-                            "set the lengths again",
-                            (unsigned long long)p->draw_index[j], (unsigned long long)p->epoch,
-                            (unsigned long long)p->step);
-        if (cap_checked && cap != 0 && length > cap)
-            return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
-                            "lengths[%llu] = %u is above max_tokens %llu (epoch %llu, step "
-                            "%llu): the borrowed lengths array changed after "
-                            "brs_sampler_set_lengths; keep it unchanged or set the lengths again",
-                            (unsigned long long)p->draw_index[j], length,
-                            (unsigned long long)cap, (unsigned long long)p->epoch,
-                            (unsigned long long)p->step);
+        uint32_t length = s->lengths[p->draw_index[j]];
+        p->draw_length[j] = length;
+        bad |= (uint64_t)length - 1 >= limit;
     }
+    if (bad) return length_error(p, cap);
     brs_sort_by_length_desc(p->order, p->draw_length, p->num_samples, p->sort_scratch);
     for (size_t i = 0; i < p->num_samples; i++) p->sorted_length[i] = p->draw_length[p->order[i]];
     return BRS_OK;
