@@ -92,7 +92,9 @@ static size_t step_size(const brs_sampler *s, uint64_t step, size_t b, size_t k)
 }
 
 /* The dataset index at each position of the step, in draw order: from the
- * epoch permutation, or from a precomputed epoch order (length_grouped). */
+ * epoch permutation, or from a precomputed epoch order (length_grouped).
+ * The positions past the end of the epoch (the top-up) wrap around; they
+ * are a loop of their own so that the main one has no test per sample. */
 static void draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step, size_t b,
                  const uint64_t *epoch_order)
 {
@@ -100,11 +102,16 @@ static void draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t ste
     brs_permutation_init(&perm, s->count, (uint64_t)s->config.seed, epoch,
                          (int)s->config.shuffle);
     uint64_t start = step * b;
-    for (size_t j = 0; j < p->num_samples; j++) {
-        uint64_t position = start + j;
-        if (position >= s->count) position %= s->count; /* top-up wraps */
-        p->draw_index[j] = epoch_order ? epoch_order[position]
-                                       : brs_permutation_apply(&perm, position);
+    size_t inside = s->count - start < p->num_samples ? (size_t)(s->count - start)
+                                                      : p->num_samples;
+    uint64_t *out = p->draw_index;
+    if (epoch_order)
+        memcpy(out, epoch_order + start, inside * sizeof *out);
+    else
+        for (size_t j = 0; j < inside; j++) out[j] = brs_permutation_apply(&perm, start + j);
+    for (size_t j = inside; j < p->num_samples; j++) {
+        uint64_t position = (start + j) % s->count;
+        out[j] = epoch_order ? epoch_order[position] : brs_permutation_apply(&perm, position);
     }
 }
 
