@@ -186,14 +186,18 @@ static void fill_slots(brs_plan *p, int packed)
             p->real[slot] += p->sorted_length[i];
         }
     } else {
+        /* A group fills one slot: its destination and token sum are locals,
+         * which the compiler cannot keep in registers through p's arrays. */
         for (size_t g = 0; g < k; g++) {
             uint32_t slot = p->slot_of[g];
-            for (size_t i = p->starts[g]; i < p->starts[g + 1]; i++) {
-                p->indices[cursor[slot]++] = p->draw_index[p->order[i]];
-                p->real[slot] += p->sorted_length[i];
+            size_t first = p->starts[g], end = p->starts[g + 1];
+            uint64_t *out = p->indices + cursor[slot], real = 0;
+            for (size_t i = first; i < end; i++) {
+                out[i - first] = p->draw_index[p->order[i]];
+                real += p->sorted_length[i];
             }
-            p->padded[slot] = (uint64_t)(p->starts[g + 1] - p->starts[g]) *
-                              p->sorted_length[p->starts[g]];
+            p->real[slot] = real;
+            p->padded[slot] = (uint64_t)(end - first) * p->sorted_length[first];
         }
     }
     for (size_t g = 0; g < k; g++) p->slot_cost[p->slot_of[g]] = p->group_cost[g];
