@@ -84,22 +84,27 @@ static uint64_t mix_small(const struct brs_permutation *perm, uint64_t x, uint64
     return x;
 }
 
-/* Cycle walking: the domain is below 2n, so fewer than two rounds of the
- * mix are expected per position. */
+/* Cycle walking past the first mix, out of line: the first lands in
+ * [0, n) with probability n / 2^bits > 1/2, and keeping the loop out of
+ * brs_permutation_apply spares that common case the loop's set-up. */
+static uint64_t walk(const struct brs_permutation *perm, uint64_t x, uint64_t mask,
+                     unsigned shift)
+{
+    do {
+        x = perm->bits < SMALL_BITS ? mix_small(perm, x, mask, shift)
+                                    : mix(perm, x, mask, shift);
+    } while (x >= perm->n);
+    return x;
+}
+
+/* The domain is below 2n, so fewer than two mixes are expected per
+ * position. */
 uint64_t brs_permutation_apply(const struct brs_permutation *perm, uint64_t position)
 {
     if (perm->identity) return position;
     uint64_t mask = UINT64_MAX >> (64 - perm->bits);
     unsigned shift = (perm->bits + 1) / 2;
-    uint64_t x = position;
-    if (perm->bits < SMALL_BITS) {
-        do {
-            x = mix_small(perm, x, mask, shift);
-        } while (x >= perm->n);
-        return x;
-    }
-    do {
-        x = mix(perm, x, mask, shift);
-    } while (x >= perm->n);
-    return x;
+    if (perm->bits < SMALL_BITS) return walk(perm, position, mask, shift);
+    uint64_t x = mix(perm, position, mask, shift);
+    return x < perm->n ? x : walk(perm, x, mask, shift);
 }
