@@ -93,18 +93,14 @@ static void radix_sort(uint32_t *order, const uint32_t *lengths, size_t n, uint3
 }
 
 /* A counting sort on (longest - length) when its range is small: two passes
- * over the samples, stable. counts must hold `range` entries. */
+ * over the samples, stable. counts must hold `range` entries (32 bits
+ * suffice, see COUNTS). */
 static void counting_sort(uint32_t *order, const uint32_t *lengths, size_t n, uint32_t longest,
-                          size_t range, size_t *counts)
+                          size_t range, uint32_t *counts)
 {
     memset(counts, 0, range * sizeof *counts);
     for (size_t i = 0; i < n; i++) counts[longest - lengths[i]]++;
-    size_t sum = 0;
-    for (size_t b = 0; b < range; b++) {
-        size_t c = counts[b];
-        counts[b] = sum;
-        sum += c;
-    }
+    prefix_sums(counts, range);
     for (size_t i = 0; i < n; i++) order[counts[longest - lengths[i]]++] = (uint32_t)i;
 }
 
@@ -121,8 +117,11 @@ void brs_sort_by_length_desc(uint32_t *order, const uint32_t *lengths, size_t n,
         if (lengths[i] < shortest) shortest = lengths[i];
     }
     size_t range = (size_t)(longest - shortest) + 1;
-    if (range <= 2 * n) { /* the scratch (2n words) holds the counts */
-        counting_sort(order, lengths, n, longest, range, (size_t *)scratch);
+    /* Up to a range of 4n the counting sort's pass over the range costs
+     * less than a second radix pass; the scratch (2n 64-bit words) holds
+     * 4n 32-bit counts. */
+    if (range <= 4 * n) {
+        counting_sort(order, lengths, n, longest, range, (uint32_t *)(void *)scratch);
         return;
     }
     radix_sort(order, lengths, n, longest, bit_width(longest - shortest), scratch);
