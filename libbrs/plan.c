@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The sync model of the configuration (until the option exists: micro-step). */
+#define PLAN_SYNC(config) BRS_SYNC_MICRO_STEP
+
 static const char null_handle_message[] = "the handle is NULL";
 
 struct brs_plan {
@@ -198,6 +201,8 @@ static void summarise(brs_plan *p, const struct brs_split *split,
     brs_wide work = (brs_wide)k * model->intercept + split->weight_sum;
     brs_wide per_rank = (work + p->dp_size - 1) / p->dp_size;
     p->time_lower_bound = per_rank > split->lower_bound ? per_rank : split->lower_bound;
+    /* the padded planner certifies a tighter one */
+    if (split->time_lower_bound > p->time_lower_bound) p->time_lower_bound = split->time_lower_bound;
 }
 
 static void cap_message(brs_plan *p, const brs_sampler *s, const struct brs_split *split)
@@ -248,17 +253,24 @@ brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t
     draw(plan, sampler, epoch, step, b);
 
     struct brs_cost_model model = {c->intercept_micro, c->alpha_micro, (uint64_t)c->max_tokens};
-    struct brs_split split = {plan->starts, plan->group_of, plan->group_cost, 0, 0, 0, 0};
+    struct brs_split split = {.starts = plan->starts, .group_of = plan->group_of,
+                              .costs = plan->group_cost};
+    int sync = PLAN_SYNC(c);
     status = c->packed ? brs_plan_packed(&split, plan->sorted_length, plan->num_samples, plan->k,
                                          &model, plan->pack_scratch)
                        : brs_plan_padded(&split, plan->sorted_length, plan->num_samples, plan->k,
-                                         plan->dp_size, &model, plan->sort_scratch);
+                                         plan->dp_size, sync, &model, plan->sort_scratch);
     if (status == BRS_ERR_CAP_INFEASIBLE) cap_message(plan, sampler, &split);
     if (status == BRS_ERR_NO_MEMORY) brs_message_set(plan->message, "out of memory in the planner");
     if (status != BRS_OK) return status;
 
-    brs_assign_snake(plan->slot_of, plan->group_order, &plan->micro_sync, &plan->step_sync,
-                     plan->group_cost, plan->k, plan->dp_size);
+    if (status == BRS_OK)
+        status = brs_assign(plan->slot_of, &plan->micro_sync, &plan->step_sync, plan->group_cost,
+                            plan->k, plan->dp_size, sync);
+    if (status != BRS_OK) {
+        brs_message_set(plan->message, "out of memory in the planner");
+        return status;
+    }
     fill_slots(plan, (int)c->packed);
     summarise(plan, &split, &model);
     plan->message[0] = '\0';
