@@ -213,6 +213,11 @@ brs_status brs_score_split(struct brs_score *score, const size_t *starts, const 
                            uint32_t *slot_scratch);
 int brs_score_better(const struct brs_score *a, const struct brs_score *b);
 
+/* polish.c: boundary moves on a split (starts/costs, changed in place)
+ * while its score improves within the model's cap. */
+brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n, size_t k,
+                      size_t dp_size, int sync, const struct brs_cost_model *model);
+
 /* exact.c: every contiguous split of a small step (at most EXACT_SPLITS of
  * them), scored like the planner's candidates; BRS_ERR_TOO_LARGE when the
  * step has more. Writes the best split within the model's cap, if any. */

@@ -128,10 +128,16 @@ static brs_status try_candidates(struct contest *c, brs_wide best)
                                                     WIDE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE,
                                                     c->weight));
     }
-    /* small steps: all of them */
-    if (status == BRS_OK)
-        status = consider(c, brs_plan_exhaustive(c->starts, c->costs, c->lengths, n, k, dp,
-                                                 c->sync, &c->held));
+    /* small steps: all of them (exact; nothing is left to polish) */
+    if (status == BRS_OK) {
+        brs_status exact = brs_plan_exhaustive(c->starts, c->costs, c->lengths, n, k, dp, c->sync,
+                                               &c->held);
+        status = consider(c, exact);
+        if (exact != BRS_ERR_TOO_LARGE) return status;
+    }
+    if (status == BRS_OK && k > 1)
+        status = brs_polish(c->split->starts, c->split->costs, c->lengths, n, k, dp, c->sync,
+                            &c->held);
     return status;
 }
 
