@@ -9,7 +9,9 @@
  *     const char *; status codes and keys are int32_t with fixed values;
  *   - out-parameters come first; read-only handles are const;
  *   - status 0 is success, every error is negative; brs_strerror() names it
- *     and each handle keeps a detail message until the next call on it;
+ *     and every failing call on a handle (read-only calls included) writes
+ *     that handle's detail message, so a message always describes the
+ *     latest failure on its handle;
  *   - no global or thread-local mutable state: distinct handles may be used
  *     from distinct threads at the same time without locking;
  *   - symbols are never removed or changed within SONAME libbrs.so.1.
@@ -47,10 +49,10 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define BRS_VERSION_MAJOR 1
-#define BRS_VERSION_MINOR 0
+#define BRS_VERSION_MINOR 1
 #define BRS_VERSION_PATCH 0
 /** MAJOR * 10000 + MINOR * 100 + PATCH, the value brs_version_number() returns. */
-#define BRS_VERSION_NUMBER 10000
+#define BRS_VERSION_NUMBER 10100
 
 /**
  * The version of the library actually loaded, MAJOR * 10000 + MINOR * 100 + PATCH.
@@ -79,15 +81,19 @@ typedef int32_t brs_status;
 #define BRS_ERR_INVALID_ARGUMENT (-2)
 /** The option or query key is not known to this version of the library. */
 #define BRS_ERR_UNSUPPORTED (-3)
-/** A value lies outside its bounds (option value, rank, micro-step, step). */
+/** A value lies outside its bounds (option value, rank, micro-step, step,
+ *  a nonzero alpha or intercept below the 1e-6 resolution). */
 #define BRS_ERR_OUT_OF_RANGE (-4)
 /** Memory could not be allocated; the handle is unchanged. */
 #define BRS_ERR_NO_MEMORY (-5)
 /** The handle is not ready for the call (no lengths set, no plan computed). */
 #define BRS_ERR_STATE (-6)
-/** A sample length is 0; every sample must have at least one token. */
+/** A sample length is 0; every sample must have at least one token (also
+ *  when a borrowed array was changed to hold a 0 after set_lengths). */
 #define BRS_ERR_INVALID_LENGTH (-7)
-/** Too few samples for the configuration (no full step with drop_last). */
+/** Too few samples: drop_last is 1 and N < B = batch_size * dp_size *
+ *  grad_accum, so an epoch has no full step. With drop_last 0 any N >= 1
+ *  plans (a short last step is topped up to K samples, N=1, K=8 included). */
 #define BRS_ERR_TOO_FEW_SAMPLES (-8)
 /** A sample is longer than max_tokens, so no plan can respect the cap. */
 #define BRS_ERR_SAMPLE_TOO_LONG (-9)
@@ -116,34 +122,71 @@ BRS_API const char *brs_strerror(brs_status status);
 
 /* ------------------------------------------------------------------------ */
 /* Options: typed keys; an unknown key returns BRS_ERR_UNSUPPORTED.          */
+/* Names, types, bounds, defaults and help of every key come from the        */
+/* library's one option table (brs_option_* below): bindings ask, never     */
+/* restate. An option's name is the same in every layer (CLI: --name with   */
+/* '_' as '-').                                                              */
 /* ------------------------------------------------------------------------ */
 
 typedef int32_t brs_option;
 
-/** int: P, the AVERAGE micro-batch size (samples per micro-batch). Default 8. */
+/** int: batch_size, P, the AVERAGE micro-batch size (samples per micro-batch). Default 8. */
 #define BRS_OPT_BATCH_SIZE 1
-/** int: G, micro-batches per rank per optimizer step. Default 1. */
+/** int: grad_accum, G, micro-batches per rank per optimizer step. Default 1. */
 #define BRS_OPT_GRAD_ACCUM 2
-/** int: R, the number of data-parallel ranks. Default 1. */
+/** int: dp_size, R, the number of data-parallel ranks. Default 1. */
 #define BRS_OPT_DP_SIZE 3
-/** int: r, this rank, 0 <= r < R (checked when planning). Default 0. */
+/** int: rank, r, this rank, 0 <= r < R (checked when planning). Default 0. */
 #define BRS_OPT_RANK 4
-/** int: the shuffle seed, 0 .. INT64_MAX. Default 0. */
+/** int: seed, the shuffle seed, 0 .. INT64_MAX. Default 0. */
 #define BRS_OPT_SEED 5
-/** int: 1 to draw each epoch from a seeded permutation, 0 for identity. Default 1. */
+/** int: shuffle, 1 to draw each epoch from a seeded permutation, 0 for identity. Default 1. */
 #define BRS_OPT_SHUFFLE 6
-/** int: 1 to drop the incomplete last step, 0 to keep it (topped up to K). Default 1. */
+/** int: drop_last, 1 to drop the incomplete last step, 0 to keep it (topped up
+ *  to K samples, so that one step's samples depend on K). Default 1. */
 #define BRS_OPT_DROP_LAST 7
-/** int: hard cap on padded tokens (bs * longest) per micro-batch, tokens
- *  (sum of lengths) in packed mode; 0 means no cap. Default 0. */
+/** int: max_tokens, hard cap on padded tokens (bs * longest) per micro-batch,
+ *  tokens (sum of lengths) in packed mode; 0 means no cap. Default 0. The
+ *  fixed-size strategies (random, length_grouped) do not bend to it: their
+ *  plans report the peak they reach. */
 #define BRS_OPT_MAX_TOKENS 8
-/** int: 1 for packed mode (varlen attention, no padding), 0 for padded. Default 0. */
+/** int: packed, 1 for packed mode (varlen attention, no padding), 0 for padded. Default 0. */
 #define BRS_OPT_PACKED 9
 /** double: alpha, the quadratic (attention) term of the cost, 0 .. 1000,
- *  resolved to 1e-6. Default 0.001. */
+ *  stored rounded to a multiple of 1e-6 (brs_sampler_get_double returns the
+ *  stored value); a nonzero value that rounds to 0 is BRS_ERR_OUT_OF_RANGE.
+ *  Default 0.001. */
 #define BRS_OPT_ALPHA 10
-/** double: the fixed cost of one micro-batch, 0 .. 1e12, resolved to 1e-6. Default 0. */
+/** double: intercept, the fixed cost of one micro-batch, 0 .. 1e12, stored as
+ *  alpha is (1e-6 resolution, nonzero values rounding to 0 refused). Default 0. */
 #define BRS_OPT_INTERCEPT 11
+/** int: strategy, how brs_plan_compute forms micro-batches (since 1.1).
+ *  Default BRS_STRATEGY_BALANCED. */
+#define BRS_OPT_STRATEGY 12
+/** strategy "balanced": the libbrs planner (variable-size, balanced costs). */
+#define BRS_STRATEGY_BALANCED 0
+/** strategy "random": the peer baseline of fixed-size micro-batches of
+ *  batch_size samples read in draw order from the same epoch permutation
+ *  (the same samples per step as balanced). */
+#define BRS_STRATEGY_RANDOM 1
+/** strategy "length_grouped": transformers' LengthGroupedSampler rule: the
+ *  epoch permutation cut into megabatches of mult * batch_size * grad_accum
+ *  samples, mult = min(N / (4 * batch_size * grad_accum), 50) or 1, each
+ *  sorted longest first, the longest megabatch head swapped to the front;
+ *  then read in fixed-size micro-batches as random is. */
+#define BRS_STRATEGY_LENGTH_GROUPED 2
+/** int: sync, the synchronisation model the planner optimises (since 1.1).
+ *  Default BRS_SYNC_MICRO_STEP. */
+#define BRS_OPT_SYNC 13
+/** sync "micro_step": FSDP/ZeRO, or DDP syncing every backward: a step
+ *  takes the sum over micro-steps of the slowest rank's cost. */
+#define BRS_SYNC_MICRO_STEP 0
+/** sync "step": DDP under no_sync: a step takes the largest per-rank sum. */
+#define BRS_SYNC_STEP 1
+
+/** Option types (brs_option_type). */
+#define BRS_OPTION_INT 0
+#define BRS_OPTION_DOUBLE 1
 
 /**
  * The bounds [*lower, *upper] of an integer option.
@@ -160,6 +203,80 @@ BRS_API brs_status brs_option_bounds_int(int64_t *lower, int64_t *upper, brs_opt
  * Thread-safety: any thread.
  */
 BRS_API brs_status brs_option_bounds_double(double *lower, double *upper, brs_option key);
+
+/**
+ * The number of option keys of this library (since 1.1).
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if count is NULL.
+ * Thread-safety: any thread.
+ */
+BRS_API brs_status brs_option_count(size_t *count);
+
+/**
+ * The key of option number `index` (0 <= index < brs_option_count), in the
+ * table's order; BRS_ERR_OUT_OF_RANGE past the end (since 1.1).
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if key is NULL.
+ * Thread-safety: any thread.
+ */
+BRS_API brs_status brs_option_key(brs_option *key, size_t index);
+
+/**
+ * The key of the option named `name` (e.g. "batch_size"); BRS_ERR_UNSUPPORTED
+ * if no option has that name (since 1.1).
+ * Ownership: name is only read. NULL: BRS_ERR_NULL_POINTER if key or name is
+ * NULL. Thread-safety: any thread.
+ */
+BRS_API brs_status brs_option_find(brs_option *key, const char *name);
+
+/**
+ * The name of an option, e.g. "batch_size"; BRS_ERR_UNSUPPORTED for an
+ * unknown key (since 1.1).
+ * Ownership: a static string; never free it. NULL: BRS_ERR_NULL_POINTER if
+ * name is NULL. Thread-safety: any thread.
+ */
+BRS_API brs_status brs_option_name(const char **name, brs_option key);
+
+/**
+ * The type of an option, BRS_OPTION_INT or BRS_OPTION_DOUBLE;
+ * BRS_ERR_UNSUPPORTED for an unknown key (since 1.1).
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if type is NULL.
+ * Thread-safety: any thread.
+ */
+BRS_API brs_status brs_option_type(int32_t *type, brs_option key);
+
+/**
+ * The default of an integer option (the value a new sampler holds);
+ * BRS_ERR_UNSUPPORTED for an unknown key or a double option (since 1.1).
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if value is NULL.
+ * Thread-safety: any thread.
+ */
+BRS_API brs_status brs_option_default_int(int64_t *value, brs_option key);
+
+/**
+ * The default of a double option, as a new sampler holds it (rounded to
+ * 1e-6); BRS_ERR_UNSUPPORTED for an unknown key or an integer option (since 1.1).
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if value is NULL.
+ * Thread-safety: any thread.
+ */
+BRS_API brs_status brs_option_default_double(double *value, brs_option key);
+
+/**
+ * A one-line English description of an option, for --help and docstrings;
+ * BRS_ERR_UNSUPPORTED for an unknown key (since 1.1).
+ * Ownership: a static string; never free it. NULL: BRS_ERR_NULL_POINTER if
+ * text is NULL. Thread-safety: any thread.
+ */
+BRS_API brs_status brs_option_help(const char **text, brs_option key);
+
+/**
+ * The name of value `value` of an enum-like option: strategy 0/1/2 ->
+ * "balanced"/"random"/"length_grouped", sync 0/1 -> "micro_step"/"step".
+ * BRS_ERR_UNSUPPORTED for an unknown key or an option of plain numbers
+ * (shuffle, drop_last, packed and the rest), BRS_ERR_OUT_OF_RANGE for a
+ * value outside the option's bounds (since 1.1).
+ * Ownership: a static string; never free it. NULL: BRS_ERR_NULL_POINTER if
+ * name is NULL. Thread-safety: any thread.
+ */
+BRS_API brs_status brs_option_value_name(const char **name, brs_option key, int64_t value);
 
 /* ------------------------------------------------------------------------ */
 /* Sampler: the lengths and the configuration; read-only while planning.     */
@@ -211,24 +328,30 @@ BRS_API brs_status brs_sampler_set_lengths(brs_sampler *sampler, const uint32_t 
 BRS_API brs_status brs_sampler_set_int(brs_sampler *sampler, brs_option key, int64_t value);
 
 /**
- * Set a double option (BRS_OPT_ALPHA, BRS_OPT_INTERCEPT); NaN is out of range.
- * Errors as brs_sampler_set_int.
+ * Set a double option (BRS_OPT_ALPHA, BRS_OPT_INTERCEPT). The value is stored
+ * rounded to a multiple of 1e-6; NaN, a value outside the bounds, and a
+ * nonzero value below 5e-7 (it would round to 0) are BRS_ERR_OUT_OF_RANGE.
+ * Errors otherwise as brs_sampler_set_int.
  * Ownership: none. NULL: BRS_ERR_NULL_POINTER if sampler is NULL.
  * Thread-safety: not concurrently with any other call on this sampler.
  */
 BRS_API brs_status brs_sampler_set_double(brs_sampler *sampler, brs_option key, double value);
 
 /**
- * Read an integer option into *out.
+ * Read an integer option into *out. BRS_ERR_UNSUPPORTED for an unknown key
+ * or a double option (the sampler's message says which).
  * Ownership: none. NULL: BRS_ERR_NULL_POINTER if out or sampler is NULL.
- * Thread-safety: concurrently with other read-only calls.
+ * Thread-safety: concurrently with other read-only calls on this sampler
+ * (a failure writes the sampler's message; failures at once are serialised).
  */
 BRS_API brs_status brs_sampler_get_int(int64_t *out, const brs_sampler *sampler, brs_option key);
 
 /**
- * Read a double option into *out (the value as resolved, e.g. alpha to 1e-6).
+ * Read a double option into *out: the stored value, i.e. the value set
+ * rounded to a multiple of 1e-6. Errors as brs_sampler_get_int.
  * Ownership: none. NULL: BRS_ERR_NULL_POINTER if out or sampler is NULL.
- * Thread-safety: concurrently with other read-only calls.
+ * Thread-safety: concurrently with other read-only calls on this sampler
+ * (a failure writes the sampler's message; failures at once are serialised).
  */
 BRS_API brs_status brs_sampler_get_double(double *out, const brs_sampler *sampler,
                                           brs_option key);
@@ -256,15 +379,18 @@ BRS_API brs_status brs_sampler_steps_per_epoch(uint64_t *out, brs_sampler *sampl
  * (up to hash collisions). Ranks of one job compare it to detect divergence.
  * BRS_ERR_STATE if no lengths are set.
  * Ownership: none. NULL: BRS_ERR_NULL_POINTER if out or sampler is NULL.
- * Thread-safety: concurrently with other read-only calls.
+ * Thread-safety: concurrently with other read-only calls on this sampler
+ * (a failure writes the sampler's message; failures at once are serialised).
  */
 BRS_API brs_status brs_sampler_fingerprint(uint64_t *out, const brs_sampler *sampler);
 
 /**
- * The detail message of the last failed call on this sampler ("" if none).
- * Ownership: owned by the sampler, valid until the next call on it.
+ * The detail message of the latest failed call on this sampler, read-only
+ * calls included; "" if none failed since a call that changed the sampler
+ * succeeded. Ownership: owned by the sampler, valid until the next call on it.
  * NULL: returns a static message saying the handle is NULL.
- * Thread-safety: concurrently with other read-only calls.
+ * Thread-safety: concurrently with calls on this sampler that cannot fail;
+ * a failing call rewrites the message.
  */
 BRS_API const char *brs_sampler_last_error(const brs_sampler *sampler);
 
@@ -288,6 +414,10 @@ typedef int32_t brs_plan_key;
 #define BRS_PLAN_TOTAL_REAL_TOKENS 7
 /** Largest padded-token count of one micro-batch (the memory peak). */
 #define BRS_PLAN_MAX_PADDED_TOKENS 8
+/** Samples per megabatch of the length_grouped strategy in this epoch
+ *  (mult x batch_size x grad_accum, at most N); 0 for the other strategies
+ *  and a loaded plan (since 1.1). */
+#define BRS_PLAN_MEGABATCH_SIZE 9
 /** Double plan queries (brs_plan_get_double), in cost units. */
 /** Largest micro-batch cost: the exact minimum under the constraints (padded mode). */
 #define BRS_PLAN_MAX_COST 20
@@ -318,12 +448,19 @@ BRS_API brs_status brs_plan_new(brs_plan **out);
 BRS_API void brs_plan_free(brs_plan *plan);
 
 /**
- * Plan step `step` of epoch `epoch` for every rank: draw the step's samples,
- * split them into K = dp_size * grad_accum non-empty micro-batches of
- * minimal largest cost (then less total cost) under max_tokens, and assign
- * them to (rank, micro-step). Random access: needs no earlier step.
+ * Plan step `step` of epoch `epoch` for every rank: draw the step's samples
+ * and form K = dp_size * grad_accum non-empty micro-batches, one per (rank,
+ * micro-step), as BRS_OPT_STRATEGY says: balanced (the default) splits them
+ * into micro-batches of minimal largest cost (then less total cost) under
+ * max_tokens; random and length_grouped form the fixed-size baselines
+ * described at BRS_STRATEGY_*, whatever max_tokens (the queries report the
+ * peak they reach). Random access: needs no earlier step (length_grouped
+ * builds its epoch order, O(N), once per epoch and keeps it in the plan).
  * Errors (message in brs_plan_last_error): those of brs_sampler_validate,
- * BRS_ERR_OUT_OF_RANGE for step >= steps per epoch, BRS_ERR_CAP_INFEASIBLE.
+ * BRS_ERR_OUT_OF_RANGE for step >= steps per epoch, BRS_ERR_CAP_INFEASIBLE,
+ * BRS_ERR_INVALID_LENGTH / BRS_ERR_SAMPLE_TOO_LONG when a borrowed lengths
+ * array was changed after set_lengths to hold 0 or a length above
+ * max_tokens in this step (the message names the index).
  * On error the plan holds no step (queries return BRS_ERR_STATE).
  * Ownership: the plan keeps no reference to the sampler.
  * NULL: BRS_ERR_NULL_POINTER if plan or sampler is NULL.
@@ -334,23 +471,48 @@ BRS_API brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, 
                                     uint64_t step);
 
 /**
+ * Load a plan made elsewhere (a peer sampler's micro-batches, e.g. upstream
+ * transformers') so that every brs_plan_* query describes it with the
+ * library's one cost model (since 1.1). indices holds all micro-batches
+ * concatenated in slot order, rank-major (rank 0 micro-steps 0..G-1, then
+ * rank 1, ...); counts[K] their sizes, K = dp_size * grad_accum of the
+ * sampler; num_micro_batches must equal K. epoch and step are recorded as
+ * given; BRS_PLAN_LOWER_BOUND and BRS_PLAN_TIME_LOWER_BOUND are the bounds
+ * for those samples; brs_plan_micro_batch returns each micro-batch in the
+ * order given. Errors: BRS_ERR_STATE (no lengths), BRS_ERR_INVALID_ARGUMENT
+ * (num_micro_batches != K, a count of 0), BRS_ERR_OUT_OF_RANGE (an index
+ * >= N), BRS_ERR_TOO_LARGE (more than BRS_MAX_STEP_SAMPLES samples),
+ * BRS_ERR_INVALID_LENGTH (a borrowed length changed to 0). On error the
+ * plan holds no step.
+ * Ownership: indices and counts are copied; the plan keeps no reference to
+ * them or to the sampler. NULL: BRS_ERR_NULL_POINTER if plan, sampler,
+ * indices or counts is NULL. Thread-safety: as brs_plan_compute.
+ */
+BRS_API brs_status brs_plan_load(brs_plan *plan, const brs_sampler *sampler,
+                                 const uint64_t *indices, const uint64_t *counts,
+                                 size_t num_micro_batches, uint64_t epoch, uint64_t step);
+
+/**
  * Read an integer property (BRS_PLAN_*) of the computed step into *out.
  * Ownership: none. NULL: BRS_ERR_NULL_POINTER if out or plan is NULL.
- * Thread-safety: concurrently with other read-only calls on the plan.
+ * Thread-safety: concurrently with other read-only calls on the plan (a
+ * failure writes the plan's message; failures at once are serialised).
  */
 BRS_API brs_status brs_plan_get_int(int64_t *out, const brs_plan *plan, brs_plan_key key);
 
 /**
  * Read a double property (BRS_PLAN_*) of the computed step into *out.
  * Ownership: none. NULL: BRS_ERR_NULL_POINTER if out or plan is NULL.
- * Thread-safety: concurrently with other read-only calls on the plan.
+ * Thread-safety: concurrently with other read-only calls on the plan (a
+ * failure writes the plan's message; failures at once are serialised).
  */
 BRS_API brs_status brs_plan_get_double(double *out, const brs_plan *plan, brs_plan_key key);
 
 /**
  * The dataset indices of the micro-batch of `rank` at micro-step `micro`
  * (0 <= rank < dp_size, 0 <= micro < grad_accum): *indices points at *count
- * (>= 1) indices, longest sample first.
+ * (>= 1) indices: longest sample first for the balanced strategy, in read
+ * order for random and length_grouped, as given for a loaded plan.
  * Ownership: the array belongs to the plan; valid until the next
  * brs_plan_compute or brs_plan_free on it. NULL: BRS_ERR_NULL_POINTER if
  * indices, count or plan is NULL. Thread-safety: as brs_plan_get_int.
@@ -369,10 +531,12 @@ BRS_API brs_status brs_plan_micro_batch_stats(uint64_t *padded_tokens, uint64_t 
                                               int64_t micro);
 
 /**
- * The detail message of the last failed call on this plan ("" if none).
- * Ownership: owned by the plan, valid until the next call on it.
+ * The detail message of the latest failed call on this plan, read-only
+ * calls included; "" if none failed since the last successful compute or
+ * load. Ownership: owned by the plan, valid until the next call on it.
  * NULL: returns a static message saying the handle is NULL.
- * Thread-safety: concurrently with other read-only calls on the plan.
+ * Thread-safety: concurrently with calls on this plan that cannot fail;
+ * a failing call rewrites the message.
  */
 BRS_API const char *brs_plan_last_error(const brs_plan *plan);
 

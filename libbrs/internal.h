@@ -4,6 +4,7 @@
 
 #include "brs.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,22 +26,34 @@
 __extension__ typedef unsigned __int128 brs_wide;
 #define BRS_COST_UNITS_PER_ONE 1000000u
 
-/* The resolved configuration; every field is validated on set. */
+/* The resolved configuration, one field per line of options.def: an INT
+ * option is an int64_t of its name, a DOUBLE one a uint64_t name_micro in
+ * units of 1e-6 (exact, identical cost arithmetic on every machine). Every
+ * field is validated on set. */
+#define BRS_CONFIG_FIELD_INT(name) int64_t name;
+#define BRS_CONFIG_FIELD_DOUBLE(name) uint64_t name##_micro;
 struct brs_config {
-    int64_t batch_size;
-    int64_t grad_accum;
-    int64_t dp_size;
-    int64_t rank;
-    int64_t seed;
-    int64_t shuffle;
-    int64_t drop_last;
-    int64_t max_tokens;
-    int64_t packed;
-    uint64_t alpha_micro;     /* alpha in units of 1e-6 */
-    uint64_t intercept_micro; /* intercept in units of 1e-6 */
+#define BRS_OPTION(key, name, type, lower, upper, fallback, fingerprinted, help, values) \
+    BRS_CONFIG_FIELD_##type(name)
+#include "options.def"
+#undef BRS_OPTION
 };
 
+/* The last option key of libbrs 1.0: options after it enter the fingerprint
+ * only when set to a value other than their default, so that every plan 1.0
+ * could make keeps its fingerprint (tests/vectors). */
+#define BRS_OPT_LAST_OF_1_0 BRS_OPT_INTERCEPT
+
 #define BRS_MESSAGE_SIZE 512
+
+/* A handle's detail message. Every failing call on a handle writes it, the
+ * read-only ones included (libgit2's rule: no message outlives the next
+ * failure), so two read-only calls failing at once on one handle both write:
+ * `busy` serialises them. */
+struct brs_message {
+    atomic_flag busy;
+    char text[BRS_MESSAGE_SIZE];
+};
 
 struct brs_sampler {
     const uint32_t *lengths; /* borrowed, or == owned */
@@ -50,19 +63,28 @@ struct brs_sampler {
     size_t max_length_index;
     uint64_t lengths_hash;
     struct brs_config config;
-    char message[BRS_MESSAGE_SIZE];
+    struct brs_message message;
 };
 
-/* errors.c */
-void brs_message_set(char *buffer, const char *format, ...)
+/* errors.c: brs_fail writes the message and returns `status`. The handles
+ * are always heap objects the caller may not write, never const objects, so
+ * a const handle's message may be written (the const of the API says the
+ * call does not change what the handle describes). */
+brs_status brs_fail(const struct brs_message *message, brs_status status, const char *format,
+                    ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
+    __attribute__((format(printf, 3, 4)))
 #endif
     ;
+void brs_message_clear(struct brs_message *message);
+const char *brs_message_text(const struct brs_message *message);
 
 /* options.c */
 void brs_config_defaults(struct brs_config *config);
 double brs_micro_to_double(uint64_t micro);
+/* The fingerprint's share of the configuration: every fingerprinted option
+ * of options.def mixed into h in table order. */
+uint64_t brs_config_mix(uint64_t h, const struct brs_config *config);
 
 /* prng.c: the epoch permutation, a keyed bijection of [0, n). */
 struct brs_permutation {
@@ -123,12 +145,6 @@ brs_wide brs_min_max_threshold(const uint32_t *lengths, const double *inverse_we
                                size_t k, const struct brs_cost_model *model,
                                brs_wide lower_bound);
 
-/* The sync models of BRS_OPT_SYNC, for a brs.h that does not name them yet. */
-#ifndef BRS_SYNC_MICRO_STEP
-#define BRS_SYNC_MICRO_STEP 0
-#define BRS_SYNC_STEP 1
-#endif
-
 /* planner.c / packed.c: split n samples sorted by length descending
  * (`lengths`) into k groups. On success group g is [starts[g], starts[g+1])
  * of the sorted order for the padded planner; the packed planner writes
@@ -158,6 +174,11 @@ brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, siz
 brs_wide brs_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
                               const struct brs_cost_model *model, brs_wide min_max,
                               brs_wide weight_sum);
+/* The same bound computed from scratch (the min-max searched here): for
+ * plans made elsewhere. A cap the samples cannot meet in k groups is
+ * ignored, so the bound holds for every plan. */
+brs_wide brs_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                             const struct brs_cost_model *model);
 
 /* heap.c: ids ordered by keys[id] (largest first if max_first, else
  * smallest), ties by id. After changing the top's key, sift it down. */
@@ -231,8 +252,79 @@ brs_status brs_plan_exhaustive(size_t *starts, brs_wide *costs, const uint32_t *
 brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sync,
                       const brs_wide *costs, size_t k, size_t dp_size, int sync);
 
+/* baselines.c: the fixed-size strategies. brs_baseline_slots deals the n
+ * drawn dataset indices (read order) into K = dp_size * grad_accum chunks,
+ * chunk c to slot (c % dp_size) * grad_accum + c / dp_size, writing
+ * slot_start[0..K] and the indices slot by slot. */
+void brs_baseline_slots(uint64_t *indices, size_t *slot_start, const uint64_t *drawn, size_t n,
+                        size_t dp_size, size_t grad_accum);
+/* Samples per megabatch of transformers' length grouping of this sampler's
+ * dataset (at most N). */
+size_t brs_grouped_megabatch(const brs_sampler *sampler);
+/* The length-grouped epoch order (N dataset indices), cached in the plan
+ * handle for one (sampler fingerprint, epoch); never global state. */
+struct brs_grouped_order {
+    int valid;
+    uint64_t fingerprint, epoch;
+    uint64_t *order;
+    uint64_t *scratch;
+};
+brs_status brs_grouped_order_get(const uint64_t **order, struct brs_grouped_order *cache,
+                                 const brs_sampler *sampler, uint64_t epoch);
+void brs_grouped_order_free(struct brs_grouped_order *cache);
+
+/* The plan handle (plan.c, plan_describe.c, plan_load.c, plan_query.c). */
+struct brs_plan {
+    int ready;
+    uint64_t epoch, step;
+    size_t num_samples, k, dp_size, grad_accum;
+
+    /* Results, by rank-major slot (rank * grad_accum + micro). */
+    uint64_t *indices;   /* num_samples, slot by slot */
+    size_t *slot_start;  /* k + 1 */
+    uint64_t *padded;    /* k */
+    uint64_t *real;      /* k */
+    brs_wide *slot_cost; /* k */
+    brs_wide max_cost, lower_bound, total_cost, micro_sync, step_sync, time_lower_bound;
+    uint64_t total_padded, total_real, max_padded;
+    size_t megabatch_size; /* length_grouped, else 0 */
+
+    /* Workspace, grown on demand and reused across steps. */
+    size_t sample_capacity, group_capacity;
+    uint64_t *draw_index;    /* n: dataset index of each drawn sample */
+    uint32_t *draw_length;   /* n */
+    uint32_t *order;         /* n: draw positions, longest first */
+    uint32_t *sorted_length; /* n */
+    uint64_t *sort_scratch;  /* 2n */
+    uint32_t *group_of;      /* n: packed mode */
+    size_t *starts;          /* k + 1: padded mode */
+    brs_wide *group_cost;    /* k */
+    uint32_t *group_order;   /* k */
+    uint32_t *slot_of;       /* k */
+    uint32_t *pack_scratch;  /* 2k */
+    struct brs_grouped_order grouped; /* the length_grouped epoch order */
+
+    struct brs_message message;
+};
+
+/* plan.c: buffers for n samples and k micro-batches (BRS_ERR_NO_MEMORY
+ * leaves the plan's arrays as they were); the shape of a step of this
+ * sampler; its cost model; the step's lengths gathered from draw_index,
+ * checked (0, and above max_tokens when cap_checked) and sorted. */
+brs_status brs_plan_reserve(brs_plan *p, size_t n, size_t k);
+void brs_plan_set_shape(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
+struct brs_cost_model brs_plan_cost_model(const brs_sampler *s);
+brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked);
+/* plan_describe.c: totals, peaks and the time bound of the filled slots
+ * (lower_bound and weight_sum those of the step's samples); and the whole
+ * description of slots filled elsewhere than by the planner. */
+void brs_plan_summarise(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
+                        const struct brs_cost_model *model);
+void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
+                       int packed);
+
 /* sampler.c */
-brs_status brs_config_check(const struct brs_sampler *sampler, char *message);
+brs_status brs_config_check(const struct brs_sampler *sampler, const struct brs_message *message);
 uint64_t brs_steps_in_epoch(const struct brs_sampler *sampler);
 
 #endif

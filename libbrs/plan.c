@@ -1,45 +1,12 @@
-/* plan.c - the plan handle: draw a step's samples, run the planner, deal
- * the micro-batches to (rank, micro-step) and answer queries. */
+/* plan.c - the plan handle and brs_plan_compute: draw a step's samples,
+ * check their lengths, form the micro-batches with the sampler's strategy
+ * (the balanced planner here, a fixed-size baseline of baselines.c), and
+ * describe them (plan_describe.c). Loading is plan_load.c, queries
+ * plan_query.c. */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* The sync model of the configuration (until the option exists: micro-step). */
-#define PLAN_SYNC(config) BRS_SYNC_MICRO_STEP
-
-static const char null_handle_message[] = "the handle is NULL";
-
-struct brs_plan {
-    int ready;
-    uint64_t epoch, step;
-    size_t num_samples, k, dp_size, grad_accum;
-
-    /* Results, by rank-major slot (rank * grad_accum + micro). */
-    uint64_t *indices;   /* num_samples, slot by slot */
-    size_t *slot_start;  /* k + 1 */
-    uint64_t *padded;    /* k */
-    uint64_t *real;      /* k */
-    brs_wide *slot_cost; /* k */
-    brs_wide max_cost, lower_bound, total_cost, micro_sync, step_sync, time_lower_bound;
-    uint64_t total_padded, total_real, max_padded;
-
-    /* Workspace, grown on demand and reused across steps. */
-    size_t sample_capacity, group_capacity;
-    uint64_t *draw_index;    /* n: dataset index of each drawn sample */
-    uint32_t *draw_length;   /* n */
-    uint32_t *order;         /* n: draw positions, longest first */
-    uint32_t *sorted_length; /* n */
-    uint64_t *sort_scratch;  /* 2n */
-    uint32_t *group_of;      /* n: packed mode */
-    size_t *starts;          /* k + 1: padded mode */
-    brs_wide *group_cost;    /* k */
-    uint32_t *group_order;   /* k */
-    uint32_t *slot_of;       /* k */
-    uint32_t *pack_scratch;  /* 2k */
-
-    char message[BRS_MESSAGE_SIZE];
-};
 
 brs_status brs_plan_new(brs_plan **out)
 {
@@ -66,6 +33,7 @@ static void free_buffers(brs_plan *p)
     free(p->group_order);
     free(p->slot_of);
     free(p->pack_scratch);
+    brs_grouped_order_free(&p->grouped);
 }
 
 void brs_plan_free(brs_plan *plan)
@@ -84,7 +52,7 @@ static int grow(void **pointer, size_t count, size_t size)
     return 1;
 }
 
-static brs_status reserve(brs_plan *p, size_t n, size_t k)
+brs_status brs_plan_reserve(brs_plan *p, size_t n, size_t k)
 {
     if (n > p->sample_capacity) {
         if (!grow((void **)&p->indices, n, sizeof(uint64_t)) ||
@@ -123,7 +91,10 @@ static size_t step_size(const brs_sampler *s, uint64_t step, size_t b, size_t k)
     return rest < k ? k : rest;
 }
 
-static void draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step, size_t b)
+/* The dataset index at each position of the step, in draw order: from the
+ * epoch permutation, or from a precomputed epoch order (length_grouped). */
+static void draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step, size_t b,
+                 const uint64_t *epoch_order)
 {
     struct brs_permutation perm;
     brs_permutation_init(&perm, s->count, (uint64_t)s->config.seed, epoch,
@@ -132,13 +103,42 @@ static void draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t ste
     for (size_t j = 0; j < p->num_samples; j++) {
         uint64_t position = start + j;
         if (position >= s->count) position %= s->count; /* top-up wraps */
-        p->draw_index[j] = brs_permutation_apply(&perm, position);
+        p->draw_index[j] = epoch_order ? epoch_order[position]
+                                       : brs_permutation_apply(&perm, position);
     }
+}
+
+/* Gathers the drawn samples' lengths and sorts them longest first. The
+ * lengths were checked by set_lengths, but a borrowed array may have been
+ * changed since: a length of 0 or above max_tokens (cap_checked) would
+ * break the planner's arithmetic, so it is an error here, never a crash. */
+brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked)
+{
     /* Gathered in a pass of its own: the loads are independent, so cache
      * misses on a large lengths array overlap instead of queueing. */
     for (size_t j = 0; j < p->num_samples; j++) p->draw_length[j] = s->lengths[p->draw_index[j]];
+    uint64_t cap = (uint64_t)s->config.max_tokens;
+    for (size_t j = 0; j < p->num_samples; j++) {
+        uint32_t length = p->draw_length[j];
+        if (length == 0)
+            return brs_fail(&p->message, BRS_ERR_INVALID_LENGTH,
+                            "lengths[%llu] is 0 (epoch %llu, step %llu): the borrowed lengths "
+                            "array changed after brs_sampler_set_lengths; keep it unchanged or "
+                            "set the lengths again",
+                            (unsigned long long)p->draw_index[j], (unsigned long long)p->epoch,
+                            (unsigned long long)p->step);
+        if (cap_checked && cap != 0 && length > cap)
+            return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
+                            "lengths[%llu] = %u is above max_tokens %llu (epoch %llu, step "
+                            "%llu): the borrowed lengths array changed after "
+                            "brs_sampler_set_lengths; keep it unchanged or set the lengths again",
+                            (unsigned long long)p->draw_index[j], length,
+                            (unsigned long long)cap, (unsigned long long)p->epoch,
+                            (unsigned long long)p->step);
+    }
     brs_sort_by_length_desc(p->order, p->draw_length, p->num_samples, p->sort_scratch);
     for (size_t i = 0; i < p->num_samples; i++) p->sorted_length[i] = p->draw_length[p->order[i]];
+    return BRS_OK;
 }
 
 /* Writes each group's samples (sorted positions, longest first) into its
@@ -181,42 +181,19 @@ static void fill_slots(brs_plan *p, int packed)
         for (size_t s = 0; s < k; s++) p->padded[s] = p->real[s];
 }
 
-static void summarise(brs_plan *p, const struct brs_split *split,
-                      const struct brs_cost_model *model)
-{
-    size_t k = p->k;
-    p->max_cost = split->max_cost;
-    p->lower_bound = split->lower_bound;
-    p->total_cost = 0;
-    p->total_padded = p->total_real = p->max_padded = 0;
-    for (size_t s = 0; s < k; s++) {
-        p->total_cost += p->slot_cost[s];
-        p->total_padded += p->padded[s];
-        p->total_real += p->real[s];
-        if (p->padded[s] > p->max_padded) p->max_padded = p->padded[s];
-    }
-    /* Both sync times are at least the largest cost, and at least the share
-     * of one rank in the least possible work: k intercepts plus every
-     * sample's weight (each sample pays at least its own). */
-    brs_wide work = (brs_wide)k * model->intercept + split->weight_sum;
-    brs_wide per_rank = (work + p->dp_size - 1) / p->dp_size;
-    p->time_lower_bound = per_rank > split->lower_bound ? per_rank : split->lower_bound;
-    /* the padded planner certifies a tighter one */
-    if (split->time_lower_bound > p->time_lower_bound) p->time_lower_bound = split->time_lower_bound;
-}
-
-static void cap_message(brs_plan *p, const brs_sampler *s, const struct brs_split *split)
+/* Totals, peaks and the time bound of the filled slots; lower_bound and
+ * weight_sum are those of the step's samples. */
+static brs_status cap_message(brs_plan *p, const brs_sampler *s, const struct brs_split *split)
 {
     if (split->needed > 0)
-        brs_message_set(p->message,
+        return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
                         "step %llu of epoch %llu needs at least %zu micro-batches to keep every "
                         "micro-batch within max_tokens %lld, but dp_size x grad_accum gives %zu: "
                         "raise max_tokens, raise grad_accum so that dp_size * grad_accum >= %zu, "
-                        "or lower per_device_batch_size",
+                        "or lower batch_size",
                         (unsigned long long)p->step, (unsigned long long)p->epoch, split->needed,
                         (long long)s->config.max_tokens, p->k, split->needed);
-    else
-        brs_message_set(p->message,
+    return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
                         "step %llu of epoch %llu: packing found no split into %zu micro-batches "
                         "within max_tokens %lld (the bound does not prove it impossible): raise "
                         "max_tokens or grad_accum",
@@ -224,139 +201,93 @@ static void cap_message(brs_plan *p, const brs_sampler *s, const struct brs_spli
                         (long long)s->config.max_tokens);
 }
 
+void brs_plan_set_shape(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step)
+{
+    p->epoch = epoch;
+    p->step = step;
+    p->dp_size = (size_t)s->config.dp_size;
+    p->grad_accum = (size_t)s->config.grad_accum;
+    p->k = p->dp_size * p->grad_accum;
+    p->megabatch_size = 0;
+}
+
+struct brs_cost_model brs_plan_cost_model(const brs_sampler *s)
+{
+    struct brs_cost_model model = {s->config.intercept_micro, s->config.alpha_micro,
+                                   (uint64_t)s->config.max_tokens};
+    return model;
+}
+
+/* The balanced planner on the gathered step, dealt for the sync model
+ * (assign.c) as the planner scored it. */
+static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
+                                const struct brs_cost_model *model)
+{
+    int packed = (int)s->config.packed, sync = (int)s->config.sync;
+    struct brs_split split = {.starts = p->starts, .group_of = p->group_of,
+                              .costs = p->group_cost};
+    brs_status status = packed ? brs_plan_packed(&split, p->sorted_length, p->num_samples, p->k,
+                                                 model, p->pack_scratch)
+                               : brs_plan_padded(&split, p->sorted_length, p->num_samples, p->k,
+                                                 p->dp_size, sync, model, p->sort_scratch);
+    if (status == BRS_ERR_CAP_INFEASIBLE) return cap_message(p, s, &split);
+    if (status == BRS_OK)
+        status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, p->k,
+                            p->dp_size, sync);
+    if (status != BRS_OK)
+        return brs_fail(&p->message, status, "the planner failed: %s", brs_strerror(status));
+    fill_slots(p, packed);
+    brs_plan_summarise(p, split.lower_bound, split.weight_sum, model);
+    /* the padded planner certifies a tighter bound on the step time */
+    if (split.time_lower_bound > p->time_lower_bound) p->time_lower_bound = split.time_lower_bound;
+    return BRS_OK;
+}
+
 brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch,
                             uint64_t step)
 {
-    if (!plan || !sampler) return BRS_ERR_NULL_POINTER;
+    if (!plan) return BRS_ERR_NULL_POINTER;
     plan->ready = 0;
-    brs_status status = brs_config_check(sampler, plan->message);
+    if (!sampler)
+        return brs_fail(&plan->message, BRS_ERR_NULL_POINTER, "brs_plan_compute: sampler is NULL");
+    brs_status status = brs_config_check(sampler, &plan->message);
     if (status != BRS_OK) return status;
     const struct brs_config *c = &sampler->config;
     uint64_t steps = brs_steps_in_epoch(sampler);
-    if (step >= steps) {
-        brs_message_set(plan->message, "step %llu is out of range: an epoch has %llu steps",
-                        (unsigned long long)step, (unsigned long long)steps);
-        return BRS_ERR_OUT_OF_RANGE;
-    }
-    plan->epoch = epoch;
-    plan->step = step;
-    plan->dp_size = (size_t)c->dp_size;
-    plan->grad_accum = (size_t)c->grad_accum;
-    plan->k = plan->dp_size * plan->grad_accum;
+    if (step >= steps)
+        return brs_fail(&plan->message, BRS_ERR_OUT_OF_RANGE,
+                        "step %llu is out of range: an epoch has %llu steps (0..%llu)",
+                        (unsigned long long)step, (unsigned long long)steps,
+                        (unsigned long long)steps - 1);
+    brs_plan_set_shape(plan, sampler, epoch, step);
     size_t b = (size_t)c->batch_size * plan->k;
     plan->num_samples = step_size(sampler, step, b, plan->k);
-    if (reserve(plan, plan->num_samples, plan->k) != BRS_OK) {
-        brs_message_set(plan->message, "cannot allocate the buffers of a %zu-sample step",
-                        plan->num_samples);
-        return BRS_ERR_NO_MEMORY;
-    }
-    draw(plan, sampler, epoch, step, b);
-
-    struct brs_cost_model model = {c->intercept_micro, c->alpha_micro, (uint64_t)c->max_tokens};
-    struct brs_split split = {.starts = plan->starts, .group_of = plan->group_of,
-                              .costs = plan->group_cost};
-    int sync = PLAN_SYNC(c);
-    status = c->packed ? brs_plan_packed(&split, plan->sorted_length, plan->num_samples, plan->k,
-                                         &model, plan->pack_scratch)
-                       : brs_plan_padded(&split, plan->sorted_length, plan->num_samples, plan->k,
-                                         plan->dp_size, sync, &model, plan->sort_scratch);
-    if (status == BRS_ERR_CAP_INFEASIBLE) cap_message(plan, sampler, &split);
-    if (status == BRS_ERR_NO_MEMORY) brs_message_set(plan->message, "out of memory in the planner");
+    if (brs_plan_reserve(plan, plan->num_samples, plan->k) != BRS_OK)
+        return brs_fail(&plan->message, BRS_ERR_NO_MEMORY,
+                        "cannot allocate the buffers of a %zu-sample step", plan->num_samples);
+    const uint64_t *epoch_order = NULL;
+    if (c->strategy == BRS_STRATEGY_LENGTH_GROUPED &&
+        brs_grouped_order_get(&epoch_order, &plan->grouped, sampler, epoch) != BRS_OK)
+        return brs_fail(&plan->message, BRS_ERR_NO_MEMORY,
+                        "cannot allocate the length_grouped order of %zu samples",
+                        sampler->count);
+    if (epoch_order) plan->megabatch_size = brs_grouped_megabatch(sampler);
+    draw(plan, sampler, epoch, step, b, epoch_order);
+    status = brs_plan_gather(plan, sampler, 1);
     if (status != BRS_OK) return status;
 
-    if (status == BRS_OK)
-        status = brs_assign(plan->slot_of, &plan->micro_sync, &plan->step_sync, plan->group_cost,
-                            plan->k, plan->dp_size, sync);
-    if (status != BRS_OK) {
-        brs_message_set(plan->message, "out of memory in the planner");
-        return status;
+    struct brs_cost_model model = brs_plan_cost_model(sampler);
+    if (c->strategy == BRS_STRATEGY_BALANCED) {
+        status = plan_balanced(plan, sampler, &model);
+        if (status != BRS_OK) return status;
+    } else {
+        brs_baseline_slots(plan->indices, plan->slot_start, plan->draw_index, plan->num_samples,
+                           plan->dp_size, plan->grad_accum);
+        brs_plan_describe(plan, sampler, &model, (int)c->packed);
     }
-    fill_slots(plan, (int)c->packed);
-    summarise(plan, &split, &model);
-    plan->message[0] = '\0';
+    brs_message_clear(&plan->message);
     plan->ready = 1;
     return BRS_OK;
 }
 
-static brs_status check_ready(const brs_plan *plan)
-{
-    return plan->ready ? BRS_OK : BRS_ERR_STATE;
-}
-
-brs_status brs_plan_get_int(int64_t *out, const brs_plan *plan, brs_plan_key key)
-{
-    if (!out || !plan) return BRS_ERR_NULL_POINTER;
-    if (check_ready(plan) != BRS_OK) return BRS_ERR_STATE;
-    switch (key) {
-    case BRS_PLAN_EPOCH: *out = (int64_t)plan->epoch; return BRS_OK;
-    case BRS_PLAN_STEP: *out = (int64_t)plan->step; return BRS_OK;
-    case BRS_PLAN_NUM_SAMPLES: *out = (int64_t)plan->num_samples; return BRS_OK;
-    case BRS_PLAN_DP_SIZE: *out = (int64_t)plan->dp_size; return BRS_OK;
-    case BRS_PLAN_GRAD_ACCUM: *out = (int64_t)plan->grad_accum; return BRS_OK;
-    case BRS_PLAN_TOTAL_PADDED_TOKENS: *out = (int64_t)plan->total_padded; return BRS_OK;
-    case BRS_PLAN_TOTAL_REAL_TOKENS: *out = (int64_t)plan->total_real; return BRS_OK;
-    case BRS_PLAN_MAX_PADDED_TOKENS: *out = (int64_t)plan->max_padded; return BRS_OK;
-    default: return BRS_ERR_UNSUPPORTED;
-    }
-}
-
-static double cost_to_double(brs_wide cost)
-{
-    return (double)cost / (double)BRS_COST_UNITS_PER_ONE;
-}
-
-brs_status brs_plan_get_double(double *out, const brs_plan *plan, brs_plan_key key)
-{
-    if (!out || !plan) return BRS_ERR_NULL_POINTER;
-    if (check_ready(plan) != BRS_OK) return BRS_ERR_STATE;
-    switch (key) {
-    case BRS_PLAN_MAX_COST: *out = cost_to_double(plan->max_cost); return BRS_OK;
-    case BRS_PLAN_LOWER_BOUND: *out = cost_to_double(plan->lower_bound); return BRS_OK;
-    case BRS_PLAN_TOTAL_COST: *out = cost_to_double(plan->total_cost); return BRS_OK;
-    case BRS_PLAN_MICRO_SYNC_TIME: *out = cost_to_double(plan->micro_sync); return BRS_OK;
-    case BRS_PLAN_STEP_SYNC_TIME: *out = cost_to_double(plan->step_sync); return BRS_OK;
-    case BRS_PLAN_TIME_LOWER_BOUND: *out = cost_to_double(plan->time_lower_bound); return BRS_OK;
-    default: return BRS_ERR_UNSUPPORTED;
-    }
-}
-
-static brs_status slot_index(size_t *slot, const brs_plan *plan, int64_t rank, int64_t micro)
-{
-    if (check_ready(plan) != BRS_OK) return BRS_ERR_STATE;
-    if (rank < 0 || (uint64_t)rank >= plan->dp_size || micro < 0 ||
-        (uint64_t)micro >= plan->grad_accum)
-        return BRS_ERR_OUT_OF_RANGE;
-    *slot = (size_t)rank * plan->grad_accum + (size_t)micro;
-    return BRS_OK;
-}
-
-brs_status brs_plan_micro_batch(const uint64_t **indices, size_t *count, const brs_plan *plan,
-                                int64_t rank, int64_t micro)
-{
-    if (!indices || !count || !plan) return BRS_ERR_NULL_POINTER;
-    size_t slot;
-    brs_status status = slot_index(&slot, plan, rank, micro);
-    if (status != BRS_OK) return status;
-    *indices = plan->indices + plan->slot_start[slot];
-    *count = plan->slot_start[slot + 1] - plan->slot_start[slot];
-    return BRS_OK;
-}
-
-brs_status brs_plan_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real_tokens,
-                                      double *cost, const brs_plan *plan, int64_t rank,
-                                      int64_t micro)
-{
-    if (!padded_tokens || !real_tokens || !cost || !plan) return BRS_ERR_NULL_POINTER;
-    size_t slot;
-    brs_status status = slot_index(&slot, plan, rank, micro);
-    if (status != BRS_OK) return status;
-    *padded_tokens = plan->padded[slot];
-    *real_tokens = plan->real[slot];
-    *cost = cost_to_double(plan->slot_cost[slot]);
-    return BRS_OK;
-}
-
-const char *brs_plan_last_error(const brs_plan *plan)
-{
-    return plan ? plan->message : null_handle_message;
-}
+/* Checks a loaded plan's shape and sums its sizes into *total. */

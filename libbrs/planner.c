@@ -195,6 +195,20 @@ brs_wide brs_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_
     return per_rank > min_max ? per_rank : min_max;
 }
 
+brs_wide brs_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                             const struct brs_cost_model *model)
+{
+    struct brs_cost_model m = *model;
+    if (m.max_tokens && brs_groups_for_cap(lengths, n, &m) > k) m.max_tokens = 0;
+    brs_wide weight_sum, bound = brs_lower_bound(lengths, n, k, &m, &weight_sum);
+    double *inverse_weight = malloc(n * sizeof *inverse_weight);
+    if (!inverse_weight) return bound; /* still a bound, only a looser one */
+    brs_fill_inverse_weights(inverse_weight, lengths, n, &m);
+    brs_wide min_max = brs_min_max_threshold(lengths, inverse_weight, n, k, &m, bound);
+    free(inverse_weight);
+    return brs_time_lower_bound(lengths, n, k, dp_size, &m, min_max, weight_sum);
+}
+
 brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                            size_t dp_size, int sync, const struct brs_cost_model *model,
                            uint64_t *scratch)

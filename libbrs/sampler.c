@@ -38,25 +38,23 @@ static uint64_t hash_lengths(const uint32_t *lengths, size_t n)
 brs_status brs_sampler_set_lengths(brs_sampler *sampler, const uint32_t *lengths, size_t n,
                                    int32_t mode)
 {
-    if (!sampler || !lengths) return BRS_ERR_NULL_POINTER;
-    if (mode != BRS_LENGTHS_COPY && mode != BRS_LENGTHS_BORROW) {
-        brs_message_set(sampler->message,
+    if (!sampler) return BRS_ERR_NULL_POINTER;
+    if (!lengths)
+        return brs_fail(&sampler->message, BRS_ERR_NULL_POINTER,
+                        "brs_sampler_set_lengths: lengths is NULL");
+    if (mode != BRS_LENGTHS_COPY && mode != BRS_LENGTHS_BORROW)
+        return brs_fail(&sampler->message, BRS_ERR_INVALID_ARGUMENT,
                         "mode %d is neither BRS_LENGTHS_COPY (0) nor BRS_LENGTHS_BORROW (1)",
                         (int)mode);
-        return BRS_ERR_INVALID_ARGUMENT;
-    }
-    if (n == 0) {
-        brs_message_set(sampler->message, "the dataset is empty: give at least one length");
-        return BRS_ERR_INVALID_ARGUMENT;
-    }
+    if (n == 0)
+        return brs_fail(&sampler->message, BRS_ERR_INVALID_ARGUMENT,
+                        "the dataset is empty: give at least one length");
     uint32_t longest = 0;
     size_t longest_index = 0;
     for (size_t i = 0; i < n; i++) {
-        if (lengths[i] == 0) {
-            brs_message_set(sampler->message,
+        if (lengths[i] == 0)
+            return brs_fail(&sampler->message, BRS_ERR_INVALID_LENGTH,
                             "lengths[%zu] is 0: every sample needs at least one token", i);
-            return BRS_ERR_INVALID_LENGTH;
-        }
         if (lengths[i] > longest) {
             longest = lengths[i];
             longest_index = i;
@@ -65,10 +63,9 @@ brs_status brs_sampler_set_lengths(brs_sampler *sampler, const uint32_t *lengths
     uint32_t *copy = NULL;
     if (mode == BRS_LENGTHS_COPY) {
         copy = malloc(n * sizeof *copy);
-        if (!copy) {
-            brs_message_set(sampler->message, "cannot allocate %zu lengths", n);
-            return BRS_ERR_NO_MEMORY;
-        }
+        if (!copy)
+            return brs_fail(&sampler->message, BRS_ERR_NO_MEMORY, "cannot allocate %zu lengths",
+                            n);
         memcpy(copy, lengths, n * sizeof *copy);
     }
     free(sampler->owned);
@@ -78,7 +75,7 @@ brs_status brs_sampler_set_lengths(brs_sampler *sampler, const uint32_t *lengths
     sampler->max_length = longest;
     sampler->max_length_index = longest_index;
     sampler->lengths_hash = hash_lengths(lengths, n);
-    sampler->message[0] = '\0';
+    brs_message_clear(&sampler->message);
     return BRS_OK;
 }
 
@@ -95,98 +92,79 @@ uint64_t brs_steps_in_epoch(const struct brs_sampler *sampler)
 
 /* Checks that need several options or the lengths; the single-option bounds
  * were checked on set. Writes the reason into `message`. */
-brs_status brs_config_check(const struct brs_sampler *sampler, char *message)
+brs_status brs_config_check(const struct brs_sampler *sampler, const struct brs_message *message)
 {
     const struct brs_config *c = &sampler->config;
-    if (!sampler->lengths) {
-        brs_message_set(message, "no lengths: call brs_sampler_set_lengths first");
-        return BRS_ERR_STATE;
-    }
-    if (c->rank >= c->dp_size) {
-        brs_message_set(message, "rank %lld is out of range for dp_size %lld: use 0..%lld",
+    if (!sampler->lengths)
+        return brs_fail(message, BRS_ERR_STATE, "no lengths: call brs_sampler_set_lengths first");
+    if (c->rank >= c->dp_size)
+        return brs_fail(message, BRS_ERR_OUT_OF_RANGE,
+                        "rank %lld is out of range for dp_size %lld: use 0..%lld",
                         (long long)c->rank, (long long)c->dp_size, (long long)c->dp_size - 1);
-        return BRS_ERR_OUT_OF_RANGE;
-    }
     uint64_t k = (uint64_t)c->dp_size * (uint64_t)c->grad_accum;
-    if (k > BRS_MAX_MICRO_BATCHES) {
-        brs_message_set(message, "dp_size * grad_accum = %llu exceeds %d micro-batches per step",
+    if (k > BRS_MAX_MICRO_BATCHES)
+        return brs_fail(message, BRS_ERR_TOO_LARGE,
+                        "dp_size * grad_accum = %llu exceeds %d micro-batches per step",
                         (unsigned long long)k, BRS_MAX_MICRO_BATCHES);
-        return BRS_ERR_TOO_LARGE;
-    }
     uint64_t b = global_batch(c);
-    if (b > BRS_MAX_STEP_SAMPLES) {
-        brs_message_set(message,
-                        "the global batch per_device_batch_size * dp_size * grad_accum = %llu "
-                        "exceeds %d samples per step: lower per_device_batch_size",
+    if (b > BRS_MAX_STEP_SAMPLES)
+        return brs_fail(message, BRS_ERR_TOO_LARGE,
+                        "the global batch batch_size * dp_size * grad_accum = %llu exceeds %d "
+                        "samples per step: lower batch_size",
                         (unsigned long long)b, BRS_MAX_STEP_SAMPLES);
-        return BRS_ERR_TOO_LARGE;
-    }
-    if (brs_steps_in_epoch(sampler) == 0) {
-        brs_message_set(message,
-                        "%zu samples are fewer than one global batch of %llu "
-                        "(per_device_batch_size %lld x dp_size %lld x grad_accum %lld) with "
-                        "drop_last: lower the batch size or turn drop_last off",
+    if (brs_steps_in_epoch(sampler) == 0)
+        return brs_fail(message, BRS_ERR_TOO_FEW_SAMPLES,
+                        "%zu samples are fewer than one global batch of %llu (batch_size %lld x "
+                        "dp_size %lld x grad_accum %lld) with drop_last: lower the batch size or "
+                        "turn drop_last off",
                         sampler->count, (unsigned long long)b, (long long)c->batch_size,
                         (long long)c->dp_size, (long long)c->grad_accum);
-        return BRS_ERR_TOO_FEW_SAMPLES;
-    }
-    if (c->max_tokens > 0 && sampler->max_length > (uint64_t)c->max_tokens) {
-        brs_message_set(message,
+    if (c->max_tokens > 0 && sampler->max_length > (uint64_t)c->max_tokens)
+        return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
                         "sample %zu has %u tokens, more than max_tokens %lld: raise max_tokens "
                         "to at least %u or truncate the sample",
                         sampler->max_length_index, sampler->max_length,
                         (long long)c->max_tokens, sampler->max_length);
-        return BRS_ERR_SAMPLE_TOO_LONG;
-    }
     return BRS_OK;
 }
 
 brs_status brs_sampler_validate(brs_sampler *sampler)
 {
     if (!sampler) return BRS_ERR_NULL_POINTER;
-    brs_status status = brs_config_check(sampler, sampler->message);
-    if (status == BRS_OK) sampler->message[0] = '\0';
+    brs_status status = brs_config_check(sampler, &sampler->message);
+    if (status == BRS_OK) brs_message_clear(&sampler->message);
     return status;
 }
 
 brs_status brs_sampler_steps_per_epoch(uint64_t *out, brs_sampler *sampler)
 {
-    if (!out || !sampler) return BRS_ERR_NULL_POINTER;
+    if (!sampler) return BRS_ERR_NULL_POINTER;
+    if (!out)
+        return brs_fail(&sampler->message, BRS_ERR_NULL_POINTER,
+                        "brs_sampler_steps_per_epoch: out is NULL");
     brs_status status = brs_sampler_validate(sampler);
     if (status != BRS_OK) return status;
     *out = brs_steps_in_epoch(sampler);
     return BRS_OK;
 }
 
-static uint64_t mix(uint64_t h, uint64_t value)
-{
-    return brs_splitmix64(h ^ value);
-}
-
 brs_status brs_sampler_fingerprint(uint64_t *out, const brs_sampler *sampler)
 {
-    if (!out || !sampler) return BRS_ERR_NULL_POINTER;
-    if (!sampler->lengths) return BRS_ERR_STATE;
-    const struct brs_config *c = &sampler->config;
-    /* The rank is left out: every rank of one job must agree on this. */
-    uint64_t h = mix(0, BRS_PLAN_ALGORITHM_VERSION);
-    h = mix(h, sampler->count);
-    h = mix(h, sampler->lengths_hash);
-    h = mix(h, (uint64_t)c->batch_size);
-    h = mix(h, (uint64_t)c->grad_accum);
-    h = mix(h, (uint64_t)c->dp_size);
-    h = mix(h, (uint64_t)c->seed);
-    h = mix(h, (uint64_t)c->shuffle);
-    h = mix(h, (uint64_t)c->drop_last);
-    h = mix(h, (uint64_t)c->max_tokens);
-    h = mix(h, (uint64_t)c->packed);
-    h = mix(h, c->alpha_micro);
-    h = mix(h, c->intercept_micro);
-    *out = h;
+    if (!sampler) return BRS_ERR_NULL_POINTER;
+    if (!out)
+        return brs_fail(&sampler->message, BRS_ERR_NULL_POINTER,
+                        "brs_sampler_fingerprint: out is NULL");
+    if (!sampler->lengths)
+        return brs_fail(&sampler->message, BRS_ERR_STATE,
+                        "no lengths to fingerprint: call brs_sampler_set_lengths first");
+    uint64_t h = brs_splitmix64(BRS_PLAN_ALGORITHM_VERSION);
+    h = brs_splitmix64(h ^ sampler->count);
+    h = brs_splitmix64(h ^ sampler->lengths_hash);
+    *out = brs_config_mix(h, &sampler->config);
     return BRS_OK;
 }
 
 const char *brs_sampler_last_error(const brs_sampler *sampler)
 {
-    return sampler ? sampler->message : null_handle_message;
+    return sampler ? brs_message_text(&sampler->message) : null_handle_message;
 }

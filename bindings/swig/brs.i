@@ -143,6 +143,28 @@ static int brs_obj_append(brs_obj list, brs_obj item)
     if (!$1)
         SWIG_exception_fail(SWIG_MemoryError, "no memory for the lengths");
 }
+%typemap(in) (const void *indices, size_t n_indices), (const void *counts, size_t n_counts) {
+    PyObject *seq = PySequence_Fast($input, "$1_name must be a sequence of ints");
+    if (!seq)
+        SWIG_fail;
+    $2 = (size_t)PySequence_Fast_GET_SIZE(seq);
+    uint64_t *values = (uint64_t *)malloc(($2 ? $2 : 1) * sizeof(uint64_t));
+    $1 = values;
+    for (size_t i = 0; values && i < $2; i++) {
+        PyObject *number = PyNumber_Index(PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i));
+        unsigned long long v = number ? PyLong_AsUnsignedLongLong(number) : 0;
+        Py_XDECREF(number);
+        if (PyErr_Occurred()) {
+            Py_DECREF(seq);
+            PyErr_Format(PyExc_ValueError, "$1_name[%zu] is not an integer in 0 .. 2**64-1", i);
+            SWIG_fail;
+        }
+        values[i] = (uint64_t)v;
+    }
+    Py_DECREF(seq);
+    if (!$1)
+        SWIG_exception_fail(SWIG_MemoryError, "no memory for $1_name");
+}
 #elif defined(SWIGTCL)
 %{
 #ifndef TCL_SIZE_MAX
@@ -186,11 +208,32 @@ static int brs_obj_append(brs_obj list, brs_obj item)
     if (!$1)
         SWIG_exception_fail(SWIG_MemoryError, "no memory for the lengths");
 }
+%typemap(in) (const void *indices, size_t n_indices), (const void *counts, size_t n_counts) {
+    Tcl_Obj **items;
+    Tcl_Size count;
+    if (Tcl_ListObjGetElements(interp, $input, &count, &items) != TCL_OK)
+        SWIG_fail;
+    $2 = (size_t)count;
+    uint64_t *values = (uint64_t *)malloc(($2 ? $2 : 1) * sizeof(uint64_t));
+    $1 = values;
+    for (size_t i = 0; values && i < $2; i++) {
+        Tcl_WideInt v;
+        if (Tcl_GetWideIntFromObj(NULL, items[i], &v) != TCL_OK || v < 0) {
+            char message[80];
+            snprintf(message, sizeof message, "$1_name[%zu] is not a non-negative integer", i);
+            SWIG_exception_fail(SWIG_ValueError, message);
+        }
+        values[i] = (uint64_t)v;
+    }
+    if (!$1)
+        SWIG_exception_fail(SWIG_MemoryError, "no memory for $1_name");
+}
 #else
 #error "brs.i: write the BRS_TARGET section (a few lines) for this language"
 #endif
 
 %typemap(freearg) (const uint32_t *lengths, size_t n) { free($1); }
+%typemap(freearg) (const void *indices, size_t n_indices), (const void *counts, size_t n_counts) { free((void *)$1); }
 
 /* The loaded library must have the major version this module was built for. */
 %init %{
@@ -253,7 +296,113 @@ static brs_obj swig_option_bounds_double(BrsError *err, int32_t key)
         brs_swig_fail(err, BRS_ERR_NO_MEMORY, "");
     return pair;
 }
+
+/* The option table (LIBBRS_1.1): names, types, defaults and help come from
+ * the library, so scripts never restate them. */
+static size_t swig_option_count(void)
+{
+    size_t count = 0;
+    brs_option_count(&count);
+    return count;
+}
+
+static int32_t swig_option_key(BrsError *err, size_t index)
+{
+    brs_option key = 0;
+    brs_status status = brs_option_key(&key, index);
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, "index is not below option_count()");
+    return key;
+}
+
+static int32_t swig_option_find(BrsError *err, const char *name)
+{
+    brs_option key = 0;
+    brs_status status = brs_option_find(&key, name);
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, "no option has this name");
+    return key;
+}
+
+/* The string queries share one shape: a static string or an error. */
+static const char *swig_option_text(BrsError *err, brs_status status, const char *text,
+                                    const char *why)
+{
+    if (status != BRS_OK) {
+        brs_swig_fail(err, status, why);
+        return NULL;
+    }
+    return text;
+}
+
+static const char *swig_option_name(BrsError *err, int32_t key)
+{
+    const char *name = NULL;
+    brs_status status = brs_option_name(&name, key); /* before name is read */
+    return swig_option_text(err, status, name, "unknown option key");
+}
+
+static const char *swig_option_help(BrsError *err, int32_t key)
+{
+    const char *text = NULL;
+    brs_status status = brs_option_help(&text, key); /* before text is read */
+    return swig_option_text(err, status, text, "unknown option key");
+}
+
+static const char *swig_option_value_name(BrsError *err, int32_t key, int64_t value)
+{
+    const char *name = NULL;
+    brs_status status = brs_option_value_name(&name, key, value); /* before name is read */
+    return swig_option_text(err, status, name,
+                            "not an option with named values, or a value outside its bounds");
+}
+
+static int32_t swig_option_type(BrsError *err, int32_t key)
+{
+    int32_t type = -1;
+    brs_status status = brs_option_type(&type, key);
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, "unknown option key");
+    return type;
+}
+
+static int64_t swig_option_default_int(BrsError *err, int32_t key)
+{
+    int64_t value = 0;
+    brs_status status = brs_option_default_int(&value, key);
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, "not an integer option");
+    return value;
+}
+
+static double swig_option_default_double(BrsError *err, int32_t key)
+{
+    double value = 0;
+    brs_status status = brs_option_default_double(&value, key);
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, "not a double option");
+    return value;
+}
 %}
+
+%rename(option_count) swig_option_count;
+%rename(option_key) swig_option_key;
+%rename(option_find) swig_option_find;
+%rename(option_name) swig_option_name;
+%rename(option_help) swig_option_help;
+%rename(option_value_name) swig_option_value_name;
+%rename(option_type) swig_option_type;
+%rename(option_default_int) swig_option_default_int;
+%rename(option_default_double) swig_option_default_double;
+size_t swig_option_count(void);
+int32_t swig_option_key(BrsError *err, size_t index);
+int32_t swig_option_find(BrsError *err, const char *name);
+const char *swig_option_name(BrsError *err, int32_t key);
+const char *swig_option_help(BrsError *err, int32_t key);
+const char *swig_option_value_name(BrsError *err, int32_t key, int64_t value);
+int32_t swig_option_type(BrsError *err, int32_t key);
+int64_t swig_option_default_int(BrsError *err, int32_t key);
+double swig_option_default_double(BrsError *err, int32_t key);
 
 %rename(version_number) swig_version_number;
 %rename(version_string) swig_version_string;
@@ -466,6 +615,34 @@ typedef struct {} Sampler;
         $self->planned = 0;
         if (!plan_check(err, $self, brs_plan_compute($self->plan, $self->sampler, $self->epoch,
                                                      step)) ||
+            !plan_check(err, $self,
+                        brs_plan_get_int(&$self->dp_size, $self->plan, BRS_PLAN_DP_SIZE)) ||
+            !plan_check(err, $self,
+                        brs_plan_get_int(&$self->grad_accum, $self->plan, BRS_PLAN_GRAD_ACCUM)))
+            return NULL;
+        $self->planned = 1;
+        return sampler_collect(err, $self, sampler_indices);
+    }
+
+    /* Loads micro-batches made elsewhere (a peer sampler's) as step `step` of
+     * the current epoch: indices concatenated rank-major, counts[dp_size *
+     * grad_accum] their sizes (brs_plan_load); returns them as plan() does. */
+    brs_obj load(BrsError *err, const void *indices, size_t n_indices, const void *counts,
+                 size_t n_counts, uint64_t step) {
+        /* The typemaps above write uint64_t arrays (SWIG names uint64_t
+         * unsigned long long, another type on LP64): const void * carries
+         * them unchanged. */
+        const uint64_t *index = (const uint64_t *)indices, *count = (const uint64_t *)counts;
+        $self->planned = 0;
+        uint64_t total = 0;
+        for (size_t i = 0; i < n_counts; i++) total += count[i];
+        if (total != n_indices) {
+            brs_swig_fail(err, BRS_ERR_INVALID_ARGUMENT,
+                          "the counts do not add up to the number of indices");
+            return NULL;
+        }
+        if (!plan_check(err, $self, brs_plan_load($self->plan, $self->sampler, index, count,
+                                                  n_counts, $self->epoch, step)) ||
             !plan_check(err, $self,
                         brs_plan_get_int(&$self->dp_size, $self->plan, BRS_PLAN_DP_SIZE)) ||
             !plan_check(err, $self,

@@ -7,8 +7,9 @@
  * (ABI_C_T) and its libffi type (ABI_FFI_T) side by side, so a table line
  * yields both the header's function-pointer type (checked at compile time
  * with _Generic) and the ffi_cif used to call the symbol from the .so.
- * Keep the lines in the order of brs.h. Adding a function to the ABI means
- * adding its line here (the test compares this table with libbrs.sym).
+ * One table per version node of libbrs.sym, lines in the order of brs.h.
+ * Adding a function to the ABI means adding its line to the table of its
+ * node (the test compares these tables with libbrs.sym).
  */
 #ifndef BRS_ABI_TABLE_H
 #define BRS_ABI_TABLE_H
@@ -17,7 +18,7 @@
 
 #include "brs.h"
 
-#define BRS_ABI_TABLE(X)                                                                \
+#define BRS_ABI_TABLE_1_0(X)                                                            \
     X(brs_version_number,          U32,    0, ())                                       \
     X(brs_version_string,          CSTR,   0, ())                                       \
     X(brs_strerror,                CSTR,   1, (STATUS))                                 \
@@ -43,6 +44,23 @@
     X(brs_plan_micro_batch_stats,  STATUS, 6,                                           \
       (U64_P, U64_P, DOUBLE_P, PLAN_CP, I64, I64))                                      \
     X(brs_plan_last_error,         CSTR,   1, (PLAN_CP))
+
+/* LIBBRS_1.1: the option table queries and brs_plan_load. */
+#define BRS_ABI_TABLE_1_1(X)                                                            \
+    X(brs_option_count,            STATUS, 1, (SIZE_P))                                 \
+    X(brs_option_key,              STATUS, 2, (OPTION_P, SIZE))                         \
+    X(brs_option_find,             STATUS, 2, (OPTION_P, CSTR_IN))                      \
+    X(brs_option_name,             STATUS, 2, (CSTR_P, OPTION))                         \
+    X(brs_option_type,             STATUS, 2, (I32_P, OPTION))                          \
+    X(brs_option_default_int,      STATUS, 2, (I64_P, OPTION))                          \
+    X(brs_option_default_double,   STATUS, 2, (DOUBLE_P, OPTION))                       \
+    X(brs_option_help,             STATUS, 2, (CSTR_P, OPTION))                         \
+    X(brs_option_value_name,       STATUS, 3, (CSTR_P, OPTION, I64))                    \
+    X(brs_plan_load,               STATUS, 7,                                           \
+      (PLAN_P, SAMPLER_CP, U64_CP, U64_CP, SIZE, U64, U64))
+
+/* Every function, node by node. */
+#define BRS_ABI_TABLE(X) BRS_ABI_TABLE_1_0(X) BRS_ABI_TABLE_1_1(X)
 
 /*
  * The type vocabulary. ABI_PTR_T is 1 for pointer types: the NULL-handle
@@ -114,6 +132,21 @@
 #define ABI_C_SIZE_P size_t *
 #define ABI_FFI_SIZE_P ffi_type_pointer
 #define ABI_PTR_SIZE_P 1
+#define ABI_C_OPTION_P brs_option *
+#define ABI_FFI_OPTION_P ffi_type_pointer
+#define ABI_PTR_OPTION_P 1
+#define ABI_C_I32_P int32_t *
+#define ABI_FFI_I32_P ffi_type_pointer
+#define ABI_PTR_I32_P 1
+#define ABI_C_CSTR_P const char **
+#define ABI_FFI_CSTR_P ffi_type_pointer
+#define ABI_PTR_CSTR_P 1
+#define ABI_C_CSTR_IN const char *
+#define ABI_FFI_CSTR_IN ffi_type_pointer
+#define ABI_PTR_CSTR_IN 1
+#define ABI_C_U64_CP const uint64_t *
+#define ABI_FFI_U64_CP ffi_type_pointer
+#define ABI_PTR_U64_CP 1
 #define ABI_C_U64_CPP const uint64_t **
 #define ABI_FFI_U64_CPP ffi_type_pointer
 #define ABI_PTR_U64_CPP 1
@@ -143,6 +176,7 @@
 #define ABI_MAP_4(M, E, a, b, c, d) M(a), M(b), M(c), M(d)
 #define ABI_MAP_5(M, E, a, b, c, d, e) M(a), M(b), M(c), M(d), M(e)
 #define ABI_MAP_6(M, E, a, b, c, d, e, f) M(a), M(b), M(c), M(d), M(e), M(f)
+#define ABI_MAP_7(M, E, a, b, c, d, e, f, g) M(a), M(b), M(c), M(d), M(e), M(f), M(g)
 
 /* The C type, the address of the ffi_type, and the pointer flag of a token. */
 #define ABI_CTYPE(T) ABI_C_##T

@@ -4,6 +4,10 @@
     check_abidiff.py check BASELINE.abi LIBRARY.so.1 INCLUDE_DIR
         abidw the library into a temporary file and run
         `abidiff BASELINE new`; any non-zero exit fails the test.
+    check_abidiff.py additions BASELINE.abi LIBRARY.so.1 INCLUDE_DIR
+        The same against an older minor version's baseline: functions may
+        only have been added (0 removed, 0 changed), as SONAME libbrs.so.1
+        allows.
     check_abidiff.py update BASELINE.abi LIBRARY.so.1 INCLUDE_DIR
         Write the baseline (only for an intentional, reviewed ABI change).
 
@@ -34,10 +38,10 @@ ABIDW_FLAGS = [
     "--type-id-style", "hash",
 ]
 
-UPDATE_COMMAND = ("python3 tests/abi/check_abidiff.py update tests/abi/libbrs-1.0.abi "
+UPDATE_COMMAND = ("python3 tests/abi/check_abidiff.py update tests/abi/libbrs-1.1.abi "
                   "BUILD/libbrs/libbrs.so.1 include")
 RAW_COMMAND = ("abidw " + " ".join(ABIDW_FLAGS) +
-               " --headers-dir include --out-file tests/abi/libbrs-1.0.abi BUILD/libbrs/libbrs.so.1"
+               " --headers-dir include --out-file tests/abi/libbrs-1.1.abi BUILD/libbrs/libbrs.so.1"
                " (then the translation-unit paths are made relative, see strip_build_paths)")
 
 INSTRUCTIONS = f"""
@@ -88,7 +92,11 @@ def strip_build_paths(abi_file):
         f.write(text)
 
 
-def check(baseline, library, include_dir):
+ONLY_ADDED = re.compile(r"Functions changes summary: 0 Removed, 0 Changed, \d+ Added"
+                        r".*Variables changes summary: 0 Removed, 0 Changed", re.S)
+
+
+def check(baseline, library, include_dir, additions=False):
     if not os.path.exists(baseline):
         print(f"FAIL: no baseline {baseline}\n{INSTRUCTIONS}")
         return 1
@@ -99,6 +107,9 @@ def check(baseline, library, include_dir):
         result = subprocess.run(cmd, capture_output=True, text=True)
     print(" ".join(cmd[:2]), "<abidw of", library + ">")
     print(result.stdout + result.stderr, end="")
+    if additions and result.returncode in (0, 4) and ONLY_ADDED.search(result.stdout):
+        print("PASS: every function of", baseline, "is unchanged (only additions)")
+        return 0
     if result.returncode != 0:
         print(f"FAIL: abidiff exited {result.returncode} (bits: 1 error, 2 usage, "
               f"4 ABI change, 8 incompatible change)\n{INSTRUCTIONS}")
@@ -108,7 +119,7 @@ def check(baseline, library, include_dir):
 
 
 def main(argv):
-    if len(argv) != 5 or argv[1] not in ("check", "update"):
+    if len(argv) != 5 or argv[1] not in ("check", "additions", "update"):
         print(__doc__, file=sys.stderr)
         return 2
     mode, baseline, library, include_dir = argv[1:]
@@ -126,7 +137,7 @@ def main(argv):
         abidw(library, include_dir, baseline)
         print("wrote", baseline)
         return 0
-    return check(baseline, library, include_dir)
+    return check(baseline, library, include_dir, additions=mode == "additions")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The public header stands alone and keeps the ABI rules of DESIGN.md 5.
+"""The public header stands alone and keeps the ABI rules of docs/abi.md.
 
     check_header.py compile SOURCE INCLUDE_DIR COMPILER [ARGS...]
         Compile SOURCE (header_alone.c or header_alone.cpp: one line that

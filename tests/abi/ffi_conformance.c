@@ -10,12 +10,14 @@
  *   - every table line has the exact type brs.h declares (at compile time,
  *     with _Generic: a changed header fails the build of this test);
  *   - the table names exactly the symbols of the version script, and each
- *     resolves in the .so in version node LIBBRS_1.0;
+ *     resolves in the .so in the version node of its table (LIBBRS_1.0,
+ *     LIBBRS_1.1, ...);
  *   - every function taking pointers rejects NULL with BRS_ERR_NULL_POINTER
  *     (the *_free functions accept NULL, the *_last_error functions return a
  *     static message);
- *   - a real session (sampler, options, plans, micro-batches) works when
- *     driven only through ffi_call, and every export was called.
+ *   - a real session (sampler, options, the option table, plans, a loaded
+ *     plan, micro-batches) works when driven only through ffi_call, and
+ *     every export was called.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -29,8 +31,7 @@
 
 #include "abi_table.h"
 
-#define ABI_NODE "LIBBRS_1.0"
-#define MAX_ARGS 6
+#define MAX_ARGS 7
 #define MAX_SYMBOLS 256
 
 /* ---- compile time: the table against the header ------------------------ */
@@ -47,6 +48,7 @@ enum fn_id { BRS_ABI_TABLE(FN_ID) FN_COUNT };
 
 struct abi_fn {
     const char *name;
+    const char *node; /* the version node of libbrs.sym */
     const char *ret_token; /* "STATUS", "VOID", "CSTR", "U32" */
     ffi_type *ret;
     unsigned nargs;
@@ -59,10 +61,12 @@ struct abi_fn {
 };
 
 #define TOKEN_NAME(T) #T
-#define FN_ROW(name, ret, n, args)                                                 \
-    {#name, #ret, ABI_FFI(ret), n, {ABI_MAP(n, ABI_FFI, NULL, args)},            \
+#define FN_ROW(node, name, ret, n, args)                                           \
+    {#name, node, #ret, ABI_FFI(ret), n, {ABI_MAP(n, ABI_FFI, NULL, args)},      \
      {ABI_MAP(n, ABI_IS_PTR, 0, args)}, {ABI_MAP(n, TOKEN_NAME, NULL, args)}, NULL, {0}, 0},
-static struct abi_fn fns[FN_COUNT] = {BRS_ABI_TABLE(FN_ROW)};
+#define FN_ROW_1_0(name, ret, n, args) FN_ROW("LIBBRS_1.0", name, ret, n, args)
+#define FN_ROW_1_1(name, ret, n, args) FN_ROW("LIBBRS_1.1", name, ret, n, args)
+static struct abi_fn fns[FN_COUNT] = {BRS_ABI_TABLE_1_0(FN_ROW_1_0) BRS_ABI_TABLE_1_1(FN_ROW_1_1)};
 
 static int failures;
 
@@ -107,6 +111,8 @@ static void check_vocabulary(void)
     CHECK_INT_TOKEN(U64) CHECK_INT_TOKEN(SIZE)
     CHECK_PTR_TOKEN(CSTR) CHECK_PTR_TOKEN(SAMPLER_PP) CHECK_PTR_TOKEN(SAMPLER_P)
     CHECK_PTR_TOKEN(PLAN_PP) CHECK_PTR_TOKEN(U64_CPP) CHECK_PTR_TOKEN(DOUBLE_P)
+    CHECK_PTR_TOKEN(OPTION_P) CHECK_PTR_TOKEN(I32_P) CHECK_PTR_TOKEN(CSTR_P)
+    CHECK_PTR_TOKEN(CSTR_IN) CHECK_PTR_TOKEN(U64_CP)
     if (ABI_FFI_DOUBLE.size != sizeof(double) || ABI_FFI_DOUBLE.type != FFI_TYPE_DOUBLE)
         fail("vocabulary token DOUBLE: ffi_type does not match double");
 }
@@ -172,16 +178,16 @@ static void *open_library(const char *path)
     return lib;
 }
 
-/* Resolve every table line in node LIBBRS_1.0 and prepare its call frame. */
+/* Resolve every table line in its version node and prepare its call frame. */
 static void resolve_all(void *lib)
 {
     for (int i = 0; i < FN_COUNT; i++) {
         struct abi_fn *f = &fns[i];
-        void *sym = dlvsym(lib, f->name, ABI_NODE);
+        void *sym = dlvsym(lib, f->name, f->node);
         if (!sym) {
-            fail("%s: %s", f->name,
-                 dlsym(lib, f->name) ? "exported, but not in node " ABI_NODE
-                                     : "not exported by the library");
+            fail("%s: %s %s", f->name,
+                 dlsym(lib, f->name) ? "exported, but not in node" : "not exported; expected in",
+                 f->node);
             continue;
         }
         /* ISO C has no object-to-function pointer conversion; POSIX
@@ -245,6 +251,9 @@ struct valid_args {
     double dbl[2];
     size_t size;
     const uint64_t *indices;
+    brs_option key;
+    int32_t i32;
+    const char *text;
 };
 
 union scalar {
@@ -303,6 +312,16 @@ static void *valid_pointer(const struct abi_fn *f, unsigned arg, struct valid_ar
         slots[arg] = &va->size;
     else if (is_token(f, arg, "U64_CPP"))
         slots[arg] = &va->indices;
+    else if (is_token(f, arg, "U64_CP"))
+        slots[arg] = va->u64;
+    else if (is_token(f, arg, "OPTION_P"))
+        slots[arg] = &va->key;
+    else if (is_token(f, arg, "I32_P"))
+        slots[arg] = &va->i32;
+    else if (is_token(f, arg, "CSTR_P"))
+        slots[arg] = &va->text;
+    else if (is_token(f, arg, "CSTR_IN"))
+        slots[arg] = (void *)"batch_size";
     else
         slots[arg] = NULL; /* out-handles (T **) are alone in their calls */
     return &slots[arg];
@@ -628,6 +647,84 @@ static void check_plan_errors(brs_plan *p, const brs_sampler *s, uint64_t steps)
                   "plan_get_int after a failed compute");
 }
 
+/* The option table through ffi: every key has a name that finds it again,
+ * a type, a default of that type within its bounds, and help. */
+static void check_option_table(void)
+{
+    size_t count = 0, *pcount = &count;
+    expect_status(call_status(FN_brs_option_count, ARGS(&pcount)), BRS_OK, "option_count");
+    check(count >= 13, "option_count below the 13 options of 1.1");
+    for (size_t i = 0; i < count; i++) {
+        brs_option key = 0, found = 0, *pkey = &key, *pfound = &found;
+        const char *name = NULL, *help = NULL, **pname = &name, **phelp = &help;
+        int32_t type = -1, *ptype = &type;
+        expect_status(call_status(FN_brs_option_key, ARGS(&pkey, &i)), BRS_OK, "option_key");
+        expect_status(call_status(FN_brs_option_name, ARGS(&pname, &key)), BRS_OK, "option_name");
+        expect_status(call_status(FN_brs_option_help, ARGS(&phelp, &key)), BRS_OK, "option_help");
+        check(name && *name && help && *help, "option without a name or help");
+        if (!name)
+            continue;
+        expect_status(call_status(FN_brs_option_find, ARGS(&pfound, &name)), BRS_OK, "option_find");
+        check(found == key, "option_find(option_name(key)) != key");
+        expect_status(call_status(FN_brs_option_type, ARGS(&ptype, &key)), BRS_OK, "option_type");
+        if (type == BRS_OPTION_INT) {
+            int64_t value = 0, lo = 0, hi = 0, *pv = &value, *plo = &lo, *phi = &hi;
+            expect_status(call_status(FN_brs_option_default_int, ARGS(&pv, &key)), BRS_OK,
+                          "option_default_int");
+            expect_status(call_status(FN_brs_option_bounds_int, ARGS(&plo, &phi, &key)), BRS_OK,
+                          "option_bounds_int");
+            check(lo <= value && value <= hi, "an integer default outside its bounds");
+        } else {
+            double value = -1, lo = 0, hi = 0, *pv = &value, *plo = &lo, *phi = &hi;
+            expect_status(call_status(FN_brs_option_default_double, ARGS(&pv, &key)), BRS_OK,
+                          "option_default_double");
+            expect_status(call_status(FN_brs_option_bounds_double, ARGS(&plo, &phi, &key)), BRS_OK,
+                          "option_bounds_double");
+            check(type == BRS_OPTION_DOUBLE && lo <= value && value <= hi,
+                  "a double default outside its bounds");
+        }
+    }
+    brs_option strategy = BRS_OPT_STRATEGY;
+    int64_t random = BRS_STRATEGY_RANDOM, past = 3;
+    const char *value_name = NULL, **pvalue = &value_name;
+    expect_status(call_status(FN_brs_option_value_name, ARGS(&pvalue, &strategy, &random)), BRS_OK,
+                  "option_value_name(STRATEGY, RANDOM)");
+    check(value_name && strcmp(value_name, "random") == 0, "strategy 1 is not named random");
+    expect_status(call_status(FN_brs_option_value_name, ARGS(&pvalue, &strategy, &past)),
+                  BRS_ERR_OUT_OF_RANGE, "option_value_name(STRATEGY, 3)");
+}
+
+/* Loads step 0's micro-batches back into a second plan: the same queries. */
+static void check_load(const brs_plan *p, const brs_sampler *s)
+{
+    enum { K = DP_SIZE * GRAD_ACCUM };
+    uint64_t indices[BATCH * K], counts[K];
+    size_t used = 0;
+    for (int64_t rank = 0; rank < DP_SIZE; rank++)
+        for (int64_t micro = 0; micro < GRAD_ACCUM; micro++) {
+            const uint64_t *mb = NULL, **pmb = &mb;
+            size_t count = 0, *pc = &count;
+            expect_status(call_status(FN_brs_plan_micro_batch, ARGS(&pmb, &pc, &p, &rank, &micro)),
+                          BRS_OK, "micro_batch");
+            counts[rank * GRAD_ACCUM + micro] = count;
+            for (size_t i = 0; i < count && used < BATCH * K; i++) indices[used++] = mb[i];
+        }
+    brs_plan *loaded = new_plan();
+    const uint64_t *pi = indices, *pc = counts;
+    size_t k = K;
+    uint64_t epoch = 0, step = 0;
+    expect_status(call_status(FN_brs_plan_load, ARGS(&loaded, &s, &pi, &pc, &k, &epoch, &step)),
+                  BRS_OK, "plan_load");
+    check(plan_int(loaded, BRS_PLAN_TOTAL_PADDED_TOKENS) == plan_int(p, BRS_PLAN_TOTAL_PADDED_TOKENS),
+          "a loaded plan has other padded tokens");
+    check(plan_double(loaded, BRS_PLAN_MICRO_SYNC_TIME) == plan_double(p, BRS_PLAN_MICRO_SYNC_TIME),
+          "a loaded plan has another sync time");
+    k = K - 1;
+    expect_status(call_status(FN_brs_plan_load, ARGS(&loaded, &s, &pi, &pc, &k, &epoch, &step)),
+                  BRS_ERR_INVALID_ARGUMENT, "plan_load(K - 1 micro-batches)");
+    free_plan(loaded);
+}
+
 static void check_session(void)
 {
     uint32_t lengths[N_SAMPLES];
@@ -655,8 +752,13 @@ static void check_session(void)
     for (size_t i = 0; i < N_SAMPLES; i++)
         if (seen[i] != 1)
             fail("sample %zu appears %u times in epoch 0 (expected once)", i, seen[i]);
-    if (p)
+    if (p) {
+        uint64_t epoch = 0, step = 0;
+        expect_status(call_status(FN_brs_plan_compute, ARGS(&p, &s, &epoch, &step)), BRS_OK,
+                      "plan_compute");
+        check_load(p, s);
         check_plan_errors(p, s, steps);
+    }
     free_plan(p);
     free_sampler(s);
 }
@@ -693,6 +795,7 @@ int main(int argc, char **argv)
     check_versions();
     check_strerror();
     check_bounds();
+    check_option_table();
     check_session();
     check_all_called();
     dlclose(lib);

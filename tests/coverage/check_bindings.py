@@ -11,6 +11,14 @@ the way that language calls C:
   swig     bindings/swig/brs.i          a C call brs_x(
   julia    bindings/julia/**/src/*.jl   a ccall symbol :brs_x, or @ccall lib.brs_x(
 not_wrapped.txt: one "<binding> <symbol> <reason>" per line; # starts a comment.
+
+Every option constant of include/brs.h (BRS_OPT_*, and the named values
+BRS_STRATEGY_*, BRS_SYNC_*, BRS_OPTION_*) must be defined by every binding too
+(no exemptions: a key a binding lacks is an option its users cannot set):
+  ctypes   the name without its BRS_ prefix assigned: OPT_SYNC = 13
+  brs-sys  pub const BRS_OPT_SYNC
+  swig     %include <brs.h> (SWIG takes every macro of the header), or the name
+  julia    const BRS_OPT_SYNC
 """
 import io
 import pathlib
@@ -82,6 +90,42 @@ def julia_wrapped(text, symbol):
     return re.search(rf":{symbol}\b|@ccall\s+[\w.$()]*?\b{symbol}\s*\(", text) is not None
 
 
+CONSTANT_PREFIXES = ("BRS_OPT_", "BRS_STRATEGY_", "BRS_SYNC_", "BRS_OPTION_")
+
+
+def header_constants(root):
+    """The option constants #defined by include/brs.h ([] without a header)."""
+    header = root / "include" / "brs.h"
+    if not header.exists():
+        return []
+    names = re.findall(r"^\s*#\s*define\s+(BRS_\w+)\s", header.read_text(), flags=re.M)
+    return [name for name in names if name.startswith(CONSTANT_PREFIXES)]
+
+
+def ctypes_defines(text, constant):
+    short = constant[len("BRS_"):]
+    return re.search(rf"^\s*{short}\s*=", text, flags=re.M) is not None
+
+
+def rust_defines(text, constant):
+    return re.search(rf"\bpub\s+const\s+{constant}\s*:", strip_c_comments(text)) is not None
+
+
+def swig_defines(text, constant):
+    code = strip_c_comments(text)
+    return (re.search(r"%include\s*<brs\.h>", code) is not None
+            or re.search(rf"\b{constant}\b", code) is not None)
+
+
+def julia_defines(text, constant):
+    text = re.sub(r"#=.*?=#|#[^\n]*", "", text, flags=re.S)
+    return re.search(rf"^\s*const\s+{constant}\s*=", text, flags=re.M) is not None
+
+
+DEFINES = {"ctypes": ctypes_defines, "brs-sys": rust_defines, "swig": swig_defines,
+           "julia": julia_defines}
+
+
 CHECKS = {"ctypes": ctypes_wrapped, "brs-sys": rust_wrapped, "swig": swig_wrapped,
           "julia": julia_wrapped}
 
@@ -126,6 +170,10 @@ def check(root):
         if not sources:
             problems.append(f"{binding}: no files match {BINDINGS[binding]}")
             continue
+        for constant in header_constants(root):
+            if not any(DEFINES[binding](text, constant) for text in sources):
+                problems.append(f"{binding}: {constant} of include/brs.h is not defined "
+                                f"({BINDINGS[binding]}); add it with the header's value")
         for symbol in symbols:
             is_wrapped = any(wrapped(text, symbol) for text in sources)
             exempt = (binding, symbol) in exemptions
@@ -146,7 +194,8 @@ def main(argv):
     if problems:
         print(f"binding coverage: {len(problems)} problems", file=sys.stderr)
         return 1
-    print(f"binding coverage: {len(exported_symbols(root))} symbols x {len(BINDINGS)} bindings ok")
+    print(f"binding coverage: {len(exported_symbols(root))} symbols and "
+          f"{len(header_constants(root))} option constants x {len(BINDINGS)} bindings ok")
     return 0
 
 

@@ -71,6 +71,29 @@ class CheckBindings(unittest.TestCase):
         self.assertEqual(len(stale), 1)
         self.assertIn("julia: brs_alpha is wrapped but listed", stale[0])
 
+    def test_option_constants_of_the_header(self):
+        header = "#define BRS_OPT_ALPHA 10\n#define BRS_OPT_SYNC 13\n#define BRS_OK 0\n"
+        defined = {
+            "bindings/python/brs/_native.py": FULL["bindings/python/brs/_native.py"]
+            + "OPT_ALPHA = 10\nOPT_SYNC = 13\n",
+            "bindings/rust/brs-sys/src/lib.rs": FULL["bindings/rust/brs-sys/src/lib.rs"]
+            + "pub const BRS_OPT_ALPHA: i32 = 10;\npub const BRS_OPT_SYNC: i32 = 13;\n",
+            "bindings/swig/brs.i": FULL["bindings/swig/brs.i"] + "%include <brs.h>\n",
+            "bindings/julia/BatchRebalance.jl/src/api.jl":
+                FULL["bindings/julia/BatchRebalance.jl/src/api.jl"]
+                + "const BRS_OPT_ALPHA = Int32(10)\nconst BRS_OPT_SYNC = Int32(13)\n",
+        }
+        self.assertEqual(self.problems({**defined, "include/brs.h": header}), [])
+        named = {**defined, "bindings/swig/brs.i": FULL["bindings/swig/brs.i"]
+                 + "x = BRS_OPT_ALPHA + BRS_OPT_SYNC;\n"}
+        self.assertEqual(self.problems({**named, "include/brs.h": header}), [])
+        for path, text in named.items():
+            with self.subTest(path=path):
+                lacking = text.replace("SYNC", "SYNK")
+                problems = self.problems({**named, path: lacking, "include/brs.h": header})
+                self.assertEqual(len(problems), 1, problems)
+                self.assertIn("BRS_OPT_SYNC of include/brs.h is not defined", problems[0])
+
     def test_symbols_of_the_real_version_script(self):
         root = pathlib.Path(__file__).resolve().parents[2]
         symbols = check_bindings.exported_symbols(root)

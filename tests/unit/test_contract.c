@@ -1,4 +1,4 @@
-/* test_contract.c - the sampler semantics of DESIGN.md section 2: coverage,
+/* test_contract.c - the sampler semantics of docs/design.md ("Semantics"): coverage,
  * drop_last and top-up, equal counts per rank, determinism, random access,
  * elasticity, shuffle and seed/epoch mixing, option resolution, the cap,
  * one sampler shared by threads. */
@@ -446,11 +446,20 @@ static void test_documented_defaults_and_resolution(void)
     CU_ASSERT(brs_sampler_get_double(&a, s, BRS_OPT_ALPHA) == BRS_OK && a == 0.001);
     CU_ASSERT(brs_sampler_get_double(&ic, s, BRS_OPT_INTERCEPT) == BRS_OK && ic == 0.0);
     /* doubles resolve to the nearest multiple of 1e-6 */
-    const double alphas[] = {0.0012345678, 0.0000004, 0.0000006, 999.9999996, 1.5};
+    const double alphas[] = {0.0012345678, 0.0000005, 0.0000006, 999.9999996, 1.5};
     for (size_t i = 0; i < sizeof alphas / sizeof alphas[0]; i++) {
         CU_ASSERT(brs_sampler_set_double(s, BRS_OPT_ALPHA, alphas[i]) == BRS_OK);
         CU_ASSERT(brs_sampler_get_double(&a, s, BRS_OPT_ALPHA) == BRS_OK);
         CU_ASSERT(bt_close(a, (double)llround(alphas[i] * 1e6) / 1e6));
+    }
+    /* a nonzero value that would round to 0 is refused, the value kept */
+    const brs_option resolved[] = {BRS_OPT_ALPHA, BRS_OPT_INTERCEPT};
+    for (size_t i = 0; i < 2; i++) {
+        double before = -1, after = -1;
+        CU_ASSERT(brs_sampler_get_double(&before, s, resolved[i]) == BRS_OK);
+        CU_ASSERT(brs_sampler_set_double(s, resolved[i], 4e-7) == BRS_ERR_OUT_OF_RANGE);
+        CU_ASSERT(strstr(brs_sampler_last_error(s), "resolution") != NULL);
+        CU_ASSERT(brs_sampler_get_double(&after, s, resolved[i]) == BRS_OK && after == before);
     }
     CU_ASSERT(brs_sampler_set_double(s, BRS_OPT_INTERCEPT, 12345.6789012345) == BRS_OK);
     CU_ASSERT(brs_sampler_get_double(&ic, s, BRS_OPT_INTERCEPT) == BRS_OK);

@@ -229,7 +229,7 @@ static void test_unknown_keys_unsupported(void)
     brs_sampler *s;
     brs_plan *p;
     ready_handles(&s, &p);
-    const int32_t unknown[] = {0, -1, 12, 999, INT32_MAX, INT32_MIN};
+    const int32_t unknown[] = {0, -1, BRS_OPT_SYNC + 1, 999, INT32_MAX, INT32_MIN};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         int32_t key = unknown[i];
         int64_t v = 0, lo, hi;
@@ -247,7 +247,7 @@ static void test_unknown_keys_unsupported(void)
     }
     int64_t v;
     double d;
-    CU_ASSERT(brs_plan_get_int(&v, p, 9) == BRS_ERR_UNSUPPORTED);     /* gap in the keys */
+    CU_ASSERT(brs_plan_get_int(&v, p, 10) == BRS_ERR_UNSUPPORTED);    /* gap in the keys */
     CU_ASSERT(brs_plan_get_double(&d, p, 26) == BRS_ERR_UNSUPPORTED);
     brs_plan_free(p);
     brs_sampler_free(s);
@@ -550,6 +550,179 @@ static void test_version_consistent(void)
     CU_ASSERT(got != NULL && strcmp(got, want) == 0);
 }
 
+/* ---- every failing call writes its own handle's message ----------------------- */
+
+/* One failing call on a handle and a phrase its message must contain. */
+typedef struct {
+    const char *what;
+    brs_status want;
+    const char *phrase;
+} fresh_case;
+
+static void expect_fresh(const fresh_case *c, brs_status got, const char *message,
+                         const char *stale)
+{
+    bt_set_case("%s", c->what);
+    BT_ASSERT(got == c->want);
+    BT_ASSERT(strstr(message, c->phrase) != NULL);
+    BT_ASSERT(strstr(message, stale) == NULL);
+}
+
+/* Before each call a different failure (rank = -5) sets the message; the
+ * call must replace it by its own, read-only calls included. */
+static void test_sampler_messages_never_stale(void)
+{
+    brs_sampler *s, *bare = NULL;
+    brs_plan *p;
+    ready_handles(&s, &p);
+    CU_ASSERT_FATAL(brs_sampler_new(&bare) == BRS_OK);
+    int64_t v;
+    double d;
+    uint64_t u;
+    static const fresh_case cases[] = {
+        {"get_int unknown key", BRS_ERR_UNSUPPORTED, "unknown option key 999"},
+        {"get_int of a double option", BRS_ERR_UNSUPPORTED, "alpha is a double option"},
+        {"get_double of an int option", BRS_ERR_UNSUPPORTED, "seed is an integer option"},
+        {"get_int NULL out", BRS_ERR_NULL_POINTER, "out is NULL"},
+        {"fingerprint NULL out", BRS_ERR_NULL_POINTER, "out is NULL"},
+        {"set_double below the resolution", BRS_ERR_OUT_OF_RANGE, "resolution 1e-06"},
+        {"set_int strategy out of range", BRS_ERR_OUT_OF_RANGE, "strategy = 7"},
+        {"set_lengths NULL", BRS_ERR_NULL_POINTER, "lengths is NULL"},
+        {"validate rank >= dp_size", BRS_ERR_OUT_OF_RANGE, "rank 3 is out of range for dp_size 2"},
+        {"steps_per_epoch NULL out", BRS_ERR_NULL_POINTER, "out is NULL"},
+    };
+    brs_status got[sizeof cases / sizeof cases[0]];
+    size_t i = 0;
+#define STALE_THEN(call)                                                               \
+    do {                                                                               \
+        CU_ASSERT(brs_sampler_set_int(s, BRS_OPT_RANK, -5) == BRS_ERR_OUT_OF_RANGE);  \
+        got[i] = (call);                                                               \
+        expect_fresh(&cases[i], got[i], brs_sampler_last_error(s), "rank = -5");       \
+        i++;                                                                           \
+    } while (0)
+    STALE_THEN(brs_sampler_get_int(&v, s, 999));
+    STALE_THEN(brs_sampler_get_int(&v, s, BRS_OPT_ALPHA));
+    STALE_THEN(brs_sampler_get_double(&d, s, BRS_OPT_SEED));
+    STALE_THEN(brs_sampler_get_int(NULL, s, BRS_OPT_SEED));
+    STALE_THEN(brs_sampler_fingerprint(NULL, s));
+    STALE_THEN(brs_sampler_set_double(s, BRS_OPT_ALPHA, 1e-7));
+    STALE_THEN(brs_sampler_set_int(s, BRS_OPT_STRATEGY, 7));
+    STALE_THEN(brs_sampler_set_lengths(s, NULL, 3, BRS_LENGTHS_COPY));
+    CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_RANK, 3) == BRS_OK);
+    STALE_THEN(brs_sampler_validate(s));
+    STALE_THEN(brs_sampler_steps_per_epoch(NULL, s));
+#undef STALE_THEN
+    /* a sampler without lengths: the fingerprint says why */
+    CU_ASSERT(brs_sampler_set_int(bare, BRS_OPT_RANK, -5) == BRS_ERR_OUT_OF_RANGE);
+    fresh_case no_lengths = {"fingerprint without lengths", BRS_ERR_STATE, "no lengths"};
+    expect_fresh(&no_lengths, brs_sampler_fingerprint(&u, bare), brs_sampler_last_error(bare),
+                 "rank = -5");
+    brs_sampler_free(bare);
+    brs_plan_free(p);
+    brs_sampler_free(s);
+}
+
+static void test_plan_messages_never_stale(void)
+{
+    brs_sampler *s;
+    brs_plan *p, *idle = NULL;
+    ready_handles(&s, &p);
+    CU_ASSERT_FATAL(brs_plan_new(&idle) == BRS_OK);
+    int64_t v;
+    double d;
+    const uint64_t *mb;
+    size_t count;
+    uint64_t padded, real, indices[] = {0, 1}, counts[] = {1, 1};
+    static const fresh_case cases[] = {
+        {"get_int unknown key", BRS_ERR_UNSUPPORTED, "99 is not a key"},
+        {"get_double of an int key", BRS_ERR_UNSUPPORTED, "brs_plan_get_double"},
+        {"get_int NULL out", BRS_ERR_NULL_POINTER, "out-parameter is NULL"},
+        {"micro_batch rank out of range", BRS_ERR_OUT_OF_RANGE, "rank 2 is out of range"},
+        {"micro_batch micro out of range", BRS_ERR_OUT_OF_RANGE, "micro-step 1 is out of range"},
+        {"micro_batch_stats rank out of range", BRS_ERR_OUT_OF_RANGE, "rank 5"},
+        {"load the wrong number of micro-batches", BRS_ERR_INVALID_ARGUMENT, "num_micro_batches = 1"},
+        {"compute step out of range", BRS_ERR_OUT_OF_RANGE, "step 1000 is out of range"},
+        {"get_int after a failed compute", BRS_ERR_STATE, "holds no step"},
+    };
+    size_t i = 0;
+#define STALE_THEN(call)                                                                     \
+    do {                                                                                     \
+        CU_ASSERT(brs_plan_micro_batch(&mb, &count, p, -9, 0) != BRS_OK);                  \
+        brs_status got_ = (call);                                                            \
+        expect_fresh(&cases[i], got_, brs_plan_last_error(p), "rank -9");                    \
+        i++;                                                                                 \
+    } while (0)
+    STALE_THEN(brs_plan_get_int(&v, p, 99));
+    STALE_THEN(brs_plan_get_double(&d, p, BRS_PLAN_STEP));
+    STALE_THEN(brs_plan_get_int(NULL, p, BRS_PLAN_STEP));
+    STALE_THEN(brs_plan_micro_batch(&mb, &count, p, 2, 0));
+    STALE_THEN(brs_plan_micro_batch(&mb, &count, p, 0, 1));
+    STALE_THEN(brs_plan_micro_batch_stats(&padded, &real, &d, p, 5, 0));
+    STALE_THEN(brs_plan_load(p, s, indices, counts, 1, 0, 0));
+    CU_ASSERT_FATAL(brs_plan_compute(p, s, 0, 0) == BRS_OK);
+    STALE_THEN(brs_plan_compute(p, s, 0, 1000));
+    STALE_THEN(brs_plan_get_int(&v, p, BRS_PLAN_STEP));
+#undef STALE_THEN
+    /* a plan that never held a step */
+    fresh_case never = {"micro_batch on a new plan", BRS_ERR_STATE, "holds no step"};
+    expect_fresh(&never, brs_plan_micro_batch(&mb, &count, idle, 0, 0), brs_plan_last_error(idle),
+                 "rank -9");
+    brs_plan_free(idle);
+    brs_plan_free(p);
+    brs_sampler_free(s);
+}
+
+/* ---- a borrowed array changed after set_lengths: an error, never a crash ---- */
+
+static void test_borrowed_lengths_changed(void)
+{
+    enum { N = 100 };
+    uint32_t a[N];
+    for (size_t i = 0; i < N; i++) a[i] = 10;
+    brs_sampler *s = NULL;
+    brs_plan *p = NULL;
+    CU_ASSERT_FATAL(brs_sampler_new(&s) == BRS_OK && brs_plan_new(&p) == BRS_OK);
+    CU_ASSERT_FATAL(brs_sampler_set_lengths(s, a, N, BRS_LENGTHS_BORROW) == BRS_OK);
+    CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_BATCH_SIZE, 4) == BRS_OK);
+    CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_MAX_TOKENS, 100) == BRS_OK);
+    for (int64_t strategy = 0; strategy <= BRS_STRATEGY_LENGTH_GROUPED; strategy++) {
+        CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_STRATEGY, strategy) == BRS_OK);
+        for (int packed = 0; packed <= 1; packed++) {
+            CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_PACKED, packed) == BRS_OK);
+            bt_set_case("strategy %lld packed %d", (long long)strategy, packed);
+            for (size_t i = 0; i < N; i++) a[i] = 0; /* used to divide by zero */
+            BT_ASSERT(brs_plan_compute(p, s, 0, 0) == BRS_ERR_INVALID_LENGTH);
+            BT_ASSERT(strstr(brs_plan_last_error(p), "is 0") != NULL);
+            for (size_t i = 0; i < N; i++) a[i] = UINT32_MAX; /* used to loop forever */
+            BT_ASSERT(brs_plan_compute(p, s, 0, 0) == BRS_ERR_SAMPLE_TOO_LONG);
+            BT_ASSERT(strstr(brs_plan_last_error(p), "above max_tokens 100") != NULL);
+            /* one changed sample: exactly the step that draws it fails, naming it */
+            for (size_t i = 0; i < N; i++) a[i] = 10;
+            a[17] = 0;
+            size_t failed = 0;
+            for (uint64_t t = 0; t < N / 4; t++) {
+                brs_status st = brs_plan_compute(p, s, 3, t);
+                if (st != BRS_OK) {
+                    failed++;
+                    BT_ASSERT(st == BRS_ERR_INVALID_LENGTH);
+                    BT_ASSERT(strstr(brs_plan_last_error(p), "lengths[17] is 0") != NULL);
+                }
+            }
+            BT_ASSERT(failed == 1);
+            a[17] = 10;
+        }
+    }
+    /* without a cap, zeros used to give a plan of 0 padded tokens */
+    CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_MAX_TOKENS, 0) == BRS_OK);
+    CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_STRATEGY, BRS_STRATEGY_BALANCED) == BRS_OK);
+    for (size_t i = 0; i < N; i++) a[i] = 0;
+    CU_ASSERT(brs_plan_compute(p, s, 0, 0) == BRS_ERR_INVALID_LENGTH);
+    for (size_t i = 0; i < N; i++) a[i] = UINT32_MAX; /* no cap: a valid, huge plan */
+    CU_ASSERT(brs_plan_compute(p, s, 0, 0) == BRS_OK);
+    brs_plan_free(p);
+    brs_sampler_free(s);
+}
+
 int main(int argc, char **argv)
 {
     static const bt_test tests[] = {
@@ -570,6 +743,9 @@ int main(int argc, char **argv)
         {"cap infeasible names the minimum count", test_cap_infeasible_names_minimum},
         {"plan states", test_plan_states},
         {"version number and string", test_version_consistent},
+        {"sampler messages never stale", test_sampler_messages_never_stale},
+        {"plan messages never stale", test_plan_messages_never_stale},
+        {"borrowed lengths changed after set_lengths", test_borrowed_lengths_changed},
         {NULL, NULL},
     };
     return bt_run("errors", tests, argc - 1, argv + 1);

@@ -1,7 +1,7 @@
 /* test_oracle.c - the planner's max cost is the exact optimum.
  *
  * Small steps (B <= 40, K <= 6) are checked against a DP over contiguous
- * splits (the contiguity theorem of DESIGN.md section 3 makes it exact);
+ * splits (the contiguity theorem of docs/design.md, "The planner", makes it exact);
  * large steps against the greedy threshold probe; packed mode against a
  * brute force on tiny steps and against its lower bound. */
 #include "brs_test.h"

@@ -22,10 +22,16 @@ If you did not mean to change any plan, the change above is a regression."""
 
 
 def main(gen_vectors, data_dir, vectors_dir):
-    committed = {p.name: p.read_text() for p in pathlib.Path(vectors_dir).glob("*.json")}
+    def read(root):
+        """Every vector, balanced ones at the top and strategies/ below."""
+        root = pathlib.Path(root)
+        return {str(p.relative_to(root)): p.read_text()
+                for pattern in ("*.json", "strategies/*.json") for p in root.glob(pattern)}
+
+    committed = read(vectors_dir)
     with tempfile.TemporaryDirectory() as out:
         subprocess.run([gen_vectors, data_dir, out], check=True)
-        fresh = {p.name: p.read_text() for p in pathlib.Path(out).glob("*.json")}
+        fresh = read(out)
 
     problems = []
     for name in sorted(committed.keys() - fresh.keys()):

@@ -4,12 +4,15 @@
  *     gen_vectors DATA_DIR OUT_DIR
  *
  * DATA_DIR holds the *.lengths files (the repository's data/), OUT_DIR
- * receives one <name>.json per vector. Only the public API of brs.h is
- * used, so the files record what any binding must reproduce.
+ * receives one <name>.json per vector of the balanced strategy, and
+ * OUT_DIR/strategies/<name>.json per vector of another BRS_OPT_STRATEGY.
+ * Only the public API of brs.h is used, so the files record what any
+ * binding must reproduce.
  */
 #include <brs.h>
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,7 @@ struct options {
     int64_t batch_size, grad_accum, dp_size, seed, shuffle, drop_last;
     double alpha, intercept;
     int64_t max_tokens, packed;
+    int64_t strategy; /* BRS_STRATEGY_*: not balanced goes to strategies/ */
 };
 
 struct when {
@@ -47,29 +51,42 @@ struct vector {
 /* The vectors: each one pins a behaviour of the planner (README.md). */
 static const struct vector vectors[] = {
     {"gsm8k_padded", FROM_FILE, "gsm8k_train.lengths", 256, 0,
-     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0},
+     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED},
      {{0, 0}, {0, 1}, {0, LAST_STEP}, {1, 0}, {3, 7}}, 5},
     {"fortunes_capped", FROM_FILE, "fortunes.lengths", 240, 0,
-     {6, 1, 4, 11, 1, 1, 0.01, 0.0, 900, 0},
+     {6, 1, 4, 11, 1, 1, 0.01, 0.0, 900, 0, BRS_STRATEGY_BALANCED},
      {{0, 0}, {0, 4}, {0, 5}, {0, 6}, {1, 5}, {2, 8}}, 6},
     {"jargon_packed", FROM_FILE, "jargon.lengths", 200, 0,
-     {8, 2, 2, 5, 1, 1, 0.0005, 50.0, 0, 1},
+     {8, 2, 2, 5, 1, 1, 0.0005, 50.0, 0, 1, BRS_STRATEGY_BALANCED},
      {{0, 0}, {0, 3}, {1, LAST_STEP}}, 3},
     {"manpages_topup", FROM_FILE, "manpages.lengths", 130, 4096,
-     {8, 2, 2, 1, 1, 0, 0.001, 0.0, 0, 0},
+     {8, 2, 2, 1, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED},
      {{0, 0}, {0, LAST_STEP}, {1, LAST_STEP}}, 3},
     {"single_sample_k8", CONSTANT, NULL, 1, 123,
-     {1, 4, 2, 0, 1, 0, 0.001, 0.0, 0, 0},
+     {1, 4, 2, 0, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED},
      {{0, 0}, {1, 0}}, 2},
     {"no_shuffle", SYNTHETIC, NULL, 100, 3,
-     {5, 2, 2, 3, 0, 1, 0.001, 0.0, 0, 0},
+     {5, 2, 2, 3, 0, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED},
      {{0, 0}, {0, LAST_STEP}, {1, 0}}, 3},
     {"dp4_ga2", SYNTHETIC, NULL, 300, 9,
-     {4, 2, 4, 2024, 1, 1, 0.01, 100.0, 0, 0},
+     {4, 2, 4, 2024, 1, 1, 0.01, 100.0, 0, 0, BRS_STRATEGY_BALANCED},
      {{0, 0}, {0, LAST_STEP}, {5, 3}}, 3},
     {"equal_lengths_partial", CONSTANT, NULL, 70, 64,
-     {4, 2, 2, 13, 1, 0, 0.001, 0.0, 0, 0},
+     {4, 2, 2, 13, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED},
      {{0, 0}, {0, LAST_STEP}, {2, 1}}, 3},
+    /* The fixed-size strategies (tests/vectors/strategies). */
+    {"gsm8k_random", FROM_FILE, "gsm8k_train.lengths", 256, 0,
+     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_RANDOM},
+     {{0, 0}, {0, LAST_STEP}, {1, 0}}, 3},
+    {"gsm8k_length_grouped", FROM_FILE, "gsm8k_train.lengths", 256, 0,
+     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_LENGTH_GROUPED},
+     {{0, 0}, {0, 1}, {0, LAST_STEP}, {1, 0}}, 4},
+    {"manpages_topup_random", FROM_FILE, "manpages.lengths", 130, 4096,
+     {8, 2, 2, 1, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_RANDOM},
+     {{0, 0}, {0, LAST_STEP}}, 2},
+    {"jargon_packed_length_grouped", FROM_FILE, "jargon.lengths", 200, 0,
+     {8, 2, 2, 5, 1, 1, 0.0005, 50.0, 0, 1, BRS_STRATEGY_LENGTH_GROUPED},
+     {{0, 0}, {1, LAST_STEP}}, 2},
 };
 
 static void die(const char *what, const char *detail)
@@ -159,6 +176,7 @@ static brs_sampler *make_sampler(const uint32_t *lengths, size_t n, const struct
         {BRS_OPT_DP_SIZE, o->dp_size},       {BRS_OPT_SEED, o->seed},
         {BRS_OPT_SHUFFLE, o->shuffle},       {BRS_OPT_DROP_LAST, o->drop_last},
         {BRS_OPT_MAX_TOKENS, o->max_tokens}, {BRS_OPT_PACKED, o->packed},
+        {BRS_OPT_STRATEGY, o->strategy},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         check(brs_sampler_set_int(s, ints[i].key, ints[i].value), "set_int",
@@ -170,15 +188,23 @@ static brs_sampler *make_sampler(const uint32_t *lengths, size_t n, const struct
     return s;
 }
 
+/* The strategy appears by name, and only when it is not balanced: the
+ * balanced vectors keep the format every binding reads. */
 static void write_options(FILE *f, const struct options *o)
 {
+    const char *strategy = "";
+    char named[64] = "";
+    if (o->strategy != BRS_STRATEGY_BALANCED) {
+        check(brs_option_value_name(&strategy, BRS_OPT_STRATEGY, o->strategy), "value_name", "");
+        snprintf(named, sizeof named, ", \"strategy\": \"%s\"", strategy);
+    }
     fprintf(f,
             "  \"options\": {\"batch_size\": %" PRId64 ", \"grad_accum\": %" PRId64
             ", \"dp_size\": %" PRId64 ", \"seed\": %" PRId64 ", \"shuffle\": %" PRId64
             ", \"drop_last\": %" PRId64 ", \"alpha\": %.17g, \"intercept\": %.17g"
-            ", \"max_tokens\": %" PRId64 ", \"packed\": %" PRId64 "},\n",
+            ", \"max_tokens\": %" PRId64 ", \"packed\": %" PRId64 "%s},\n",
             o->batch_size, o->grad_accum, o->dp_size, o->seed, o->shuffle, o->drop_last,
-            o->alpha, o->intercept, o->max_tokens, o->packed);
+            o->alpha, o->intercept, o->max_tokens, o->packed, named);
 }
 
 static void write_micro_batch(FILE *f, const brs_plan *p, int64_t rank, int64_t micro)
@@ -262,7 +288,14 @@ int main(int argc, char **argv)
         uint32_t lengths[MAX_SAMPLES];
         size_t n = load_lengths(lengths, argv[1], &vectors[i]);
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s.json", argv[2], vectors[i].name);
+        int other = vectors[i].opt.strategy != BRS_STRATEGY_BALANCED;
+        if (other) {
+            snprintf(path, sizeof path, "%s/strategies", argv[2]);
+            if (mkdir(path, 0777) != 0 && errno != EEXIST)
+                die(path, strerror(errno));
+        }
+        snprintf(path, sizeof path, "%s/%s%s.json", argv[2], other ? "strategies/" : "",
+                 vectors[i].name);
         FILE *f = fopen(path, "w");
         if (!f)
             die(path, strerror(errno));

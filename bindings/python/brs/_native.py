@@ -42,6 +42,19 @@ OPT_MAX_TOKENS = 8
 OPT_PACKED = 9
 OPT_ALPHA = 10
 OPT_INTERCEPT = 11
+OPT_STRATEGY = 12
+OPT_SYNC = 13
+
+# Values of OPT_STRATEGY and OPT_SYNC (their names: brs_option_value_name).
+STRATEGY_BALANCED = 0
+STRATEGY_RANDOM = 1
+STRATEGY_LENGTH_GROUPED = 2
+SYNC_MICRO_STEP = 0
+SYNC_STEP = 1
+
+# Option types (brs_option_type).
+OPTION_INT = 0
+OPTION_DOUBLE = 1
 
 LENGTHS_COPY = 0
 LENGTHS_BORROW = 1
@@ -55,6 +68,7 @@ PLAN_GRAD_ACCUM = 5
 PLAN_TOTAL_PADDED_TOKENS = 6
 PLAN_TOTAL_REAL_TOKENS = 7
 PLAN_MAX_PADDED_TOKENS = 8
+PLAN_MEGABATCH_SIZE = 9
 PLAN_MAX_COST = 20
 PLAN_LOWER_BOUND = 21
 PLAN_TOTAL_COST = 22
@@ -81,6 +95,8 @@ _key = ctypes.c_int32  # brs_option, brs_plan_key
 _i64p = ctypes.POINTER(ctypes.c_int64)
 _u64p = ctypes.POINTER(ctypes.c_uint64)
 _dblp = ctypes.POINTER(ctypes.c_double)
+_keyp = ctypes.POINTER(ctypes.c_int32)
+_strp = ctypes.POINTER(ctypes.c_char_p)
 
 #: name -> (restype, argtypes): every function of include/brs.h, in the header's order.
 SIGNATURES = {
@@ -89,6 +105,15 @@ SIGNATURES = {
     "brs_strerror": (ctypes.c_char_p, [_status]),
     "brs_option_bounds_int": (_status, [_i64p, _i64p, _key]),
     "brs_option_bounds_double": (_status, [_dblp, _dblp, _key]),
+    "brs_option_count": (_status, [ctypes.POINTER(ctypes.c_size_t)]),
+    "brs_option_key": (_status, [_keyp, ctypes.c_size_t]),
+    "brs_option_find": (_status, [_keyp, ctypes.c_char_p]),
+    "brs_option_name": (_status, [_strp, _key]),
+    "brs_option_type": (_status, [ctypes.POINTER(ctypes.c_int32), _key]),
+    "brs_option_default_int": (_status, [_i64p, _key]),
+    "brs_option_default_double": (_status, [_dblp, _key]),
+    "brs_option_help": (_status, [_strp, _key]),
+    "brs_option_value_name": (_status, [_strp, _key, ctypes.c_int64]),
     "brs_sampler_new": (_status, [ctypes.POINTER(SamplerPtr)]),
     "brs_sampler_free": (None, [SamplerPtr]),
     "brs_sampler_set_lengths": (
@@ -104,6 +129,9 @@ SIGNATURES = {
     "brs_plan_new": (_status, [ctypes.POINTER(PlanPtr)]),
     "brs_plan_free": (None, [PlanPtr]),
     "brs_plan_compute": (_status, [PlanPtr, SamplerPtr, ctypes.c_uint64, ctypes.c_uint64]),
+    "brs_plan_load": (
+        _status, [PlanPtr, SamplerPtr, _u64p, _u64p, ctypes.c_size_t, ctypes.c_uint64,
+                  ctypes.c_uint64]),
     "brs_plan_get_int": (_status, [_i64p, PlanPtr, _key]),
     "brs_plan_get_double": (_status, [_dblp, PlanPtr, _key]),
     "brs_plan_micro_batch": (

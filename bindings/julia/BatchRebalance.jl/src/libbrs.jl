@@ -33,6 +33,19 @@ const BRS_OPT_MAX_TOKENS = Int32(8)
 const BRS_OPT_PACKED = Int32(9)
 const BRS_OPT_ALPHA = Int32(10)
 const BRS_OPT_INTERCEPT = Int32(11)
+const BRS_OPT_STRATEGY = Int32(12)
+const BRS_OPT_SYNC = Int32(13)
+
+# Values of BRS_OPT_STRATEGY and BRS_OPT_SYNC (names: brs_option_value_name).
+const BRS_STRATEGY_BALANCED = Int64(0)
+const BRS_STRATEGY_RANDOM = Int64(1)
+const BRS_STRATEGY_LENGTH_GROUPED = Int64(2)
+const BRS_SYNC_MICRO_STEP = Int64(0)
+const BRS_SYNC_STEP = Int64(1)
+
+# Option types (brs_option_type).
+const BRS_OPTION_INT = Int32(0)
+const BRS_OPTION_DOUBLE = Int32(1)
 
 const BRS_LENGTHS_COPY = Int32(0)
 const BRS_LENGTHS_BORROW = Int32(1)
@@ -46,6 +59,7 @@ const BRS_PLAN_GRAD_ACCUM = Int32(5)
 const BRS_PLAN_TOTAL_PADDED_TOKENS = Int32(6)
 const BRS_PLAN_TOTAL_REAL_TOKENS = Int32(7)
 const BRS_PLAN_MAX_PADDED_TOKENS = Int32(8)
+const BRS_PLAN_MEGABATCH_SIZE = Int32(9)
 const BRS_PLAN_MAX_COST = Int32(20)
 const BRS_PLAN_LOWER_BOUND = Int32(21)
 const BRS_PLAN_TOTAL_COST = Int32(22)
@@ -97,6 +111,36 @@ brs_option_bounds_double(lower::Ref{Float64}, upper::Ref{Float64}, key::Int32) =
     ccall((:brs_option_bounds_double, libbrs()), Int32, (Ref{Cdouble}, Ref{Cdouble}, Int32),
           lower, upper, key)
 
+# --- the option table (LIBBRS_1.1) -----------------------------------------
+
+brs_option_count(count::Ref{Csize_t}) =
+    ccall((:brs_option_count, libbrs()), Int32, (Ref{Csize_t},), count)
+
+brs_option_key(key::Ref{Int32}, index::Integer) =
+    ccall((:brs_option_key, libbrs()), Int32, (Ref{Int32}, Csize_t), key, index)
+
+brs_option_find(key::Ref{Int32}, name::AbstractString) =
+    ccall((:brs_option_find, libbrs()), Int32, (Ref{Int32}, Cstring), key, name)
+
+brs_option_name(name::Ref{Ptr{UInt8}}, key::Int32) =
+    ccall((:brs_option_name, libbrs()), Int32, (Ref{Ptr{UInt8}}, Int32), name, key)
+
+brs_option_type(type::Ref{Int32}, key::Int32) =
+    ccall((:brs_option_type, libbrs()), Int32, (Ref{Int32}, Int32), type, key)
+
+brs_option_default_int(value::Ref{Int64}, key::Int32) =
+    ccall((:brs_option_default_int, libbrs()), Int32, (Ref{Int64}, Int32), value, key)
+
+brs_option_default_double(value::Ref{Float64}, key::Int32) =
+    ccall((:brs_option_default_double, libbrs()), Int32, (Ref{Cdouble}, Int32), value, key)
+
+brs_option_help(text::Ref{Ptr{UInt8}}, key::Int32) =
+    ccall((:brs_option_help, libbrs()), Int32, (Ref{Ptr{UInt8}}, Int32), text, key)
+
+brs_option_value_name(name::Ref{Ptr{UInt8}}, key::Int32, value::Int64) =
+    ccall((:brs_option_value_name, libbrs()), Int32, (Ref{Ptr{UInt8}}, Int32, Int64),
+          name, key, value)
+
 # --- sampler ----------------------------------------------------------------
 
 brs_sampler_new(out::Ref{Ptr{Cvoid}}) =
@@ -144,6 +188,12 @@ brs_plan_free(plan::Ptr{Cvoid}) = ccall((:brs_plan_free, libbrs()), Cvoid, (Ptr{
 brs_plan_compute(plan::Ptr{Cvoid}, sampler::Ptr{Cvoid}, epoch::UInt64, step::UInt64) =
     ccall((:brs_plan_compute, libbrs()), Int32, (Ptr{Cvoid}, Ptr{Cvoid}, UInt64, UInt64),
           plan, sampler, epoch, step)
+
+brs_plan_load(plan::Ptr{Cvoid}, sampler::Ptr{Cvoid}, indices::Vector{UInt64},
+              counts::Vector{UInt64}, num_micro_batches::Integer, epoch::UInt64, step::UInt64) =
+    ccall((:brs_plan_load, libbrs()), Int32,
+          (Ptr{Cvoid}, Ptr{Cvoid}, Ptr{UInt64}, Ptr{UInt64}, Csize_t, UInt64, UInt64),
+          plan, sampler, indices, counts, num_micro_batches, epoch, step)
 
 brs_plan_get_int(out::Ref{Int64}, plan::Ptr{Cvoid}, key::Int32) =
     ccall((:brs_plan_get_int, libbrs()), Int32, (Ref{Int64}, Ptr{Cvoid}, Int32), out, plan, key)

@@ -15,10 +15,10 @@ use core::ffi::c_char;
 // ---------------------------------------------------------------------------
 
 pub const BRS_VERSION_MAJOR: u32 = 1;
-pub const BRS_VERSION_MINOR: u32 = 0;
+pub const BRS_VERSION_MINOR: u32 = 1;
 pub const BRS_VERSION_PATCH: u32 = 0;
 /// MAJOR * 10000 + MINOR * 100 + PATCH, the value `brs_version_number()` returns.
-pub const BRS_VERSION_NUMBER: u32 = 10000;
+pub const BRS_VERSION_NUMBER: u32 = 10100;
 
 // ---------------------------------------------------------------------------
 // Status codes
@@ -63,6 +63,20 @@ pub const BRS_OPT_MAX_TOKENS: brs_option = 8;
 pub const BRS_OPT_PACKED: brs_option = 9;
 pub const BRS_OPT_ALPHA: brs_option = 10;
 pub const BRS_OPT_INTERCEPT: brs_option = 11;
+pub const BRS_OPT_STRATEGY: brs_option = 12;
+pub const BRS_OPT_SYNC: brs_option = 13;
+
+/// Values of `BRS_OPT_STRATEGY` (names: `brs_option_value_name`).
+pub const BRS_STRATEGY_BALANCED: i64 = 0;
+pub const BRS_STRATEGY_RANDOM: i64 = 1;
+pub const BRS_STRATEGY_LENGTH_GROUPED: i64 = 2;
+/// Values of `BRS_OPT_SYNC`.
+pub const BRS_SYNC_MICRO_STEP: i64 = 0;
+pub const BRS_SYNC_STEP: i64 = 1;
+
+/// Option types (`brs_option_type`).
+pub const BRS_OPTION_INT: i32 = 0;
+pub const BRS_OPTION_DOUBLE: i32 = 1;
 
 // ---------------------------------------------------------------------------
 // Sampler
@@ -99,6 +113,7 @@ pub const BRS_PLAN_GRAD_ACCUM: brs_plan_key = 5;
 pub const BRS_PLAN_TOTAL_PADDED_TOKENS: brs_plan_key = 6;
 pub const BRS_PLAN_TOTAL_REAL_TOKENS: brs_plan_key = 7;
 pub const BRS_PLAN_MAX_PADDED_TOKENS: brs_plan_key = 8;
+pub const BRS_PLAN_MEGABATCH_SIZE: brs_plan_key = 9;
 pub const BRS_PLAN_MAX_COST: brs_plan_key = 20;
 pub const BRS_PLAN_LOWER_BOUND: brs_plan_key = 21;
 pub const BRS_PLAN_TOTAL_COST: brs_plan_key = 22;
@@ -121,6 +136,21 @@ extern "C" {
         lower: *mut f64,
         upper: *mut f64,
         key: brs_option,
+    ) -> brs_status;
+
+    // LIBBRS_1.1: the option table.
+    pub fn brs_option_count(count: *mut usize) -> brs_status;
+    pub fn brs_option_key(key: *mut brs_option, index: usize) -> brs_status;
+    pub fn brs_option_find(key: *mut brs_option, name: *const c_char) -> brs_status;
+    pub fn brs_option_name(name: *mut *const c_char, key: brs_option) -> brs_status;
+    pub fn brs_option_type(kind: *mut i32, key: brs_option) -> brs_status;
+    pub fn brs_option_default_int(value: *mut i64, key: brs_option) -> brs_status;
+    pub fn brs_option_default_double(value: *mut f64, key: brs_option) -> brs_status;
+    pub fn brs_option_help(text: *mut *const c_char, key: brs_option) -> brs_status;
+    pub fn brs_option_value_name(
+        name: *mut *const c_char,
+        key: brs_option,
+        value: i64,
     ) -> brs_status;
 
     pub fn brs_sampler_new(out: *mut *mut brs_sampler) -> brs_status;
@@ -161,6 +191,16 @@ extern "C" {
     pub fn brs_plan_compute(
         plan: *mut brs_plan,
         sampler: *const brs_sampler,
+        epoch: u64,
+        step: u64,
+    ) -> brs_status;
+    // LIBBRS_1.1
+    pub fn brs_plan_load(
+        plan: *mut brs_plan,
+        sampler: *const brs_sampler,
+        indices: *const u64,
+        counts: *const u64,
+        num_micro_batches: usize,
         epoch: u64,
         step: u64,
     ) -> brs_status;

@@ -31,12 +31,14 @@
 mod builder;
 mod error;
 mod iter;
+mod options;
 mod plan;
 mod sampler;
 
 pub use builder::SamplerBuilder;
 pub use error::{Error, ErrorCode, Result};
 pub use iter::MicroBatches;
+pub use options::{option, options, OptionInfo, OptionValue};
 pub use plan::{MicroBatchStats, Plan, PlanStats};
 pub use sampler::Sampler;
 
