@@ -109,17 +109,27 @@ static brs_status consider(struct contest *c, brs_status built)
     return BRS_OK;
 }
 
+/* A heuristic candidate, polished (polish.c) before it is compared: the
+ * candidates end in different local optima, and the best of them wins. */
+static brs_status consider_polished(struct contest *c, brs_status built)
+{
+    if (built == BRS_OK && c->k > 1)
+        built = brs_polish(c->starts, c->costs, c->lengths, c->n, c->k, c->dp_size, c->sync,
+                           &c->held);
+    return consider(c, built);
+}
+
 static brs_status try_candidates(struct contest *c, brs_wide best)
 {
     size_t n = c->n, k = c->k, dp = c->dp_size, ga = k / dp;
     brs_status status = BRS_OK;
     /* the staircase: with one rank or one micro-step it cannot help */
     if (ga > 1 && dp > 1 && worth_a_staircase(best, c->split->weight_sum, k, &c->held))
-        status = consider(c, brs_plan_staircase(c->starts, c->costs, c->lengths, c->inverse_weight,
+        status = consider_polished(c, brs_plan_staircase(c->starts, c->costs, c->lengths, c->inverse_weight,
                                                 n, k, dp, &c->held, best));
     /* the layers (one layer: the least peak at the optimum) */
     if (status == BRS_OK && dp > 1)
-        status = consider(c, brs_plan_layered(c->starts, c->costs, c->lengths, c->inverse_weight,
+        status = consider_polished(c, brs_plan_layered(c->starts, c->costs, c->lengths, c->inverse_weight,
                                               n, dp, ga, &c->held));
     /* one rank: the step time is the total cost, whatever the max */
     if (status == BRS_OK && dp == 1 && k > 1) {
