@@ -12,7 +12,6 @@ lower bound. Then the same step is planned again with max_tokens = upstream's pe
 """
 
 import argparse
-import ctypes
 import math
 import sys
 import time
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .datasets import fit_to_batch, load_all
+from .library import Library, shared
 from .quality import CONFIGS
 
 SEED = 42
@@ -28,60 +28,6 @@ SYNCS = ("micro_step", "step")
 MODES = {"quick": {"steps": 24, "steps_large_k": 2, "synthetic_n": 20000},
          "full": {"steps": 128, "steps_large_k": 8, "synthetic_n": 100000}}
 LARGE_K = 256
-
-
-class Library:
-    """The handles and calls of libbrs this comparison needs, by option NAME (brs_option_find)."""
-
-    def __init__(self):
-        from brs import _native as n
-        from brs._handles import NativePlan, NativeSampler
-        from brs._lengths import as_uint32
-
-        self.n, self.NativePlan, self.NativeSampler, self.as_uint32 = n, NativePlan, NativeSampler, as_uint32
-        lib = n.lib
-        lib.brs_option_find.restype = ctypes.c_int32
-        lib.brs_option_find.argtypes = [ctypes.POINTER(ctypes.c_int32), ctypes.c_char_p]
-        lib.brs_option_value_name.restype = ctypes.c_int32
-        lib.brs_option_value_name.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_int32,
-                                              ctypes.c_int64]
-        u64p = ctypes.POINTER(ctypes.c_uint64)
-        lib.brs_plan_load.restype = ctypes.c_int32
-        lib.brs_plan_load.argtypes = [n.PlanPtr, n.SamplerPtr, u64p, u64p, ctypes.c_size_t,
-                                      ctypes.c_uint64, ctypes.c_uint64]
-        self.lib = lib
-
-    def key(self, name: str) -> int:
-        out = ctypes.c_int32()
-        if self.lib.brs_option_find(ctypes.byref(out), name.encode()) != self.n.OK:
-            raise RuntimeError(f"libbrs has no option {name!r}")
-        return out.value
-
-    def value(self, name: str, label: str) -> int:
-        """The integer value of an enum-like option whose library name is `label`."""
-        key, out = self.key(name), ctypes.c_char_p()
-        for v in range(16):
-            if self.lib.brs_option_value_name(ctypes.byref(out), key, v) == self.n.OK and \
-                    out.value.decode() == label:
-                return v
-        raise RuntimeError(f"libbrs option {name} has no value {label!r}")
-
-    def sampler(self, lengths, options: dict):
-        s = self.NativeSampler(self.as_uint32(lengths))
-        for name, v in options.items():
-            s.set_int(self.key(name), v)
-        return s
-
-    def load(self, plan, sampler, rank_mbs, step: int):
-        """Upstream's micro-batches (rank_mbs[rank][micro]) into `plan`, rank-major slot order."""
-        flat = [i for rank in rank_mbs for mb in rank for i in mb]
-        counts = [len(mb) for rank in rank_mbs for mb in rank]
-        idx = (ctypes.c_uint64 * len(flat))(*flat)
-        cnt = (ctypes.c_uint64 * len(counts))(*counts)
-        status = self.lib.brs_plan_load(plan.handle, sampler.handle, idx, cnt, len(counts), 0, step)
-        if status != self.n.OK:
-            from brs._errors import check_plan
-            check_plan(status, plan.handle)
 
 
 @dataclass
@@ -133,7 +79,6 @@ def compare(lib: Library, ds, cfg, sync: str, steps: int) -> Row:
     options = {"batch_size": cfg.batch, "grad_accum": cfg.ga, "dp_size": cfg.dp, "rank": 0,
                "seed": SEED, "sync": sync_value}
     sampler = lib.sampler(d.lengths, options)
-    capped = lib.sampler(d.lengths, options)
     upstream = BatchRebalanceSampler(lengths=d.lengths, effective_batch_size=cfg.global_batch,
                                      dp_size=cfg.dp, grad_accum=cfg.ga, seed=SEED, rank=0)
     ours, theirs, equal = lib.NativePlan(), lib.NativePlan(), lib.NativePlan()
@@ -146,8 +91,10 @@ def compare(lib: Library, ds, cfg, sync: str, steps: int) -> Row:
         rank_mbs = upstream._assign(samples, [d.lengths[i] for i in samples])
         lib.load(theirs, sampler, rank_mbs, t)
         up_peak = theirs.get_int(n.PLAN_MAX_PADDED_TOKENS)
-        capped.set_int(lib.key("max_tokens"), up_peak)
-        equal.compute(capped.handle, 0, t)
+        # the step's samples alone (the cap must hold every sample of the sampler's dataset)
+        capped = lib.sampler([d.lengths[i] for i in samples],
+                             dict(options, shuffle=0, max_tokens=up_peak))
+        equal.compute(capped.handle, 0, 0)
         row.pairs.append(StepPair(
             brs_time=ours.get_double(time_key), up_time=theirs.get_double(time_key),
             brs_peak=ours.get_int(n.PLAN_MAX_PADDED_TOKENS), up_peak=up_peak,
@@ -189,7 +136,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", help="comma-separated dataset names (development)")
     args = ap.parse_args(argv)
     mode = MODES["full" if args.full else "quick"]
-    lib = Library()
+    lib = shared()
     rows = []
     t0 = time.perf_counter()
     for ds in load_all(args.data, mode["synthetic_n"], SEED):
