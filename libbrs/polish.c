@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { POLISH_ROUNDS = 64 };
+enum { POLISH_ROUNDS = 256 };
 
 struct polish {
     size_t *starts;   /* the split being polished */
@@ -49,11 +49,21 @@ static void mark_setters(struct polish *p)
         }
         for (size_t m = 0; m < ga; m++) p->setter[group_at[slow * ga + m]] = 1;
     } else {
+        /* the costliest group of each micro-step and the runner-up, which
+         * becomes the costliest once the first shrinks */
         for (size_t m = 0; m < ga; m++) {
-            size_t top = group_at[m];
-            for (size_t r = 1; r < p->dp_size; r++)
-                if (p->costs[group_at[r * ga + m]] > p->costs[top]) top = group_at[r * ga + m];
+            size_t top = group_at[m], second = p->k;
+            for (size_t r = 1; r < p->dp_size; r++) {
+                size_t g = group_at[r * ga + m];
+                if (p->costs[g] > p->costs[top]) {
+                    second = top;
+                    top = g;
+                } else if (second == p->k || p->costs[g] > p->costs[second]) {
+                    second = g;
+                }
+            }
             p->setter[top] = 1;
+            if (second < p->k) p->setter[second] = 1;
         }
     }
     uint64_t peak = 0;
