@@ -7,7 +7,7 @@
  * for them. The cuts come from a dynamic programme over a grid of at most
  * GRID + 1 cut positions with a cheap estimate of each layer's time (its
  * average and its longest sample), then a descent on the exact layer times
- * moving one cut at a time, then a push: each layer grows as far as its own
+ * moving one cut at a time by 1, 2, 4, ... 64 samples, then a push: each layer grows as far as its own
  * time allows, which only shrinks the layers after it. Inside each layer the
  * groups take the least memory peak that keeps the layer's time, then the
  * least total cost. With one layer (grad_accum 1) this is the exact
@@ -20,7 +20,7 @@
 
 #define NO_TIME (~(brs_wide)0)
 
-enum { GRID = 256, DESCENT_ROUNDS = 2, REFINE_PER_SAMPLE = 4, REFINE_BASE = 4096 };
+enum { GRID = 64, DESCENT_ROUNDS = 1, DESCENT_REACH = 64, REFINE_PER_SAMPLE = 4, REFINE_BASE = 4096 };
 
 struct layers {
     const uint32_t *lengths;
@@ -29,6 +29,7 @@ struct layers {
     const struct brs_cost_model *model;
     size_t *cut;     /* count + 1: layer m is [cut[m], cut[m + 1]) */
     brs_wide *time;  /* count: exact min-max of each layer */
+    const brs_wide *prefix; /* n + 1: prefix[i] is the weight of the i longest samples */
 };
 
 /* The exact min-max of [a, b) into `ranks` groups under the cap; NO_TIME
@@ -39,8 +40,10 @@ static brs_wide layer_time(const struct layers *l, size_t a, size_t b)
     if (b <= a || size < l->ranks) return NO_TIME;
     if (l->model->max_tokens && brs_groups_for_cap(l->lengths + a, size, l->model) > l->ranks)
         return NO_TIME;
-    brs_wide unused;
-    brs_wide bound = brs_lower_bound(l->lengths + a, size, l->ranks, l->model, &unused);
+    /* the average group and the longest sample alone: O(1) from the prefix sums */
+    brs_wide average = (l->prefix[b] - l->prefix[a] + l->ranks - 1) / l->ranks;
+    brs_wide head = brs_sample_weight(l->model, l->lengths[a]);
+    brs_wide bound = l->model->intercept + (average > head ? average : head);
     return brs_min_max_threshold(l->lengths + a, l->inverse_weight + a, size, l->ranks, l->model,
                                  bound);
 }
@@ -119,7 +122,7 @@ static void descend_cut(struct layers *l, size_t m)
     size_t best_cut = here;
     brs_wide best_left = l->time[m - 1], best_right = l->time[m];
     for (int side = -1; side <= 1; side += 2) {
-        for (size_t step = 1; step < b - a; step *= 2) {
+        for (size_t step = 1; step < b - a && step <= DESCENT_REACH; step *= 2) {
             if (side < 0 ? here < a + step : here + step >= b) break;
             size_t c = side < 0 ? here - step : here + step;
             brs_wide left = layer_time(l, a, c), right = layer_time(l, c, b);
@@ -219,7 +222,7 @@ brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *len
     brs_wide *time = malloc(grad_accum * sizeof *time);
     brs_wide *prefix = malloc((n + 1) * sizeof *prefix);
     brs_status status = cut && time && prefix ? BRS_OK : BRS_ERR_NO_MEMORY;
-    struct layers l = {lengths, inverse_weight, n, dp_size, grad_accum, model, cut, time};
+    struct layers l = {lengths, inverse_weight, n, dp_size, grad_accum, model, cut, time, prefix};
     if (status == BRS_OK) {
         prefix[0] = 0;
         for (size_t i = 0; i < n; i++) prefix[i + 1] = prefix[i] + brs_sample_weight(model, lengths[i]);

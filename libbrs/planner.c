@@ -184,15 +184,16 @@ brs_wide brs_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_
                               brs_wide weight_sum)
 {
     /* Every sample pays at least its own weight and every group its
-     * intercept; the exact least total replaces that where it is cheap. */
+     * intercept; the exact least total replaces that where it is cheap and
+     * can matter (with one micro-step, least / dp_size <= the min-max). */
     brs_wide least = (brs_wide)k * model->intercept + weight_sum;
+    if (k == dp_size) return min_max > least / dp_size ? min_max : (least + dp_size - 1) / dp_size;
     brs_wide *weight = malloc(n * sizeof *weight);
     size_t *starts = malloc((k + 1) * sizeof *starts);
     brs_wide *costs = malloc(k * sizeof *costs);
     if (weight && starts && costs) {
         struct brs_split part = {.starts = starts, .costs = costs};
-        if (brs_refine_least_total(&part, lengths, n, k, model, NO_LIMIT,
-                                   REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE,
+        if (brs_refine_least_total(&part, lengths, n, k, model, NO_LIMIT, n + REFINE_BUDGET_BASE,
                                    weight) == BRS_OK) {
             least = 0;
             for (size_t g = 0; g < k; g++) least += costs[g];
@@ -240,7 +241,8 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
     brs_status status = least_total(split, lengths, n, k, model, best,
                                     REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE,
                                     (brs_wide *)scratch);
-    if (status == BRS_OK && k > 1)
+    /* with n == k there is one split, and nothing to improve */
+    if (status == BRS_OK && k > 1 && n > k)
         status = improve(split, lengths, n, k, dp_size, sync, model, scratch, best);
     if (status != BRS_OK) return status;
     split->max_cost = 0;

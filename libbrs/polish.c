@@ -15,7 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { POLISH_ROUNDS = 256 };
+/* Rounds, and trial scores: each costs O(k log k), so (8 n + 2048) / k of
+ * them (at most 256) keep the pass within a small multiple of the rest of
+ * the planner. */
+enum { POLISH_ROUNDS = 256, TRIAL_WORK_PER_SAMPLE = 8, TRIAL_WORK_BASE = 2048, MAX_TRIALS = 256 };
+
+static size_t trial_budget(size_t n, size_t k)
+{
+    size_t trials = (TRIAL_WORK_PER_SAMPLE * n + TRIAL_WORK_BASE) / k;
+    return trials < MAX_TRIALS ? trials : MAX_TRIALS;
+}
 
 struct polish {
     size_t *starts;   /* the split being polished */
@@ -25,6 +34,7 @@ struct polish {
     int sync;
     const struct brs_cost_model *model; /* the cap is the memory budget */
     struct brs_score score;
+    size_t trials_left;
     uint32_t *slots;     /* k: the deal of the current split */
     uint8_t *setter;     /* k: whether a group is tried this round */
     size_t *try_starts;  /* k + 1 */
@@ -84,7 +94,8 @@ static int fits(const struct polish *p, size_t from, size_t to)
 /* Boundary b (1 <= b < k) moved to `to`; the trial's score if it fits. */
 static int trial(struct polish *p, size_t b, size_t to, struct brs_score *out, brs_status *status)
 {
-    if (to <= p->starts[b - 1] || to >= p->starts[b + 1]) return 0;
+    if (to <= p->starts[b - 1] || to >= p->starts[b + 1] || p->trials_left == 0) return 0;
+    p->trials_left--;
     if (!fits(p, p->starts[b - 1], to) || !fits(p, to, p->starts[b + 1])) return 0;
     memcpy(p->try_starts, p->starts, (p->k + 1) * sizeof *p->starts);
     memcpy(p->try_costs, p->costs, p->k * sizeof *p->costs);
@@ -148,7 +159,7 @@ brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, 
                       size_t dp_size, int sync, const struct brs_cost_model *model)
 {
     struct polish p = {starts, costs, lengths, n, k, dp_size, sync, model, {0, 0, 0},
-                       malloc(k * sizeof(uint32_t)), malloc(k), malloc((k + 1) * sizeof(size_t)),
+                       trial_budget(n, k), malloc(k * sizeof(uint32_t)), malloc(k), malloc((k + 1) * sizeof(size_t)),
                        malloc(k * sizeof(brs_wide)), malloc(k * sizeof(uint32_t))};
     brs_status status = p.slots && p.setter && p.try_starts && p.try_costs && p.try_slots
                             ? BRS_OK
