@@ -20,7 +20,7 @@
 
 #define NO_TIME (~(brs_wide)0)
 
-enum { GRID = 64, DESCENT_ROUNDS = 1, DESCENT_REACH = 64, REFINE_PER_SAMPLE = 4, REFINE_BASE = 4096 };
+enum { GRID = 64, DESCENT_ROUNDS = 1, DESCENT_MAX_GROUPS = 1024, DESCENT_REACH = 64, REFINE_PER_SAMPLE = 4, REFINE_BASE = 4096 };
 
 struct layers {
     const uint32_t *lengths;
@@ -160,7 +160,9 @@ static void push(struct layers *l)
 static void refine_cuts(struct layers *l)
 {
     for (size_t m = 0; m < l->count; m++) l->time[m] = layer_time(l, l->cut[m], l->cut[m + 1]);
-    for (int round = 0; round < DESCENT_ROUNDS; round++)
+    /* the descent's layer times cost O(ranks) probes each: skipped for very wide steps */
+    int rounds = l->ranks * l->count > DESCENT_MAX_GROUPS ? 0 : DESCENT_ROUNDS;
+    for (int round = 0; round < rounds; round++)
         for (size_t m = 1; m < l->count; m++) descend_cut(l, m);
     push(l);
 }

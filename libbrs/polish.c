@@ -18,10 +18,11 @@
 /* Rounds, and trial scores: each costs O(k log k), so (8 n + 2048) / k of
  * them (at most 256) keep the pass within a small multiple of the rest of
  * the planner. */
-enum { POLISH_ROUNDS = 256, TRIAL_WORK_PER_SAMPLE = 8, TRIAL_WORK_BASE = 2048, MAX_TRIALS = 256 };
+enum { POLISH_MAX_GROUPS = 1024, POLISH_ROUNDS = 256, TRIAL_WORK_PER_SAMPLE = 8, TRIAL_WORK_BASE = 2048, MAX_TRIALS = 256 };
 
 static size_t trial_budget(size_t n, size_t k)
 {
+    if (k > POLISH_MAX_GROUPS) return 0; /* a trial costs too much there */
     size_t trials = (TRIAL_WORK_PER_SAMPLE * n + TRIAL_WORK_BASE) / k;
     return trials < MAX_TRIALS ? trials : MAX_TRIALS;
 }
