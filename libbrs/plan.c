@@ -242,23 +242,28 @@ struct brs_cost_model brs_plan_cost_model(const brs_sampler *s)
     return model;
 }
 
-/* The balanced planner on the gathered step, dealt by cost (assign.c). */
+/* The balanced planner on the gathered step, dealt for the sync model
+ * (assign.c) as the planner scored it. */
 static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
                                 const struct brs_cost_model *model)
 {
-    int packed = (int)s->config.packed;
-    struct brs_split split = {p->starts, p->group_of, p->group_cost, 0, 0, 0, 0};
+    int packed = (int)s->config.packed, sync = (int)s->config.sync;
+    struct brs_split split = {.starts = p->starts, .group_of = p->group_of,
+                              .costs = p->group_cost};
     brs_status status = packed ? brs_plan_packed(&split, p->sorted_length, p->num_samples, p->k,
                                                  model, p->pack_scratch)
                                : brs_plan_padded(&split, p->sorted_length, p->num_samples, p->k,
-                                                 p->dp_size, model, p->sort_scratch);
+                                                 p->dp_size, sync, model, p->sort_scratch);
     if (status == BRS_ERR_CAP_INFEASIBLE) return cap_message(p, s, &split);
+    if (status == BRS_OK)
+        status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, p->k,
+                            p->dp_size, sync);
     if (status != BRS_OK)
         return brs_fail(&p->message, status, "the planner failed: %s", brs_strerror(status));
-    brs_assign_snake(p->slot_of, p->group_order, &p->micro_sync, &p->step_sync, p->group_cost,
-                     p->k, p->dp_size);
     fill_slots(p, packed);
     brs_plan_summarise(p, split.lower_bound, split.weight_sum, model);
+    /* the padded planner certifies a tighter bound on the step time */
+    if (split.time_lower_bound > p->time_lower_bound) p->time_lower_bound = split.time_lower_bound;
     return BRS_OK;
 }
 
