@@ -1,7 +1,7 @@
 /*
  * plan_speed - how long libbrs takes to plan one optimizer step, over the public API only.
  *
- *   plan_speed --batch-size P --dp-size R --grad-accum G [--dist uniform|longtail]
+ *   plan_speed --batch-size P --dp-size R --grad-accum G [--dist uniform|longtail|lognormal]
  *              [--steps S] [--reps N] [--seed X] [--packed] [--max-tokens T] [--dump FILE]
  *
  * Builds a synthetic dataset of S * B samples (B = P * R * G), then times brs_plan_compute for
@@ -15,6 +15,8 @@
  *   uniform   integers uniform on [1, 4096]
  *   longtail  round(exp(6 + 1.5 z)) clamped to [1, 65536], z standard normal (a heavy tail:
  *             median ~400 tokens, a few samples of tens of thousands)
+ *   lognormal round(exp(5 + z)) clamped to [16, 1024] (upstream transformers' benchmark
+ *             distribution)
  *
  * Build: cc -O2 -I include bench/plan_speed.c -L<build>/libbrs -lbrs -Wl,-rpath,<build>/libbrs -lm
  */
@@ -49,22 +51,25 @@ static double unit_open(uint64_t *state)
     return ((double)(splitmix64(state) >> 11) + 0.5) / 9007199254740992.0;
 }
 
-static uint32_t longtail_length(uint64_t *state)
+/* round(exp(mu + sigma z)) clamped to [low, high], z standard normal (Box-Muller). */
+static uint32_t lognormal_length(uint64_t *state, double mu, double sigma, double low, double high)
 {
     const double two_pi = 6.283185307179586;
     double z = sqrt(-2.0 * log(unit_open(state))) * cos(two_pi * unit_open(state));
-    double v = floor(exp(6.0 + 1.5 * z) + 0.5);
-    return v < 1.0 ? 1u : v > 65536.0 ? 65536u : (uint32_t)v;
+    double v = floor(exp(mu + sigma * z) + 0.5);
+    return v < low ? (uint32_t)low : v > high ? (uint32_t)high : (uint32_t)v;
 }
 
 static int fill_lengths(uint32_t *lengths, size_t n, const char *dist, uint64_t seed)
 {
     uint64_t state = seed;
-    int uniform = strcmp(dist, "uniform") == 0;
-    if (!uniform && strcmp(dist, "longtail") != 0)
+    int uniform = strcmp(dist, "uniform") == 0, longtail = strcmp(dist, "longtail") == 0;
+    if (!uniform && !longtail && strcmp(dist, "lognormal") != 0)
         return -1;
     for (size_t i = 0; i < n; i++)
-        lengths[i] = uniform ? (uint32_t)(splitmix64(&state) % 4096u) + 1u : longtail_length(&state);
+        lengths[i] = uniform    ? (uint32_t)(splitmix64(&state) % 4096u) + 1u
+                     : longtail ? lognormal_length(&state, 6.0, 1.5, 1.0, 65536.0)
+                                : lognormal_length(&state, 5.0, 1.0, 16.0, 1024.0);
     return 0;
 }
 
@@ -93,7 +98,7 @@ static int cmp_double(const void *a, const void *b)
 static void usage(void)
 {
     fprintf(stderr, "usage: plan_speed --batch-size P --dp-size R --grad-accum G "
-                    "[--dist uniform|longtail] [--steps S] [--reps N] [--seed X] [--packed] "
+                    "[--dist uniform|longtail|lognormal] [--steps S] [--reps N] [--seed X] [--packed] "
                     "[--max-tokens T] [--dump FILE]\n");
     exit(2);
 }
@@ -176,7 +181,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (fill_lengths(lengths, n, c.dist, c.seed) != 0) {
-        fprintf(stderr, "plan_speed: unknown --dist '%s' (uniform or longtail)\n", c.dist);
+        fprintf(stderr, "plan_speed: unknown --dist '%s' (uniform, longtail or lognormal)\n", c.dist);
         return 2;
     }
     if (c.dump && dump_lengths(c.dump, lengths, n) != 0) {

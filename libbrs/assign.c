@@ -1,11 +1,30 @@
-/* assign.c - deal the k groups to (rank, micro-step) slots: sorted by cost,
- * micro-step m takes the m-th block of dp_size groups, alternating the
- * direction (snake), so per-micro-step maxima and per-rank sums stay even. */
+/* assign.c - deal the k groups to (rank, micro-step) slots for the sync
+ * model the planner optimises (docs/algorithm.md, "Assignment").
+ *
+ * Per-micro-step sync: groups sorted by cost, micro-step m takes the m-th
+ * block of dp_size groups, alternating the direction (snake). Sorted blocks
+ * minimise the sum over micro-steps of the block maxima for the given
+ * costs, so this deal is exact; the snake keeps per-rank sums even.
+ *
+ * Per-step sync: the slowest rank's sum is what counts, a multiway
+ * partition of the costs into dp_size ranks of grad_accum groups. Exact by
+ * branch and bound for small k, otherwise the better of the snake and a
+ * cardinality-constrained LPT improved by pairwise swaps. Each rank's groups
+ * then run costliest first, which keeps the per-micro-step time low too.
+ *
+ * The deal is a function of the costs alone, so the planner can score a
+ * candidate split with it and the plan reproduce it.
+ */
 #include "internal.h"
 
-/* Stable bottom-up merge sort of group ids by cost, descending; starting
- * from ids in order makes ties fall by id. (qsort takes no context, and
- * libbrs keeps no global state.) */
+#include <stdlib.h>
+
+/* Up to this many groups the per-step partition is searched exactly. */
+enum { EXACT_GROUPS = 10, SWAP_ROUNDS = 64, SWAP_WORK = 1 << 22 };
+
+/* Stable bottom-up merge sort of ids by cost, descending; starting from ids
+ * in order makes ties fall by id. (qsort takes no context, and libbrs keeps
+ * no global state.) */
 static void sort_by_cost_desc(uint32_t *order, uint32_t *scratch, const brs_wide *costs,
                               size_t k)
 {
@@ -29,48 +48,231 @@ static void sort_by_cost_desc(uint32_t *order, uint32_t *scratch, const brs_wide
         for (size_t i = 0; i < k; i++) order[i] = from[i];
 }
 
-/* The snake deal of groups in `order` (by cost, descending): micro-step m
- * takes positions [m * dp_size, (m + 1) * dp_size), even m to ranks 0..R-1,
- * odd m back from R-1. */
-static size_t rank_at(size_t position, size_t dp_size)
+/* The snake: position p of the cost order goes to this rank. */
+static size_t snake_rank(size_t position, size_t dp_size)
 {
     size_t micro = position / dp_size, within = position % dp_size;
     return (micro % 2 == 0) ? within : dp_size - 1 - within;
 }
 
-/* Both synchronised step times of the deal: the first group of each block is
- * its slowest; each rank sums one group per block. */
-static void sync_times_of_order(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs,
-                                const uint32_t *order, size_t k, size_t dp_size)
+/* Working state of a per-step deal: rank_of[p] for position p of the cost
+ * order, and the ranks' loads and group counts. */
+struct deal {
+    const brs_wide *costs;
+    const uint32_t *order;
+    size_t k, ranks, per_rank;
+    uint32_t *rank_of; /* k */
+    uint32_t *count;   /* ranks */
+    brs_wide *load;    /* ranks */
+};
+
+static brs_wide max_load(const struct deal *d)
+{
+    brs_wide worst = 0;
+    for (size_t r = 0; r < d->ranks; r++)
+        if (d->load[r] > worst) worst = d->load[r];
+    return worst;
+}
+
+static void recount(struct deal *d)
+{
+    for (size_t r = 0; r < d->ranks; r++) {
+        d->load[r] = 0;
+        d->count[r] = 0;
+    }
+    for (size_t p = 0; p < d->k; p++) {
+        d->load[d->rank_of[p]] += d->costs[d->order[p]];
+        d->count[d->rank_of[p]]++;
+    }
+}
+
+/* Longest first to the least loaded rank with room (ties by rank). */
+static void deal_lpt(struct deal *d)
+{
+    for (size_t r = 0; r < d->ranks; r++) {
+        d->load[r] = 0;
+        d->count[r] = 0;
+    }
+    for (size_t p = 0; p < d->k; p++) {
+        size_t best = d->ranks;
+        for (size_t r = 0; r < d->ranks; r++)
+            if (d->count[r] < d->per_rank && (best == d->ranks || d->load[r] < d->load[best]))
+                best = r;
+        d->rank_of[p] = (uint32_t)best;
+        d->load[best] += d->costs[d->order[p]];
+        d->count[best]++;
+    }
+}
+
+/* One improving swap between the slowest rank and another: the pair whose
+ * exchange lowers the larger of the two loads the most. Returns 0 when no
+ * swap improves. */
+static int improve_once(struct deal *d)
+{
+    size_t slow = 0;
+    for (size_t r = 1; r < d->ranks; r++)
+        if (d->load[r] > d->load[slow]) slow = r;
+    brs_wide top = d->load[slow], best_after = top;
+    size_t best_x = 0, best_y = 0;
+    for (size_t x = 0; x < d->k; x++) {
+        if (d->rank_of[x] != slow) continue;
+        brs_wide cx = d->costs[d->order[x]];
+        for (size_t y = 0; y < d->k; y++) {
+            size_t other = d->rank_of[y];
+            brs_wide cy = d->costs[d->order[y]];
+            if (other == slow || cy >= cx) continue;
+            brs_wide delta = cx - cy, mine = top - delta, theirs = d->load[other] + delta;
+            brs_wide after = mine > theirs ? mine : theirs;
+            if (after < best_after) {
+                best_after = after;
+                best_x = x;
+                best_y = y;
+            }
+        }
+    }
+    if (best_after == top) return 0;
+    uint32_t t = d->rank_of[best_x];
+    d->rank_of[best_x] = d->rank_of[best_y];
+    d->rank_of[best_y] = t;
+    recount(d);
+    return 1;
+}
+
+/* Exact search state: positions are placed in cost order. */
+struct exact_search {
+    struct deal *d;
+    uint32_t *trial; /* k: rank of each placed position */
+    brs_wide best, floor;
+};
+
+static void place(struct exact_search *s, size_t p)
+{
+    struct deal *d = s->d;
+    if (s->best <= s->floor) return; /* the bound is met: nothing is better */
+    if (p == d->k) {
+        brs_wide worst = max_load(d);
+        if (worst < s->best) {
+            s->best = worst;
+            for (size_t i = 0; i < d->k; i++) d->rank_of[i] = s->trial[i];
+        }
+        return;
+    }
+    brs_wide c = d->costs[d->order[p]];
+    for (size_t r = 0; r < d->ranks; r++) {
+        if (d->count[r] == d->per_rank || d->load[r] + c >= s->best) continue;
+        s->trial[p] = (uint32_t)r;
+        d->load[r] += c;
+        d->count[r]++;
+        place(s, p + 1);
+        d->load[r] -= c;
+        d->count[r]--;
+        if (d->count[r] == 0) break; /* empty ranks are interchangeable */
+    }
+}
+
+/* Whether branch and bound found a deal better than `incumbent`, written to
+ * d->rank_of. */
+static void deal_exact(struct deal *d, brs_wide incumbent, brs_wide floor, uint32_t *trial)
+{
+    uint32_t *kept = trial + d->k;
+    for (size_t p = 0; p < d->k; p++) kept[p] = d->rank_of[p];
+    for (size_t r = 0; r < d->ranks; r++) {
+        d->load[r] = 0;
+        d->count[r] = 0;
+    }
+    struct exact_search s = {d, trial, incumbent, floor};
+    place(&s, 0);
+    if (s.best == incumbent)
+        for (size_t p = 0; p < d->k; p++) d->rank_of[p] = kept[p];
+    recount(d);
+}
+
+/* max(largest cost, ceil(sum / ranks)): no deal is below it. */
+static brs_wide deal_floor(const struct deal *d)
+{
+    brs_wide sum = 0;
+    for (size_t p = 0; p < d->k; p++) sum += d->costs[d->order[p]];
+    brs_wide average = (sum + d->ranks - 1) / d->ranks, largest = d->costs[d->order[0]];
+    return average > largest ? average : largest;
+}
+
+/* The per-step deal into d->rank_of: the best of snake, LPT + swaps, and
+ * the exact search where it is small. */
+static void deal_per_step(struct deal *d, uint32_t *spare)
+{
+    for (size_t p = 0; p < d->k; p++) d->rank_of[p] = (uint32_t)snake_rank(p, d->ranks);
+    recount(d);
+    brs_wide snake = max_load(d), floor = deal_floor(d);
+    if (snake == floor) return;
+    for (size_t p = 0; p < d->k; p++) spare[p] = d->rank_of[p];
+    deal_lpt(d);
+    size_t rounds = d->k * d->per_rank <= SWAP_WORK ? SWAP_ROUNDS : 0;
+    for (size_t i = 0; i < rounds && max_load(d) > floor && improve_once(d); i++) continue;
+    if (max_load(d) >= snake) { /* ties keep the snake */
+        for (size_t p = 0; p < d->k; p++) d->rank_of[p] = spare[p];
+        recount(d);
+    }
+    if (d->k <= EXACT_GROUPS && max_load(d) > floor) deal_exact(d, max_load(d), floor, spare);
+}
+
+/* Slots from ranks: each rank's groups costliest first (cost order). */
+static void slots_from_ranks(uint32_t *slot_of, const struct deal *d)
+{
+    for (size_t r = 0; r < d->ranks; r++) d->count[r] = 0;
+    for (size_t p = 0; p < d->k; p++) {
+        uint32_t r = d->rank_of[p];
+        slot_of[d->order[p]] = (uint32_t)(r * d->per_rank + d->count[r]++);
+    }
+}
+
+/* Both synchronised times of a deal given as slot_of. */
+static void sync_times_of_slots(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs,
+                                const uint32_t *slot_of, size_t k, size_t dp_size,
+                                brs_wide *by_slot)
 {
     size_t grad_accum = k / dp_size;
+    for (size_t g = 0; g < k; g++) by_slot[slot_of[g]] = costs[g];
     *micro_sync = 0;
-    for (size_t m = 0; m < grad_accum; m++) *micro_sync += costs[order[m * dp_size]];
+    for (size_t m = 0; m < grad_accum; m++) {
+        brs_wide worst = 0;
+        for (size_t r = 0; r < dp_size; r++)
+            if (by_slot[r * grad_accum + m] > worst) worst = by_slot[r * grad_accum + m];
+        *micro_sync += worst;
+    }
     *step_sync = 0;
     for (size_t r = 0; r < dp_size; r++) {
         brs_wide sum = 0;
-        for (size_t m = 0; m < grad_accum; m++) {
-            size_t within = (m % 2 == 0) ? r : dp_size - 1 - r;
-            sum += costs[order[m * dp_size + within]];
-        }
+        for (size_t m = 0; m < grad_accum; m++) sum += by_slot[r * grad_accum + m];
         if (sum > *step_sync) *step_sync = sum;
     }
 }
 
-void brs_assign_snake(uint32_t *slot_of, uint32_t *order, brs_wide *micro_sync,
-                      brs_wide *step_sync, const brs_wide *costs, size_t k, size_t dp_size)
+brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sync,
+                      const brs_wide *costs, size_t k, size_t dp_size, int sync)
 {
-    /* slot_of doubles as the merge scratch before it is filled. */
-    sort_by_cost_desc(order, slot_of, costs, k);
     size_t grad_accum = k / dp_size;
-    for (size_t p = 0; p < k; p++)
-        slot_of[order[p]] = (uint32_t)(rank_at(p, dp_size) * grad_accum + p / dp_size);
-    sync_times_of_order(micro_sync, step_sync, costs, order, k, dp_size);
-}
-
-void brs_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs, size_t k,
-                    size_t dp_size, uint32_t *scratch)
-{
-    sort_by_cost_desc(scratch, scratch + k, costs, k);
-    sync_times_of_order(micro_sync, step_sync, costs, scratch, k, dp_size);
+    uint32_t *order = malloc(4 * k * sizeof *order);
+    brs_wide *wide = malloc((k + dp_size) * sizeof *wide);
+    uint32_t *count = malloc(dp_size * sizeof *count);
+    brs_status status = order && wide && count ? BRS_OK : BRS_ERR_NO_MEMORY;
+    if (status == BRS_OK) {
+        uint32_t *rank_of = order + k, *spare = order + 2 * k; /* spare: 2k */
+        sort_by_cost_desc(order, rank_of, costs, k);
+        struct deal d = {costs, order, k, dp_size, grad_accum, rank_of, count, wide + k};
+        if (sync == BRS_SYNC_STEP && dp_size > 1 && grad_accum > 1) {
+            deal_per_step(&d, spare);
+        } else {
+            for (size_t p = 0; p < k; p++) {
+                /* the snake's micro-step is the block index */
+                size_t micro = p / dp_size;
+                slot_of[order[p]] = (uint32_t)(snake_rank(p, dp_size) * grad_accum + micro);
+            }
+        }
+        if (sync == BRS_SYNC_STEP && dp_size > 1 && grad_accum > 1) slots_from_ranks(slot_of, &d);
+        sync_times_of_slots(micro_sync, step_sync, costs, slot_of, k, dp_size, wide);
+    }
+    free(order);
+    free(wide);
+    free(count);
+    return status;
 }

@@ -13,7 +13,7 @@
  * It enters every fingerprint; bump it with any change of output and
  * regenerate tests/vectors.
  */
-#define BRS_PLAN_ALGORITHM_VERSION 5
+#define BRS_PLAN_ALGORITHM_VERSION 7
 
 /* Costs are exact integers in micro cost units (1e-6), held in 128 bits.
  * Bounds (proof of no overflow): a length L < 2^32, alpha_micro <= 1e9 <
@@ -148,9 +148,11 @@ brs_wide brs_min_max_threshold(const uint32_t *lengths, const double *inverse_we
 /* planner.c / packed.c: split n samples sorted by length descending
  * (`lengths`) into k groups. On success group g is [starts[g], starts[g+1])
  * of the sorted order for the padded planner; the packed planner writes
- * group ids into `group_of`. Both fill costs[g], the max cost and the lower
- * bound. On BRS_ERR_CAP_INFEASIBLE *needed holds the smallest group count
- * that meets the cap (0 if unknown). */
+ * group ids into `group_of`. Both fill costs[g], the max cost, the lower
+ * bound of the max cost and the certified lower bound on the step time of
+ * the sync model. On BRS_ERR_CAP_INFEASIBLE *needed holds the smallest group
+ * count that meets the cap (0 if unknown). The deal to slots is brs_assign
+ * of the costs (the padded planner scores its candidates with it). */
 struct brs_split {
     size_t *starts;     /* k + 1 entries (padded) */
     uint32_t *group_of; /* n entries (packed) */
@@ -159,11 +161,24 @@ struct brs_split {
     brs_wide lower_bound;
     brs_wide weight_sum; /* sum of sample weights, for the time bound */
     size_t needed;
+    brs_wide time_lower_bound;
 };
 brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                           size_t dp_size, const struct brs_cost_model *model, uint64_t *scratch);
+                           size_t dp_size, int sync, const struct brs_cost_model *model,
+                           uint64_t *scratch);
 brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                            const struct brs_cost_model *model, uint32_t *scratch);
+/* A lower bound on the step time under `sync` of every plan of these
+ * samples (sorted longest first) within the model's cap: the min-max
+ * `min_max` and the least total cost over dp_size. */
+brs_wide brs_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                              const struct brs_cost_model *model, brs_wide min_max,
+                              brs_wide weight_sum);
+/* The same bound computed from scratch (the min-max searched here): for
+ * plans made elsewhere. A cap the samples cannot meet in k groups is
+ * ignored, so the bound holds for every plan. */
+brs_wide brs_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                             const struct brs_cost_model *model);
 
 /* heap.c: ids ordered by keys[id] (largest first if max_first, else
  * smallest), ties by id. After changing the top's key, sift it down. */
@@ -183,6 +198,10 @@ size_t brs_greedy_from_right(size_t *starts, const uint32_t *lengths, size_t n,
 brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,
                           size_t groups, size_t k, const struct brs_cost_model *model);
 
+/* staircase.c: the greedy group at `threshold` from `pos` (cost and cap),
+ * leaving a sample for each of `groups_after` later groups. */
+size_t brs_greedy_group(const uint32_t *lengths, size_t n, size_t pos, size_t groups_after,
+                        const struct brs_cost_model *model, brs_wide threshold);
 /* staircase.c: k groups (starts[0..k], costs[0..k-1]) of cost <= top: the
  * first dp_size greedy at top, the rest greedy at the least max cost their
  * groups allow. inverse_weight as for brs_min_max_threshold. */
@@ -197,15 +216,41 @@ brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengt
                                   size_t k, const struct brs_cost_model *model,
                                   brs_wide threshold, size_t budget, brs_wide *weight);
 
-/* assign.c: order[] gets group ids sorted by cost descending (ties by id),
- * slot_of[g] the rank-major slot (rank * grad_accum + micro) of group g, and
- * the two synchronised step times of that deal. */
-void brs_assign_snake(uint32_t *slot_of, uint32_t *order, brs_wide *micro_sync,
-                      brs_wide *step_sync, const brs_wide *costs, size_t k, size_t dp_size);
-/* The same two times for groups with these costs, dealt the same way;
- * scratch holds 2k. */
-void brs_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs, size_t k,
-                    size_t dp_size, uint32_t *scratch);
+/* layered.c: k = dp_size * grad_accum groups, grad_accum contiguous layers
+ * of dp_size groups each at the layer's min-max and least peak under the
+ * model's cap; BRS_ERR_INVALID_ARGUMENT when no layering fits the cap. */
+brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                            const double *inverse_weight, size_t n, size_t dp_size,
+                            size_t grad_accum, const struct brs_cost_model *model);
+
+/* planner.c: a candidate's score, lexicographic: the step time of the sync
+ * model (the deal of brs_assign), the peak padded tokens, the total cost.
+ * slot_scratch holds k. */
+struct brs_score {
+    brs_wide time, peak, total;
+};
+brs_status brs_score_split(struct brs_score *score, const size_t *starts, const brs_wide *costs,
+                           const uint32_t *lengths, size_t k, size_t dp_size, int sync,
+                           uint32_t *slot_scratch);
+int brs_score_better(const struct brs_score *a, const struct brs_score *b);
+
+/* polish.c: boundary moves on a split (starts/costs, changed in place)
+ * while its score improves within the model's cap. */
+brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n, size_t k,
+                      size_t dp_size, int sync, const struct brs_cost_model *model);
+
+/* exact.c: every contiguous split of a small step (at most EXACT_SPLITS of
+ * them), scored like the planner's candidates; BRS_ERR_TOO_LARGE when the
+ * step has more. Writes the best split within the model's cap, if any. */
+brs_status brs_plan_exhaustive(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n,
+                               size_t k, size_t dp_size, int sync,
+                               const struct brs_cost_model *model);
+
+/* assign.c: slot_of[g] gets the rank-major slot (rank * grad_accum + micro)
+ * of group g for the sync model, and the two synchronised step times of that
+ * deal; a function of the costs alone. */
+brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sync,
+                      const brs_wide *costs, size_t k, size_t dp_size, int sync);
 
 /* baselines.c: the fixed-size strategies. brs_baseline_slots deals the n
  * drawn dataset indices (read order) into K = dp_size * grad_accum chunks,

@@ -92,7 +92,9 @@ static size_t step_size(const brs_sampler *s, uint64_t step, size_t b, size_t k)
 }
 
 /* The dataset index at each position of the step, in draw order: from the
- * epoch permutation, or from a precomputed epoch order (length_grouped). */
+ * epoch permutation, or from a precomputed epoch order (length_grouped).
+ * The positions past the end of the epoch (the top-up) wrap around; they
+ * are a loop of their own so that the main one has no test per sample. */
 static void draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step, size_t b,
                  const uint64_t *epoch_order)
 {
@@ -100,42 +102,60 @@ static void draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t ste
     brs_permutation_init(&perm, s->count, (uint64_t)s->config.seed, epoch,
                          (int)s->config.shuffle);
     uint64_t start = step * b;
-    for (size_t j = 0; j < p->num_samples; j++) {
-        uint64_t position = start + j;
-        if (position >= s->count) position %= s->count; /* top-up wraps */
-        p->draw_index[j] = epoch_order ? epoch_order[position]
-                                       : brs_permutation_apply(&perm, position);
+    size_t inside = s->count - start < p->num_samples ? (size_t)(s->count - start)
+                                                      : p->num_samples;
+    uint64_t *out = p->draw_index;
+    if (epoch_order)
+        memcpy(out, epoch_order + start, inside * sizeof *out);
+    else
+        for (size_t j = 0; j < inside; j++) out[j] = brs_permutation_apply(&perm, start + j);
+    for (size_t j = inside; j < p->num_samples; j++) {
+        uint64_t position = (start + j) % s->count;
+        out[j] = epoch_order ? epoch_order[position] : brs_permutation_apply(&perm, position);
     }
 }
 
-/* Gathers the drawn samples' lengths and sorts them longest first. The
- * lengths were checked by set_lengths, but a borrowed array may have been
- * changed since: a length of 0 or above max_tokens (cap_checked) would
- * break the planner's arithmetic, so it is an error here, never a crash. */
+/* The error of the first drawn sample whose length is 0 or above the cap
+ * (cap 0: none); the lengths were checked by set_lengths, but a borrowed
+ * array may have been changed since, and such a length would break the
+ * planner's arithmetic, so it is an error here, never a crash. */
+static brs_status length_error(brs_plan *p, uint64_t cap)
+{
+    size_t j = 0;
+    while (p->draw_length[j] != 0 && (cap == 0 || p->draw_length[j] <= cap)) j++;
+    uint32_t length = p->draw_length[j];
+    if (length == 0)
+        return brs_fail(&p->message, BRS_ERR_INVALID_LENGTH,
+                        "lengths[%llu] is 0 (epoch %llu, step %llu): the borrowed lengths "
+                        "array changed after brs_sampler_set_lengths; keep it unchanged or "
+                        "set the lengths again",
+                        (unsigned long long)p->draw_index[j], (unsigned long long)p->epoch,
+                        (unsigned long long)p->step);
+    return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
+                    "lengths[%llu] = %u is above max_tokens %llu (epoch %llu, step "
+                    "%llu): the borrowed lengths array changed after "
+                    "brs_sampler_set_lengths; keep it unchanged or set the lengths again",
+                    (unsigned long long)p->draw_index[j], length, (unsigned long long)cap,
+                    (unsigned long long)p->epoch, (unsigned long long)p->step);
+}
+
+/* Gathers the drawn samples' lengths, checks them (length_error; the cap
+ * only when cap_checked) and sorts them longest first. */
 brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked)
 {
-    /* Gathered in a pass of its own: the loads are independent, so cache
-     * misses on a large lengths array overlap instead of queueing. */
-    for (size_t j = 0; j < p->num_samples; j++) p->draw_length[j] = s->lengths[p->draw_index[j]];
-    uint64_t cap = (uint64_t)s->config.max_tokens;
+    uint64_t cap = cap_checked ? (uint64_t)s->config.max_tokens : 0;
+    /* A valid length is in [1, limit], so length - 1 < limit, one unsigned
+     * compare; the flags are or-ed without a branch, which keeps the loads
+     * independent, so cache misses on a large lengths array overlap instead
+     * of queueing. */
+    uint64_t limit = cap != 0 ? cap : UINT64_C(1) << 32;
+    uint64_t bad = 0;
     for (size_t j = 0; j < p->num_samples; j++) {
-        uint32_t length = p->draw_length[j];
-        if (length == 0)
-            return brs_fail(&p->message, BRS_ERR_INVALID_LENGTH,
-                            "lengths[%llu] is 0 (epoch %llu, step %llu): the borrowed lengths "
-                            "array changed after brs_sampler_set_lengths; keep it unchanged or "
-                            "set the lengths again",
-                            (unsigned long long)p->draw_index[j], (unsigned long long)p->epoch,
-                            (unsigned long long)p->step);
-        if (cap_checked && cap != 0 && length > cap)
-            return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
-                            "lengths[%llu] = %u is above max_tokens %llu (epoch %llu, step "
-                            "%llu): the borrowed lengths array changed after "
-                            "brs_sampler_set_lengths; keep it unchanged or set the lengths again",
-                            (unsigned long long)p->draw_index[j], length,
-                            (unsigned long long)cap, (unsigned long long)p->epoch,
-                            (unsigned long long)p->step);
+        uint32_t length = s->lengths[p->draw_index[j]];
+        p->draw_length[j] = length;
+        bad |= (uint64_t)length - 1 >= limit;
     }
+    if (bad) return length_error(p, cap);
     brs_sort_by_length_desc(p->order, p->draw_length, p->num_samples, p->sort_scratch);
     for (size_t i = 0; i < p->num_samples; i++) p->sorted_length[i] = p->draw_length[p->order[i]];
     return BRS_OK;
@@ -166,14 +186,18 @@ static void fill_slots(brs_plan *p, int packed)
             p->real[slot] += p->sorted_length[i];
         }
     } else {
+        /* A group fills one slot: its destination and token sum are locals,
+         * which the compiler cannot keep in registers through p's arrays. */
         for (size_t g = 0; g < k; g++) {
             uint32_t slot = p->slot_of[g];
-            for (size_t i = p->starts[g]; i < p->starts[g + 1]; i++) {
-                p->indices[cursor[slot]++] = p->draw_index[p->order[i]];
-                p->real[slot] += p->sorted_length[i];
+            size_t first = p->starts[g], end = p->starts[g + 1];
+            uint64_t *out = p->indices + cursor[slot], real = 0;
+            for (size_t i = first; i < end; i++) {
+                out[i - first] = p->draw_index[p->order[i]];
+                real += p->sorted_length[i];
             }
-            p->padded[slot] = (uint64_t)(p->starts[g + 1] - p->starts[g]) *
-                              p->sorted_length[p->starts[g]];
+            p->real[slot] = real;
+            p->padded[slot] = (uint64_t)(end - first) * p->sorted_length[first];
         }
     }
     for (size_t g = 0; g < k; g++) p->slot_cost[p->slot_of[g]] = p->group_cost[g];
@@ -218,23 +242,28 @@ struct brs_cost_model brs_plan_cost_model(const brs_sampler *s)
     return model;
 }
 
-/* The balanced planner on the gathered step, dealt by cost (assign.c). */
+/* The balanced planner on the gathered step, dealt for the sync model
+ * (assign.c) as the planner scored it. */
 static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
                                 const struct brs_cost_model *model)
 {
-    int packed = (int)s->config.packed;
-    struct brs_split split = {p->starts, p->group_of, p->group_cost, 0, 0, 0, 0};
+    int packed = (int)s->config.packed, sync = (int)s->config.sync;
+    struct brs_split split = {.starts = p->starts, .group_of = p->group_of,
+                              .costs = p->group_cost};
     brs_status status = packed ? brs_plan_packed(&split, p->sorted_length, p->num_samples, p->k,
                                                  model, p->pack_scratch)
                                : brs_plan_padded(&split, p->sorted_length, p->num_samples, p->k,
-                                                 p->dp_size, model, p->sort_scratch);
+                                                 p->dp_size, sync, model, p->sort_scratch);
     if (status == BRS_ERR_CAP_INFEASIBLE) return cap_message(p, s, &split);
+    if (status == BRS_OK)
+        status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, p->k,
+                            p->dp_size, sync);
     if (status != BRS_OK)
         return brs_fail(&p->message, status, "the planner failed: %s", brs_strerror(status));
-    brs_assign_snake(p->slot_of, p->group_order, &p->micro_sync, &p->step_sync, p->group_cost,
-                     p->k, p->dp_size);
     fill_slots(p, packed);
     brs_plan_summarise(p, split.lower_bound, split.weight_sum, model);
+    /* the padded planner certifies a tighter bound on the step time */
+    if (split.time_lower_bound > p->time_lower_bound) p->time_lower_bound = split.time_lower_bound;
     return BRS_OK;
 }
 

@@ -1,46 +1,67 @@
-/* planner.c - the padded planner: the exact min-max cost (search.c), then
- * the freedom left spent on throughput. Two candidate splits reach the
- * optimum: the least total cost (refine.c, or split_heuristic.c where that
- * search is too large) and the staircase (staircase.c); the planner keeps
- * the one whose synchronised step is shorter. */
+/* planner.c - the padded planner: the synchronised step time of the sync
+ * model first, then the peak padded tokens, then the total cost, within the
+ * memory budget (docs/algorithm.md).
+ *
+ * The exact min-max cost T* (search.c) and the least-total split at it
+ * (refine.c, or split_heuristic.c where that search is too large) come
+ * first: that split's peak is the memory budget when no max_tokens is set.
+ * Other candidates are held to the budget and kept when they score better:
+ * the staircase (staircase.c), the layers (layered.c; with one micro-step,
+ * the least peak at T*), the least total under the budget alone (one rank:
+ * there the step time is the total), and for small steps every contiguous
+ * split (exact.c), which makes the plan exact there. */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Cells the exact second objective may search: a few per sample. */
-enum { REFINE_BUDGET_PER_SAMPLE = 4, REFINE_BUDGET_BASE = 4096 };
+/* Cells the exact least-total search may use: a few per sample, more when
+ * that split is itself the answer (one rank). */
+enum { REFINE_BUDGET_PER_SAMPLE = 4, REFINE_BUDGET_BASE = 4096, WIDE_BUDGET_PER_SAMPLE = 64 };
 
-/* Lexicographic: per-micro-step sync time, per-step sync time, total cost. */
-struct score {
-    brs_wide micro_sync, step_sync, total;
-};
+#define NO_LIMIT (~(brs_wide)0)
 
-static struct score score_of(const brs_wide *costs, size_t k, size_t dp_size, uint32_t *scratch)
+/* The largest padded-token count of a contiguous split. */
+static uint64_t peak_tokens(const size_t *starts, const uint32_t *lengths, size_t k)
 {
-    struct score s = {0, 0, 0};
-    brs_sync_times(&s.micro_sync, &s.step_sync, costs, k, dp_size, scratch);
-    for (size_t g = 0; g < k; g++) s.total += costs[g];
-    return s;
+    uint64_t peak = 0;
+    for (size_t g = 0; g < k; g++) {
+        uint64_t tokens = (uint64_t)(starts[g + 1] - starts[g]) * lengths[starts[g]];
+        if (tokens > peak) peak = tokens;
+    }
+    return peak;
 }
 
-static int shorter(const struct score *a, const struct score *b)
+brs_status brs_score_split(struct brs_score *score, const size_t *starts, const brs_wide *costs,
+                           const uint32_t *lengths, size_t k, size_t dp_size, int sync,
+                           uint32_t *slot_scratch)
 {
-    if (a->micro_sync != b->micro_sync) return a->micro_sync < b->micro_sync;
-    if (a->step_sync != b->step_sync) return a->step_sync < b->step_sync;
+    brs_wide micro, step;
+    brs_status status = brs_assign(slot_scratch, &micro, &step, costs, k, dp_size, sync);
+    score->time = sync == BRS_SYNC_STEP ? step : micro;
+    score->peak = peak_tokens(starts, lengths, k);
+    score->total = 0;
+    for (size_t g = 0; g < k; g++) score->total += costs[g];
+    return status;
+}
+
+int brs_score_better(const struct brs_score *a, const struct brs_score *b)
+{
+    if (a->time != b->time) return a->time < b->time;
+    if (a->peak != b->peak) return a->peak < b->peak;
     return a->total < b->total;
 }
 
-/* The least total cost among optimal splits, into split->starts/costs. */
+/* The least total cost among splits of max cost <= limit, into
+ * split->starts/costs; the split heuristic where the search is too large. */
 static brs_status least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
-                              size_t k, const struct brs_cost_model *model, brs_wide best,
-                              brs_wide *weight_scratch)
+                              size_t k, const struct brs_cost_model *model, brs_wide limit,
+                              size_t budget, brs_wide *weight_scratch)
 {
-    brs_status status = brs_refine_least_total(split, lengths, n, k, model, best,
-                                               REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE,
-                                               weight_scratch);
+    brs_status status =
+        brs_refine_least_total(split, lengths, n, k, model, limit, budget, weight_scratch);
     if (status != BRS_ERR_TOO_LARGE) return status;
-    size_t groups = brs_greedy_from_right(split->starts, lengths, n, model, best);
+    size_t groups = brs_greedy_from_right(split->starts, lengths, n, model, limit);
     return brs_split_to_k(split, lengths, n, groups, k, model);
 }
 
@@ -55,52 +76,153 @@ static int worth_a_staircase(brs_wide best, brs_wide weight_sum, size_t k,
     return best - average > average / 8;
 }
 
-/* The largest padded-token count of a contiguous split. */
-static uint64_t peak_tokens(const size_t *starts, const uint32_t *lengths, size_t k)
+/* The candidates' shared state: the best split so far (in the caller's
+ * split), its score, and room for one more candidate. */
+struct contest {
+    struct brs_split *split;
+    const uint32_t *lengths;
+    double *inverse_weight;
+    brs_wide *weight; /* n + 1 wide words of scratch */
+    size_t n, k, dp_size;
+    int sync;
+    struct brs_cost_model held; /* the cap is the memory budget */
+    struct brs_score best;
+    size_t *starts;
+    brs_wide *costs;
+    uint32_t *slots;
+};
+
+/* Keeps the candidate in c->starts/costs when it fits the budget and scores
+ * better. A candidate that could not be built is skipped. */
+static brs_status consider(struct contest *c, brs_status built)
 {
-    uint64_t peak = 0;
-    for (size_t g = 0; g < k; g++) {
-        uint64_t tokens = (uint64_t)(starts[g + 1] - starts[g]) * lengths[starts[g]];
-        if (tokens > peak) peak = tokens;
-    }
-    return peak;
+    if (built == BRS_ERR_NO_MEMORY) return built;
+    if (built != BRS_OK || peak_tokens(c->starts, c->lengths, c->k) > c->held.max_tokens)
+        return BRS_OK;
+    struct brs_score s;
+    brs_status status =
+        brs_score_split(&s, c->starts, c->costs, c->lengths, c->k, c->dp_size, c->sync, c->slots);
+    if (status != BRS_OK || !brs_score_better(&s, &c->best)) return status;
+    c->best = s;
+    memcpy(c->split->starts, c->starts, (c->k + 1) * sizeof *c->starts);
+    memcpy(c->split->costs, c->costs, c->k * sizeof *c->costs);
+    return BRS_OK;
 }
 
-/* Replaces the split by the staircase when that shortens the synchronised
- * step. Front-loading fills micro-batches up to the optimum cost, which can
- * raise the memory peak: the staircase is held to max_tokens when the user
- * set one (the memory they have), else to the split's own peak, so time is
- * never bought with memory nobody offered. */
-static brs_status try_staircase(struct brs_split *split, const uint32_t *lengths,
-                                double *inverse_weight, size_t n, size_t k, size_t dp_size,
-                                const struct brs_cost_model *model, brs_wide best)
+/* A heuristic candidate, polished (polish.c) before it is compared: the
+ * candidates end in different local optima, and the best of them wins. */
+static brs_status consider_polished(struct contest *c, brs_status built)
 {
-    struct brs_cost_model held = *model;
-    if (held.max_tokens == 0) held.max_tokens = peak_tokens(split->starts, lengths, k);
-    size_t *starts = malloc((k + 1) * sizeof *starts);
-    brs_wide *costs = malloc(k * sizeof *costs);
-    uint32_t *scratch = malloc(2 * k * sizeof *scratch);
-    brs_status status = starts && costs && scratch ? BRS_OK : BRS_ERR_NO_MEMORY;
-    if (status == BRS_OK) {
-        brs_fill_inverse_weights(inverse_weight, lengths, n, model); /* the refine reused it */
-        if (brs_plan_staircase(starts, costs, lengths, inverse_weight, n, k, dp_size, &held,
-                               best) == BRS_OK) {
-            struct score current = score_of(split->costs, k, dp_size, scratch);
-            struct score stair = score_of(costs, k, dp_size, scratch);
-            if (shorter(&stair, &current)) {
-                memcpy(split->starts, starts, (k + 1) * sizeof *starts);
-                memcpy(split->costs, costs, k * sizeof *costs);
-            }
-        }
+    if (built == BRS_OK && c->k > 1)
+        built = brs_polish(c->starts, c->costs, c->lengths, c->n, c->k, c->dp_size, c->sync,
+                           &c->held);
+    return consider(c, built);
+}
+
+static brs_status try_candidates(struct contest *c, brs_wide best)
+{
+    size_t n = c->n, k = c->k, dp = c->dp_size, ga = k / dp;
+    brs_status status = BRS_OK;
+    /* the staircase: with one rank or one micro-step it cannot help */
+    if (ga > 1 && dp > 1 && worth_a_staircase(best, c->split->weight_sum, k, &c->held))
+        status = consider_polished(c, brs_plan_staircase(c->starts, c->costs, c->lengths, c->inverse_weight,
+                                                n, k, dp, &c->held, best));
+    /* the layers (one layer: the least peak at the optimum) */
+    if (status == BRS_OK && dp > 1)
+        status = consider_polished(c, brs_plan_layered(c->starts, c->costs, c->lengths, c->inverse_weight,
+                                              n, dp, ga, &c->held));
+    /* one rank: the step time is the total cost, whatever the max */
+    if (status == BRS_OK && dp == 1 && k > 1) {
+        struct brs_split part = {.starts = c->starts, .costs = c->costs};
+        status = consider(c, brs_refine_least_total(&part, c->lengths, n, k, &c->held, NO_LIMIT,
+                                                    WIDE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE,
+                                                    c->weight));
     }
-    free(starts);
-    free(costs);
-    free(scratch);
+    /* small steps: all of them (exact; nothing is left to polish) */
+    if (status == BRS_OK) {
+        brs_status exact = brs_plan_exhaustive(c->starts, c->costs, c->lengths, n, k, dp, c->sync,
+                                               &c->held);
+        status = consider(c, exact);
+        if (exact != BRS_ERR_TOO_LARGE) return status;
+    }
+    if (status == BRS_OK && k > 1)
+        status = brs_polish(c->split->starts, c->split->costs, c->lengths, n, k, dp, c->sync,
+                            &c->held);
     return status;
 }
 
+/* The candidates after the least-total split at the optimum, which is in
+ * split->starts/costs and sets the budget when the user gave none. */
+static brs_status improve(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
+                          size_t dp_size, int sync, const struct brs_cost_model *model,
+                          uint64_t *scratch, brs_wide best)
+{
+    struct contest c = {split, lengths, (double *)scratch, NULL, n, k, dp_size, sync, *model,
+                        {0, 0, 0}, NULL, NULL, NULL};
+    if (c.held.max_tokens == 0) c.held.max_tokens = peak_tokens(split->starts, lengths, k);
+    c.weight = malloc((n + 1) * sizeof *c.weight);
+    c.starts = malloc((k + 1) * sizeof *c.starts);
+    c.costs = malloc(k * sizeof *c.costs);
+    c.slots = malloc(k * sizeof *c.slots);
+    brs_status status = c.weight && c.starts && c.costs && c.slots ? BRS_OK : BRS_ERR_NO_MEMORY;
+    if (status == BRS_OK)
+        status = brs_score_split(&c.best, split->starts, split->costs, lengths, k, dp_size, sync,
+                                 c.slots);
+    if (status == BRS_OK) {
+        brs_fill_inverse_weights(c.inverse_weight, lengths, n, model); /* refine reused it */
+        status = try_candidates(&c, best);
+    }
+    free(c.weight);
+    free(c.starts);
+    free(c.costs);
+    free(c.slots);
+    return status;
+}
+
+brs_wide brs_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                              const struct brs_cost_model *model, brs_wide min_max,
+                              brs_wide weight_sum)
+{
+    /* Every sample pays at least its own weight and every group its
+     * intercept; the exact least total replaces that where it is cheap and
+     * can matter (with one micro-step, least / dp_size <= the min-max). */
+    brs_wide least = (brs_wide)k * model->intercept + weight_sum;
+    if (k == dp_size) return min_max > least / dp_size ? min_max : (least + dp_size - 1) / dp_size;
+    brs_wide *weight = malloc(n * sizeof *weight);
+    size_t *starts = malloc((k + 1) * sizeof *starts);
+    brs_wide *costs = malloc(k * sizeof *costs);
+    if (weight && starts && costs) {
+        struct brs_split part = {.starts = starts, .costs = costs};
+        if (brs_refine_least_total(&part, lengths, n, k, model, NO_LIMIT, n + REFINE_BUDGET_BASE,
+                                   weight) == BRS_OK) {
+            least = 0;
+            for (size_t g = 0; g < k; g++) least += costs[g];
+        }
+    }
+    free(weight);
+    free(starts);
+    free(costs);
+    brs_wide per_rank = (least + dp_size - 1) / dp_size;
+    return per_rank > min_max ? per_rank : min_max;
+}
+
+brs_wide brs_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                             const struct brs_cost_model *model)
+{
+    struct brs_cost_model m = *model;
+    if (m.max_tokens && brs_groups_for_cap(lengths, n, &m) > k) m.max_tokens = 0;
+    brs_wide weight_sum, bound = brs_lower_bound(lengths, n, k, &m, &weight_sum);
+    double *inverse_weight = malloc(n * sizeof *inverse_weight);
+    if (!inverse_weight) return bound; /* still a bound, only a looser one */
+    brs_fill_inverse_weights(inverse_weight, lengths, n, &m);
+    brs_wide min_max = brs_min_max_threshold(lengths, inverse_weight, n, k, &m, bound);
+    free(inverse_weight);
+    return brs_time_lower_bound(lengths, n, k, dp_size, &m, min_max, weight_sum);
+}
+
 brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                           size_t dp_size, const struct brs_cost_model *model, uint64_t *scratch)
+                           size_t dp_size, int sync, const struct brs_cost_model *model,
+                           uint64_t *scratch)
 {
     /* scratch (2n words) holds 1 / w(L) for the searches, then w(L) for
      * the least total cost. */
@@ -116,16 +238,17 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
     brs_fill_inverse_weights(inverse_weight, lengths, n, model);
     brs_wide best = brs_min_max_threshold(lengths, inverse_weight, n, k, model, split->lower_bound);
 
-    brs_status status = least_total(split, lengths, n, k, model, best, (brs_wide *)scratch);
-    /* With one micro-step per rank both sync times are the max cost, and
-     * with one rank the per-micro-step time is the total: there the least
-     * total is already the best and no staircase is tried. */
-    if (status == BRS_OK && k > dp_size && dp_size > 1 &&
-        worth_a_staircase(best, split->weight_sum, k, model))
-        status = try_staircase(split, lengths, inverse_weight, n, k, dp_size, model, best);
+    brs_status status = least_total(split, lengths, n, k, model, best,
+                                    REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE,
+                                    (brs_wide *)scratch);
+    /* with n == k there is one split, and nothing to improve */
+    if (status == BRS_OK && k > 1 && n > k)
+        status = improve(split, lengths, n, k, dp_size, sync, model, scratch, best);
     if (status != BRS_OK) return status;
     split->max_cost = 0;
     for (size_t g = 0; g < k; g++)
         if (split->costs[g] > split->max_cost) split->max_cost = split->costs[g];
+    split->time_lower_bound =
+        brs_time_lower_bound(lengths, n, k, dp_size, model, best, split->weight_sum);
     return BRS_OK;
 }

@@ -17,65 +17,94 @@ static unsigned ceil_log2(uint64_t n)
     return bits;
 }
 
+/* Four rounds of the mix on a domain of 256 or more positions, where they
+ * pass the statistics of tests/unit/test_permutation.c. A smaller domain
+ * gets sixteen rounds with keyed multipliers: there the fixed-multiplier
+ * rounds are close to a translation of one fixed map, so some orders are
+ * far more likely than others, and the longer mix costs nothing at that
+ * size. */
+enum { ROUNDS = 4, SMALL_BITS = 8, SMALL_ROUNDS = 16 };
+
+/* Odd multipliers (SplitMix64's and golden-ratio constants): any odd number
+ * is a bijection modulo 2^bits, and these have well-spread low bits. */
+static const uint64_t multiplier[ROUNDS] = {0x9E3779B97F4A7C15ull, 0xD6E8FEB86659FD93ull,
+                                            0xBF58476D1CE4E5B9ull, 0x94D049BB133111EBull};
+
 void brs_permutation_init(struct brs_permutation *perm, uint64_t n, uint64_t seed,
                           uint64_t epoch, int shuffle)
 {
     perm->n = n;
     perm->identity = !shuffle || n < 2;
-    perm->bits = ceil_log2(n) < 2 ? 2 : ceil_log2(n);
+    perm->bits = ceil_log2(n) < 1 ? 1 : ceil_log2(n);
     /* Seed and epoch are hashed separately before mixing, so (seed 0,
      * epoch 1) and (seed 1, epoch 0) give unrelated orders. */
     uint64_t key = brs_splitmix64(brs_splitmix64(seed) ^ brs_splitmix64(~epoch));
-    unsigned right_bits = perm->bits / 2;
-    for (unsigned r = 0; r < 4; r++) {
+    for (unsigned r = 0; r < ROUNDS; r++) {
         key = brs_splitmix64(key);
         perm->round_keys[r] = key;
-        perm->right_bits[r] = right_bits;
-        perm->left_bits[r] = perm->bits - right_bits;
-        perm->right_mask[r] = (UINT64_C(1) << right_bits) - 1;
-        right_bits = perm->left_bits[r];
     }
 }
 
-/* A keyed hash whose top `shift`-complement bits are well mixed
- * (multiplicative hashing keeps its entropy in the high bits). */
-static inline uint64_t round_function(uint64_t half, uint64_t key, unsigned shift)
+/* A bijection of [0, 2^bits) (mask = 2^bits - 1): four rounds of xor with
+ * a round key, multiplication by an odd constant and an xorshift by half
+ * the width, each invertible modulo 2^bits. The multiplication carries low
+ * bits upwards, the xorshift high bits downwards, so after four rounds
+ * every output bit depends on every input and key bit; with three,
+ * neighbouring positions stay visibly correlated (too many or too few
+ * ascents). */
+static inline uint64_t mix_round(uint64_t x, uint64_t key, uint64_t odd, uint64_t mask,
+                                 unsigned shift)
 {
-    uint64_t h = (half ^ key) * 0xD6E8FEB86659FD93ull;
-    h ^= h >> 32;
-    h *= 0x9E3779B97F4A7C15ull;
-    return h >> shift;
+    x = ((x ^ key) * odd) & mask;
+    return x ^ (x >> shift);
 }
 
-/* An unbalanced Feistel network on `bits` bits: each round moves the right
- * part to the top and xors the left part with a hash of the right one, so
- * the split alternates and any bit width works. Four rounds with a keyed
- * hash give a pseudo-random permutation (Luby-Rackoff). The widths of each
- * round are precomputed in brs_permutation_init. */
-static inline uint64_t feistel_round(const struct brs_permutation *perm, uint64_t x, unsigned r)
+/* Written out round by round: the compiler keeps the loop otherwise, and
+ * its counter costs a third of the mix. */
+static inline uint64_t mix(const struct brs_permutation *perm, uint64_t x, uint64_t mask,
+                           unsigned shift)
 {
-    uint64_t left = x >> perm->right_bits[r];
-    uint64_t right = x & perm->right_mask[r];
-    return (right << perm->left_bits[r]) |
-           (left ^ round_function(right, perm->round_keys[r], 64 - perm->left_bits[r]));
+    x = mix_round(x, perm->round_keys[0], multiplier[0], mask, shift);
+    x = mix_round(x, perm->round_keys[1], multiplier[1], mask, shift);
+    x = mix_round(x, perm->round_keys[2], multiplier[2], mask, shift);
+    return mix_round(x, perm->round_keys[3], multiplier[3], mask, shift);
 }
 
-static inline uint64_t feistel(const struct brs_permutation *perm, uint64_t x)
+/* The small domains' mix: each round's key drawn from a round key by
+ * SplitMix64, its multiplier and an addend taken from that key, so the key
+ * selects the maps, not only a translation of one map. */
+static uint64_t mix_small(const struct brs_permutation *perm, uint64_t x, uint64_t mask,
+                          unsigned shift)
 {
-    x = feistel_round(perm, x, 0);
-    x = feistel_round(perm, x, 1);
-    x = feistel_round(perm, x, 2);
-    return feistel_round(perm, x, 3);
+    for (unsigned r = 0; r < SMALL_ROUNDS; r++) {
+        uint64_t key = brs_splitmix64(perm->round_keys[r % ROUNDS] + r / ROUNDS);
+        x = ((x ^ key) * ((key >> 32) | 1) + (key >> 16)) & mask;
+        x ^= x >> shift;
+    }
+    return x;
 }
 
-/* Cycle walking: the domain is below 2n, so fewer than two rounds of the
- * network are expected per position. */
+/* Cycle walking past the first mix, out of line: the first lands in
+ * [0, n) with probability n / 2^bits > 1/2, and keeping the loop out of
+ * brs_permutation_apply spares that common case the loop's set-up. */
+static uint64_t walk(const struct brs_permutation *perm, uint64_t x, uint64_t mask,
+                     unsigned shift)
+{
+    do {
+        x = perm->bits < SMALL_BITS ? mix_small(perm, x, mask, shift)
+                                    : mix(perm, x, mask, shift);
+    } while (x >= perm->n);
+    return x;
+}
+
+/* The domain is below 2n, so fewer than two mixes are expected per
+ * position. */
 uint64_t brs_permutation_apply(const struct brs_permutation *perm, uint64_t position)
 {
     if (perm->identity) return position;
-    uint64_t x = position;
-    do {
-        x = feistel(perm, x);
-    } while (x >= perm->n);
-    return x;
+    uint64_t mask = UINT64_MAX >> (64 - perm->bits);
+    unsigned shift = (perm->bits + 1) / 2;
+    if (perm->bits < SMALL_BITS) return walk(perm, position, mask, shift);
+    uint64_t x = mix(perm, position, mask, shift);
+    return x < perm->n ? x : walk(perm, x, mask, shift);
 }

@@ -27,38 +27,80 @@ static unsigned bit_width(uint32_t value)
     return bits;
 }
 
-/* One counting pass on the digit at `shift`; keys hold the sort key in the
- * high 32 bits and the position in the low 32 bits. */
-static void radix_pass(uint64_t *to, const uint64_t *from, size_t n, unsigned shift,
-                       unsigned digit_bits)
+/* Histogram entries of every digit at once: 4 digits of 8 bits or 3 of 11
+ * cover a 32-bit key. Counts fit 32 bits: a step holds at most
+ * BRS_MAX_STEP_SAMPLES = 2^24 samples. */
+enum { COUNTS = 3u << 11 };
+
+/* Turns a digit's histogram into its buckets' start offsets. */
+static void prefix_sums(uint32_t *counts, size_t buckets)
 {
-    size_t counts[1u << 11];
-    size_t buckets = (size_t)1 << digit_bits;
-    uint64_t mask = buckets - 1;
-    memset(counts, 0, buckets * sizeof counts[0]);
-    for (size_t i = 0; i < n; i++) counts[(from[i] >> shift) & mask]++;
-    size_t sum = 0;
+    uint32_t sum = 0;
     for (size_t b = 0; b < buckets; b++) {
-        size_t c = counts[b];
+        uint32_t c = counts[b];
         counts[b] = sum;
         sum += c;
     }
-    for (size_t i = 0; i < n; i++) to[counts[(from[i] >> shift) & mask]++] = from[i];
+}
+
+/* An LSD radix sort on (longest - length): one pass builds the keys (the
+ * sort key in the high 32 bits, the position in the low 32) and every
+ * digit's histogram at once, then one scatter pass per digit, the last one
+ * writing the positions straight into `order`. */
+static void radix_sort(uint32_t *order, const uint32_t *lengths, size_t n, uint32_t longest,
+                       unsigned key_bits, uint64_t *scratch)
+{
+    /* Digits of 8 bits keep the histograms small for small steps. */
+    unsigned digit_bits = n < 4096 ? 8 : 11;
+    unsigned digits = (key_bits + digit_bits - 1) / digit_bits;
+    size_t buckets = (size_t)1 << digit_bits;
+    uint64_t mask = buckets - 1;
+    uint32_t counts[COUNTS];
+    uint64_t *keys = scratch, *other = scratch + n;
+    if (digits <= 2) {
+        /* The common case (keys of up to 16 or 22 bits), written out: a
+         * loop over the digits per sample costs more than the counting.
+         * With one digit the second histogram is all in bucket 0, unused. */
+        digits = digits < 2 ? 1 : 2;
+        memset(counts, 0, 2 * buckets * sizeof counts[0]);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t key = longest - lengths[i];
+            keys[i] = ((uint64_t)key << 32) | (uint64_t)i;
+            counts[key & mask]++;
+            counts[buckets + ((key >> digit_bits) & mask)]++;
+        }
+    } else {
+        memset(counts, 0, digits * buckets * sizeof counts[0]);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t key = longest - lengths[i];
+            keys[i] = ((uint64_t)key << 32) | (uint64_t)i;
+            for (unsigned d = 0; d < digits; d++)
+                counts[d * buckets + ((key >> (d * digit_bits)) & mask)]++;
+        }
+    }
+    for (unsigned d = 0; d < digits; d++) prefix_sums(counts + d * buckets, buckets);
+    for (unsigned d = 0; d + 1 < digits; d++) {
+        unsigned shift = 32 + d * digit_bits;
+        uint32_t *cursor = counts + d * buckets;
+        for (size_t i = 0; i < n; i++) other[cursor[(keys[i] >> shift) & mask]++] = keys[i];
+        uint64_t *swap = keys;
+        keys = other;
+        other = swap;
+    }
+    unsigned shift = 32 + (digits - 1) * digit_bits;
+    uint32_t *last = counts + (digits - 1) * buckets;
+    for (size_t i = 0; i < n; i++) order[last[(keys[i] >> shift) & mask]++] = (uint32_t)keys[i];
 }
 
 /* A counting sort on (longest - length) when its range is small: two passes
- * over the samples, stable. counts must hold `range` entries. */
+ * over the samples, stable. counts must hold `range` entries (32 bits
+ * suffice, see COUNTS). */
 static void counting_sort(uint32_t *order, const uint32_t *lengths, size_t n, uint32_t longest,
-                          size_t range, size_t *counts)
+                          size_t range, uint32_t *counts)
 {
     memset(counts, 0, range * sizeof *counts);
     for (size_t i = 0; i < n; i++) counts[longest - lengths[i]]++;
-    size_t sum = 0;
-    for (size_t b = 0; b < range; b++) {
-        size_t c = counts[b];
-        counts[b] = sum;
-        sum += c;
-    }
+    prefix_sums(counts, range);
     for (size_t i = 0; i < n; i++) order[counts[longest - lengths[i]]++] = (uint32_t)i;
 }
 
@@ -75,21 +117,12 @@ void brs_sort_by_length_desc(uint32_t *order, const uint32_t *lengths, size_t n,
         if (lengths[i] < shortest) shortest = lengths[i];
     }
     size_t range = (size_t)(longest - shortest) + 1;
-    if (range <= 2 * n) { /* the scratch (2n words) holds the counts */
-        counting_sort(order, lengths, n, longest, range, (size_t *)scratch);
+    /* Up to a range of 4n the counting sort's pass over the range costs
+     * less than a second radix pass; the scratch (2n 64-bit words) holds
+     * 4n 32-bit counts. */
+    if (range <= 4 * n) {
+        counting_sort(order, lengths, n, longest, range, (uint32_t *)(void *)scratch);
         return;
     }
-    uint64_t *keys = scratch, *other = scratch + n;
-    for (size_t i = 0; i < n; i++)
-        keys[i] = ((uint64_t)(longest - lengths[i]) << 32) | (uint64_t)i;
-    /* Digits of 8 bits keep the histogram small for small steps. */
-    unsigned digit_bits = n < 4096 ? 8 : 11;
-    unsigned key_bits = bit_width(longest - shortest);
-    for (unsigned shift = 0; shift < key_bits; shift += digit_bits) {
-        radix_pass(other, keys, n, 32 + shift, digit_bits);
-        uint64_t *swap = keys;
-        keys = other;
-        other = swap;
-    }
-    for (size_t i = 0; i < n; i++) order[i] = (uint32_t)keys[i];
+    radix_sort(order, lengths, n, longest, bit_width(longest - shortest), scratch);
 }

@@ -14,8 +14,8 @@
 #include "internal.h"
 
 /* One greedy group at `threshold` from `pos`, leaving a sample for each of
- * `groups_after` later groups. */
-static size_t greedy_group(const uint32_t *lengths, size_t n, size_t pos, size_t groups_after,
+ * `groups_after` later groups. The layered planner shares it. */
+size_t brs_greedy_group(const uint32_t *lengths, size_t n, size_t pos, size_t groups_after,
                            const struct brs_cost_model *model, brs_wide threshold)
 {
     size_t limit = brs_cap_size(model, lengths[pos], n - pos - groups_after);
@@ -51,7 +51,7 @@ brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *l
             threshold = brs_min_max_threshold(lengths + pos, inverse_weight + pos, n - pos,
                                               groups_left, model, bound);
         }
-        size_t size = greedy_group(lengths, n, pos, groups_left - 1, model, threshold);
+        size_t size = brs_greedy_group(lengths, n, pos, groups_left - 1, model, threshold);
         starts[g] = pos;
         costs[g] = brs_group_cost(model, lengths[pos], size);
         pos += size;

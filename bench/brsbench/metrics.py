@@ -1,27 +1,24 @@
-"""Score an epoch plan with one cost model, the same for every sampler (DESIGN.md section 1).
+"""Score an epoch plan with one cost model, the same for every sampler (docs/design.md).
 
-padded micro-batch: tokens = bs * longest, cost = bs*L + alpha*bs*L^2 (intercept 0)
-packed micro-batch: tokens = sum(L),      cost = sum(L) + alpha*sum(L^2)
-per-micro-step sync (FSDP/ZeRO-3): step time = sum over micro-steps of the max over ranks
-per-step sync (DDP + no_sync):     step time = max over ranks of the sum over micro-steps
+Every step of every sampler is loaded into libbrs (brs_plan_load) and described by the library's
+plan queries: micro-batch costs, padded tokens, both synchronised step times. The library holds the
+cost model (alpha and intercept at their defaults, upstream's fixed model) and the sync formulas;
+nothing here restates them.
 """
 
+import ctypes
 from dataclasses import dataclass, field
 
+from .library import shared
 from .peers import EpochPlan
 
-ALPHA = 0.001  # upstream's QUADRATIC_COST_COEF and brs's default alpha
 
-
-def micro_batch(indices: list[int], lengths: list[int], packed: bool) -> tuple[int, int, float]:
-    """(tokens the micro-batch occupies, its real tokens, its cost)."""
-    ls = [lengths[i] for i in indices]
-    real = sum(ls)
-    if packed:
-        return real, real, real + ALPHA * sum(x * x for x in ls)
-    longest = max(ls)
-    tokens = len(ls) * longest
-    return tokens, real, tokens + ALPHA * tokens * longest
+def alpha() -> float:
+    """The library's default alpha (upstream's QUADRATIC_COST_COEF), for peers that need it."""
+    lib = shared()
+    out = ctypes.c_double()
+    lib.lib.brs_option_default_double(ctypes.byref(out), lib.key("alpha"))
+    return out.value
 
 
 @dataclass
@@ -45,27 +42,40 @@ class Score:
         return self.real_tokens / self.padded_tokens if self.padded_tokens else 0.0
 
 
+_samplers: dict = {}
+
+
+def _sampler(lengths: list[int], dp: int, ga: int, packed: bool):
+    """A library sampler over `lengths` with the step's shape (cached: converting N lengths costs)."""
+    key = (id(lengths), dp, ga, packed)
+    if key not in _samplers:
+        _samplers[key] = (lengths, shared().sampler(
+            lengths, {"batch_size": 1, "grad_accum": ga, "dp_size": dp, "packed": int(packed)}))
+    return _samplers[key][1]
+
+
 def score(name: str, plan: EpochPlan, lengths: list[int], *, packed: bool = False,
           cap: int | None = None) -> Score:
     s = Score(name, len(plan))
-    for step in plan:
-        costs = []  # costs[rank][micro]
-        peak = 0
-        for rank in step:
-            row = []
-            for mb in rank:
-                tokens, real, cost = micro_batch(mb, lengths, packed)
-                s.padded_tokens += tokens
-                s.real_tokens += real
-                s.micro_batches += 1
-                s.cap_violations += cap is not None and tokens > cap
-                peak = max(peak, tokens)
-                row.append(cost)
-            costs.append(row)
-        ga = len(costs[0])
-        micro = sum(max(row[m] for row in costs) for m in range(ga))
-        whole = max(sum(row) for row in costs)
-        s.max_cost.append(max(max(row) for row in costs))
+    if not plan:
+        return s
+    lib = shared()
+    n = lib.n
+    dp, ga = len(plan[0]), len(plan[0][0])
+    sampler = _sampler(lengths, dp, ga, packed)
+    described = lib.NativePlan()
+    for t, step in enumerate(plan):
+        lib.load(described, sampler, step, t)
+        peak = described.get_int(n.PLAN_MAX_PADDED_TOKENS)
+        micro = described.get_double(n.PLAN_MICRO_SYNC_TIME)
+        whole = described.get_double(n.PLAN_STEP_SYNC_TIME)
+        s.padded_tokens += described.get_int(n.PLAN_TOTAL_PADDED_TOKENS)
+        s.real_tokens += described.get_int(n.PLAN_TOTAL_REAL_TOKENS)
+        s.micro_batches += dp * ga
+        if cap is not None and peak > cap:
+            s.cap_violations += sum(described.micro_batch(r, m).padded_tokens > cap
+                                    for r in range(dp) for m in range(ga))
+        s.max_cost.append(described.get_double(n.PLAN_MAX_COST))
         s.micro_sync_steps.append(micro)
         s.step_sync_steps.append(whole)
         s.peak_tokens_steps.append(peak)

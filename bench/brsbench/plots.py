@@ -64,7 +64,7 @@ def peak_tokens(cases: list[Case], out: Path) -> Path:
 
 
 def brs_vs_upstream(cases: list[Case], out: Path) -> Path:
-    """The ratios that decide issue 6's step-time target: below 1.0 brs is better."""
+    """The ratios that decide the step-time target: below 1.0 brs is better."""
     metrics = {"micro-sync": "micro_sync", "step-sync": "step_sync", "peak tokens": "peak_tokens"}
     colors = {"micro-sync": "tab:green", "step-sync": "tab:olive", "peak tokens": "tab:orange"}
     names = list(dict.fromkeys(c.dataset for c in cases))

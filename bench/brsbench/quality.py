@@ -1,4 +1,4 @@
-"""Plan quality: every sampler, one epoch, per distribution and configuration (issue 6, Quality)."""
+"""Plan quality: every sampler, one epoch, per distribution and configuration ."""
 
 import math
 import sys
@@ -49,8 +49,8 @@ def _capped_run(lengths, cfg, order, cap):
 
 
 def _scoring_mismatch(s: metrics.Score, reported) -> str | None:
-    """metrics.score recomputes costs in float from the indices; brs computes them exactly. They
-    must agree to rounding, or the comparison with the peers would be unsound."""
+    """metrics.score describes each step's micro-batches through brs_plan_load; brs's own plan
+    must describe itself the same way, or the comparison with the peers would be unsound."""
     for t, (max_cost, micro, whole) in enumerate(reported):
         ours = (s.max_cost[t], s.micro_sync_steps[t], s.step_sync_steps[t])
         for a, b, what in zip(ours, (max_cost, micro, whole), ("max cost", "micro-sync", "step-sync")):
@@ -83,7 +83,7 @@ def evaluate(ds: Dataset, cfg: Config, *, seed: int, min_steps: int, verl_max_k:
     runs["random"] = peers.fixed_random(lengths, cfg, seed)
     runs["brs_packed"] = peers.brs_epoch(lengths, cfg, name="brs_packed", order=order, packed=True)
     if cfg.k <= verl_max_k:
-        runs["verl_kk"] = peers.verl_packed(lengths, cfg, step_samples, metrics.ALPHA)
+        runs["verl_kk"] = peers.verl_packed(lengths, cfg, step_samples, metrics.alpha())
 
     steps = min(len(r.plan) for r in runs.values())
     if any(len(r.plan) != steps for r in runs.values()):

@@ -26,7 +26,7 @@ LAYOUT = {4: (2, 2), 16: (8, 2), 64: (64, 1), 1024: (64, 16), 4096: (256, 16),
           16384: (1024, 16), 100000: (6250, 16)}
 GRID_K = [4, 64, 1024, 16384]
 GRID_B = [4096, 16384, 65536, 262144, 1048576]
-ISSUE2 = [(4096, 64), (65536, 4096), (1000000, 100000)]  # issue 2's "Done when" points
+ISSUE2 = [(4096, 64), (65536, 4096), (1000000, 100000)]  # the planning-speed targets of bench/README.md
 TYPICAL = (128, 16)  # 8x2x8: where the Python per-micro-batch overhead matters most
 UPSTREAM_SEED = 42
 
@@ -174,7 +174,7 @@ class UpstreamClock:
 
 
 def points(quick: bool) -> list[Point]:
-    """The grid (uniform lengths), issue 2's points on both distributions, and the typical config."""
+    """The grid (uniform lengths), the target points on both distributions, and the typical config."""
     pts, seen = [], set()
 
     def add(b, k, dist):

@@ -74,11 +74,15 @@ class Target:
 
 def targets(cases: list[Case], points: list[Point]) -> list[Target]:
     out = []
-    steps = sum(c.steps for c in cases)
-    above = sum(c.brs_max_cost_above_upstream for c in cases)
-    out.append(Target("brs max micro-batch cost <= upstream's on every step of every configuration",
-                      f"{above} of {steps} steps above upstream ({len(cases)} distribution x config cases)",
-                      above == 0, "brs is exact (min-max over contiguous splits)" if above == 0 else
+    # With one micro-step the step time is the max cost, which brs minimises exactly; with more,
+    # brs minimises the step time and its max cost may exceed a peer's.
+    single = [c for c in cases if c.config.ga == 1]
+    steps = sum(c.steps for c in single)
+    above = sum(c.brs_max_cost_above_upstream for c in single)
+    out.append(Target("grad_accum 1 (step time = max cost): brs max micro-batch cost <= upstream's "
+                      "on every step",
+                      f"{above} of {steps} steps above upstream ({len(single)} distribution x config cases)",
+                      above == 0, "brs is exact there (min-max over contiguous splits)" if above == 0 else
                       "a brs step costs more than upstream's: a planner bug (not exact)"))
     for model, attr in (("per-micro-step", "micro_sync"), ("per-step", "step_sync")):
         bad = [c for c in cases if getattr(c.scores["brs"], attr) >
@@ -90,7 +94,7 @@ def targets(cases: list[Case], points: list[Point]) -> list[Target]:
         out.append(Target(f"brs epoch step time under {model} sync <= upstream's on every distribution",
                           f"{len(bad)} of {len(cases)} cases above upstream; worst brs/upstream {r:.4f} "
                           f"({worst.dataset} {worst.config})" + (f": {listing}" if bad else ""),
-                          not bad, "" if not bad else "secondary objective (DESIGN 3, item 2) to improve"))
+                          not bad, "" if not bad else "the planner is heuristic beyond small steps (docs/algorithm.md); see same_samples.md"))
     capped = sum(c.scores["brs_capped"].cap_violations for c in cases)
     up_over = sum(c.scores["upstream"].cap_violations for c in cases)
     up_mb = sum(c.scores["upstream"].micro_batches for c in cases)
@@ -116,6 +120,6 @@ def targets(cases: list[Case], points: list[Point]) -> list[Target]:
     big = [p for p in points if (p.B, p.K) == ISSUE2[-1]]
     if big:
         ms = max(p.c_ns_step for p in big) / 1e6
-        out.append(Target("1e6 samples per step well under 50 ms at K = 1e5 (DESIGN 3)",
+        out.append(Target("1e6 samples per step well under 50 ms at K = 1e5",
                           f"{ms:.1f} ms per step (worst of uniform / longtail)", ms < 50))
     return out

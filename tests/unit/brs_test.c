@@ -41,6 +41,10 @@ brs_status bt_sampler_new(brs_sampler **out, const bt_config *c)
         st = brs_sampler_set_lengths(s, c->lengths, c->n, BRS_LENGTHS_COPY);
     for (size_t i = 0; st == BRS_OK && i < sizeof ints / sizeof ints[0]; i++)
         st = brs_sampler_set_int(s, ints[i].key, ints[i].value);
+#ifdef BRS_OPT_SYNC
+    if (st == BRS_OK && c->sync)
+        st = brs_sampler_set_int(s, BRS_OPT_SYNC, c->sync);
+#endif
     if (st == BRS_OK)
         st = brs_sampler_set_double(s, BRS_OPT_ALPHA, c->alpha);
     if (st == BRS_OK)

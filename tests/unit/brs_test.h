@@ -34,6 +34,7 @@ typedef struct {
     int64_t batch_size, grad_accum, dp_size, rank, seed, shuffle, drop_last;
     int64_t max_tokens, packed;
     double alpha, intercept;
+    int64_t sync; /* BRS_OPT_SYNC; 0 (the default) is not set */
 } bt_config;
 
 /* The library's documented defaults, with the given lengths. */
@@ -135,6 +136,27 @@ bool bt_threshold_optimal(const uint32_t *desc, size_t b, size_t k, const bt_cos
  * each group within cap (padded tokens or token sum). False if none fits. */
 bool bt_brute_min_max(u128 *best, const uint32_t *len, size_t b, size_t k,
                       const bt_cost_model *m, uint64_t cap);
+
+/* The objective of a plan, lexicographic: step time under the sync model,
+ * peak padded tokens of a micro-batch, total cost. */
+typedef struct {
+    u128 time, peak, total;
+} bt_score;
+#define BT_PLAN_MAX_GROUPS 8
+#define BT_PLAN_MAX_SAMPLES 16
+/* The memory budget of a default plan: cap when set, else the peak of the
+ * least-total split among min-max ones (leftmost ties). */
+bool bt_oracle_budget(uint64_t *budget, const uint32_t *desc, size_t b, size_t k,
+                      const bt_cost_model *m, uint64_t cap);
+/* The best score over every contiguous split with peak <= budget and every
+ * deal of its groups to (rank, micro-step); sync 0 per micro-step, 1 per
+ * step. k <= BT_PLAN_MAX_GROUPS, b <= BT_PLAN_MAX_SAMPLES. */
+bool bt_oracle_best_plan(bt_score *best, const uint32_t *desc, size_t b, size_t k, size_t dp,
+                         int sync, const bt_cost_model *m, uint64_t budget);
+/* The least peak padded tokens over contiguous splits into k groups of cost
+ * <= limit within cap. */
+bool bt_oracle_min_peak(uint64_t *peak, const uint32_t *desc, size_t b, size_t k,
+                        const bt_cost_model *m, uint64_t cap, u128 limit);
 
 /* ---- invariants (invariants.c) ------------------------------------------- */
 

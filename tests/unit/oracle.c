@@ -227,3 +227,187 @@ bool bt_oracle_worst_sync_of_least_total(u128 *worst, const uint32_t *desc, size
     *worst = ss.worst;
     return ss.found;
 }
+
+/* ---- the objective: step time, then peak, then total (tiny steps) -------- */
+
+/* The peak padded tokens of the least-total split among those of max cost
+ * <= limit, ties to the leftmost best start of each group (the planner's
+ * least-total search takes the same one). */
+static bool least_total_peak(uint64_t *peak, const uint32_t *desc, size_t b, size_t k,
+                             const bt_cost_model *m, uint64_t cap, u128 limit)
+{
+    u128 *f = malloc((k + 1) * (b + 1) * sizeof *f);
+    size_t *from = malloc((k + 1) * (b + 1) * sizeof *from);
+    for (size_t i = 0; i <= b; i++)
+        f[i] = i == 0 ? 0 : INF;
+    for (size_t j = 1; j <= k; j++)
+        for (size_t i = 0; i <= b; i++) {
+            u128 best = INF;
+            size_t arg = 0;
+            for (size_t p = j - 1; p < i; p++) {
+                u128 c = group_cost(desc, p, i, m, cap);
+                u128 before = f[(j - 1) * (b + 1) + p];
+                if (before == INF || c == INF || c > limit || before + c >= best)
+                    continue;
+                best = before + c;
+                arg = p;
+            }
+            f[j * (b + 1) + i] = best;
+            from[j * (b + 1) + i] = arg;
+        }
+    bool ok = f[k * (b + 1) + b] != INF;
+    *peak = 0;
+    for (size_t j = k, i = b; ok && j > 0; j--) {
+        size_t p = from[j * (b + 1) + i];
+        uint64_t tokens = (uint64_t)(i - p) * desc[p];
+        *peak = tokens > *peak ? tokens : *peak;
+        i = p;
+    }
+    free(f);
+    free(from);
+    return ok;
+}
+
+bool bt_oracle_budget(uint64_t *budget, const uint32_t *desc, size_t b, size_t k,
+                      const bt_cost_model *m, uint64_t cap)
+{
+    u128 best = 0;
+    if (!bt_oracle_min_max(&best, desc, b, k, m, cap))
+        return false;
+    if (cap) {
+        *budget = cap;
+        return true;
+    }
+    return least_total_peak(budget, desc, b, k, m, cap, best);
+}
+
+typedef struct {
+    size_t k, dp, ga;
+    int sync;
+    u128 costs[BT_PLAN_MAX_GROUPS];
+    u128 box_load[BT_PLAN_MAX_GROUPS], box_max[BT_PLAN_MAX_GROUPS];
+    size_t box_count[BT_PLAN_MAX_GROUPS];
+    u128 best;
+} deal_search;
+
+/* Every deal up to symmetry: per-micro-step sync, boxes are micro-steps of
+ * dp groups (time: sum of box maxima); per-step sync, boxes are ranks of ga
+ * groups (time: the largest box sum). Neither time depends on the order
+ * inside a box or of the boxes. */
+static void deal_visit(deal_search *d, size_t g)
+{
+    size_t boxes = d->sync ? d->dp : d->ga, room = d->sync ? d->ga : d->dp;
+    if (g == d->k) {
+        u128 t = 0;
+        for (size_t x = 0; x < boxes; x++) {
+            u128 v = d->sync ? d->box_load[x] : d->box_max[x];
+            t = d->sync ? (v > t ? v : t) : t + v;
+        }
+        d->best = t < d->best ? t : d->best;
+        return;
+    }
+    for (size_t x = 0; x < boxes; x++) {
+        if (d->box_count[x] == room)
+            continue;
+        u128 load = d->box_load[x], max = d->box_max[x];
+        d->box_load[x] += d->costs[g];
+        d->box_max[x] = d->costs[g] > max ? d->costs[g] : max;
+        d->box_count[x]++;
+        deal_visit(d, g + 1);
+        d->box_count[x]--;
+        d->box_load[x] = load;
+        d->box_max[x] = max;
+        if (d->box_count[x] == 0)
+            break; /* empty boxes are interchangeable */
+    }
+}
+
+typedef struct {
+    const uint32_t *desc;
+    size_t b, k, dp;
+    int sync;
+    const bt_cost_model *m;
+    uint64_t budget;
+    size_t starts[BT_PLAN_MAX_GROUPS + 1];
+    bt_score best;
+    bool found;
+} plan_search;
+
+static void split_done(plan_search *ps)
+{
+    deal_search d = {.k = ps->k, .dp = ps->dp, .ga = ps->k / ps->dp, .sync = ps->sync,
+                     .best = INF};
+    bt_score s = {0, 0, 0};
+    for (size_t g = 0; g < ps->k; g++) {
+        size_t from = ps->starts[g], to = ps->starts[g + 1];
+        d.costs[g] = group_cost(ps->desc, from, to, ps->m, 0);
+        uint64_t tokens = (uint64_t)(to - from) * ps->desc[from];
+        s.peak = tokens > s.peak ? tokens : s.peak;
+        s.total += d.costs[g];
+    }
+    deal_visit(&d, 0);
+    s.time = d.best;
+    bool better = !ps->found || s.time < ps->best.time ||
+                  (s.time == ps->best.time &&
+                   (s.peak < ps->best.peak || (s.peak == ps->best.peak && s.total < ps->best.total)));
+    if (better)
+        ps->best = s;
+    ps->found = true;
+}
+
+static void split_visit(plan_search *ps, size_t g)
+{
+    size_t from = ps->starts[g], after = ps->k - g - 1;
+    for (size_t to = from + 1; to + after <= ps->b; to++) {
+        if (after == 0 && to != ps->b)
+            continue;
+        if ((uint64_t)(to - from) * ps->desc[from] > ps->budget)
+            break;
+        ps->starts[g + 1] = to;
+        if (after == 0)
+            split_done(ps);
+        else
+            split_visit(ps, g + 1);
+    }
+}
+
+bool bt_oracle_best_plan(bt_score *best, const uint32_t *desc, size_t b, size_t k, size_t dp,
+                         int sync, const bt_cost_model *m, uint64_t budget)
+{
+    BT_REQUIRE(k <= BT_PLAN_MAX_GROUPS && b <= BT_PLAN_MAX_SAMPLES);
+    plan_search ps = {.desc = desc, .b = b, .k = k, .dp = dp, .sync = sync, .m = m,
+                      .budget = budget};
+    ps.starts[0] = 0;
+    if (b >= k && k > 0)
+        split_visit(&ps, 0);
+    *best = ps.best;
+    return ps.found;
+}
+
+bool bt_oracle_min_peak(uint64_t *peak, const uint32_t *desc, size_t b, size_t k,
+                        const bt_cost_model *m, uint64_t cap, u128 limit)
+{
+    /* f[j][i]: the least peak of j groups over desc[0..i), each costing
+     * <= limit within cap */
+    uint64_t none = UINT64_MAX;
+    uint64_t *f = malloc((k + 1) * (b + 1) * sizeof *f);
+    for (size_t i = 0; i <= b; i++)
+        f[i] = i == 0 ? 0 : none;
+    for (size_t j = 1; j <= k; j++)
+        for (size_t i = 0; i <= b; i++) {
+            uint64_t best = none;
+            for (size_t p = j - 1; p < i; p++) {
+                u128 c = group_cost(desc, p, i, m, cap);
+                uint64_t before = f[(j - 1) * (b + 1) + p];
+                if (before == none || c == INF || c > limit)
+                    continue;
+                uint64_t tokens = (uint64_t)(i - p) * desc[p];
+                uint64_t v = tokens > before ? tokens : before;
+                best = v < best ? v : best;
+            }
+            f[j * (b + 1) + i] = best;
+        }
+    *peak = f[k * (b + 1) + b];
+    free(f);
+    return *peak != none;
+}

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #define SMALL_CASES 3000
+#define RANDOM_CASES 10000
 #define SMALL_MAX_N 120
 
 /* ---- drawing test inputs ------------------------------------------------ */
@@ -120,107 +121,203 @@ static void describe(const small_case *sc)
 
 /* ---- checking one step against the oracle -------------------------------- */
 
-/* The plan's max cost (exact and as reported) equals the DP optimum. */
-static void expect_min_max(const bt_planned *pl, const brs_plan *p, const bt_cost_model *m,
-                           uint64_t cap)
+static int sync_models(void)
+{
+#ifdef BRS_OPT_SYNC
+    return 2;
+#else
+    return 1; /* the library optimises per-micro-step sync only */
+#endif
+}
+
+/* The plan's score recomputed exactly from its micro-batches. */
+static bt_score plan_score(const bt_planned *pl, const bt_cost_model *m, int sync)
+{
+    bt_score s = {0, 0, 0};
+    size_t dp = (size_t)pl->step.dp, ga = (size_t)pl->step.ga;
+    u128 cost[64];
+    for (size_t i = 0; i < dp * ga && i < 64; i++) {
+        const bt_micro *mb = &pl->step.mb[i];
+        s.peak = mb->padded > s.peak ? mb->padded : s.peak;
+        cost[i] = bt_cost_padded(m, mb->count, mb->padded / mb->count);
+        s.total += cost[i];
+    }
+    for (size_t micro = 0; !sync && micro < ga; micro++) {
+        u128 worst = 0;
+        for (size_t r = 0; r < dp; r++)
+            worst = cost[r * ga + micro] > worst ? cost[r * ga + micro] : worst;
+        s.time += worst;
+    }
+    for (size_t r = 0; sync && r < dp; r++) {
+        u128 sum = 0;
+        for (size_t micro = 0; micro < ga; micro++)
+            sum += cost[r * ga + micro];
+        s.time = sum > s.time ? sum : s.time;
+    }
+    return s;
+}
+
+/* The bound is certified (never above the time) and tight: at least the
+ * exact min-max, and equal to the time with one micro-step. */
+static void expect_bound(const bt_planned *pl, const brs_plan *p, const bt_cost_model *m,
+                         uint64_t cap, u128 time)
 {
     size_t b = pl->step.num_samples, k = (size_t)pl->step.k;
-    u128 best = 0;
-    BT_ASSERT(bt_oracle_min_max(&best, pl->desc, b, k, m, cap));
-    BT_ASSERT(pl->max_cost == best);
-    BT_ASSERT(bt_close(bt_plan_double(p, BRS_PLAN_MAX_COST), bt_to_cost(best)));
+    u128 min_max = 0;
+    BT_ASSERT(bt_oracle_min_max(&min_max, pl->desc, b, k, m, cap));
+    double bound = bt_plan_double(p, BRS_PLAN_TIME_LOWER_BOUND);
+    BT_ASSERT(bt_le(bt_to_cost(min_max), bound));
+    BT_ASSERT(bt_le(bound, bt_to_cost(time)));
+    if (pl->step.ga == 1)
+        BT_ASSERT(bt_close(bound, bt_to_cost(time)));
 }
 
-/* Among plans at the optimum max cost: with one rank or one micro-step the
- * synchronised step is the total or the max, and the planner's total is the
- * least. Otherwise it may trade total cost for a shorter synchronised step
- * (the staircase), never a longer one than a least-total split gives. */
-static void expect_min_total(const bt_planned *pl, const brs_plan *p, const bt_cost_model *m,
-                             uint64_t cap)
+/* The plan of a small step is the exact optimum of the objective: the
+ * best over every contiguous split and deal within the memory budget. */
+static void expect_optimal(const bt_planned *pl, const brs_plan *p, const bt_cost_model *m,
+                           uint64_t cap, int sync)
 {
     size_t b = pl->step.num_samples, k = (size_t)pl->step.k, dp = (size_t)pl->step.dp;
-    u128 best = 0;
-    BT_ASSERT(bt_oracle_min_total(&best, pl->desc, b, k, m, cap, pl->max_cost));
-    if (dp == 1 || k == dp) {
-        BT_ASSERT(bt_close(pl->total_cost, bt_to_cost(best)));
-        return;
-    }
-    BT_ASSERT(bt_le(bt_to_cost(best), pl->total_cost));
-    u128 worst = 0;
-    if (bt_oracle_worst_sync_of_least_total(&worst, pl->desc, b, k, dp, m, cap, pl->max_cost,
-                                            best))
-        BT_ASSERT(bt_le(bt_plan_double(p, BRS_PLAN_MICRO_SYNC_TIME), bt_to_cost(worst)));
+    uint64_t budget = 0;
+    BT_ASSERT(bt_oracle_budget(&budget, pl->desc, b, k, m, cap));
+    bt_score best = {0, 0, 0}, got = plan_score(pl, m, sync);
+    BT_ASSERT(bt_oracle_best_plan(&best, pl->desc, b, k, dp, sync, m, budget));
+    BT_ASSERT(got.time == best.time);
+    BT_ASSERT(got.peak == best.peak);
+    BT_ASSERT(got.total == best.total);
+    expect_bound(pl, p, m, cap, got.time);
 }
 
-/* The capped plan of the same step: optimal under the cap when the DP finds
- * a split, else CAP_INFEASIBLE naming the fewest micro-batches that fit. */
-static void expect_capped(const small_case *sc, const bt_planned *free_plan, brs_plan *p,
-                          bool check_total)
+typedef struct {
+    bt_config c;
+    uint32_t len[SMALL_MAX_N];
+    uint64_t step;
+    enum shape shape;
+} tiny_case;
+
+/* B <= 12 and K <= 6: small enough for the brute force over every deal. */
+static void draw_tiny_case(tiny_case *tc, bt_rng *r, int i)
 {
-    bt_cost_model m = bt_cost_model_of(&sc->c);
-    uint64_t cap = (uint64_t)sc->c.max_tokens;
-    size_t b = free_plan->step.num_samples, k = (size_t)free_plan->step.k;
-    u128 best = 0;
-    bool feasible = bt_oracle_min_max(&best, free_plan->desc, b, k, &m, cap);
-    bt_planned pl;
-    if (!bt_plan_step(&pl, &sc->c, sc->step, p))
-        return;
-    if (!feasible) {
-        uint64_t need = bt_greedy_groups(free_plan->desc, b, &m, BT_NO_LIMIT, cap);
-        BT_ASSERT(need > k);
-        BT_ASSERT(pl.status == BRS_ERR_CAP_INFEASIBLE);
-        BT_ASSERT(bt_has_number(pl.message, need));
-    } else {
-        BT_ASSERT(pl.status == BRS_OK);
-        if (pl.status == BRS_OK) {
-            /* the cap changes the split, never the step's samples */
-            BT_ASSERT(pl.step.num_samples == b &&
-                      memcmp(pl.sorted, free_plan->sorted, b * sizeof *pl.sorted) == 0);
-            expect_min_max(&pl, p, &m, cap);
-            if (check_total)
-                expect_min_total(&pl, p, &m, cap);
-        }
-    }
-    bt_planned_free(&pl);
+    int64_t k = 1 + (int64_t)bt_rng_below(r, 6);
+    int64_t dp = 1 + (int64_t)bt_rng_below(r, (uint64_t)k);
+    while (k % dp)
+        dp--;
+    int64_t p = 1 + (int64_t)bt_rng_below(r, (uint64_t)(12 / k));
+    size_t b = (size_t)(p * k), n = b + bt_rng_below(r, 2 * b + 1);
+    tc->shape = (enum shape)(i % SHAPES);
+    draw_lengths(r, tc->len, n, tc->shape);
+    tc->c = bt_config_default(tc->len, n);
+    tc->c.batch_size = p;
+    tc->c.dp_size = dp;
+    tc->c.grad_accum = k / dp;
+    tc->c.seed = (int64_t)bt_rng_below(r, 1000);
+    tc->c.drop_last = (int64_t)bt_rng_below(r, 2);
+    tc->c.alpha = draw_alpha(r, i / SHAPES);
+    tc->c.intercept = draw_intercept(r, i / (SHAPES * 5));
+    uint64_t steps = tc->c.drop_last ? n / b : (n + b - 1) / b;
+    tc->step = bt_rng_below(r, steps);
+    uint32_t longest = max_length(tc->len, n);
+    tc->c.max_tokens =
+        bt_rng_below(r, 2) ? longest + (int64_t)bt_rng_below(r, (uint64_t)longest * (uint64_t)p * 2)
+                           : 0;
 }
 
-static void run_small_cases(bool check_total)
+/* Each tiny case under both sync models, without and with its cap. */
+static void test_small_plans_equal_brute_force(void)
 {
-    bt_rng r = {check_total ? 20261202 : 4242};
+    bt_rng r = {20261203};
     brs_plan *p = NULL;
     CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
     for (int i = 0; i < SMALL_CASES; i++) {
-        small_case sc;
-        draw_small_case(&sc, &r, i);
-        describe(&sc);
-        bt_config free_cfg = sc.c;
-        free_cfg.max_tokens = 0;
-        bt_cost_model m = bt_cost_model_of(&free_cfg);
-        bt_planned pl;
-        if (!bt_plan_step(&pl, &free_cfg, sc.step, p))
-            continue;
-        BT_ASSERT(pl.status == BRS_OK);
-        if (pl.status == BRS_OK) {
-            expect_min_max(&pl, p, &m, 0);
-            if (check_total)
-                expect_min_total(&pl, p, &m, 0);
-            if (sc.c.max_tokens)
-                expect_capped(&sc, &pl, p, check_total);
+        tiny_case tc;
+        draw_tiny_case(&tc, &r, i);
+        for (int sync = 0; sync < sync_models(); sync++) {
+            for (int capped = 0; capped < 2; capped++) {
+                bt_config c = tc.c;
+                c.sync = sync;
+                if (!capped)
+                    c.max_tokens = 0;
+                else if (!c.max_tokens)
+                    continue;
+                bt_set_case("tiny %d: %s n %zu P %" PRId64 " dp %" PRId64 " ga %" PRId64
+                            " sync %d alpha %.10g intercept %.10g max_tokens %" PRId64
+                            " step %" PRIu64,
+                            i, shape_name[tc.shape], c.n, c.batch_size, c.dp_size, c.grad_accum,
+                            sync, c.alpha, c.intercept, c.max_tokens, tc.step);
+                bt_cost_model m = bt_cost_model_of(&c);
+                bt_planned pl;
+                if (!bt_plan_step(&pl, &c, tc.step, p))
+                    continue;
+                if (pl.status == BRS_OK) {
+                    expect_optimal(&pl, p, &m, (uint64_t)c.max_tokens, sync);
+                } else {
+                    /* only a cap makes a step infeasible, and then the DP agrees */
+                    u128 unused;
+                    BT_ASSERT(pl.status == BRS_ERR_CAP_INFEASIBLE && capped);
+                    BT_ASSERT(!bt_oracle_min_max(&unused, pl.desc, pl.step.num_samples,
+                                                 (size_t)pl.step.k, &m, (uint64_t)c.max_tokens));
+                }
+                bt_planned_free(&pl);
+            }
         }
-        bt_planned_free(&pl);
     }
     brs_plan_free(p);
 }
 
-static void test_small_min_max_equals_dp(void)
+/* ---- random configurations: what holds for every plan --------------------- */
+
+/* What every plan satisfies, checked against exact DPs: within the memory
+ * budget; never slower than the least-total min-max split (the budget's
+ * own plan, dealt the same way, is a candidate); with one micro-step the
+ * exact min-max, then the least peak at it; with one rank the least total
+ * within the budget. */
+static void expect_objective_holds(const bt_planned *pl, const brs_plan *p,
+                                   const bt_cost_model *m, uint64_t cap, int sync)
 {
-    run_small_cases(false);
+    size_t b = pl->step.num_samples, k = (size_t)pl->step.k;
+    uint64_t budget = 0;
+    BT_ASSERT(bt_oracle_budget(&budget, pl->desc, b, k, m, cap));
+    bt_score got = plan_score(pl, m, sync);
+    BT_ASSERT(got.peak <= budget);
+    expect_bound(pl, p, m, cap, got.time);
+    u128 min_max = 0, least = 0;
+    BT_ASSERT(bt_oracle_min_max(&min_max, pl->desc, b, k, m, cap));
+    if (pl->step.ga == 1) {
+        uint64_t peak = 0;
+        BT_ASSERT(got.time == min_max);
+        BT_ASSERT(bt_oracle_min_peak(&peak, pl->desc, b, k, m, budget, min_max));
+        BT_ASSERT(got.peak == peak);
+    }
+    if (pl->step.dp == 1) {
+        BT_ASSERT(bt_oracle_min_total(&least, pl->desc, b, k, m, budget, BT_NO_LIMIT));
+        BT_ASSERT(got.time == least);
+    }
+    /* any plan's time is at least the min-max and the least total per rank */
+    BT_ASSERT(bt_oracle_min_total(&least, pl->desc, b, k, m, cap, BT_NO_LIMIT));
+    BT_ASSERT(got.time >= min_max && got.time * (u128)pl->step.dp >= least);
 }
 
-/* The second objective of the lexicographic order: less total cost. */
-static void test_small_total_cost_least_among_optimal(void)
+static void test_random_configurations(void)
 {
-    run_small_cases(true);
+    bt_rng r = {4242};
+    brs_plan *p = NULL;
+    CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
+    for (int i = 0; i < RANDOM_CASES; i++) {
+        small_case sc;
+        draw_small_case(&sc, &r, i);
+        describe(&sc);
+        sc.c.sync = i % sync_models();
+        bt_cost_model m = bt_cost_model_of(&sc.c);
+        bt_planned pl;
+        if (!bt_plan_step(&pl, &sc.c, sc.step, p))
+            continue;
+        if (pl.status == BRS_OK)
+            expect_objective_holds(&pl, p, &m, (uint64_t)sc.c.max_tokens, (int)sc.c.sync);
+        else
+            BT_ASSERT(pl.status == BRS_ERR_CAP_INFEASIBLE && sc.c.max_tokens);
+        bt_planned_free(&pl);
+    }
+    brs_plan_free(p);
 }
 
 /* The oracle itself: on tiny steps the DP over contiguous splits equals a
@@ -324,13 +421,17 @@ static void check_large_step(const bt_config *capped, uint64_t step, brs_plan *p
     if (free_plan.status != BRS_OK)
         return;
     size_t b = free_plan.step.num_samples, k = (size_t)free_plan.step.k;
-    BT_ASSERT(bt_threshold_optimal(free_plan.desc, b, k, &m, 0, free_plan.max_cost));
+    /* With one micro-step the step time is the max cost: the exact min-max.
+     * Otherwise the max cost may rise for a shorter step. */
+    bool one_micro = free_plan.step.ga == 1;
+    if (one_micro)
+        BT_ASSERT(bt_threshold_optimal(free_plan.desc, b, k, &m, 0, free_plan.max_cost));
     uint64_t cap = (uint64_t)capped->max_tokens;
     if (cap && bt_plan_step(&pl, capped, step, p)) {
         uint64_t need = bt_greedy_groups(free_plan.desc, b, &m, BT_NO_LIMIT, cap);
         if (need <= k) {
             BT_ASSERT(pl.status == BRS_OK);
-            if (pl.status == BRS_OK)
+            if (pl.status == BRS_OK && one_micro)
                 BT_ASSERT(bt_threshold_optimal(pl.desc, b, k, &m, cap, pl.max_cost));
         } else {
             BT_ASSERT(pl.status == BRS_ERR_CAP_INFEASIBLE);
@@ -574,9 +675,9 @@ static void test_packed_epoch_covers_every_index(void)
 int main(int argc, char **argv)
 {
     static const bt_test tests[] = {
-        {"small steps: max cost equals the DP optimum", test_small_min_max_equals_dp},
-        {"small steps: least total cost among optimal plans",
-         test_small_total_cost_least_among_optimal},
+        {"small steps: plan equals the brute force over splits and deals",
+         test_small_plans_equal_brute_force},
+        {"random configurations: budget, bound and exact cases", test_random_configurations},
         {"oracle self-check: DP equals brute force", test_dp_equals_brute_force_over_all_partitions},
         {"equal lengths: closed-form optimum", test_equal_lengths_closed_form},
         {"large steps: greedy threshold optimality", test_large_random_threshold_optimal},

@@ -57,10 +57,18 @@ static void test_upstream_n246_reaches_optimum(void)
                 BT_ASSERT(pl.status == BRS_OK && pl.step.num_samples == N246);
                 bt_cost_model m = bt_cost_model_of(&c);
                 u128 best = 0;
+                /* With one micro-step the step time is the max cost, and
+                 * the plan reaches the exact min-max; with more, the bound
+                 * on the step time is at least that optimum. */
                 if (pl.status == BRS_OK &&
                     bt_oracle_min_max(&best, pl.desc, N246, (size_t)pl.step.k, &m, 0)) {
-                    BT_ASSERT(pl.max_cost == best);
-                    BT_ASSERT(bt_close(bt_plan_double(p, BRS_PLAN_MAX_COST), bt_to_cost(best)));
+                    if (c.grad_accum == 1) {
+                        BT_ASSERT(pl.max_cost == best);
+                        BT_ASSERT(bt_close(bt_plan_double(p, BRS_PLAN_MAX_COST),
+                                           bt_to_cost(best)));
+                    }
+                    BT_ASSERT(bt_le(bt_to_cost(best),
+                                    bt_plan_double(p, BRS_PLAN_TIME_LOWER_BOUND)));
                 }
                 bt_planned_free(&pl);
             }
@@ -120,8 +128,9 @@ static void test_extremes_no_overflow(void)
                     dup += pl.sorted[j] != j; /* N = B: every index exactly once */
                 BT_ASSERT(pl.step.num_samples == n && dup == 0);
                 bt_cost_model m = bt_cost_model_of(&c);
-                BT_ASSERT(bt_threshold_optimal(pl.desc, n, (size_t)pl.step.k, &m,
-                                               (uint64_t)c.max_tokens, pl.max_cost));
+                if (c.grad_accum == 1) /* the step time is the max cost */
+                    BT_ASSERT(bt_threshold_optimal(pl.desc, n, (size_t)pl.step.k, &m,
+                                                   (uint64_t)c.max_tokens, pl.max_cost));
             }
             bt_planned_free(&pl);
         }
@@ -167,7 +176,7 @@ static void test_one_long_sample_front_loads_the_first_micro_step(void)
 int main(int argc, char **argv)
 {
     static const bt_test tests[] = {
-        {"upstream N = 246 skewed steps reach the optimum", test_upstream_n246_reaches_optimum},
+        {"upstream N = 246 skewed steps: exact min-max, bound above it", test_upstream_n246_reaches_optimum},
         {"B = 1e5, K up to 1e4, huge lengths: no overflow", test_extremes_no_overflow},
         {"one long sample: the first micro-step takes the work",
          test_one_long_sample_front_loads_the_first_micro_step},

@@ -1,4 +1,4 @@
-"""Per-micro-batch Python overhead of iterating a BatchRebalanceSampler through ctypes.
+"""Python overhead of iterating a BatchRebalanceSampler through ctypes.
 
     BRS_LIBRARY=BUILD/libbrs/libbrs.so.1 PYTHONPATH=bindings/python \
         python bindings/python/benchmarks/iteration_overhead.py [N]
@@ -7,8 +7,13 @@ Iterates whole epochs of N synthetic lengths (lognormal(5, 1) clipped to [16, 10
 upstream reference distribution). The time spent inside brs_plan_compute (the planning, C) is
 clocked around each call and subtracted; what remains, per yielded micro-batch, is what the
 Python layer adds: the generator, the ctypes call that fetches the indices, the list. Best of 3.
+
+Then the same per optimizer step (one plan compute + this rank's G micro-batches) at B = 1024,
+K = 64 on the manpages lengths (data/manpages.lengths): the overhead per step next to the C
+planning time per step measured in the same run.
 """
 
+import os
 import random
 import sys
 import time
@@ -52,6 +57,34 @@ def epoch_overhead(sampler):
     return (total - planning.seconds) / count, total / count, count
 
 
+DATA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "data")
+
+
+def manpages():
+    with open(os.path.join(DATA, "manpages.lengths")) as f:
+        return [int(line) for line in f if line.strip()]
+
+
+def per_step(lengths):
+    """Overhead and C planning time per optimizer step at B = 1024, K = 64 (two layouts)."""
+    for p, g, dp in ((16, 1, 64), (16, 8, 8)):
+        sampler = BatchRebalanceSampler(lengths, per_device_batch_size=p, grad_accum=g,
+                                        dp_size=dp, rank=dp // 2)
+        best = None
+        for _ in range(5):
+            with ClockedPlanning() as planning:
+                started = time.perf_counter()
+                count = sum(1 for _ in sampler)
+                total = time.perf_counter() - started
+            steps = count // g
+            row = ((total - planning.seconds) / steps, planning.seconds / steps, steps)
+            best = row if best is None or row[0] < best[0] else best
+        overhead, planning_time, steps = best
+        print(f"B=1024 K=64 P={p} G={g} R={dp} manpages, {steps} steps: Python overhead "
+              f"{overhead * 1e6:.1f} us per optimizer step, C planning {planning_time * 1e6:.1f} "
+              "us per step (best of 5)")
+
+
 def main(n):
     lengths = synthetic(n)
     for p, g, dp in ((8, 1, 1), (8, 4, 8), (32, 2, 64)):
@@ -61,6 +94,7 @@ def main(n):
         print(f"P={p:<3} G={g:<2} R={dp:<3} {count:>7} micro-batches of ~{p} samples: Python "
               f"overhead {overhead * 1e6:.2f} us per micro-batch ({total * 1e6:.2f} us with "
               "planning)")
+    per_step(manpages())
 
 
 if __name__ == "__main__":

@@ -128,7 +128,9 @@ def test_ours_never_plans_a_costlier_micro_batch(tmp_path, dataset, setting):
 
 
 def test_ours_respects_max_tokens_where_upstream_exceeds_it(tmp_path, dataset):
-    setting = SETTINGS[0]
+    # 4 x 32: with the epoch order of this seed upstream's peak only reaches the tightest cap
+    # at 8 x 8, while at 4 x 32 it exceeds it on some steps, which this test needs.
+    setting = SETTINGS[1]
     theirs_sampler = upstream(tmp_path, dataset, setting)
     uncapped = ours(tmp_path, dataset, setting)
     steps = [step_samples(uncapped.plan(step)) for step in range(uncapped.steps_per_epoch)]

@@ -1,0 +1,250 @@
+/* layered.c - a candidate split for the synchronised step: the sorted step
+ * cut into grad_accum contiguous layers, one per micro-step, each split into
+ * dp_size groups at its own exact min-max (docs/algorithm.md, "Layers").
+ *
+ * Under per-micro-step sync a layered plan takes sum over layers of the
+ * layer's min-max; long samples share a layer, so only one micro-step pays
+ * for them. The cuts come from a dynamic programme over a grid of at most
+ * GRID + 1 cut positions with a cheap estimate of each layer's time (its
+ * average and its longest sample), then a descent on the exact layer times
+ * moving one cut at a time by 1, 2, 4, ... 64 samples, then a push: each layer grows as far as its own
+ * time allows, which only shrinks the layers after it. Inside each layer the
+ * groups take the least memory peak that keeps the layer's time, then the
+ * least total cost. With one layer (grad_accum 1) this is the exact
+ * lexicographic optimum: the min-max, then the least peak at it.
+ * `model` carries the memory budget as its token cap.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+#define NO_TIME (~(brs_wide)0)
+
+enum { GRID = 64, DESCENT_ROUNDS = 1, DESCENT_MAX_GROUPS = 1024, DESCENT_REACH = 64, REFINE_PER_SAMPLE = 4, REFINE_BASE = 4096 };
+
+struct layers {
+    const uint32_t *lengths;
+    const double *inverse_weight;
+    size_t n, ranks, count; /* count: the number of layers */
+    const struct brs_cost_model *model;
+    size_t *cut;     /* count + 1: layer m is [cut[m], cut[m + 1]) */
+    brs_wide *time;  /* count: exact min-max of each layer */
+    const brs_wide *prefix; /* n + 1: prefix[i] is the weight of the i longest samples */
+};
+
+/* The exact min-max of [a, b) into `ranks` groups under the cap; NO_TIME
+ * when the layer cannot hold them. */
+static brs_wide layer_time(const struct layers *l, size_t a, size_t b)
+{
+    size_t size = b - a;
+    if (b <= a || size < l->ranks) return NO_TIME;
+    if (l->model->max_tokens && brs_groups_for_cap(l->lengths + a, size, l->model) > l->ranks)
+        return NO_TIME;
+    /* the average group and the longest sample alone: O(1) from the prefix sums */
+    brs_wide average = (l->prefix[b] - l->prefix[a] + l->ranks - 1) / l->ranks;
+    brs_wide head = brs_sample_weight(l->model, l->lengths[a]);
+    brs_wide bound = l->model->intercept + (average > head ? average : head);
+    return brs_min_max_threshold(l->lengths + a, l->inverse_weight + a, size, l->ranks, l->model,
+                                 bound);
+}
+
+/* ---- the estimate and the dynamic programme over grid cuts ---------------- */
+
+/* A layer's time estimated from below: its average group and its longest
+ * sample alone. prefix[i] is the weight of the i longest samples. */
+static brs_wide estimate(const struct layers *l, const brs_wide *prefix, size_t a, size_t b)
+{
+    if (b <= a || b - a < l->ranks) return NO_TIME;
+    brs_wide average = (prefix[b] - prefix[a] + l->ranks - 1) / l->ranks;
+    brs_wide head = brs_sample_weight(l->model, l->lengths[a]);
+    return l->model->intercept + (average > head ? average : head);
+}
+
+/* best[m][i]: the least estimated time of m layers covering the first
+ * grid[i] samples; from[m][i] the grid point where the m-th layer starts. */
+static brs_status grid_cuts(struct layers *l, const brs_wide *prefix)
+{
+    size_t points = l->n < GRID ? l->n : GRID, g = l->count;
+    size_t *grid = malloc((points + 1) * sizeof *grid);
+    brs_wide *best = malloc((g + 1) * (points + 1) * sizeof *best);
+    uint32_t *from = malloc((g + 1) * (points + 1) * sizeof *from);
+    brs_status status = grid && best && from ? BRS_OK : BRS_ERR_NO_MEMORY;
+    if (status == BRS_OK) {
+        for (size_t i = 0; i <= points; i++) grid[i] = i * l->n / points;
+        for (size_t i = 0; i <= points; i++) best[i] = i == 0 ? 0 : NO_TIME;
+        for (size_t m = 1; m <= g; m++) {
+            brs_wide *row = best + m * (points + 1), *prev = row - (points + 1);
+            for (size_t i = 0; i <= points; i++) {
+                row[i] = NO_TIME;
+                from[m * (points + 1) + i] = 0;
+                for (size_t h = 0; h < i; h++) {
+                    brs_wide e = estimate(l, prefix, grid[h], grid[i]);
+                    if (prev[h] == NO_TIME || e == NO_TIME || prev[h] + e >= row[i]) continue;
+                    row[i] = prev[h] + e;
+                    from[m * (points + 1) + i] = (uint32_t)h;
+                }
+            }
+        }
+        if (best[g * (points + 1) + points] == NO_TIME) status = BRS_ERR_INVALID_ARGUMENT;
+        size_t i = points;
+        for (size_t m = g; m > 0 && status == BRS_OK; m--) {
+            l->cut[m] = grid[i];
+            i = from[m * (points + 1) + i];
+        }
+        l->cut[0] = 0;
+    }
+    free(grid);
+    free(best);
+    free(from);
+    return status;
+}
+
+/* ---- exact refinement of the cuts ----------------------------------------- */
+
+static brs_wide sum_of_times(const struct layers *l)
+{
+    brs_wide sum = 0;
+    for (size_t m = 0; m < l->count; m++) {
+        if (l->time[m] == NO_TIME) return NO_TIME;
+        sum += l->time[m];
+    }
+    return sum;
+}
+
+/* Moves cut m (between layers m - 1 and m) by growing steps either way and
+ * keeps the move that lowers the two layers' time the most. */
+static void descend_cut(struct layers *l, size_t m)
+{
+    size_t a = l->cut[m - 1], here = l->cut[m], b = l->cut[m + 1];
+    brs_wide now = l->time[m - 1] == NO_TIME || l->time[m] == NO_TIME
+                       ? NO_TIME
+                       : l->time[m - 1] + l->time[m];
+    size_t best_cut = here;
+    brs_wide best_left = l->time[m - 1], best_right = l->time[m];
+    for (int side = -1; side <= 1; side += 2) {
+        for (size_t step = 1; step < b - a && step <= DESCENT_REACH; step *= 2) {
+            if (side < 0 ? here < a + step : here + step >= b) break;
+            size_t c = side < 0 ? here - step : here + step;
+            brs_wide left = layer_time(l, a, c), right = layer_time(l, c, b);
+            if (left == NO_TIME || right == NO_TIME) continue;
+            if (now == NO_TIME || left + right < now) {
+                now = left + right;
+                best_cut = c;
+                best_left = left;
+                best_right = right;
+            }
+        }
+    }
+    l->cut[m] = best_cut;
+    l->time[m - 1] = best_left;
+    l->time[m] = best_right;
+}
+
+/* Each layer in turn as far as its time allows (greedy groups at it),
+ * leaving a sample for every group after it; the next layer only shrinks. */
+static void push(struct layers *l)
+{
+    for (size_t m = 0; m + 1 < l->count; m++) {
+        if (l->time[m] == NO_TIME) return;
+        size_t pos = l->cut[m], after = l->ranks * (l->count - m - 1);
+        for (size_t r = 0; r < l->ranks; r++)
+            pos += brs_greedy_group(l->lengths, l->n, pos, after + l->ranks - 1 - r, l->model,
+                                    l->time[m]);
+        if (pos > l->cut[m + 1]) {
+            l->cut[m + 1] = pos;
+            l->time[m + 1] = layer_time(l, l->cut[m + 1], l->cut[m + 2]);
+        }
+    }
+}
+
+static void refine_cuts(struct layers *l)
+{
+    for (size_t m = 0; m < l->count; m++) l->time[m] = layer_time(l, l->cut[m], l->cut[m + 1]);
+    /* the descent's layer times cost O(ranks) probes each: skipped for very wide steps */
+    int rounds = l->ranks * l->count > DESCENT_MAX_GROUPS ? 0 : DESCENT_ROUNDS;
+    for (int round = 0; round < rounds; round++)
+        for (size_t m = 1; m < l->count; m++) descend_cut(l, m);
+    push(l);
+}
+
+/* ---- the groups of one layer ---------------------------------------------- */
+
+/* Groups the greedy needs for [a, b) at cost <= threshold and the model's cap. */
+static size_t greedy_count(const uint32_t *lengths, size_t a, size_t b,
+                           const struct brs_cost_model *model, brs_wide threshold)
+{
+    size_t groups = 0;
+    for (size_t pos = a; pos < b; groups++)
+        pos += brs_greedy_group(lengths, b, pos, 0, model, threshold);
+    return groups;
+}
+
+/* The least token cap that keeps [a, b) within `ranks` groups of cost <= t. */
+static uint64_t least_peak(const uint32_t *lengths, size_t a, size_t b, size_t ranks,
+                           const struct brs_cost_model *model, brs_wide t)
+{
+    struct brs_cost_model probe = *model;
+    uint64_t low = lengths[a], high = model->max_tokens;
+    if (high == 0) high = (uint64_t)(b - a) * lengths[a];
+    while (low < high) {
+        probe.max_tokens = low + (high - low) / 2;
+        if (greedy_count(lengths, a, b, &probe, t) <= ranks)
+            high = probe.max_tokens;
+        else
+            low = probe.max_tokens + 1;
+    }
+    return low;
+}
+
+/* Layer m's `ranks` groups into starts/costs (absolute positions): the least
+ * peak at the layer's time, then the least total cost there. */
+static brs_status build_layer(const struct layers *l, size_t m, size_t *starts, brs_wide *costs,
+                              brs_wide *weight)
+{
+    size_t a = l->cut[m], size = l->cut[m + 1] - a;
+    struct brs_cost_model held = *l->model;
+    held.max_tokens = least_peak(l->lengths, a, a + size, l->ranks, l->model, l->time[m]);
+    struct brs_split part = {starts, NULL, costs, 0, 0, 0, 0, 0};
+    brs_status status = brs_refine_least_total(&part, l->lengths + a, size, l->ranks, &held,
+                                               l->time[m], REFINE_PER_SAMPLE * size + REFINE_BASE,
+                                               weight);
+    if (status == BRS_ERR_TOO_LARGE) {
+        size_t groups = brs_greedy_from_right(starts, l->lengths + a, size, &held, l->time[m]);
+        status = brs_split_to_k(&part, l->lengths + a, size, groups, l->ranks, &held);
+    }
+    for (size_t r = 0; r < l->ranks && status == BRS_OK; r++) starts[r] += a;
+    return status;
+}
+
+brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                            const double *inverse_weight, size_t n, size_t dp_size,
+                            size_t grad_accum, const struct brs_cost_model *model)
+{
+    size_t *cut = malloc((grad_accum + 1) * sizeof *cut);
+    brs_wide *time = malloc(grad_accum * sizeof *time);
+    brs_wide *prefix = malloc((n + 1) * sizeof *prefix);
+    brs_status status = cut && time && prefix ? BRS_OK : BRS_ERR_NO_MEMORY;
+    struct layers l = {lengths, inverse_weight, n, dp_size, grad_accum, model, cut, time, prefix};
+    if (status == BRS_OK) {
+        prefix[0] = 0;
+        for (size_t i = 0; i < n; i++) prefix[i + 1] = prefix[i] + brs_sample_weight(model, lengths[i]);
+        cut[grad_accum] = n;
+        status = grad_accum == 1 ? BRS_OK : grid_cuts(&l, prefix);
+        cut[0] = 0;
+    }
+    if (status == BRS_OK) {
+        if (grad_accum == 1)
+            time[0] = layer_time(&l, 0, n);
+        else
+            refine_cuts(&l);
+        if (sum_of_times(&l) == NO_TIME) status = BRS_ERR_INVALID_ARGUMENT;
+    }
+    /* prefix (n + 1 wide words) is free now: it is the refine's weights. */
+    for (size_t m = 0; m < grad_accum && status == BRS_OK; m++)
+        status = build_layer(&l, m, starts + m * dp_size, costs + m * dp_size, prefix);
+    starts[grad_accum * dp_size] = n;
+    free(cut);
+    free(time);
+    free(prefix);
+    return status;
+}
