@@ -52,9 +52,10 @@ def run_python(args, timeout=120, **env):
 
 # -- torchrun: the launching side ---------------------------------------------------------------
 
-def torchrun(script, *args, nproc=2, timeout=240, env=None):
+def torchrun(script, *args, nproc=2, timeout=240, env=None, ranks_stderr=False):
     """Runs ``script`` under torchrun with ``nproc`` processes; fails the test with every rank's
-    exit code and the tail of its own stderr when the run fails or hangs.
+    exit code and the tail of its own stderr when the run fails or hangs. Returns torchrun's
+    output, or with ``ranks_stderr`` every rank's stderr, rank by rank (what the ranks logged).
 
     Each rank's output goes to its own log file (torchrun --redirects), so a rank that dies shows
     its own traceback or abort message instead of an interleaved console. The launcher gets its
@@ -76,6 +77,8 @@ def torchrun(script, *args, nproc=2, timeout=240, env=None):
         if process.returncode != 0:
             _fail(script, args, f"failed (torchrun exit code {process.returncode})", output,
                   logs, nproc)
+        if ranks_stderr:
+            return "\n".join(rank_logs(logs, nproc, tail=None).values())
         return output
 
 
@@ -94,7 +97,8 @@ def rank_logs(log_dir, nproc, stream="stderr", tail=4000):
     found = {}
     for rank in range(nproc):
         files = sorted(pathlib.Path(log_dir).glob(f"*/attempt_*/{rank}/{stream}.log"))
-        found[rank] = files[-1].read_text(errors="replace")[-tail:] if files else "(no log)"
+        text = files[-1].read_text(errors="replace") if files else "(no log)"
+        found[rank] = text[-tail:] if tail else text
     return found
 
 

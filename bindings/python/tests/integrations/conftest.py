@@ -28,9 +28,10 @@ def torchrun():
     return run_torchrun
 
 
-def run_torchrun(script, *args, nproc=2):
+def run_torchrun(script, *args, nproc=2, ranks_stderr=False):
     """Runs ``script`` under torchrun with ``nproc`` gloo processes (brs_testing.torchrun: a
     failure reports every rank's exit code and stderr)."""
     import brs_testing
 
-    return brs_testing.torchrun(HERE / script, *args, nproc=nproc, timeout=TORCHRUN_TIMEOUT_S)
+    return brs_testing.torchrun(HERE / script, *args, nproc=nproc, timeout=TORCHRUN_TIMEOUT_S,
+                                ranks_stderr=ranks_stderr)

