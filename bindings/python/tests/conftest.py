@@ -16,6 +16,11 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # brs_testing
 from brs_testing import read_lengths  # noqa: E402
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "distributed: starts several processes (torchrun, gloo); scripts/soak-distributed")
+
+
 @pytest.fixture(scope="session")
 def gsm8k():
     return read_lengths("gsm8k_train.lengths")

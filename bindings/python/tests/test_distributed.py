@@ -8,6 +8,8 @@ import pytest
 from brs import BatchRebalanceSampler, distributed
 from brs_testing import random_lengths, run_python
 
+pytestmark = pytest.mark.distributed  # scripts/soak-distributed runs these
+
 LENGTHS = random_lengths(256, seed=3)
 
 

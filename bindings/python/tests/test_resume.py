@@ -12,6 +12,8 @@ from brs_testing import TESTS, random_lengths, run_python  # noqa: E402
 
 import resume_worker  # noqa: E402
 
+pytestmark = pytest.mark.distributed  # scripts/soak-distributed runs these
+
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):

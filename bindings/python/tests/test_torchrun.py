@@ -10,6 +10,8 @@ pytest.importorskip("torch")
 import brs_testing  # noqa: E402
 from brs_testing import TESTS  # noqa: E402
 
+pytestmark = pytest.mark.distributed  # scripts/soak-distributed runs these
+
 TIMEOUT_S = 150
 
 

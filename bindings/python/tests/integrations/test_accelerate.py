@@ -18,6 +18,8 @@ from _support import TokenDataset, pad_collate, read_json, scaled_lengths
 from brs import BatchRebalanceSampler
 from brs.integrations.accelerate import prepare_dataloader
 
+pytestmark = pytest.mark.distributed  # scripts/soak-distributed runs these
+
 RANKS = 2
 SAVE_AT = 10
 

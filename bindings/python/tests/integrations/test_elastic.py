@@ -16,6 +16,8 @@ import run_elastic as cfg
 from _support import read_json, scaled_lengths
 from brs import BatchRebalanceSampler, CostModel
 
+pytestmark = pytest.mark.distributed  # scripts/soak-distributed runs these
+
 
 def leg(out, name, ranks):
     return [read_json(out / f"{name}-rank{rank}.json") for rank in range(ranks)]

@@ -16,6 +16,8 @@ import _lightning_app as app  # noqa: E402
 import run_lightning  # noqa: E402
 from _support import read_json  # noqa: E402
 
+pytestmark = pytest.mark.distributed  # scripts/soak-distributed runs these
+
 RANKS = 2
 STEPS_PER_EPOCH = 5
 STOP = 7  # epoch 1, step 2

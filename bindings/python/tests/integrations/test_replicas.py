@@ -10,6 +10,8 @@ import pytest
 import run_replicas as cfg
 from _support import read_json
 
+pytestmark = pytest.mark.distributed  # scripts/soak-distributed runs these
+
 pytest.importorskip("torch.distributed.device_mesh")
 
 RANKS = 4

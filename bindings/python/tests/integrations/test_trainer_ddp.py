@@ -13,6 +13,8 @@ import run_trainer as cfg
 from _support import TokenDataset, pad_collate, read_json, scaled_lengths, tiny_gpt2
 from brs import BatchRebalanceSampler, CostModel
 
+pytestmark = pytest.mark.distributed  # scripts/soak-distributed runs these
+
 RANKS = 2
 STEPS_PER_EPOCH = 7  # ceil(100 / (4 * 2 * 2))
 STOP = cfg.SAVE_STEPS  # 10: epoch 1, step 3
