@@ -13,7 +13,7 @@
  * It enters every fingerprint; bump it with any change of output and
  * regenerate tests/vectors.
  */
-#define BRS_PLAN_ALGORITHM_VERSION 7
+#define BRS_PLAN_ALGORITHM_VERSION 8
 
 /* Costs are exact integers in micro cost units (1e-6), held in 128 bits.
  * Bounds (proof of no overflow): a length L < 2^32, alpha_micro <= 1e9 <
@@ -144,6 +144,10 @@ void brs_fill_inverse_weights(double *inverse, const uint32_t *lengths, size_t n
 brs_wide brs_min_max_threshold(const uint32_t *lengths, const double *inverse_weight, size_t n,
                                size_t k, const struct brs_cost_model *model,
                                brs_wide lower_bound);
+/* The exact least peak of padded tokens among splits into k contiguous
+ * non-empty groups of cost <= time under the model's cap (time feasible). */
+uint64_t brs_least_peak(const uint32_t *lengths, const double *inverse_weight, size_t n, size_t k,
+                        const struct brs_cost_model *model, brs_wide time);
 
 /* planner.c / packed.c: split n samples sorted by length descending
  * (`lengths`) into k groups. On success group g is [starts[g], starts[g+1])
@@ -222,6 +226,14 @@ brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengt
 brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *lengths,
                             const double *inverse_weight, size_t n, size_t dp_size,
                             size_t grad_accum, const struct brs_cost_model *model);
+/* layered.c: n samples into `ranks` contiguous groups of cost <= time (the
+ * exact min-max, or any feasible time): the least peak, then the least total
+ * cost at that peak where its search is small enough. This is the exact
+ * lexicographic optimum of a step of one micro-step. `weight` is scratch of
+ * n and may share inverse_weight's memory. */
+brs_status brs_plan_layer(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                          const double *inverse_weight, size_t n, size_t ranks,
+                          const struct brs_cost_model *model, brs_wide time, brs_wide *weight);
 
 /* planner.c: a candidate's score, lexicographic: the step time of the sync
  * model (the deal of brs_assign), the peak padded tokens, the total cost.

@@ -10,8 +10,8 @@
  * moving one cut at a time by 1, 2, 4, ... 64 samples, then a push: each layer grows as far as its own
  * time allows, which only shrinks the layers after it. Inside each layer the
  * groups take the least memory peak that keeps the layer's time, then the
- * least total cost. With one layer (grad_accum 1) this is the exact
- * lexicographic optimum: the min-max, then the least peak at it.
+ * least total cost (brs_plan_layer): with one layer (grad_accum 1) that is
+ * the exact lexicographic optimum, and the planner's whole answer.
  * `model` carries the memory budget as its token cap.
  */
 #include "internal.h"
@@ -169,49 +169,28 @@ static void refine_cuts(struct layers *l)
 
 /* ---- the groups of one layer ---------------------------------------------- */
 
-/* Groups the greedy needs for [a, b) at cost <= threshold and the model's cap. */
-static size_t greedy_count(const uint32_t *lengths, size_t a, size_t b,
-                           const struct brs_cost_model *model, brs_wide threshold)
+brs_status brs_plan_layer(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                          const double *inverse_weight, size_t n, size_t ranks,
+                          const struct brs_cost_model *model, brs_wide time, brs_wide *weight)
 {
-    size_t groups = 0;
-    for (size_t pos = a; pos < b; groups++)
-        pos += brs_greedy_group(lengths, b, pos, 0, model, threshold);
-    return groups;
+    struct brs_cost_model held = *model;
+    /* before the refine: `weight` may share inverse_weight's memory */
+    held.max_tokens = brs_least_peak(lengths, inverse_weight, n, ranks, model, time);
+    struct brs_split part = {starts, NULL, costs, 0, 0, 0, 0, 0};
+    brs_status status = brs_refine_least_total(&part, lengths, n, ranks, &held, time,
+                                               REFINE_PER_SAMPLE * n + REFINE_BASE, weight);
+    if (status != BRS_ERR_TOO_LARGE) return status;
+    size_t groups = brs_greedy_from_right(starts, lengths, n, &held, time);
+    return brs_split_to_k(&part, lengths, n, groups, ranks, &held);
 }
 
-/* The least token cap that keeps [a, b) within `ranks` groups of cost <= t. */
-static uint64_t least_peak(const uint32_t *lengths, size_t a, size_t b, size_t ranks,
-                           const struct brs_cost_model *model, brs_wide t)
-{
-    struct brs_cost_model probe = *model;
-    uint64_t low = lengths[a], high = model->max_tokens;
-    if (high == 0) high = (uint64_t)(b - a) * lengths[a];
-    while (low < high) {
-        probe.max_tokens = low + (high - low) / 2;
-        if (greedy_count(lengths, a, b, &probe, t) <= ranks)
-            high = probe.max_tokens;
-        else
-            low = probe.max_tokens + 1;
-    }
-    return low;
-}
-
-/* Layer m's `ranks` groups into starts/costs (absolute positions): the least
- * peak at the layer's time, then the least total cost there. */
+/* Layer m's `ranks` groups into starts/costs (absolute positions). */
 static brs_status build_layer(const struct layers *l, size_t m, size_t *starts, brs_wide *costs,
                               brs_wide *weight)
 {
-    size_t a = l->cut[m], size = l->cut[m + 1] - a;
-    struct brs_cost_model held = *l->model;
-    held.max_tokens = least_peak(l->lengths, a, a + size, l->ranks, l->model, l->time[m]);
-    struct brs_split part = {starts, NULL, costs, 0, 0, 0, 0, 0};
-    brs_status status = brs_refine_least_total(&part, l->lengths + a, size, l->ranks, &held,
-                                               l->time[m], REFINE_PER_SAMPLE * size + REFINE_BASE,
-                                               weight);
-    if (status == BRS_ERR_TOO_LARGE) {
-        size_t groups = brs_greedy_from_right(starts, l->lengths + a, size, &held, l->time[m]);
-        status = brs_split_to_k(&part, l->lengths + a, size, groups, l->ranks, &held);
-    }
+    size_t a = l->cut[m];
+    brs_status status = brs_plan_layer(starts, costs, l->lengths + a, l->inverse_weight + a,
+                                       l->cut[m + 1] - a, l->ranks, l->model, l->time[m], weight);
     for (size_t r = 0; r < l->ranks && status == BRS_OK; r++) starts[r] += a;
     return status;
 }
@@ -229,14 +208,10 @@ brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *len
         prefix[0] = 0;
         for (size_t i = 0; i < n; i++) prefix[i + 1] = prefix[i] + brs_sample_weight(model, lengths[i]);
         cut[grad_accum] = n;
-        status = grad_accum == 1 ? BRS_OK : grid_cuts(&l, prefix);
-        cut[0] = 0;
+        status = grid_cuts(&l, prefix);
     }
     if (status == BRS_OK) {
-        if (grad_accum == 1)
-            time[0] = layer_time(&l, 0, n);
-        else
-            refine_cuts(&l);
+        refine_cuts(&l);
         if (sum_of_times(&l) == NO_TIME) status = BRS_ERR_INVALID_ARGUMENT;
     }
     /* prefix (n + 1 wide words) is free now: it is the refine's weights. */

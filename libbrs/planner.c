@@ -2,12 +2,13 @@
  * model first, then the peak padded tokens, then the total cost, within the
  * memory budget (docs/algorithm.md).
  *
- * The exact min-max cost T* (search.c) and the least-total split at it
- * (refine.c, or split_heuristic.c where that search is too large) come
- * first: that split's peak is the memory budget when no max_tokens is set.
- * Other candidates are held to the budget and kept when they score better:
- * the staircase (staircase.c), the layers (layered.c; with one micro-step,
- * the least peak at T*), the least total under the budget alone (one rank:
+ * The exact min-max cost T* (search.c) comes first. With one micro-step it
+ * is the step time, and the least peak at T*, then the least total, is the
+ * exact answer (brs_plan_layer). Otherwise the least-total split at T*
+ * (refine.c, or split_heuristic.c where that search is too large) follows:
+ * its peak is the memory budget when no max_tokens is set. Other candidates
+ * are held to the budget and kept when they score better: the staircase
+ * (staircase.c), the layers (layered.c), the least total under the budget alone (one rank:
  * there the step time is the total), and for small steps every contiguous
  * split (exact.c), which makes the plan exact there. */
 #include "internal.h"
@@ -238,12 +239,22 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
     brs_fill_inverse_weights(inverse_weight, lengths, n, model);
     brs_wide best = brs_min_max_threshold(lengths, inverse_weight, n, k, model, split->lower_bound);
 
-    brs_status status = least_total(split, lengths, n, k, model, best,
-                                    REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE,
-                                    (brs_wide *)scratch);
-    /* with n == k there is one split, and nothing to improve */
-    if (status == BRS_OK && k > 1 && n > k)
-        status = improve(split, lengths, n, k, dp_size, sync, model, scratch, best);
+    brs_status status;
+    if (k == dp_size && k > 1 && n > k) {
+        /* One micro-step: the step time is the max cost whatever the sync,
+         * so the least peak at the optimum, then the least total, is the
+         * exact answer, and within the default budget (the least-total
+         * split at the optimum is one of the splits it ranges over). */
+        status = brs_plan_layer(split->starts, split->costs, lengths, inverse_weight, n, k, model,
+                                best, (brs_wide *)scratch);
+    } else {
+        status = least_total(split, lengths, n, k, model, best,
+                             REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE,
+                             (brs_wide *)scratch);
+        /* with n == k there is one split, and nothing to improve */
+        if (status == BRS_OK && k > 1 && n > k)
+            status = improve(split, lengths, n, k, dp_size, sync, model, scratch, best);
+    }
     if (status != BRS_OK) return status;
     split->max_cost = 0;
     for (size_t g = 0; g < k; g++)
