@@ -226,6 +226,11 @@ brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengt
 brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *lengths,
                             const double *inverse_weight, size_t n, size_t dp_size,
                             size_t grad_accum, const struct brs_cost_model *model);
+/* hill_climb.c: transformers' batch_rebalance split of the n sorted samples
+ * into k contiguous groups (no cap; the caller checks it). */
+brs_status brs_plan_rebalance_climb(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                                    size_t n, size_t k, size_t dp_size,
+                                    const struct brs_cost_model *model);
 /* layered.c: n samples into `ranks` contiguous groups of cost <= time (the
  * exact min-max, or any feasible time): the least peak, then the least total
  * cost at that peak where its search is small enough. This is the exact

@@ -8,7 +8,8 @@
  * (refine.c, or split_heuristic.c where that search is too large) follows:
  * its peak is the memory budget when no max_tokens is set. Other candidates
  * are held to the budget and kept when they score better: the staircase
- * (staircase.c), the layers (layered.c), the least total under the budget alone (one rank:
+ * (staircase.c), the layers (layered.c), transformers' batch_rebalance
+ * split (hill_climb.c), the least total under the budget alone (one rank:
  * there the step time is the total), and for small steps every contiguous
  * split (exact.c), which makes the plan exact there. */
 #include "internal.h"
@@ -132,6 +133,10 @@ static brs_status try_candidates(struct contest *c, brs_wide best)
     if (status == BRS_OK && dp > 1)
         status = consider_polished(c, brs_plan_layered(c->starts, c->costs, c->lengths, c->inverse_weight,
                                               n, dp, ga, &c->held));
+    /* the split of the sampler users replace, so that it never beats the plan */
+    if (status == BRS_OK && dp > 1 && ga > 1)
+        status = consider_polished(c, brs_plan_rebalance_climb(c->starts, c->costs, c->lengths, n,
+                                                               k, dp, &c->held));
     /* one rank: the step time is the total cost, whatever the max */
     if (status == BRS_OK && dp == 1 && k > 1) {
         struct brs_split part = {.starts = c->starts, .costs = c->costs};
