@@ -14,7 +14,7 @@
  * sorted by cost), after topping them up from the cheapest active outside
  * group without passing its cost. The counts of least spread seen win. The
  * counts are remembered by a 64-bit hash; the work is bounded (CLIMB_WORK
- * group visits), after which the best counts so far stand, as upstream's
+ * groups priced), after which the best counts so far stand, as upstream's
  * own iteration bound does.
  */
 #include "internal.h"
@@ -33,25 +33,15 @@ struct climb {
     const uint32_t *lengths;
     size_t n, k, dp_size;
     const struct brs_cost_model *model;
-    size_t *counts, *best;
+    size_t *counts, *best, *start; /* start: k + 1, group g is [start[g], start[g + 1]) */
     struct ranked *rank;
     brs_wide *costs;
     uint8_t *frozen, *member;
     uint64_t *seen; /* open addressing, 0 = empty */
     size_t seen_mask;
+    uint64_t hash; /* of the counts: a sum over groups, so one move updates it */
     size_t work_left;
 };
-
-/* Prices every group from the counts (O(k), charged to the work bound). */
-static void price(struct climb *c)
-{
-    size_t pos = 0;
-    for (size_t g = 0; g < c->k; g++) {
-        c->costs[g] = brs_group_cost(c->model, c->lengths[pos], c->counts[g]);
-        pos += c->counts[g];
-    }
-    c->work_left = c->work_left > c->k ? c->work_left - c->k : 0;
-}
 
 static uint64_t mix(uint64_t x)
 {
@@ -62,12 +52,41 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 33);
 }
 
+static uint64_t count_hash(size_t g, size_t count)
+{
+    return mix(((uint64_t)g << 40) ^ count);
+}
+
+static void spend(struct climb *c, size_t work)
+{
+    c->work_left = c->work_left > work ? c->work_left - work : 0;
+}
+
+/* Prices groups first..last from their counts (start[first] is current). */
+static void price(struct climb *c, size_t first, size_t last)
+{
+    for (size_t g = first; g <= last; g++) {
+        c->start[g + 1] = c->start[g] + c->counts[g];
+        c->costs[g] = brs_group_cost(c->model, c->lengths[c->start[g]], c->counts[g]);
+    }
+    spend(c, last - first + 1);
+}
+
+/* One sample from group `from` to group `to`: only the groups between
+ * them shift, so only they are priced again. */
+static void move_sample(struct climb *c, size_t from, size_t to)
+{
+    c->hash += count_hash(from, c->counts[from] - 1) - count_hash(from, c->counts[from]);
+    c->hash += count_hash(to, c->counts[to] + 1) - count_hash(to, c->counts[to]);
+    c->counts[from]--;
+    c->counts[to]++;
+    price(c, from < to ? from : to, from < to ? to : from);
+}
+
 /* Whether these counts were seen before; remembers them if not. */
 static int seen_before(struct climb *c)
 {
-    uint64_t h = 0;
-    for (size_t g = 0; g < c->k; g++) h += mix(((uint64_t)g << 40) ^ c->counts[g]);
-    h |= 1;
+    uint64_t h = c->hash | 1;
     for (size_t slot = h & c->seen_mask;; slot = (slot + 1) & c->seen_mask) {
         if (c->seen[slot] == h) return 1;
         if (c->seen[slot] == 0) {
@@ -119,14 +138,11 @@ static void relieve_and_freeze(struct climb *c, size_t pivot)
     for (size_t g = 0; g < c->k; g++) {
         if (!c->member[g] || c->frozen[g] || g == pivot) continue;
         while (c->work_left > 0) {
-            size_t head = 0;
-            for (size_t h = 0; h < g; h++) head += c->counts[h];
-            if (brs_group_cost(c->model, c->lengths[head], c->counts[g] + 1) > cap) break;
+            if (brs_group_cost(c->model, c->lengths[c->start[g]], c->counts[g] + 1) > cap) break;
             size_t donor = cheapest_donor(c);
+            spend(c, c->k);
             if (donor == c->k) break;
-            c->counts[g]++;
-            c->counts[donor]--;
-            price(c);
+            move_sample(c, donor, g);
         }
     }
     for (size_t g = 0; g < c->k; g++)
@@ -137,7 +153,6 @@ static void relieve_and_freeze(struct climb *c, size_t pivot)
 static int climb_once(struct climb *c, brs_wide *best_spread)
 {
     if (seen_before(c)) return 0;
-    price(c);
     size_t hi = c->k, lo = c->k, active = 0;
     for (size_t g = 0; g < c->k; g++) {
         if (c->frozen[g]) continue;
@@ -153,8 +168,7 @@ static int climb_once(struct climb *c, brs_wide *best_spread)
     }
     if (spread == 0) return 0;
     if (c->counts[hi] > 1) {
-        c->counts[hi]--;
-        c->counts[lo]++;
+        move_sample(c, hi, lo);
     } else {
         relieve_and_freeze(c, hi);
     }
@@ -175,19 +189,25 @@ brs_status brs_plan_rebalance_climb(size_t *starts, brs_wide *costs, const uint3
     size_t rounds = CLIMB_ROUNDS_PER_GROUP * k > n ? CLIMB_ROUNDS_PER_GROUP * k : n;
     if (rounds > CLIMB_WORK / k + 1) rounds = CLIMB_WORK / k + 1;
     struct climb c = {lengths, n, k, dp_size, model, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-                      next_power_of_two(2 * rounds) - 1, CLIMB_WORK};
+                      NULL, next_power_of_two(2 * rounds) - 1, 0, CLIMB_WORK};
     c.counts = malloc(k * sizeof *c.counts);
     c.best = malloc(k * sizeof *c.best);
+    c.start = malloc((k + 1) * sizeof *c.start);
     c.rank = malloc(k * sizeof *c.rank);
     c.costs = malloc(k * sizeof *c.costs);
     c.frozen = calloc(k, 1);
     c.member = calloc(k, 1);
     c.seen = calloc(c.seen_mask + 1, sizeof *c.seen);
-    brs_status status = c.counts && c.best && c.rank && c.costs && c.frozen && c.member && c.seen
+    brs_status status = c.counts && c.best && c.start && c.rank && c.costs && c.frozen && c.member && c.seen
                             ? BRS_OK
                             : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK) {
-        for (size_t g = 0; g < k; g++) c.counts[g] = n / k + (g < n % k);
+        for (size_t g = 0; g < k; g++) {
+            c.counts[g] = n / k + (g < n % k);
+            c.hash += count_hash(g, c.counts[g]);
+        }
+        c.start[0] = 0;
+        price(&c, 0, k - 1);
         memcpy(c.best, c.counts, k * sizeof *c.best);
         brs_wide best_spread = ~(brs_wide)0;
         for (size_t r = 0; r < rounds && c.work_left > 0 && climb_once(&c, &best_spread); r++) {
@@ -200,6 +220,7 @@ brs_status brs_plan_rebalance_climb(size_t *starts, brs_wide *costs, const uint3
     }
     free(c.counts);
     free(c.best);
+    free(c.start);
     free(c.rank);
     free(c.costs);
     free(c.frozen);
