@@ -257,7 +257,10 @@ static void op_lengths(fz_world *w)
     FZ_CHECK(st == BRS_OK, "set_lengths(n=%zu, mode=%d) = %d: %s", n, (int)mode, (int)st,
              brs_sampler_last_error(w->s));
     /* The sampler no longer looks at the old array, borrowed or not. */
-    int same = w->lengths && n == w->n && memcmp(next, w->lengths, n * sizeof *next) == 0;
+    /* A borrowed array changed behind the sampler (op_mutate) no longer
+     * holds the lengths the recorded fingerprint was taken of. */
+    int same = w->lengths && !w->mutated && n == w->n &&
+               memcmp(next, w->lengths, n * sizeof *next) == 0;
     free(w->lengths);
     w->lengths = next;
     w->n = n;
