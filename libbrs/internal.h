@@ -171,7 +171,14 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
                            size_t dp_size, int sync, const struct brs_cost_model *model,
                            uint64_t *scratch);
 brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                           const struct brs_cost_model *model, uint32_t *scratch);
+                           size_t dp_size, int sync, const struct brs_cost_model *model,
+                           uint32_t *scratch);
+/* karmarkar_karp.c: the k-way largest differencing method on the packed
+ * weights of n >= k samples (sorted longest first), blind to the cap:
+ * group_of[i] in [0, k), every group non-empty. BRS_ERR_TOO_LARGE when it
+ * would write more than its work bound (n - 1) * k allows. */
+brs_status brs_karmarkar_karp(uint32_t *group_of, const uint32_t *lengths, size_t n, size_t k,
+                              const struct brs_cost_model *model);
 /* A lower bound on the step time under `sync` of every plan of these
  * samples (sorted longest first) within the model's cap: the min-max
  * `min_max` and the least total cost over dp_size. */

@@ -1,12 +1,15 @@
 /* packed.c - packed mode (varlen attention, no padding): a group costs
  * intercept + sum w(L) and holds sum L tokens. Contiguity does not hold
- * here, so the planner is LPT: longest sample first, each to the least
- * loaded group that has room under the token cap. When LPT misses a packing
+ * here, so the planner has two candidates, scored under the planner's
+ * objective (docs/algorithm.md): LPT (longest sample first, each to the
+ * least loaded group that has room under the token cap) and Karmarkar-Karp
+ * (karmarkar_karp.c), kept where it meets the cap. When LPT misses a packing
  * under the cap, first-fit decreasing and then (small steps) an exact search
  * try before the cap is reported infeasible. */
 #include "internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The bound that proves a cap infeasible: total tokens over the cap, and
  * samples above half the cap each needing a group of their own. */
@@ -167,8 +170,106 @@ static size_t fewest_groups(uint32_t *group_of, const uint32_t *lengths, size_t 
     return n;
 }
 
-brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
+/* LPT, then first-fit decreasing and the exact search where LPT misses a
+ * packing under the cap: group_of and costs of a packing, or why none. */
+static brs_status plan_lpt(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                            const struct brs_cost_model *model, uint32_t *scratch)
+{
+    uint64_t cap = model->max_tokens;
+    brs_wide *loads = split->costs;
+    uint64_t *tokens = calloc(k, sizeof *tokens);
+    if (!tokens) return BRS_ERR_NO_MEMORY;
+    struct brs_heap h = {scratch, k, loads, 0};
+    uint32_t *full = scratch + k;
+    /* All loads start equal, so ids in order already form a heap. */
+    for (size_t g = 0; g < k; g++) {
+        loads[g] = model->intercept;
+        h.ids[g] = (uint32_t)g;
+    }
+    int packed = 1;
+    for (size_t i = 0; packed && i < n; i++)
+        packed = place(&h, loads, tokens, full, split->group_of, i, lengths[i],
+                       brs_sample_weight(model, lengths[i]), cap);
+    free(tokens);
+    if (packed) return BRS_OK;
+    if (!first_fit_decreasing(split->group_of, lengths, n, k, cap)) {
+        int found = search_packing(split->group_of, lengths, n, k, cap);
+        if (found != 1) {
+            split->needed = found == 0 ? fewest_groups(split->group_of, lengths, n, k, cap) : 0;
+            return BRS_ERR_CAP_INFEASIBLE;
+        }
+    }
+    for (size_t g = 0; g < k; g++) loads[g] = model->intercept;
+    for (size_t i = 0; i < n; i++) loads[split->group_of[i]] += brs_sample_weight(model, lengths[i]);
+    return BRS_OK;
+}
+
+/* A packing's costs and tokens per group and its score under the planner's
+ * objective (the step time of brs_assign's deal, the peak tokens, the total
+ * cost); 0 when it breaks the cap. */
+struct packing {
+    uint32_t *group_of;
+    brs_wide *costs;
+    uint64_t *tokens;
+    struct brs_score score;
+};
+
+static int score_packing(struct packing *p, const uint32_t *lengths, size_t n, size_t k,
+                         size_t dp_size, int sync, const struct brs_cost_model *model,
+                         uint32_t *slot_scratch, brs_status *status)
+{
+    for (size_t g = 0; g < k; g++) {
+        p->costs[g] = model->intercept;
+        p->tokens[g] = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        p->costs[p->group_of[i]] += brs_sample_weight(model, lengths[i]);
+        p->tokens[p->group_of[i]] += lengths[i];
+    }
+    p->score.peak = p->score.total = 0;
+    for (size_t g = 0; g < k; g++) {
+        if (p->tokens[g] > p->score.peak) p->score.peak = p->tokens[g];
+        p->score.total += p->costs[g];
+    }
+    if (model->max_tokens && p->score.peak > model->max_tokens) return 0;
+    brs_wide micro, step;
+    *status = brs_assign(slot_scratch, &micro, &step, p->costs, k, dp_size, sync);
+    p->score.time = sync == BRS_SYNC_STEP ? step : micro;
+    return *status == BRS_OK;
+}
+
+/* Karmarkar-Karp (karmarkar_karp.c) replaces the packing in split when it
+ * meets the cap and scores better; ties keep the packing in split. */
+static brs_status keep_better_kk(struct brs_split *split, const uint32_t *lengths, size_t n,
+                                 size_t k, size_t dp_size, int sync,
+                                 const struct brs_cost_model *model, uint32_t *scratch)
+{
+    uint32_t *kk_group_of = malloc(n * sizeof *kk_group_of);
+    brs_wide *kk_costs = malloc(k * sizeof *kk_costs);
+    uint64_t *tokens = malloc(k * sizeof *tokens);
+    brs_status status = kk_group_of && kk_costs && tokens ? BRS_OK : BRS_ERR_NO_MEMORY;
+    if (status == BRS_OK) status = brs_karmarkar_karp(kk_group_of, lengths, n, k, model);
+    if (status == BRS_ERR_TOO_LARGE) status = BRS_OK; /* over its budget: no candidate */
+    else if (status == BRS_OK) {
+        struct packing kept = {split->group_of, split->costs, tokens, {0, 0, 0}};
+        struct packing kk = {kk_group_of, kk_costs, tokens, {0, 0, 0}};
+        score_packing(&kept, lengths, n, k, dp_size, sync, model, scratch, &status);
+        if (status == BRS_OK &&
+            score_packing(&kk, lengths, n, k, dp_size, sync, model, scratch, &status) &&
+            brs_score_better(&kk.score, &kept.score)) {
+            memcpy(split->group_of, kk_group_of, n * sizeof *kk_group_of);
+            memcpy(split->costs, kk_costs, k * sizeof *kk_costs);
+        }
+    }
+    free(kk_group_of);
+    free(kk_costs);
+    free(tokens);
+    return status;
+}
+
+brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
+                           size_t dp_size, int sync, const struct brs_cost_model *model,
+                           uint32_t *scratch)
 {
     uint64_t cap = model->max_tokens;
     if (cap) {
@@ -181,43 +282,17 @@ brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, siz
             return BRS_ERR_CAP_INFEASIBLE;
         }
     }
-    brs_wide *loads = split->costs;
-    uint64_t *tokens = calloc(k, sizeof *tokens);
-    if (!tokens) return BRS_ERR_NO_MEMORY;
-    struct brs_heap h = {scratch, k, loads, 0};
-    uint32_t *full = scratch + k;
-    /* All loads start equal, so ids in order already form a heap. */
-    for (size_t g = 0; g < k; g++) {
-        loads[g] = model->intercept;
-        h.ids[g] = (uint32_t)g;
-    }
+    brs_status status = plan_lpt(split, lengths, n, k, model, scratch);
+    if (status == BRS_OK) status = keep_better_kk(split, lengths, n, k, dp_size, sync, model, scratch);
+    if (status != BRS_OK) return status;
     brs_wide sum = 0;
-    int packed = 1;
-    for (size_t i = 0; i < n; i++) {
-        brs_wide w = brs_sample_weight(model, lengths[i]);
-        sum += w;
-        if (packed && !place(&h, loads, tokens, full, split->group_of, i, lengths[i], w, cap))
-            packed = 0;
-    }
-    free(tokens);
-    if (!packed && !first_fit_decreasing(split->group_of, lengths, n, k, cap)) {
-        int found = search_packing(split->group_of, lengths, n, k, cap);
-        if (found != 1) {
-            split->needed = found == 0 ? fewest_groups(split->group_of, lengths, n, k, cap) : 0;
-            return BRS_ERR_CAP_INFEASIBLE;
-        }
-    }
-    if (!packed) {
-        for (size_t g = 0; g < k; g++) loads[g] = model->intercept;
-        for (size_t i = 0; i < n; i++)
-            loads[split->group_of[i]] += brs_sample_weight(model, lengths[i]);
-    }
+    for (size_t i = 0; i < n; i++) sum += brs_sample_weight(model, lengths[i]);
     split->weight_sum = sum;
     brs_wide average = model->intercept + (sum + k - 1) / k;
     brs_wide longest = model->intercept + brs_sample_weight(model, lengths[0]);
     split->lower_bound = average > longest ? average : longest;
     split->max_cost = 0;
     for (size_t g = 0; g < k; g++)
-        if (loads[g] > split->max_cost) split->max_cost = loads[g];
+        if (split->costs[g] > split->max_cost) split->max_cost = split->costs[g];
     return BRS_OK;
 }

@@ -251,7 +251,7 @@ static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
     struct brs_split split = {.starts = p->starts, .group_of = p->group_of,
                               .costs = p->group_cost};
     brs_status status = packed ? brs_plan_packed(&split, p->sorted_length, p->num_samples, p->k,
-                                                 model, p->pack_scratch)
+                                                 p->dp_size, sync, model, p->pack_scratch)
                                : brs_plan_padded(&split, p->sorted_length, p->num_samples, p->k,
                                                  p->dp_size, sync, model, p->sort_scratch);
     if (status == BRS_ERR_CAP_INFEASIBLE) return cap_message(p, s, &split);

@@ -30,8 +30,8 @@ def summary(cases: list[Case], points: list[Point], command: str) -> str:
         text.append("\nbrs planning time per sample (C, sort included): " + ", ".join(
             f"B={p.B:,}/K={p.K:,} {p.dist} {p.c_ns_sample:.1f} ns"
             for p in sorted(c_rows, key=lambda p: (p.B, p.dist))) + ".")
-    text.append("\nbrs and upstream plan the same samples per step; verl is compared with brs_packed (LPT, "
-                "not exact in packed mode), group_by_length and random with brs over their own steps.")
+    text.append("\nbrs and upstream plan the same samples per step; verl is compared with brs_packed (the better "
+                "of LPT and KK, not exact in packed mode), group_by_length and random with brs over their own steps.")
     text.append(f"\nRatios: geometric mean (min-max) over distributions x configurations. "
                 f"Reproduce: `{command}`.")
     return "\n".join(text)

@@ -158,6 +158,17 @@ bool bt_oracle_best_plan(bt_score *best, const uint32_t *desc, size_t b, size_t 
 bool bt_oracle_min_peak(uint64_t *peak, const uint32_t *desc, size_t b, size_t k,
                         const bt_cost_model *m, uint64_t cap, u128 limit);
 
+/* The k-way Karmarkar-Karp (largest differencing) partition of the packed
+ * weights of desc[0..b) (longest first): the two tuples of largest spread
+ * combine, largest subset with smallest; ties go to the tuple, and within a
+ * tuple to the subset, holding the smallest sample index. Writes each
+ * group's cost and tokens (k entries, costliest first). A heuristic, not an
+ * optimum: packed mode must do at least as well. */
+#define BT_KK_MAX_GROUPS 16
+#define BT_KK_MAX_SAMPLES 64
+bool bt_oracle_karmarkar_karp(u128 *costs, uint64_t *tokens, const uint32_t *desc, size_t b,
+                              size_t k, const bt_cost_model *m);
+
 /* ---- invariants (invariants.c) ------------------------------------------- */
 
 /* Checks what every computed step must satisfy: non-empty micro-batches,

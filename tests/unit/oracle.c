@@ -411,3 +411,94 @@ bool bt_oracle_min_peak(uint64_t *peak, const uint32_t *desc, size_t b, size_t k
     free(f);
     return *peak != none;
 }
+
+/* ---- packed: the multiway Karmarkar-Karp heuristic, plainly -------------- */
+
+/* Every tuple holds all k subsets (empty ones as sum 0, owner BT_KK_NONE),
+ * members as a bit set; the library's version is written independently. */
+#define BT_KK_NONE SIZE_MAX
+typedef struct {
+    u128 sum;
+    uint64_t members, tokens;
+    size_t low; /* smallest sample index, BT_KK_NONE when empty */
+} kk_subset;
+
+typedef struct {
+    kk_subset s[BT_KK_MAX_GROUPS];
+    bool alive;
+} kk_tuple;
+
+static bool kk_subset_before(const kk_subset *a, const kk_subset *b)
+{
+    if (a->sum != b->sum) return a->sum > b->sum;
+    return a->low < b->low;
+}
+
+static void kk_sort(kk_subset *s, size_t k)
+{
+    for (size_t i = 1; i < k; i++)
+        for (size_t j = i; j > 0 && kk_subset_before(&s[j], &s[j - 1]); j--) {
+            kk_subset t = s[j];
+            s[j] = s[j - 1];
+            s[j - 1] = t;
+        }
+}
+
+static size_t kk_name(const kk_tuple *t, size_t k)
+{
+    size_t low = BT_KK_NONE;
+    for (size_t g = 0; g < k; g++)
+        low = t->s[g].low < low ? t->s[g].low : low;
+    return low;
+}
+
+/* The live tuple of largest spread, ties by the smallest sample it holds. */
+static size_t kk_pick(const kk_tuple *t, size_t count, size_t k, size_t skip)
+{
+    size_t best = BT_KK_NONE;
+    for (size_t i = 0; i < count; i++) {
+        if (!t[i].alive || i == skip) continue;
+        if (best == BT_KK_NONE) {
+            best = i;
+            continue;
+        }
+        u128 a = t[i].s[0].sum - t[i].s[k - 1].sum, b = t[best].s[0].sum - t[best].s[k - 1].sum;
+        if (a > b || (a == b && kk_name(&t[i], k) < kk_name(&t[best], k))) best = i;
+    }
+    return best;
+}
+
+bool bt_oracle_karmarkar_karp(u128 *costs, uint64_t *tokens, const uint32_t *desc, size_t b,
+                              size_t k, const bt_cost_model *m)
+{
+    if (k == 0 || k > BT_KK_MAX_GROUPS || b > BT_KK_MAX_SAMPLES || b < k) return false;
+    kk_tuple *t = calloc(b, sizeof *t);
+    if (!t) return false;
+    for (size_t i = 0; i < b; i++) {
+        t[i].alive = true;
+        for (size_t g = 0; g < k; g++) t[i].s[g].low = BT_KK_NONE;
+        t[i].s[0] = (kk_subset){bt_cost_packed(m, desc[i], (u128)desc[i] * desc[i]) -
+                                    m->intercept_micro,
+                                (uint64_t)1 << i, desc[i], i};
+    }
+    for (size_t left = b; left > 1; left--) {
+        size_t x = kk_pick(t, b, k, BT_KK_NONE), y = kk_pick(t, b, k, x);
+        for (size_t g = 0; g < k; g++) {
+            kk_subset *into = &t[x].s[g];
+            const kk_subset *from = &t[y].s[k - 1 - g];
+            into->sum += from->sum;
+            into->members |= from->members;
+            into->tokens += from->tokens;
+            into->low = from->low < into->low ? from->low : into->low;
+        }
+        kk_sort(t[x].s, k);
+        t[y].alive = false;
+    }
+    size_t last = kk_pick(t, b, k, BT_KK_NONE);
+    for (size_t g = 0; g < k; g++) {
+        costs[g] = m->intercept_micro + t[last].s[g].sum;
+        tokens[g] = t[last].s[g].tokens;
+    }
+    free(t);
+    return true;
+}

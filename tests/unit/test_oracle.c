@@ -3,7 +3,8 @@
  * Small steps (B <= 40, K <= 6) are checked against a DP over contiguous
  * splits (the contiguity theorem of docs/design.md, "The planner", makes it exact);
  * large steps against the greedy threshold probe; packed mode against a
- * brute force on tiny steps and against its lower bound. */
+ * brute force on tiny steps, against its lower bound and against a plain
+ * Karmarkar-Karp. */
 #include "brs_test.h"
 
 #include <inttypes.h>
@@ -672,6 +673,127 @@ static void test_packed_epoch_covers_every_index(void)
     free(len);
 }
 
+/* ---- packed mode against Karmarkar-Karp ---------------------------------- */
+
+#define KK_CASES 2400
+
+/* The exact cost of each micro-batch of a planned step, slot by slot. */
+static void slot_costs(u128 *cost, const bt_planned *pl, const uint32_t *len,
+                       const bt_cost_model *m)
+{
+    for (int64_t slot = 0; slot < pl->step.k; slot++) {
+        const bt_micro *mb = &pl->step.mb[slot];
+        uint64_t sum = 0;
+        u128 sum_sq = 0;
+        for (size_t j = 0; j < mb->count; j++) {
+            sum += len[mb->indices[j]];
+            sum_sq += (u128)len[mb->indices[j]] * len[mb->indices[j]];
+        }
+        cost[slot] = bt_cost_packed(m, sum, sum_sq);
+    }
+}
+
+/* Per-micro-step sync time of costs dealt rank-major; for the reference's
+ * groups (costliest first) the deal into blocks of dp is the optimal one. */
+static u128 micro_sync_rank_major(const u128 *cost, size_t dp, size_t ga)
+{
+    u128 time = 0;
+    for (size_t micro = 0; micro < ga; micro++) {
+        u128 worst = 0;
+        for (size_t r = 0; r < dp; r++)
+            worst = cost[r * ga + micro] > worst ? cost[r * ga + micro] : worst;
+        time += worst;
+    }
+    return time;
+}
+
+static u128 micro_sync_sorted_blocks(const u128 *sorted_desc, size_t dp, size_t ga)
+{
+    u128 time = 0;
+    for (size_t micro = 0; micro < ga; micro++) time += sorted_desc[micro * dp];
+    return time;
+}
+
+static int by_length_desc(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* One step of every sample, planned packed, against the reference KK on the
+ * same lengths. With one micro-step the step time of both sync models is
+ * the largest cost, so the plan's max cost is at most KK's; with several,
+ * under per-micro-step sync, its step time is at most KK's optimally dealt.
+ * Where KK breaks the cap only the cap is checked. */
+static void expect_at_least_kk(const bt_planned *pl, const bt_config *c, const bt_cost_model *m)
+{
+    size_t n = c->n, k = (size_t)(c->dp_size * c->grad_accum), dp = (size_t)c->dp_size;
+    uint32_t desc[BT_KK_MAX_SAMPLES];
+    memcpy(desc, c->lengths, n * sizeof *desc);
+    qsort(desc, n, sizeof *desc, by_length_desc);
+    u128 kk_cost[BT_KK_MAX_GROUPS], got[BT_KK_MAX_GROUPS];
+    uint64_t kk_tokens[BT_KK_MAX_GROUPS], kk_peak = 0;
+    BT_ASSERT(bt_oracle_karmarkar_karp(kk_cost, kk_tokens, desc, n, k, m));
+    for (size_t g = 0; g < k; g++)
+        kk_peak = kk_tokens[g] > kk_peak ? kk_tokens[g] : kk_peak;
+    bool kk_fits = !c->max_tokens || kk_peak <= (uint64_t)c->max_tokens;
+    BT_ASSERT(pl->status == BRS_OK || !kk_fits);
+    if (pl->status != BRS_OK) return;
+    BT_ASSERT(pl->step.num_samples == n);
+    for (size_t j = 0; j < n && j < pl->step.num_samples; j++)
+        BT_ASSERT(pl->sorted[j] == j); /* every sample once */
+    if (!kk_fits) return;
+    if (c->grad_accum == 1) {
+        BT_ASSERT(pl->max_cost <= kk_cost[0]);
+    } else {
+        slot_costs(got, pl, c->lengths, m);
+        BT_ASSERT(micro_sync_rank_major(got, dp, (size_t)c->grad_accum) <=
+                  micro_sync_sorted_blocks(kk_cost, dp, (size_t)c->grad_accum));
+    }
+}
+
+static void test_packed_at_least_karmarkar_karp(void)
+{
+    bt_rng r = {2024};
+    brs_plan *p = NULL;
+    CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
+    for (int i = 0; i < KK_CASES; i++) {
+        uint32_t len[BT_KK_MAX_SAMPLES];
+        int64_t dp = 1 + (int64_t)bt_rng_below(&r, 8);
+        int64_t ga = i % 2 ? 1 : 1 + (int64_t)bt_rng_below(&r, (uint64_t)(16 / dp < 3 ? 16 / dp : 3));
+        int64_t k = dp * ga, per = 1 + (int64_t)bt_rng_below(&r, (uint64_t)(40 / k));
+        size_t n = (size_t)(k * per);
+        enum shape shape = (enum shape)(i % SHAPES);
+        draw_lengths(&r, len, n, shape);
+        bt_config c = bt_config_default(len, n);
+        c.packed = 1;
+        c.shuffle = (int64_t)bt_rng_below(&r, 2);
+        c.batch_size = per;
+        c.dp_size = dp;
+        c.grad_accum = ga;
+        c.sync = ga == 1 ? (int64_t)bt_rng_below(&r, 2) : BRS_SYNC_MICRO_STEP;
+        c.alpha = draw_alpha(&r, i / SHAPES);
+        c.intercept = draw_intercept(&r, i / (SHAPES * 5));
+        uint64_t sum = 0;
+        for (size_t j = 0; j < n; j++)
+            sum += len[j];
+        c.max_tokens = i % 3 ? 0 : (int64_t)(max_length(len, n) + bt_rng_below(&r, sum));
+        bt_set_case("packed kk case %d: %s n %zu dp %" PRId64 " ga %" PRId64 " sync %" PRId64
+                    " alpha %.10g intercept %.10g cap %" PRId64,
+                    i, shape_name[shape], n, dp, ga, c.sync, c.alpha, c.intercept, c.max_tokens);
+        bt_cost_model m = bt_cost_model_of(&c);
+        bt_planned pl;
+        if (!bt_plan_step(&pl, &c, 0, p))
+            continue;
+        if (pl.status == BRS_OK || pl.status == BRS_ERR_CAP_INFEASIBLE)
+            expect_at_least_kk(&pl, &c, &m);
+        else
+            BT_ASSERT(pl.status == BRS_OK);
+        bt_planned_free(&pl);
+    }
+    brs_plan_free(p);
+}
+
 int main(int argc, char **argv)
 {
     static const bt_test tests[] = {
@@ -684,6 +806,7 @@ int main(int argc, char **argv)
         {"packed: brute force on tiny steps", test_packed_small_against_brute_force},
         {"packed: epoch covers every index once", test_packed_epoch_covers_every_index},
         {"packed: tight cap on a large step", test_packed_tight_cap_large_step},
+        {"packed kk: at least as good as Karmarkar-Karp", test_packed_at_least_karmarkar_karp},
         {"packed cap: infeasible only when no packing fits",
          test_packed_cap_infeasible_only_when_no_packing_fits},
         {NULL, NULL},

@@ -95,8 +95,6 @@ def test_padding_free_and_packing_plan_packed_costs(tmp_path, caplog, config):
     assert any(key.startswith("brs/") for key in trainer.state.log_history[0])
 
 
-@pytest.mark.xfail(strict=True, reason="packed planning is LPT, not exact (docs/algorithm.md): on "
-                   "this step padded planning's split packs more evenly; an open planner item")
 def test_packed_plan_balances_tokens_at_least_as_well_as_the_padded_split(tmp_path):
     trainer = train(tmp_path, padding_free=True)
     sampler = find_rebalance_sampler(trainer.get_train_dataloader())
