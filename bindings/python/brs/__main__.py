@@ -2,7 +2,7 @@
 
 plan, compare and demo run the C `brs` command with the same arguments, so their flags, output
 and exit status are its own: one parser and one formatter for both tools. The command is found
-through $BRS_CLI, then bin/brs next to this package, then PATH.
+through $BRS_CLI, then brs/bin/brs inside this package (pip install, _cli.py), then PATH.
 
 report prints `brs compare`'s table for the same flags and, with --plot OUT, draws the figure
 from the library's plan queries (report.py, _plot.py). Its flags are made from the library's
@@ -18,11 +18,11 @@ import subprocess
 import sys
 
 from . import _options
+from ._cli import bundled_cli
 from .sampler import _keyword
 
 USAGE_ERROR = 2
 SYSTEM_FAILURE = 1
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class BadInput(Exception):
@@ -66,8 +66,7 @@ def read_lengths(path):
 
 def find_cli():
     """The path of the C `brs` command, or None."""
-    candidates = [os.environ.get("BRS_CLI"), os.path.join(_PACKAGE_DIR, "bin", "brs"),
-                  shutil.which("brs")]
+    candidates = [os.environ.get("BRS_CLI"), bundled_cli(), shutil.which("brs")]
     for path in candidates:
         if path and os.path.isfile(path) and os.access(path, os.X_OK):
             return path

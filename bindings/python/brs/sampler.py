@@ -7,7 +7,9 @@ DataLoader. It imports without torch, never touches a global random generator (t
 libbrs's, keyed by seed and epoch), and resumes in O(1) from ``state_dict()``.
 """
 
-from . import _args, _elastic, _options, cost_model as _cost_model, distributed
+import inspect
+
+from . import _args, _elastic, _options, _recreation, cost_model as _cost_model, distributed
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
@@ -78,6 +80,12 @@ class BatchRebalanceSampler:
 
     batch_size = None  # the DataLoader contract of a batch sampler: sizes vary
 
+    def __new__(cls, *args, **kwargs):
+        # Lightning re-creates a DataLoader's batch sampler by calling its class: that call
+        # returns this same sampler, wrapped for Lightning (brs/_recreation.py).
+        rebuilt = _recreation.recreated(kwargs)
+        return rebuilt if rebuilt is not None else super().__new__(cls)
+
     def __init__(self, lengths, *, per_device_batch_size, grad_accum=None, dp_size=None,
                  rank=None, seed=None, shuffle=None, drop_last=None, alpha=None, intercept=None,
                  max_tokens=None, packed=None, strategy=None, sync=None, cost_model=None):
@@ -120,6 +128,7 @@ class BatchRebalanceSampler:
             self._apply_topology(*frozen)
             self._frozen = tuple(frozen)
         self._native.validate()  # bad combinations fail here, not at the first batch
+        _recreation.save_arguments(self)
 
     def _configure(self):
         for name, value in self._given.items():
@@ -362,3 +371,13 @@ for _option in _options.TABLE:
         setattr(BatchRebalanceSampler, _keyword(_option), _option_attribute(_option))
 BatchRebalanceSampler.__doc__ += _options_doc()
 del _option
+
+
+def _constructor_signature(cls):
+    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]  # without self
+    return inspect.Signature(parameters)
+
+
+# inspect.signature (help(), editors) reads a class's own __new__ before its __init__: show the
+# constructor's keywords, not the catch-all of __new__.
+BatchRebalanceSampler.__signature__ = _constructor_signature(BatchRebalanceSampler)

@@ -37,6 +37,7 @@ def test_wheel_holds_the_package_and_the_library(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "brs/__init__.py" in names and "brs/sampler.py" in names
     assert any(name.startswith("brs/libbrs.so.1") for name in names)
+    assert "brs/bin/brs" in names, "the C command, run by the brs console script"
     assert not any(name.endswith(("brs.h", ".pc")) for name in names), "devel files in a wheel"
 
 

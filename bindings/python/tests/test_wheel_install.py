@@ -1,9 +1,11 @@
 """The wheel users get from scripts/build-wheel: one py3-none manylinux wheel that installs into a
-fresh virtual environment without the source tree; the sdist and wheel carry the LICENSE; and
-`pip install -e .` finds the library in meson-python's build tree."""
+fresh virtual environment without the source tree, with the C `brs` command on PATH; the sdist
+and wheel carry the LICENSE; and `pip install -e .` finds the library and the command in
+meson-python's build tree."""
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -28,10 +30,18 @@ def _run(args, **kwargs):
     return done
 
 
-def _clean_env():
-    """The environment of a user who has none of the test run's paths."""
-    return {k: v for k, v in os.environ.items()
-            if k not in ("BRS_LIBRARY", "PYTHONPATH", "BRS_CLI")}
+CLI_FOUND = "from brs.__main__ import find_cli; print(find_cli())"
+VERSION = "import brs; print(brs.library_version)"
+
+
+def _clean_env(venv=None):
+    """The environment of a user who has none of the test run's paths (and ``venv`` activated:
+    its bin first on PATH, where pip put the `brs` console script)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("BRS_LIBRARY", "PYTHONPATH", "BRS_CLI", "LD_LIBRARY_PATH")}
+    if venv is not None:
+        env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    return env
 
 
 def _venv(path, system_site_packages=False):
@@ -40,6 +50,14 @@ def _venv(path, system_site_packages=False):
         args.insert(3, "--system-site-packages")
     _run(args)
     return path / "bin" / "python"
+
+
+def _small_lengths(directory):
+    """200 lengths of data/gsm8k_train.lengths, outside the source tree."""
+    lines = (REPO / "data" / "gsm8k_train.lengths").read_text().splitlines()[:200]
+    path = directory / "small.lengths"
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -63,15 +81,52 @@ def test_wheel_carries_the_license_and_the_library(wheel):
     assert any(n.startswith("brs/libbrs.so.1") for n in names), names
 
 
-def test_wheel_installs_in_a_fresh_venv_without_the_source_tree(wheel, tmp_path):
-    python = _venv(tmp_path / "venv")
+def test_wheel_carries_the_command_next_to_the_library(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "brs/bin/brs" in names, names
+    assert "brs/libbrs.so.1" in names, "the command's loader looks up the soname itself"
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "brs = brs._cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory):
+    """A fresh venv with only the wheel, and a working directory outside the source tree."""
+    root = tmp_path_factory.mktemp("wheel-venv")
+    python = _venv(root / "venv")
     _run([str(python), "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", str(wheel)])
-    work = tmp_path / "elsewhere"
+    work = root / "elsewhere"
     work.mkdir()
-    done = _run([str(python), "-c", SMOKE], cwd=str(work), env=_clean_env())
+    return root / "venv", work
+
+
+def test_wheel_installs_in_a_fresh_venv_without_the_source_tree(installed):
+    venv, work = installed
+    done = _run([str(venv / "bin" / "python"), "-c", SMOKE], cwd=str(work), env=_clean_env())
     loaded = done.stdout.strip()
-    assert loaded.startswith(str(tmp_path / "venv")), loaded
+    assert loaded.startswith(str(venv)), loaded
     assert not loaded.startswith(str(REPO)), loaded
+
+
+def test_brs_on_path_is_the_bundled_command_of_the_library_version(installed):
+    venv, work = installed
+    env = _clean_env(venv)
+    version = _run([str(venv / "bin" / "python"), "-c", VERSION], cwd=str(work), env=env)
+    done = _run(["brs", "--version"], cwd=str(work), env=env)
+    assert done.stdout.strip() == f"brs {version.stdout.strip()}"
+    assert shutil.which("brs", path=env["PATH"]) == str(venv / "bin" / "brs")
+
+
+def test_python_m_brs_compare_runs_the_bundled_command(installed):
+    venv, work = installed
+    python, env = str(venv / "bin" / "python"), _clean_env(venv)
+    found = _run([python, "-c", CLI_FOUND], cwd=str(work), env=env).stdout.strip()
+    assert found.startswith(str(venv)) and found.endswith("/brs/bin/brs"), found
+    done = _run([python, "-m", "brs", "compare", "--lengths", str(_small_lengths(work)),
+                 "--batch-size", "4", "--grad-accum", "2", "--dp-size", "2"],
+                cwd=str(work), env=env)
+    assert "200 samples" in done.stdout, done.stdout
+    assert re.search(r"^brs +\d+", done.stdout, re.MULTILINE), done.stdout
 
 
 def test_sdist_carries_the_license(tmp_path):
@@ -93,3 +148,8 @@ def test_editable_install_finds_the_library_in_the_build_tree(tmp_path):
     work.mkdir()
     done = _run([str(python), "-c", SMOKE], cwd=str(work), env=_clean_env())
     assert done.stdout.strip().startswith(str(build_dir)), done.stdout
+    found = _run([str(python), "-c", CLI_FOUND], cwd=str(work), env=_clean_env())
+    assert found.stdout.strip().startswith(str(build_dir)), found.stdout
+    version = _run([str(tmp_path / "venv" / "bin" / "brs"), "--version"], cwd=str(work),
+                   env=_clean_env())
+    assert version.stdout.startswith("brs "), version.stdout

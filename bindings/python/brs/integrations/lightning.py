@@ -15,7 +15,9 @@ What the two pieces do, and why Lightning needs them (guide: docs/lightning.md):
   distributed strategy with ``use_distributed_sampler=True`` (Lightning's default), Lightning
   re-creates the batch sampler around its own DistributedSampler; this one takes that sampler's
   ``num_replicas`` and ``rank`` as the strategy's data-parallel topology, checks the plan against
-  it, and keeps yielding brs's micro-batches.
+  it, and keeps yielding brs's micro-batches. A bare BatchRebalanceSampler given as the
+  ``batch_sampler`` ends up the same way: Lightning's re-creation of it returns it wrapped in
+  RebalanceBatchSampler (brs/_recreation.py).
 - RebalanceCallback checks ``accumulate_grad_batches`` against the sampler's grad_accum and the
   sampler's ranks against the strategy's, saves the sampler position into every checkpoint (an
   exact resume inside an epoch: Lightning itself restarts a plain DataLoader from its start),

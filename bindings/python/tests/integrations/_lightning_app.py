@@ -68,15 +68,28 @@ class BareLM(TinyLM):
     """The brs sampler as the batch_sampler itself, without RebalanceBatchSampler."""
 
     def train_dataloader(self):
+        self.sampler = rebalance_sampler(self.per_device)  # what the test compares Lightning's to
         return torch.utils.data.DataLoader(TokenDataset(scaled_lengths(NUM_SAMPLES)),
-                                           batch_sampler=rebalance_sampler(self.per_device),
-                                           collate_fn=pad_collate)
+                                           batch_sampler=self.sampler, collate_fn=pad_collate)
 
 
-def trainer(root, callbacks=(), metrics=True, **overrides):
+class PlainBareLM(BareLM):
+    """A bare sampler and no RebalanceCallback: Lightning alone drives it (token-mean loss of
+    each micro-batch, since step_plan needs the callback)."""
+
+    def training_step(self, batch, batch_idx):
+        indices = batch.pop("sample_idx").tolist()
+        self.index_log.append({"epoch": self.current_epoch, "step": self.global_step,
+                               "indices": indices})
+        loss_sum, tokens = token_sum_loss(self.model, batch)
+        return loss_sum / tokens
+
+
+def trainer(root, callbacks=(), metrics=True, rebalance=True, **overrides):
     settings = dict(accelerator="cpu", devices=1, max_epochs=EPOCHS,
                     accumulate_grad_batches=GRAD_ACCUM, default_root_dir=str(root),
                     logger=False, enable_checkpointing=False, enable_progress_bar=False,
                     enable_model_summary=False, log_every_n_steps=1, deterministic=True)
     settings.update(overrides)
-    return pl.Trainer(callbacks=[RebalanceCallback(metrics=metrics), *callbacks], **settings)
+    ours = [RebalanceCallback(metrics=metrics)] if rebalance else []
+    return pl.Trainer(callbacks=[*ours, *callbacks], **settings)

@@ -1,17 +1,22 @@
 """brs with the real lightning.Trainer on one CPU device: epochs, metrics, loss, resume.
 
 40 samples, per-device batch 4, accumulate_grad_batches 2: 5 optimizer steps (10 micro-batches)
-per epoch, 2 epochs. The ddp runs under torchrun are in test_lightning_ddp.py.
+per epoch, 2 epochs; and how Lightning's distributed path re-creates a bare sampler's DataLoader,
+called in-process. The ddp runs under torchrun are in test_lightning_ddp.py.
 """
 
 import copy
 import csv
+import gc
+import weakref
 
 import pytest
 
 pytest.importorskip("lightning")
 
+import lightning.fabric.utilities.data as fabric_data  # noqa: E402
 import lightning.pytorch as pl  # noqa: E402
+import lightning.pytorch.utilities.data as pl_data  # noqa: E402
 import torch  # noqa: E402
 from lightning.pytorch.callbacks import ModelCheckpoint  # noqa: E402
 from lightning.pytorch.loggers import CSVLogger  # noqa: E402
@@ -19,6 +24,7 @@ from lightning.pytorch.loggers import CSVLogger  # noqa: E402
 import _lightning_app as app  # noqa: E402
 from _support import TokenDataset, pad_collate, scaled_lengths  # noqa: E402
 from brs.integrations._metrics import NAMES, plan_metrics  # noqa: E402
+from brs.integrations.lightning import RebalanceBatchSampler  # noqa: E402
 
 PER_DEVICE = 4
 STEPS_PER_EPOCH = 5
@@ -128,3 +134,47 @@ def test_accumulate_grad_batches_must_match_the_sampler(tmp_path):
 def test_a_bare_sampler_reshuffles_on_one_device(tmp_path):
     module, _ = fit(tmp_path, module=app.BareLM(PER_DEVICE), metrics=False)
     assert epoch_batches(module.index_log, 1) == planned(1)
+
+
+# -- Lightning re-creating a bare sampler's DataLoader (its distributed path, in-process) -------
+
+def _bare_loader(sampler):
+    return torch.utils.data.DataLoader(TokenDataset(scaled_lengths(app.NUM_SAMPLES)),
+                                       batch_sampler=sampler, collate_fn=pad_collate)
+
+
+def _distributed_sampler(rank):
+    dataset = TokenDataset(scaled_lengths(app.NUM_SAMPLES))
+    return torch.utils.data.DistributedSampler(dataset, num_replicas=2, rank=rank)
+
+
+@pytest.mark.parametrize("update", [pl_data._update_dataloader, fabric_data._update_dataloader],
+                         ids=["trainer", "fabric"])
+def test_lightning_recreates_a_bare_sampler_as_the_same_sampler_wrapped(update):
+    sampler = app.rebalance_sampler(2, dp_size=2, rank=1)
+    sampler.set_epoch(1)
+    expected = list(sampler)
+    loader = update(_bare_loader(sampler), _distributed_sampler(rank=1))
+    assert isinstance(loader.batch_sampler, RebalanceBatchSampler)
+    assert loader.batch_sampler.sampler is sampler  # its epoch, position and owner's reference
+    assert list(loader.batch_sampler) == expected
+    loader.batch_sampler.set_epoch(0)  # what Lightning's fit loop calls
+    assert sampler.epoch == 0
+
+
+def test_lightning_recreating_a_sampler_of_other_ranks_says_what_to_set():
+    sampler = app.rebalance_sampler(2, dp_size=2, rank=1)
+    with pytest.raises(ValueError, match=r"dp_size=2, rank=1 .* replica 0: build "
+                                         r"BatchRebalanceSampler\(\.\.\., dp_size=2, rank=0\)"):
+        pl_data._update_dataloader(_bare_loader(sampler), _distributed_sampler(rank=0))
+
+
+def test_the_saved_arguments_keep_a_sampler_out_of_reference_cycles():
+    sampler = app.rebalance_sampler(2, dp_size=2, rank=1)
+    alive = weakref.ref(sampler)
+    gc.disable()
+    try:
+        del sampler
+        assert alive() is None, "freed by its reference count, not by the cycle collector"
+    finally:
+        gc.enable()

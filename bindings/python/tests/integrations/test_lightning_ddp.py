@@ -2,8 +2,9 @@
 
 Lightning's defaults (use_distributed_sampler=True), 40 samples, per-device batch 2,
 accumulate_grad_batches 2, 2 ranks: 5 optimizer steps per epoch, the same global batch of 8 as
-the one-device tests. Coverage and reshuffle per epoch, equal batch counts on both ranks, and a
-resume from a checkpoint inside the second epoch equal to the uninterrupted run.
+the one-device tests. Coverage and reshuffle per epoch, equal batch counts on both ranks, a
+resume from a checkpoint inside the second epoch equal to the uninterrupted run, and a bare
+BatchRebalanceSampler (no RebalanceBatchSampler, no RebalanceCallback) training the same batches.
 """
 
 import pytest
@@ -94,3 +95,24 @@ def test_resume_inside_the_second_epoch_equals_the_uninterrupted_run(full, resum
         assert after[rank] == expected, f"rank {rank}"
     left, right = torch.load(full / "weights.pt"), torch.load(resumed / "weights.pt")
     assert [name for name in left if not torch.equal(left[name], right[name])] == []
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory, torchrun):
+    out = tmp_path_factory.mktemp("lightning-ddp-bare")
+    torchrun("run_lightning.py", "--out", out, "--bare", "--no-callback")
+    return out
+
+
+def test_a_bare_sampler_under_lightnings_defaults_trains_the_plan_of_each_rank(full, bare):
+    # Same micro-batches per rank and epoch as the wrapped sampler with the callback: its plan,
+    # each sample once per epoch, a new shuffle in epoch 1 (Lightning's own set_epoch reached it).
+    assert logs(bare) == logs(full)
+    for rank in range(RANKS):
+        result = read_json(bare / f"result-rank{rank}.json")
+        # Lightning re-created the batch sampler around its DistributedSampler: the wrapper
+        # holds the module's own sampler object, not a copy.
+        assert (result["batch_sampler"], result["injected"]) == ("RebalanceBatchSampler",
+                                                                 "DistributedSampler")
+        assert result["same_sampler"] is True
+        assert result["global_step"] == 2 * STEPS_PER_EPOCH
