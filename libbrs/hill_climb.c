@@ -31,7 +31,7 @@ struct ranked {
 
 struct climb {
     const uint32_t *lengths;
-    size_t n, k, dp_size;
+    size_t k, dp_size;
     const struct brs_cost_model *model;
     size_t *counts, *best, *start; /* start: k + 1, group g is [start[g], start[g + 1]) */
     struct ranked *rank;
@@ -188,7 +188,7 @@ brs_status brs_plan_rebalance_climb(size_t *starts, brs_wide *costs, const uint3
 {
     size_t rounds = CLIMB_ROUNDS_PER_GROUP * k > n ? CLIMB_ROUNDS_PER_GROUP * k : n;
     if (rounds > CLIMB_WORK / k + 1) rounds = CLIMB_WORK / k + 1;
-    struct climb c = {lengths, n, k, dp_size, model, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    struct climb c = {lengths, k, dp_size, model, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                       NULL, next_power_of_two(2 * rounds) - 1, 0, CLIMB_WORK};
     c.counts = malloc(k * sizeof *c.counts);
     c.best = malloc(k * sizeof *c.best);

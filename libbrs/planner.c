@@ -121,20 +121,22 @@ static brs_status consider_polished(struct contest *c, brs_status built)
     return consider(c, built);
 }
 
+/* With grad_accum > 1 (one micro-step is planned directly, see
+ * brs_plan_padded). */
 static brs_status try_candidates(struct contest *c, brs_wide best)
 {
     size_t n = c->n, k = c->k, dp = c->dp_size, ga = k / dp;
     brs_status status = BRS_OK;
-    /* the staircase: with one rank or one micro-step it cannot help */
-    if (ga > 1 && dp > 1 && worth_a_staircase(best, c->split->weight_sum, k, &c->held))
+    /* the staircase: with one rank it cannot help */
+    if (dp > 1 && worth_a_staircase(best, c->split->weight_sum, k, &c->held))
         status = consider_polished(c, brs_plan_staircase(c->starts, c->costs, c->lengths, c->inverse_weight,
                                                 n, k, dp, &c->held, best));
-    /* the layers (one layer: the least peak at the optimum) */
+    /* the layers, one per micro-step */
     if (status == BRS_OK && dp > 1)
         status = consider_polished(c, brs_plan_layered(c->starts, c->costs, c->lengths, c->inverse_weight,
                                               n, dp, ga, &c->held));
     /* the split of the sampler users replace, so that it never beats the plan */
-    if (status == BRS_OK && dp > 1 && ga > 1)
+    if (status == BRS_OK && dp > 1)
         status = consider_polished(c, brs_plan_rebalance_climb(c->starts, c->costs, c->lengths, n,
                                                                k, dp, &c->held));
     /* one rank: the step time is the total cost, whatever the max */
