@@ -165,6 +165,17 @@ def close_process_group(failed=False):
     dist.destroy_process_group()
 
 
+def leave_after_teardown():
+    """Ends a torchrun script whose group is closed and whose results are written: flushes the
+    standard streams and exits 0 without interpreter finalisation. gloo's worker threads can
+    still release tensors there, after destroy_process_group, and abort a rank that has done
+    all its work ("terminate called without an active exception", SIGABRT); a rank that fails
+    never gets here, so its traceback and exit code still reach torchrun."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 @contextlib.contextmanager
 def closing_process_group():
     """For scripts whose group a framework (accelerate, the Trainer) creates: closes it on exit."""

@@ -10,7 +10,7 @@ import pathlib
 import sys
 
 from brs import BatchRebalanceSampler
-from brs_testing import process_group, random_lengths
+from brs_testing import leave_after_teardown, process_group, random_lengths
 
 
 def main(out):
@@ -28,3 +28,4 @@ def main(out):
 
 if __name__ == "__main__":
     main(sys.argv[1])
+    leave_after_teardown()

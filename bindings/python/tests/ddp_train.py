@@ -18,7 +18,7 @@ import torch.distributed as dist
 
 from brs import BatchRebalanceSampler
 from brs_data import VOCAB, TokenDataset, pad_collate
-from brs_testing import process_group, random_lengths
+from brs_testing import leave_after_teardown, process_group, random_lengths
 
 GRAD_ACCUM = 2
 LENGTHS = random_lengths(96, seed=41, low=2, high=48)
@@ -115,11 +115,13 @@ def train_and_report(sampler, out):
         plan = sampler.plan(0, epoch=0)
         reference = reference_gradient(plan)
         sizes = [mb.num_samples for rank in plan.micro_batches for mb in rank]
-        json.dump({"ranks": gathered, "n": len(LENGTHS), "step0_sizes": sizes,
-                   "exact_vs_reference": float((exact - reference).abs().max()),
-                   "naive_vs_reference": float((naive - reference).abs().max()),
-                   "reference_norm": float(reference.norm())}, open(out, "w"))
+        with open(out, "w") as handle:
+            json.dump({"ranks": gathered, "n": len(LENGTHS), "step0_sizes": sizes,
+                       "exact_vs_reference": float((exact - reference).abs().max()),
+                       "naive_vs_reference": float((naive - reference).abs().max()),
+                       "reference_norm": float(reference.norm())}, handle)
 
 
 if __name__ == "__main__":
     main(sys.argv[1])
+    leave_after_teardown()
