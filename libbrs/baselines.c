@@ -93,7 +93,7 @@ static brs_status build_grouped_order(struct brs_grouped_order *cache, const brs
 
     struct brs_permutation perm;
     brs_permutation_init(&perm, n, (uint64_t)c->seed, epoch, (int)c->shuffle);
-    for (size_t i = 0; i < n; i++) order[i] = brs_permutation_apply(&perm, i);
+    brs_permutation_fill(&perm, 0, n, order);
     size_t longest_head = 0;
     for (size_t start = 0; start < n; start += size) {
         size_t count = n - start < size ? n - start : size;

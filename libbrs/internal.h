@@ -24,6 +24,10 @@
  * intercepts) stays below 2^121. Every product below is of a 2^24-bounded
  * count and a weight, so it fits too. */
 __extension__ typedef unsigned __int128 brs_wide;
+
+/* For the hot loops written once for two widths: inlined, so that the
+ * width flag is a constant in each copy. */
+#define BRS_ALWAYS_INLINE inline __attribute__((always_inline))
 #define BRS_COST_UNITS_PER_ONE 1000000u
 
 /* The resolved configuration, one field per line of options.def: an INT
@@ -99,6 +103,9 @@ uint64_t brs_splitmix64(uint64_t x);
 void brs_permutation_init(struct brs_permutation *perm, uint64_t n, uint64_t seed,
                           uint64_t epoch, int shuffle);
 uint64_t brs_permutation_apply(const struct brs_permutation *perm, uint64_t position);
+/* out[j] = brs_permutation_apply(perm, first + j) for j < count. */
+void brs_permutation_fill(const struct brs_permutation *perm, uint64_t first, size_t count,
+                          uint64_t *out);
 
 /* sort.c: positions of `lengths` ordered by length descending, stable.
  * scratch must hold 2 * n uint64_t. */
@@ -122,6 +129,24 @@ static inline brs_wide brs_group_cost(const struct brs_cost_model *model, uint32
                                       size_t size)
 {
     return model->intercept + (brs_wide)size * brs_sample_weight(model, head);
+}
+
+/* Whether intercept + (n + 1) w(L_0) < 2^64 for n samples sorted longest
+ * first: then no group of up to n + 1 of them costs more than 64 bits. */
+static inline int brs_fits_64_bits(const uint32_t *lengths, size_t n,
+                                   const struct brs_cost_model *model)
+{
+    return brs_group_cost(model, lengths[0], n + 1) >> 64 == 0;
+}
+
+/* brs_group_cost in 64-bit arithmetic where `narrow` (brs_fits_64_bits of
+ * samples that include this group); the hot loops pass a constant. */
+static inline brs_wide brs_group_cost_narrow(const struct brs_cost_model *model, uint32_t head,
+                                             size_t size, int narrow)
+{
+    if (!narrow) return brs_group_cost(model, head, size);
+    uint64_t weight = (uint64_t)head * BRS_COST_UNITS_PER_ONE + model->alpha * head * head;
+    return model->intercept + size * weight;
 }
 
 /* The largest group the token cap allows for a head of this length. */
@@ -222,10 +247,10 @@ brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *l
 
 /* refine.c: the split of least total cost among those with max cost <=
  * threshold (the optimum), if its search needs at most `budget` cells;
- * BRS_ERR_TOO_LARGE (split untouched) otherwise. `weight` is scratch of n. */
+ * BRS_ERR_TOO_LARGE (split untouched) otherwise. */
 brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
                                   size_t k, const struct brs_cost_model *model,
-                                  brs_wide threshold, size_t budget, brs_wide *weight);
+                                  brs_wide threshold, size_t budget);
 
 /* layered.c: k = dp_size * grad_accum groups, grad_accum contiguous layers
  * of dp_size groups each at the layer's min-max and least peak under the
@@ -241,11 +266,10 @@ brs_status brs_plan_rebalance_climb(size_t *starts, brs_wide *costs, const uint3
 /* layered.c: n samples into `ranks` contiguous groups of cost <= time (the
  * exact min-max, or any feasible time): the least peak, then the least total
  * cost at that peak where its search is small enough. This is the exact
- * lexicographic optimum of a step of one micro-step. `weight` is scratch of
- * n and may share inverse_weight's memory. */
+ * lexicographic optimum of a step of one micro-step. */
 brs_status brs_plan_layer(size_t *starts, brs_wide *costs, const uint32_t *lengths,
                           const double *inverse_weight, size_t n, size_t ranks,
-                          const struct brs_cost_model *model, brs_wide time, brs_wide *weight);
+                          const struct brs_cost_model *model, brs_wide time);
 
 /* planner.c: a candidate's score, lexicographic: the step time of the sync
  * model (the deal of brs_assign), the peak padded tokens, the total cost.

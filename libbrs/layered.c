@@ -171,26 +171,24 @@ static void refine_cuts(struct layers *l)
 
 brs_status brs_plan_layer(size_t *starts, brs_wide *costs, const uint32_t *lengths,
                           const double *inverse_weight, size_t n, size_t ranks,
-                          const struct brs_cost_model *model, brs_wide time, brs_wide *weight)
+                          const struct brs_cost_model *model, brs_wide time)
 {
     struct brs_cost_model held = *model;
-    /* before the refine: `weight` may share inverse_weight's memory */
     held.max_tokens = brs_least_peak(lengths, inverse_weight, n, ranks, model, time);
     struct brs_split part = {starts, NULL, costs, 0, 0, 0, 0, 0};
     brs_status status = brs_refine_least_total(&part, lengths, n, ranks, &held, time,
-                                               REFINE_PER_SAMPLE * n + REFINE_BASE, weight);
+                                               REFINE_PER_SAMPLE * n + REFINE_BASE);
     if (status != BRS_ERR_TOO_LARGE) return status;
     size_t groups = brs_greedy_from_right(starts, lengths, n, &held, time);
     return brs_split_to_k(&part, lengths, n, groups, ranks, &held);
 }
 
 /* Layer m's `ranks` groups into starts/costs (absolute positions). */
-static brs_status build_layer(const struct layers *l, size_t m, size_t *starts, brs_wide *costs,
-                              brs_wide *weight)
+static brs_status build_layer(const struct layers *l, size_t m, size_t *starts, brs_wide *costs)
 {
     size_t a = l->cut[m];
     brs_status status = brs_plan_layer(starts, costs, l->lengths + a, l->inverse_weight + a,
-                                       l->cut[m + 1] - a, l->ranks, l->model, l->time[m], weight);
+                                       l->cut[m + 1] - a, l->ranks, l->model, l->time[m]);
     for (size_t r = 0; r < l->ranks && status == BRS_OK; r++) starts[r] += a;
     return status;
 }
@@ -214,9 +212,8 @@ brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *len
         refine_cuts(&l);
         if (sum_of_times(&l) == NO_TIME) status = BRS_ERR_INVALID_ARGUMENT;
     }
-    /* prefix (n + 1 wide words) is free now: it is the refine's weights. */
     for (size_t m = 0; m < grad_accum && status == BRS_OK; m++)
-        status = build_layer(&l, m, starts + m * dp_size, costs + m * dp_size, prefix);
+        status = build_layer(&l, m, starts + m * dp_size, costs + m * dp_size);
     starts[grad_accum * dp_size] = n;
     free(cut);
     free(time);

@@ -108,7 +108,7 @@ static void draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t ste
     if (epoch_order)
         memcpy(out, epoch_order + start, inside * sizeof *out);
     else
-        for (size_t j = 0; j < inside; j++) out[j] = brs_permutation_apply(&perm, start + j);
+        brs_permutation_fill(&perm, start, inside, out);
     for (size_t j = inside; j < p->num_samples; j++) {
         uint64_t position = (start + j) % s->count;
         out[j] = epoch_order ? epoch_order[position] : brs_permutation_apply(&perm, position);

@@ -58,10 +58,9 @@ int brs_score_better(const struct brs_score *a, const struct brs_score *b)
  * split->starts/costs; the split heuristic where the search is too large. */
 static brs_status least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
                               size_t k, const struct brs_cost_model *model, brs_wide limit,
-                              size_t budget, brs_wide *weight_scratch)
+                              size_t budget)
 {
-    brs_status status =
-        brs_refine_least_total(split, lengths, n, k, model, limit, budget, weight_scratch);
+    brs_status status = brs_refine_least_total(split, lengths, n, k, model, limit, budget);
     if (status != BRS_ERR_TOO_LARGE) return status;
     size_t groups = brs_greedy_from_right(split->starts, lengths, n, model, limit);
     return brs_split_to_k(split, lengths, n, groups, k, model);
@@ -83,8 +82,7 @@ static int worth_a_staircase(brs_wide best, brs_wide weight_sum, size_t k,
 struct contest {
     struct brs_split *split;
     const uint32_t *lengths;
-    double *inverse_weight;
-    brs_wide *weight; /* n + 1 wide words of scratch */
+    const double *inverse_weight;
     size_t n, k, dp_size;
     int sync;
     struct brs_cost_model held; /* the cap is the memory budget */
@@ -143,8 +141,7 @@ static brs_status try_candidates(struct contest *c, brs_wide best)
     if (status == BRS_OK && dp == 1 && k > 1) {
         struct brs_split part = {.starts = c->starts, .costs = c->costs};
         status = consider(c, brs_refine_least_total(&part, c->lengths, n, k, &c->held, NO_LIMIT,
-                                                    WIDE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE,
-                                                    c->weight));
+                                                    WIDE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE));
     }
     /* small steps: all of them (exact; nothing is left to polish) */
     if (status == BRS_OK) {
@@ -163,24 +160,19 @@ static brs_status try_candidates(struct contest *c, brs_wide best)
  * split->starts/costs and sets the budget when the user gave none. */
 static brs_status improve(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                           size_t dp_size, int sync, const struct brs_cost_model *model,
-                          uint64_t *scratch, brs_wide best)
+                          const double *inverse_weight, brs_wide best)
 {
-    struct contest c = {split, lengths, (double *)scratch, NULL, n, k, dp_size, sync, *model,
+    struct contest c = {split, lengths, inverse_weight, n, k, dp_size, sync, *model,
                         {0, 0, 0}, NULL, NULL, NULL};
     if (c.held.max_tokens == 0) c.held.max_tokens = peak_tokens(split->starts, lengths, k);
-    c.weight = malloc((n + 1) * sizeof *c.weight);
     c.starts = malloc((k + 1) * sizeof *c.starts);
     c.costs = malloc(k * sizeof *c.costs);
     c.slots = malloc(k * sizeof *c.slots);
-    brs_status status = c.weight && c.starts && c.costs && c.slots ? BRS_OK : BRS_ERR_NO_MEMORY;
+    brs_status status = c.starts && c.costs && c.slots ? BRS_OK : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK)
         status = brs_score_split(&c.best, split->starts, split->costs, lengths, k, dp_size, sync,
                                  c.slots);
-    if (status == BRS_OK) {
-        brs_fill_inverse_weights(c.inverse_weight, lengths, n, model); /* refine reused it */
-        status = try_candidates(&c, best);
-    }
-    free(c.weight);
+    if (status == BRS_OK) status = try_candidates(&c, best);
     free(c.starts);
     free(c.costs);
     free(c.slots);
@@ -196,18 +188,16 @@ brs_wide brs_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_
      * can matter (with one micro-step, least / dp_size <= the min-max). */
     brs_wide least = (brs_wide)k * model->intercept + weight_sum;
     if (k == dp_size) return min_max > least / dp_size ? min_max : (least + dp_size - 1) / dp_size;
-    brs_wide *weight = malloc(n * sizeof *weight);
     size_t *starts = malloc((k + 1) * sizeof *starts);
     brs_wide *costs = malloc(k * sizeof *costs);
-    if (weight && starts && costs) {
+    if (starts && costs) {
         struct brs_split part = {.starts = starts, .costs = costs};
-        if (brs_refine_least_total(&part, lengths, n, k, model, NO_LIMIT, n + REFINE_BUDGET_BASE,
-                                   weight) == BRS_OK) {
+        if (brs_refine_least_total(&part, lengths, n, k, model, NO_LIMIT,
+                                   n + REFINE_BUDGET_BASE) == BRS_OK) {
             least = 0;
             for (size_t g = 0; g < k; g++) least += costs[g];
         }
     }
-    free(weight);
     free(starts);
     free(costs);
     brs_wide per_rank = (least + dp_size - 1) / dp_size;
@@ -232,8 +222,7 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
                            size_t dp_size, int sync, const struct brs_cost_model *model,
                            uint64_t *scratch)
 {
-    /* scratch (2n words) holds 1 / w(L) for the searches, then w(L) for
-     * the least total cost. */
+    /* scratch (2n words) holds 1 / w(L) for the searches */
     double *inverse_weight = (double *)scratch;
     if (model->max_tokens) {
         size_t needed = brs_groups_for_cap(lengths, n, model);
@@ -253,14 +242,13 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
          * exact answer, and within the default budget (the least-total
          * split at the optimum is one of the splits it ranges over). */
         status = brs_plan_layer(split->starts, split->costs, lengths, inverse_weight, n, k, model,
-                                best, (brs_wide *)scratch);
+                                best);
     } else {
         status = least_total(split, lengths, n, k, model, best,
-                             REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE,
-                             (brs_wide *)scratch);
+                             REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE);
         /* with n == k there is one split, and nothing to improve */
         if (status == BRS_OK && k > 1 && n > k)
-            status = improve(split, lengths, n, k, dp_size, sync, model, scratch, best);
+            status = improve(split, lengths, n, k, dp_size, sync, model, inverse_weight, best);
     }
     if (status != BRS_OK) return status;
     split->max_cost = 0;

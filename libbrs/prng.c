@@ -108,3 +108,23 @@ uint64_t brs_permutation_apply(const struct brs_permutation *perm, uint64_t posi
     uint64_t x = mix(perm, position, mask, shift);
     return x < perm->n ? x : walk(perm, x, mask, shift);
 }
+
+/* brs_permutation_apply over consecutive positions: the same values, the
+ * per-call set-up done once and the round keys held in registers (out may
+ * alias them as far as the compiler knows). */
+void brs_permutation_fill(const struct brs_permutation *perm, uint64_t first, size_t count,
+                          uint64_t *out)
+{
+    if (perm->identity || perm->bits < SMALL_BITS) {
+        for (size_t j = 0; j < count; j++) out[j] = brs_permutation_apply(perm, first + j);
+        return;
+    }
+    const struct brs_permutation local = *perm;
+    uint64_t mask = UINT64_MAX >> (64 - local.bits);
+    unsigned shift = (local.bits + 1) / 2;
+    for (size_t j = 0; j < count; j++) {
+        uint64_t x = mix(&local, first + j, mask, shift);
+        while (x >= local.n) x = mix(&local, x, mask, shift);
+        out[j] = x;
+    }
+}

@@ -25,47 +25,64 @@ struct layer_window {
 
 struct refine_input {
     const uint32_t *lengths;
-    const brs_wide *weight; /* w(L) of each sample */
     size_t n, k;
     const struct brs_cost_model *model;
     brs_wide threshold;
+    int narrow; /* brs_fits_64_bits */
 };
 
-static brs_wide feasible_cost(const struct refine_input *in, size_t a, size_t b)
+static BRS_ALWAYS_INLINE brs_wide feasible_cost(const struct refine_input *in, size_t a,
+                                                size_t b)
 {
     size_t size = b - a;
-    if (in->model->max_tokens && (uint64_t)size * in->lengths[a] > in->model->max_tokens)
-        return INFINITE;
-    brs_wide cost = in->model->intercept + (brs_wide)size * in->weight[a];
+    uint32_t head = in->lengths[a];
+    if (in->model->max_tokens && (uint64_t)size * head > in->model->max_tokens) return INFINITE;
+    brs_wide cost = in->narrow ? brs_group_cost_narrow(in->model, head, size, 1)
+                               : brs_group_cost(in->model, head, size);
     return cost <= in->threshold ? cost : INFINITE;
+}
+
+static int group_fits(const struct refine_input *in, size_t at, size_t size, int backward)
+{
+    size_t a = backward ? at - size : at;
+    return feasible_cost(in, a, a + size) != INFINITE;
+}
+
+/* The largest feasible size in [1, limit] of a group that starts at `at`
+ * (or, backward, ends there); size 1 always fits, and a longer group
+ * only costs more. Galloping up from 1, then bisecting, takes O(log s)
+ * checks for a group of s samples, whatever the step's length. */
+static size_t largest_group(const struct refine_input *in, size_t at, size_t limit, int backward)
+{
+    size_t fits = 1, fails = limit + 1;
+    while (fits < limit) {
+        size_t size = fits < limit - fits ? 2 * fits : limit;
+        if (!group_fits(in, at, size, backward)) {
+            fails = size;
+            break;
+        }
+        fits = size;
+    }
+    while (fails - fits > 1) {
+        size_t mid = fits + (fails - fits) / 2;
+        if (group_fits(in, at, mid, backward))
+            fits = mid;
+        else
+            fails = mid;
+    }
+    return fits;
 }
 
 /* The longest feasible group starting at `a` (a < n). */
 static size_t longest_from(const struct refine_input *in, size_t a)
 {
-    size_t low = 1, high = in->n - a; /* answer in [low, high]; size 1 fits */
-    while (low < high) {
-        size_t mid = low + (high - low + 1) / 2;
-        if (feasible_cost(in, a, a + mid) != INFINITE)
-            low = mid;
-        else
-            high = mid - 1;
-    }
-    return low;
+    return largest_group(in, a, in->n - a, 0);
 }
 
 /* The earliest start of a feasible group ending at `b` (b > 0). */
 static size_t earliest_to(const struct refine_input *in, size_t b)
 {
-    size_t low = 0, high = b - 1; /* answer in [low, high]; b - 1 fits */
-    while (low < high) {
-        size_t mid = low + (high - low) / 2;
-        if (feasible_cost(in, mid, b) != INFINITE)
-            high = mid;
-        else
-            low = mid + 1;
-    }
-    return low;
+    return b - largest_group(in, b, b, 1);
 }
 
 /* Fills the k + 1 windows; returns the sum of their sizes. */
@@ -126,12 +143,9 @@ static void solve_range(const struct layer *l, size_t b_low, size_t b_high, size
 
 brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
                                   size_t k, const struct brs_cost_model *model,
-                                  brs_wide threshold, size_t budget, brs_wide *weight)
+                                  brs_wide threshold, size_t budget)
 {
-    for (size_t i = 0; i < n; i++)
-        weight[i] = i > 0 && lengths[i] == lengths[i - 1] ? weight[i - 1]
-                                                          : brs_sample_weight(model, lengths[i]);
-    struct refine_input in = {lengths, weight, n, k, model, threshold};
+    struct refine_input in = {lengths, n, k, model, threshold, brs_fits_64_bits(lengths, n, model)};
     struct layer_window *w = malloc((k + 1) * sizeof *w);
     if (!w) return BRS_ERR_NO_MEMORY;
     size_t cells = fill_windows(w, &in);

@@ -7,7 +7,9 @@
  * tokens. The least threshold T for which the greedy probe (each group as
  * long as cost <= T and the cap allow) needs at most k groups is the exact
  * optimum, and a realised group cost. The least peak P at a cost T is found
- * the same way, with the probe bounded by both T and P.
+ * the same way, with the probe bounded by both T and P. Every probe is
+ * exact, so where the search probes only decides its speed, never its
+ * answer (docs/algorithm.md, "Searching the threshold").
  */
 #include "internal.h"
 
@@ -21,24 +23,32 @@ struct probe_input {
     size_t n, k;
     const struct brs_cost_model *model;
     brs_wide time; /* the peak probe's bound on a group's cost */
+    int narrow;    /* every group cost the probes form fits 64 bits */
 };
+
+/* The probes are written once and instantiated twice, for narrow inputs
+ * (64-bit arithmetic, the common case) and for the rest (128-bit), with
+ * `narrow` a constant in each (BRS_ALWAYS_INLINE). */
+
 
 /* The largest s <= limit with s * w <= budget: a floating-point estimate,
  * then corrected with exact integer products (a step or two at most), so
- * the result is exact whatever the rounding. */
-static size_t fitting_size(const struct probe_input *in, size_t i, brs_wide budget,
-                           double budget_estimate, size_t limit)
+ * the result is exact whatever the rounding. limit <= n < 2^63, so both
+ * conversions are the signed kind, one instruction each. */
+static BRS_ALWAYS_INLINE size_t fitting_size(const struct probe_input *in, size_t i, brs_wide budget,
+                                         double budget_estimate, size_t limit, int narrow)
 {
-    brs_wide w = brs_sample_weight(in->model, in->lengths[i]);
     double estimate = budget_estimate * in->inverse_weight[i];
-    size_t s = estimate >= (double)limit ? limit : (size_t)estimate;
-    if ((w >> 64) == 0 && (budget >> 64) == 0) {
-        /* Common case: 64-bit products; one that overflows exceeds budget. */
-        uint64_t w64 = (uint64_t)w, b64 = (uint64_t)budget, product;
-        while (s > 0 && (__builtin_mul_overflow(s, w64, &product) || product > b64)) s--;
-        while (s < limit && !__builtin_mul_overflow(s + 1, w64, &product) && product <= b64) s++;
+    size_t s = estimate >= (double)(int64_t)limit ? limit : (size_t)(int64_t)estimate;
+    uint32_t length = in->lengths[i];
+    if (narrow) {
+        uint64_t w = (uint64_t)(brs_group_cost_narrow(in->model, length, 1, 1) - in->model->intercept);
+        uint64_t b = (uint64_t)budget;
+        while (s > 0 && s * w > b) s--;
+        while (s < limit && (s + 1) * w <= b) s++;
         return s;
     }
+    brs_wide w = brs_sample_weight(in->model, length);
     while (s > 0 && (brs_wide)s * w > budget) s--;
     while (s < limit && (brs_wide)(s + 1) * w <= budget) s++;
     return s;
@@ -49,6 +59,8 @@ struct probe_result {
     brs_wide realised; /* the largest group cost of the greedy split */
     brs_wide next;     /* the least threshold above this one that changes the split */
     size_t covered;    /* samples covered by the first k groups */
+    double growth;     /* samples the first k groups gain per unit the point rises */
+    double excess;     /* the last group's excess over the point (negative: room) */
 };
 
 typedef struct probe_result (*probe_fn)(const struct probe_input *in, brs_wide point);
@@ -56,10 +68,11 @@ typedef struct probe_result (*probe_fn)(const struct probe_input *in, brs_wide p
 /* Greedy probe: the fewest contiguous groups of cost <= threshold. It stops
  * as soon as k groups do not suffice. For every threshold below `next` the
  * first k + 1 groups are the same, so the answer is the same. */
-static struct probe_result probe(const struct probe_input *in, brs_wide threshold)
+static BRS_ALWAYS_INLINE struct probe_result probe_body(const struct probe_input *in,
+                                                    brs_wide threshold, int narrow)
 {
     const struct brs_cost_model *model = in->model;
-    struct probe_result r = {0, 0, WIDE_MAX, 0};
+    struct probe_result r = {0, 0, WIDE_MAX, 0, 0, 0};
     brs_wide budget = threshold - model->intercept; /* threshold >= LB > intercept */
     double budget_estimate = (double)budget;
     size_t i = 0, groups = 0;
@@ -68,30 +81,41 @@ static struct probe_result probe(const struct probe_input *in, brs_wide threshol
             r.covered = i;
             return r;
         }
+        /* the rest as the last group: its cost above the threshold */
+        if (groups + 1 == in->k)
+            r.excess = (double)(in->n - i) / in->inverse_weight[i] - budget_estimate;
         size_t limit = brs_cap_size(model, in->lengths[i], in->n - i);
-        size_t size = fitting_size(in, i, budget, budget_estimate, limit);
+        size_t size = fitting_size(in, i, budget, budget_estimate, limit, narrow);
         if (size < limit) {
-            brs_wide grown = brs_group_cost(model, in->lengths[i], size + 1);
+            brs_wide grown = brs_group_cost_narrow(model, in->lengths[i], size + 1, narrow);
             if (grown < r.next) r.next = grown;
+            r.growth += in->inverse_weight[i];
         }
         if (size == 0) return r; /* cannot happen for threshold >= LB */
-        brs_wide cost = brs_group_cost(model, in->lengths[i], size);
+        brs_wide cost = brs_group_cost_narrow(model, in->lengths[i], size, narrow);
         if (cost > r.realised) r.realised = cost;
         i += size;
         groups++;
     }
     r.feasible = 1;
     r.covered = i;
+    if (groups < in->k) r.excess = -(double)(in->k - groups) * budget_estimate;
     return r;
+}
+
+static struct probe_result probe(const struct probe_input *in, brs_wide threshold)
+{
+    return in->narrow ? probe_body(in, threshold, 1) : probe_body(in, threshold, 0);
 }
 
 /* Peak probe: the fewest contiguous groups of cost <= in->time and at most
  * `peak` padded tokens, with `next` and `realised` in tokens. Only groups
  * that the peak (not the cost or the cap) stops can grow with it. */
-static struct probe_result peak_probe(const struct probe_input *in, brs_wide peak)
+static BRS_ALWAYS_INLINE struct probe_result peak_probe_body(const struct probe_input *in,
+                                                         brs_wide peak, int narrow)
 {
     const struct brs_cost_model *model = in->model;
-    struct probe_result r = {0, 0, WIDE_MAX, 0};
+    struct probe_result r = {0, 0, WIDE_MAX, 0, 0, 0};
     brs_wide budget = in->time - model->intercept;
     double budget_estimate = (double)budget;
     size_t i = 0, groups = 0;
@@ -101,12 +125,15 @@ static struct probe_result peak_probe(const struct probe_input *in, brs_wide pea
             return r;
         }
         uint32_t head = in->lengths[i];
+        if (groups + 1 == in->k) r.excess = (double)(in->n - i) * head - (double)peak;
         size_t limit = brs_cap_size(model, head, in->n - i);
-        size_t by_cost = fitting_size(in, i, budget, budget_estimate, limit);
+        size_t by_cost = fitting_size(in, i, budget, budget_estimate, limit, narrow);
         uint64_t by_peak = (uint64_t)peak / head; /* peak < 2^56: n * L */
         size_t size = by_peak < by_cost ? (size_t)by_peak : by_cost;
-        if (size < by_cost && (brs_wide)(size + 1) * head < r.next)
-            r.next = (brs_wide)(size + 1) * head;
+        if (size < by_cost) {
+            if ((brs_wide)(size + 1) * head < r.next) r.next = (brs_wide)(size + 1) * head;
+            r.growth += 1.0 / head;
+        }
         if (size == 0) return r; /* cannot happen for peak >= the longest sample */
         if ((brs_wide)size * head > r.realised) r.realised = (brs_wide)size * head;
         i += size;
@@ -114,7 +141,13 @@ static struct probe_result peak_probe(const struct probe_input *in, brs_wide pea
     }
     r.feasible = 1;
     r.covered = i;
+    if (groups < in->k) r.excess = -(double)(in->k - groups) * (double)peak;
     return r;
+}
+
+static struct probe_result peak_probe(const struct probe_input *in, brs_wide peak)
+{
+    return in->narrow ? peak_probe_body(in, peak, 1) : peak_probe_body(in, peak, 0);
 }
 
 /* The fewest groups that meet the token cap alone. */
@@ -151,48 +184,66 @@ brs_wide brs_lower_bound(const uint32_t *lengths, size_t n, size_t k,
     return bound;
 }
 
-/* Whether an infeasible probe fell short by less than one average group:
- * then its `next` is likely the optimum itself, and worth a probe. */
-static int near_miss(const struct probe_input *in, const struct probe_result *r)
+/* One end of the interpolation: a probe's point and its last group's excess
+ * (positive where the probe was infeasible). */
+struct side {
+    double point, excess;
+};
+
+/* The next point to probe in [low, high): between the last infeasible and
+ * the last feasible probe where the excess of the last group crosses zero,
+ * or half way when the last two probes fell on the same side (the excess
+ * is far from linear, and interpolation alone can crawl). Before any
+ * feasible probe, Newton's step from the infeasible one: the uncovered
+ * samples over the growth rate, which overshoots (the groups' heads move to
+ * shorter samples as they grow) and so brackets the optimum quickly. */
+static brs_wide next_point(const struct probe_input *in, const struct probe_result *r,
+                           brs_wide point, const struct side *below, const struct side *above,
+                           int same_side, brs_wide low, brs_wide high, brs_wide ceiling)
 {
-    return !r->feasible && (in->n - r->covered) * in->k < in->n;
+    double guess;
+    if (above->excess < 0 && below->excess > 0 && !same_side)
+        guess = below->point + (above->point - below->point) * below->excess /
+                                   (below->excess - above->excess);
+    else if (high == WIDE_MAX)
+        guess = r->growth > 0 ? (double)point + (double)(in->n - r->covered) / r->growth + 1
+                              : 2 * (double)low;
+    else
+        guess = (double)low + ((double)high - (double)low) / 2;
+    brs_wide next = guess < (double)ceiling ? (brs_wide)guess : ceiling;
+    if (next < low) next = low;
+    if (high != WIDE_MAX && next >= high) next = low + (high - low) / 2;
+    return next;
 }
 
-/* The least feasible threshold. Infeasible probes raise `low` to their
- * `next` and feasible ones lower `high` to their realised cost, so both ends
- * stay realisable and the search ends exactly on the optimum, whatever
- * point in [low, high) each probe takes. The points are chosen for speed:
- * the optimum is usually within a few percent of the lower bound, so the
- * search climbs from it by growing steps (1/128, 1/64, ... of it), then
- * bisects, probing `low` itself after a near miss. */
-static brs_wide optimal_threshold(const struct probe_input *in, probe_fn probe_at, brs_wide low)
+/* The least feasible point, at most `ceiling` (which is feasible).
+ * Infeasible probes raise `low` to their `next` and feasible ones lower
+ * `high` to their realised cost, so both ends stay realisable, each probe
+ * in [low, high) narrows them, and the search ends exactly on the optimum
+ * whatever points it takes. */
+static brs_wide optimal_threshold(const struct probe_input *in, probe_fn probe_at, brs_wide low,
+                                  brs_wide ceiling)
 {
-    const brs_wide bound = low, unit = bound >> 7 ? bound >> 7 : 1;
-    brs_wide high, threshold = low;
-    for (unsigned attempt = 0;; attempt++) {
-        struct probe_result r = probe_at(in, threshold);
+    brs_wide high = WIDE_MAX, point = low;
+    struct side below = {0, 0}, above = {0, 0};
+    int last_feasible = -1, same_side = 0;
+    for (;;) {
+        struct probe_result r = probe_at(in, point);
+        struct side here = {(double)point, r.excess};
         if (r.feasible) {
             high = r.realised;
-            break;
+            here.excess = r.excess < -1 ? r.excess : -1;
+            above = here;
+        } else {
+            low = r.next;
+            here.excess = r.excess > 1 ? r.excess : 1;
+            below = here;
         }
-        low = r.next;
-        brs_wide step = unit << (attempt < 100 ? attempt : 100);
-        threshold = near_miss(in, &r) || bound + step <= low ? low : bound + step;
+        same_side = last_feasible == r.feasible;
+        last_feasible = r.feasible;
+        if (low >= high) return high;
+        point = next_point(in, &r, point, &below, &above, same_side, low, high, ceiling);
     }
-    while (low < high) {
-        struct probe_result r = probe_at(in, low + (high - low) / 2);
-        if (r.feasible) {
-            high = r.realised;
-            continue;
-        }
-        low = r.next;
-        if (near_miss(in, &r) && low < high) {
-            r = probe_at(in, low);
-            if (r.feasible) high = r.realised;
-            else low = r.next;
-        }
-    }
-    return high;
 }
 
 /* 1 / w(L) for every sample, computed once per distinct length (the samples
@@ -216,8 +267,10 @@ brs_wide brs_min_max_threshold(const uint32_t *lengths, const double *inverse_we
                                size_t k, const struct brs_cost_model *model,
                                brs_wide lower_bound)
 {
-    struct probe_input in = {lengths, inverse_weight, n, k, model, 0};
-    return optimal_threshold(&in, probe, lower_bound);
+    struct probe_input in = {lengths, inverse_weight, n, k, model, 0,
+                             brs_fits_64_bits(lengths, n, model)};
+    /* all samples in one group: within the cap's k groups, so feasible */
+    return optimal_threshold(&in, probe, lower_bound, brs_group_cost(model, lengths[0], n));
 }
 
 /* max(L_0, ceil(sum L / k), max_m m * L_((m-1)k)): the longest sample, the
@@ -237,6 +290,9 @@ static brs_wide peak_lower_bound(const uint32_t *lengths, size_t n, size_t k)
 uint64_t brs_least_peak(const uint32_t *lengths, const double *inverse_weight, size_t n, size_t k,
                         const struct brs_cost_model *model, brs_wide time)
 {
-    struct probe_input in = {lengths, inverse_weight, n, k, model, time};
-    return (uint64_t)optimal_threshold(&in, peak_probe, peak_lower_bound(lengths, n, k));
+    struct probe_input in = {lengths, inverse_weight, n, k, model, time,
+                             brs_fits_64_bits(lengths, n, model)};
+    /* a peak of all samples bounds nothing: the cost probe at `time` */
+    return (uint64_t)optimal_threshold(&in, peak_probe, peak_lower_bound(lengths, n, k),
+                                       (brs_wide)n * lengths[0]);
 }
