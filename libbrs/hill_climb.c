@@ -41,6 +41,7 @@ struct climb {
     size_t seen_mask;
     uint64_t hash; /* of the counts: a sum over groups, so one move updates it */
     size_t work_left;
+    int narrow; /* brs_fits_64_bits */
 };
 
 static uint64_t mix(uint64_t x)
@@ -62,13 +63,22 @@ static void spend(struct climb *c, size_t work)
     c->work_left = c->work_left > work ? c->work_left - work : 0;
 }
 
-/* Prices groups first..last from their counts (start[first] is current). */
-static void price(struct climb *c, size_t first, size_t last)
+static BRS_ALWAYS_INLINE void price_groups(struct climb *c, size_t first, size_t last,
+                                            int narrow)
 {
     for (size_t g = first; g <= last; g++) {
         c->start[g + 1] = c->start[g] + c->counts[g];
-        c->costs[g] = brs_group_cost(c->model, c->lengths[c->start[g]], c->counts[g]);
+        c->costs[g] = brs_group_cost_narrow(c->model, c->lengths[c->start[g]], c->counts[g], narrow);
     }
+}
+
+/* Prices groups first..last from their counts (start[first] is current). */
+static void price(struct climb *c, size_t first, size_t last)
+{
+    if (c->narrow)
+        price_groups(c, first, last, 1);
+    else
+        price_groups(c, first, last, 0);
     spend(c, last - first + 1);
 }
 
@@ -149,17 +159,34 @@ static void relieve_and_freeze(struct climb *c, size_t pivot)
         if (c->member[g]) c->frozen[g] = 1;
 }
 
+/* The costliest and the cheapest active group (first by index on ties);
+ * returns the number of active groups. Narrow costs compare as 64 bits. */
+static BRS_ALWAYS_INLINE size_t find_extremes(const struct climb *c, size_t *hi, size_t *lo,
+                                              int narrow)
+{
+    size_t active = 0;
+    *hi = *lo = c->k;
+    for (size_t g = 0; g < c->k; g++) {
+        if (c->frozen[g]) continue;
+        active++;
+        if (narrow) {
+            uint64_t cost = (uint64_t)c->costs[g];
+            if (*hi == c->k || cost > (uint64_t)c->costs[*hi]) *hi = g;
+            if (*lo == c->k || cost < (uint64_t)c->costs[*lo]) *lo = g;
+        } else {
+            if (*hi == c->k || c->costs[g] > c->costs[*hi]) *hi = g;
+            if (*lo == c->k || c->costs[g] < c->costs[*lo]) *lo = g;
+        }
+    }
+    return active;
+}
+
 /* One round; 0 when the climb is over. */
 static int climb_once(struct climb *c, brs_wide *best_spread)
 {
     if (seen_before(c)) return 0;
-    size_t hi = c->k, lo = c->k, active = 0;
-    for (size_t g = 0; g < c->k; g++) {
-        if (c->frozen[g]) continue;
-        active++;
-        if (hi == c->k || c->costs[g] > c->costs[hi]) hi = g;
-        if (lo == c->k || c->costs[g] < c->costs[lo]) lo = g;
-    }
+    size_t hi, lo;
+    size_t active = c->narrow ? find_extremes(c, &hi, &lo, 1) : find_extremes(c, &hi, &lo, 0);
     if (active <= 1) return 0;
     brs_wide spread = c->costs[hi] - c->costs[lo];
     if (spread < *best_spread) {
@@ -189,7 +216,8 @@ brs_status brs_plan_rebalance_climb(size_t *starts, brs_wide *costs, const uint3
     size_t rounds = CLIMB_ROUNDS_PER_GROUP * k > n ? CLIMB_ROUNDS_PER_GROUP * k : n;
     if (rounds > CLIMB_WORK / k + 1) rounds = CLIMB_WORK / k + 1;
     struct climb c = {lengths, k, dp_size, model, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-                      NULL, next_power_of_two(2 * rounds) - 1, 0, CLIMB_WORK};
+                      NULL, next_power_of_two(2 * rounds) - 1, 0, CLIMB_WORK,
+                      brs_fits_64_bits(lengths, n, model)};
     c.counts = malloc(k * sizeof *c.counts);
     c.best = malloc(k * sizeof *c.best);
     c.start = malloc((k + 1) * sizeof *c.start);
