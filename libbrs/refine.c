@@ -28,7 +28,8 @@ struct refine_input {
     size_t n, k;
     const struct brs_cost_model *model;
     brs_wide threshold;
-    int narrow; /* brs_fits_64_bits */
+    int narrow;    /* brs_fits_64_bits */
+    double budget; /* threshold - intercept, approximately */
 };
 
 static BRS_ALWAYS_INLINE brs_wide feasible_cost(const struct refine_input *in, size_t a,
@@ -48,20 +49,46 @@ static int group_fits(const struct refine_input *in, size_t at, size_t size, int
     return feasible_cost(in, a, a + size) != INFINITE;
 }
 
+/* The size at which a group whose samples all cost w(length) reaches the
+ * threshold or the cap: exact for a group of equal lengths, an estimate
+ * otherwise. */
+static double size_estimate(const struct refine_input *in, uint32_t length)
+{
+    double by_cost = in->budget / ((double)length * BRS_COST_UNITS_PER_ONE +
+                                   (double)in->model->alpha * length * length);
+    double by_cap = in->model->max_tokens ? (double)(in->model->max_tokens / length) : by_cost;
+    return by_cap < by_cost ? by_cap : by_cost;
+}
+
 /* The largest feasible size in [1, limit] of a group that starts at `at`
  * (or, backward, ends there); size 1 always fits, and a longer group
- * only costs more. Galloping up from 1, then bisecting, takes O(log s)
- * checks for a group of s samples, whatever the step's length. */
+ * only costs more. Galloping from the estimate of the group's first (or
+ * last) sample, then bisecting: a check or two where the estimate is
+ * right, O(log s) where it is off by s. */
 static size_t largest_group(const struct refine_input *in, size_t at, size_t limit, int backward)
 {
-    size_t fits = 1, fails = limit + 1;
-    while (fits < limit) {
-        size_t size = fits < limit - fits ? 2 * fits : limit;
-        if (!group_fits(in, at, size, backward)) {
-            fails = size;
-            break;
+    double estimate = size_estimate(in, in->lengths[backward ? at - 1 : at]);
+    size_t guess = estimate < 1 ? 1 : estimate >= (double)limit ? limit : (size_t)estimate;
+    size_t fits = 0, fails = limit + 1; /* size 0 stands for "none checked" */
+    if (group_fits(in, at, guess, backward)) {
+        fits = guess;
+        for (size_t step = 1; fits < limit; step *= 2) {
+            size_t size = step < limit - fits ? fits + step : limit;
+            if (!group_fits(in, at, size, backward)) {
+                fails = size;
+                break;
+            }
+            fits = size;
         }
-        fits = size;
+    } else {
+        fails = guess;
+        for (size_t step = 1; fits == 0; step *= 2) {
+            size_t size = step < fails - 1 ? fails - step : 1;
+            if (group_fits(in, at, size, backward))
+                fits = size;
+            else
+                fails = size;
+        }
     }
     while (fails - fits > 1) {
         size_t mid = fits + (fails - fits) / 2;
@@ -145,7 +172,8 @@ brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengt
                                   size_t k, const struct brs_cost_model *model,
                                   brs_wide threshold, size_t budget)
 {
-    struct refine_input in = {lengths, n, k, model, threshold, brs_fits_64_bits(lengths, n, model)};
+    struct refine_input in = {lengths,   n, k, model, threshold, brs_fits_64_bits(lengths, n, model),
+                              (double)(threshold - model->intercept)};
     struct layer_window *w = malloc((k + 1) * sizeof *w);
     if (!w) return BRS_ERR_NO_MEMORY;
     size_t cells = fill_windows(w, &in);
