@@ -24,7 +24,7 @@ enum { GRID = 64, DESCENT_ROUNDS = 1, DESCENT_MAX_GROUPS = 1024, DESCENT_REACH =
 
 struct layers {
     const uint32_t *lengths;
-    const double *inverse_weight;
+    double *inverse_weight;
     size_t n, ranks, count; /* count: the number of layers */
     const struct brs_cost_model *model;
     size_t *cut;     /* count + 1: layer m is [cut[m], cut[m + 1]) */
@@ -170,7 +170,7 @@ static void refine_cuts(struct layers *l)
 /* ---- the groups of one layer ---------------------------------------------- */
 
 brs_status brs_plan_layer(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                          const double *inverse_weight, size_t n, size_t ranks,
+                          double *inverse_weight, size_t n, size_t ranks,
                           const struct brs_cost_model *model, brs_wide time)
 {
     struct brs_cost_model held = *model;
@@ -194,7 +194,7 @@ static brs_status build_layer(const struct layers *l, size_t m, size_t *starts, 
 }
 
 brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                            const double *inverse_weight, size_t n, size_t dp_size,
+                            double *inverse_weight, size_t n, size_t dp_size,
                             size_t grad_accum, const struct brs_cost_model *model)
 {
     size_t *cut = malloc((grad_accum + 1) * sizeof *cut);

@@ -82,7 +82,7 @@ static int worth_a_staircase(brs_wide best, brs_wide weight_sum, size_t k,
 struct contest {
     struct brs_split *split;
     const uint32_t *lengths;
-    const double *inverse_weight;
+    double *inverse_weight;
     size_t n, k, dp_size;
     int sync;
     struct brs_cost_model held; /* the cap is the memory budget */
@@ -160,7 +160,7 @@ static brs_status try_candidates(struct contest *c, brs_wide best)
  * split->starts/costs and sets the budget when the user gave none. */
 static brs_status improve(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                           size_t dp_size, int sync, const struct brs_cost_model *model,
-                          const double *inverse_weight, brs_wide best)
+                          double *inverse_weight, brs_wide best)
 {
     struct contest c = {split, lengths, inverse_weight, n, k, dp_size, sync, *model,
                         {0, 0, 0}, NULL, NULL, NULL};
@@ -210,9 +210,8 @@ brs_wide brs_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t
     struct brs_cost_model m = *model;
     if (m.max_tokens && brs_groups_for_cap(lengths, n, &m) > k) m.max_tokens = 0;
     brs_wide weight_sum, bound = brs_lower_bound(lengths, n, k, &m, &weight_sum);
-    double *inverse_weight = malloc(n * sizeof *inverse_weight);
+    double *inverse_weight = calloc(n, sizeof *inverse_weight);
     if (!inverse_weight) return bound; /* still a bound, only a looser one */
-    brs_fill_inverse_weights(inverse_weight, lengths, n, &m);
     brs_wide min_max = brs_min_max_threshold(lengths, inverse_weight, n, k, &m, bound);
     free(inverse_weight);
     return brs_time_lower_bound(lengths, n, k, dp_size, &m, min_max, weight_sum);
@@ -232,7 +231,7 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
         }
     }
     split->lower_bound = brs_lower_bound(lengths, n, k, model, &split->weight_sum);
-    brs_fill_inverse_weights(inverse_weight, lengths, n, model);
+    memset(inverse_weight, 0, n * sizeof *inverse_weight);
     brs_wide best = brs_min_max_threshold(lengths, inverse_weight, n, k, model, split->lower_bound);
 
     brs_status status;

@@ -19,7 +19,7 @@
  * group's size costs a multiplication instead of a 128-bit division. */
 struct probe_input {
     const uint32_t *lengths;
-    const double *inverse_weight;
+    double *inverse_weight; /* a cache: 0 until first used (inverse_weight()) */
     size_t n, k;
     const struct brs_cost_model *model;
     brs_wide time; /* the peak probe's bound on a group's cost */
@@ -31,6 +31,21 @@ struct probe_input {
  * `narrow` a constant in each (BRS_ALWAYS_INLINE). */
 
 
+/* 1 / w(L_i), computed where first used: the probes read it only at the
+ * heads of their groups, a few of the samples. */
+static BRS_ALWAYS_INLINE double inverse_weight(const struct probe_input *in, size_t i)
+{
+    double inverse = in->inverse_weight[i];
+    if (inverse == 0) {
+        brs_wide w = brs_sample_weight(in->model, in->lengths[i]);
+        /* The same correctly rounded value either way; the 64-bit
+         * conversion is an instruction, the 128-bit one a library call. */
+        inverse = 1.0 / ((w >> 64) == 0 ? (double)(uint64_t)w : (double)w);
+        in->inverse_weight[i] = inverse;
+    }
+    return inverse;
+}
+
 /* The largest s <= limit with s * w <= budget: a floating-point estimate,
  * then corrected with exact integer products (a step or two at most), so
  * the result is exact whatever the rounding. limit <= n < 2^63, so both
@@ -38,7 +53,7 @@ struct probe_input {
 static BRS_ALWAYS_INLINE size_t fitting_size(const struct probe_input *in, size_t i, brs_wide budget,
                                          double budget_estimate, size_t limit, int narrow)
 {
-    double estimate = budget_estimate * in->inverse_weight[i];
+    double estimate = budget_estimate * inverse_weight(in, i);
     size_t s = estimate >= (double)(int64_t)limit ? limit : (size_t)(int64_t)estimate;
     uint32_t length = in->lengths[i];
     if (narrow) {
@@ -83,13 +98,13 @@ static BRS_ALWAYS_INLINE struct probe_result probe_body(const struct probe_input
         }
         /* the rest as the last group: its cost above the threshold */
         if (groups + 1 == in->k)
-            r.excess = (double)(in->n - i) / in->inverse_weight[i] - budget_estimate;
+            r.excess = (double)(in->n - i) / inverse_weight(in, i) - budget_estimate;
         size_t limit = brs_cap_size(model, in->lengths[i], in->n - i);
         size_t size = fitting_size(in, i, budget, budget_estimate, limit, narrow);
         if (size < limit) {
             brs_wide grown = brs_group_cost_narrow(model, in->lengths[i], size + 1, narrow);
             if (grown < r.next) r.next = grown;
-            r.growth += in->inverse_weight[i];
+            r.growth += inverse_weight(in, i);
         }
         if (size == 0) return r; /* cannot happen for threshold >= LB */
         brs_wide cost = brs_group_cost_narrow(model, in->lengths[i], size, narrow);
@@ -246,24 +261,7 @@ static brs_wide optimal_threshold(const struct probe_input *in, probe_fn probe_a
     }
 }
 
-/* 1 / w(L) for every sample, computed once per distinct length (the samples
- * are sorted, so equal lengths are adjacent). */
-void brs_fill_inverse_weights(double *inverse, const uint32_t *lengths, size_t n,
-                              const struct brs_cost_model *model)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0 && lengths[i] == lengths[i - 1]) {
-            inverse[i] = inverse[i - 1];
-            continue;
-        }
-        brs_wide w = brs_sample_weight(model, lengths[i]);
-        /* The same correctly rounded value either way; the 64-bit
-         * conversion is an instruction, the 128-bit one a library call. */
-        inverse[i] = 1.0 / ((w >> 64) == 0 ? (double)(uint64_t)w : (double)w);
-    }
-}
-
-brs_wide brs_min_max_threshold(const uint32_t *lengths, const double *inverse_weight, size_t n,
+brs_wide brs_min_max_threshold(const uint32_t *lengths, double *inverse_weight, size_t n,
                                size_t k, const struct brs_cost_model *model,
                                brs_wide lower_bound)
 {
@@ -287,7 +285,7 @@ static brs_wide peak_lower_bound(const uint32_t *lengths, size_t n, size_t k)
     return bound;
 }
 
-uint64_t brs_least_peak(const uint32_t *lengths, const double *inverse_weight, size_t n, size_t k,
+uint64_t brs_least_peak(const uint32_t *lengths, double *inverse_weight, size_t n, size_t k,
                         const struct brs_cost_model *model, brs_wide time)
 {
     struct probe_input in = {lengths, inverse_weight, n, k, model, time,

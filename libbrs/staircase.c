@@ -34,7 +34,7 @@ size_t brs_greedy_group(const uint32_t *lengths, size_t n, size_t pos, size_t gr
 }
 
 brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                              const double *inverse_weight, size_t n, size_t k, size_t dp_size,
+                              double *inverse_weight, size_t n, size_t k, size_t dp_size,
                               const struct brs_cost_model *model, brs_wide top)
 {
     size_t pos = 0;
