@@ -24,7 +24,7 @@ enum { GRID = 64, DESCENT_ROUNDS = 1, DESCENT_MAX_GROUPS = 1024, DESCENT_REACH =
 
 struct layers {
     const uint32_t *lengths;
-    double *inverse_weight;
+    struct brs_probe_cache *cache;
     size_t n, ranks, count; /* count: the number of layers */
     const struct brs_cost_model *model;
     size_t *cut;     /* count + 1: layer m is [cut[m], cut[m + 1]) */
@@ -44,7 +44,7 @@ static brs_wide layer_time(const struct layers *l, size_t a, size_t b)
     brs_wide average = (l->prefix[b] - l->prefix[a] + l->ranks - 1) / l->ranks;
     brs_wide head = brs_sample_weight(l->model, l->lengths[a]);
     brs_wide bound = l->model->intercept + (average > head ? average : head);
-    return brs_min_max_threshold(l->lengths + a, l->inverse_weight + a, size, l->ranks, l->model,
+    return brs_min_max_threshold(l->lengths + a, l->cache + a, size, l->ranks, l->model,
                                  bound);
 }
 
@@ -170,11 +170,11 @@ static void refine_cuts(struct layers *l)
 /* ---- the groups of one layer ---------------------------------------------- */
 
 brs_status brs_plan_layer(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                          double *inverse_weight, size_t n, size_t ranks,
+                          struct brs_probe_cache *cache, size_t n, size_t ranks,
                           const struct brs_cost_model *model, brs_wide time)
 {
     struct brs_cost_model held = *model;
-    held.max_tokens = brs_least_peak(lengths, inverse_weight, n, ranks, model, time);
+    held.max_tokens = brs_least_peak(lengths, cache, n, ranks, model, time);
     struct brs_split part = {starts, NULL, costs, 0, 0, 0, 0, 0};
     brs_status status = brs_refine_least_total(&part, lengths, n, ranks, &held, time,
                                                REFINE_PER_SAMPLE * n + REFINE_BASE);
@@ -187,21 +187,21 @@ brs_status brs_plan_layer(size_t *starts, brs_wide *costs, const uint32_t *lengt
 static brs_status build_layer(const struct layers *l, size_t m, size_t *starts, brs_wide *costs)
 {
     size_t a = l->cut[m];
-    brs_status status = brs_plan_layer(starts, costs, l->lengths + a, l->inverse_weight + a,
+    brs_status status = brs_plan_layer(starts, costs, l->lengths + a, l->cache + a,
                                        l->cut[m + 1] - a, l->ranks, l->model, l->time[m]);
     for (size_t r = 0; r < l->ranks && status == BRS_OK; r++) starts[r] += a;
     return status;
 }
 
 brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                            double *inverse_weight, size_t n, size_t dp_size,
+                            struct brs_probe_cache *cache, size_t n, size_t dp_size,
                             size_t grad_accum, const struct brs_cost_model *model)
 {
     size_t *cut = malloc((grad_accum + 1) * sizeof *cut);
     brs_wide *time = malloc(grad_accum * sizeof *time);
     brs_wide *prefix = malloc((n + 1) * sizeof *prefix);
     brs_status status = cut && time && prefix ? BRS_OK : BRS_ERR_NO_MEMORY;
-    struct layers l = {lengths, inverse_weight, n, dp_size, grad_accum, model, cut, time, prefix};
+    struct layers l = {lengths, cache, n, dp_size, grad_accum, model, cut, time, prefix};
     if (status == BRS_OK) {
         prefix[0] = 0;
         for (size_t i = 0; i < n; i++) prefix[i + 1] = prefix[i] + brs_sample_weight(model, lengths[i]);

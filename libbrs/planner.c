@@ -82,7 +82,7 @@ static int worth_a_staircase(brs_wide best, brs_wide weight_sum, size_t k,
 struct contest {
     struct brs_split *split;
     const uint32_t *lengths;
-    double *inverse_weight;
+    struct brs_probe_cache *cache;
     size_t n, k, dp_size;
     int sync;
     struct brs_cost_model held; /* the cap is the memory budget */
@@ -127,11 +127,11 @@ static brs_status try_candidates(struct contest *c, brs_wide best)
     brs_status status = BRS_OK;
     /* the staircase: with one rank it cannot help */
     if (dp > 1 && worth_a_staircase(best, c->split->weight_sum, k, &c->held))
-        status = consider_polished(c, brs_plan_staircase(c->starts, c->costs, c->lengths, c->inverse_weight,
+        status = consider_polished(c, brs_plan_staircase(c->starts, c->costs, c->lengths, c->cache,
                                                 n, k, dp, &c->held, best));
     /* the layers, one per micro-step */
     if (status == BRS_OK && dp > 1)
-        status = consider_polished(c, brs_plan_layered(c->starts, c->costs, c->lengths, c->inverse_weight,
+        status = consider_polished(c, brs_plan_layered(c->starts, c->costs, c->lengths, c->cache,
                                               n, dp, ga, &c->held));
     /* the split of the sampler users replace, so that it never beats the plan */
     if (status == BRS_OK && dp > 1)
@@ -160,9 +160,9 @@ static brs_status try_candidates(struct contest *c, brs_wide best)
  * split->starts/costs and sets the budget when the user gave none. */
 static brs_status improve(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                           size_t dp_size, int sync, const struct brs_cost_model *model,
-                          double *inverse_weight, brs_wide best)
+                          struct brs_probe_cache *cache, brs_wide best)
 {
-    struct contest c = {split, lengths, inverse_weight, n, k, dp_size, sync, *model,
+    struct contest c = {split, lengths, cache, n, k, dp_size, sync, *model,
                         {0, 0, 0}, NULL, NULL, NULL};
     if (c.held.max_tokens == 0) c.held.max_tokens = peak_tokens(split->starts, lengths, k);
     c.starts = malloc((k + 1) * sizeof *c.starts);
@@ -210,10 +210,10 @@ brs_wide brs_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t
     struct brs_cost_model m = *model;
     if (m.max_tokens && brs_groups_for_cap(lengths, n, &m) > k) m.max_tokens = 0;
     brs_wide weight_sum, bound = brs_lower_bound(lengths, n, k, &m, &weight_sum);
-    double *inverse_weight = calloc(n, sizeof *inverse_weight);
-    if (!inverse_weight) return bound; /* still a bound, only a looser one */
-    brs_wide min_max = brs_min_max_threshold(lengths, inverse_weight, n, k, &m, bound);
-    free(inverse_weight);
+    struct brs_probe_cache *cache = calloc(n, sizeof *cache);
+    if (!cache) return bound; /* still a bound, only a looser one */
+    brs_wide min_max = brs_min_max_threshold(lengths, cache, n, k, &m, bound);
+    free(cache);
     return brs_time_lower_bound(lengths, n, k, dp_size, &m, min_max, weight_sum);
 }
 
@@ -221,8 +221,8 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
                            size_t dp_size, int sync, const struct brs_cost_model *model,
                            uint64_t *scratch)
 {
-    /* scratch (2n words) holds 1 / w(L) for the searches */
-    double *inverse_weight = (double *)scratch;
+    /* scratch (2n words) holds the searches' cache, 16 bytes a sample */
+    struct brs_probe_cache *cache = (struct brs_probe_cache *)(void *)scratch;
     if (model->max_tokens) {
         size_t needed = brs_groups_for_cap(lengths, n, model);
         if (needed > k) {
@@ -231,8 +231,9 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
         }
     }
     split->lower_bound = brs_lower_bound(lengths, n, k, model, &split->weight_sum);
-    memset(inverse_weight, 0, n * sizeof *inverse_weight);
-    brs_wide best = brs_min_max_threshold(lengths, inverse_weight, n, k, model, split->lower_bound);
+    memset(cache, 0, n * sizeof *cache);
+    brs_find_runs(cache, lengths, n, k);
+    brs_wide best = brs_min_max_threshold(lengths, cache, n, k, model, split->lower_bound);
 
     brs_status status;
     if (k == dp_size && k > 1 && n > k) {
@@ -240,14 +241,14 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
          * so the least peak at the optimum, then the least total, is the
          * exact answer, and within the default budget (the least-total
          * split at the optimum is one of the splits it ranges over). */
-        status = brs_plan_layer(split->starts, split->costs, lengths, inverse_weight, n, k, model,
+        status = brs_plan_layer(split->starts, split->costs, lengths, cache, n, k, model,
                                 best);
     } else {
         status = least_total(split, lengths, n, k, model, best,
                              REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE);
         /* with n == k there is one split, and nothing to improve */
         if (status == BRS_OK && k > 1 && n > k)
-            status = improve(split, lengths, n, k, dp_size, sync, model, inverse_weight, best);
+            status = improve(split, lengths, n, k, dp_size, sync, model, cache, best);
     }
     if (status != BRS_OK) return status;
     split->max_cost = 0;

@@ -19,7 +19,7 @@
  * group's size costs a multiplication instead of a 128-bit division. */
 struct probe_input {
     const uint32_t *lengths;
-    double *inverse_weight; /* a cache: 0 until first used (inverse_weight()) */
+    struct brs_probe_cache *cache;
     size_t n, k;
     const struct brs_cost_model *model;
     brs_wide time; /* the peak probe's bound on a group's cost */
@@ -35,13 +35,13 @@ struct probe_input {
  * heads of their groups, a few of the samples. */
 static BRS_ALWAYS_INLINE double inverse_weight(const struct probe_input *in, size_t i)
 {
-    double inverse = in->inverse_weight[i];
+    double inverse = in->cache[i].inverse_weight;
     if (inverse == 0) {
         brs_wide w = brs_sample_weight(in->model, in->lengths[i]);
         /* The same correctly rounded value either way; the 64-bit
          * conversion is an instruction, the 128-bit one a library call. */
         inverse = 1.0 / ((w >> 64) == 0 ? (double)(uint64_t)w : (double)w);
-        in->inverse_weight[i] = inverse;
+        in->cache[i].inverse_weight = inverse;
     }
     return inverse;
 }
@@ -80,6 +80,22 @@ struct probe_result {
 
 typedef struct probe_result (*probe_fn)(const struct probe_input *in, brs_wide point);
 
+/* How many greedy groups from i on have the head, size and cost of the one
+ * at i, which has `size` samples: those that start inside its run of equal
+ * lengths and end before the last sample. A probe takes them at once, so on
+ * many samples of few distinct lengths it costs O(runs), not O(k). 1 where
+ * the run is unknown; at most `left`. */
+static BRS_ALWAYS_INLINE size_t same_groups(const struct probe_input *in, size_t i, size_t size,
+                                            size_t left)
+{
+    size_t rest = in->n - i, run = in->cache[i].run_left < rest ? in->cache[i].run_left : rest;
+    if (run <= size) return 1; /* the next group starts past the run (and saves two divisions) */
+    size_t by_run = (run + size - 1) / size, by_end = (rest - 1) / size;
+    size_t m = by_run < by_end ? by_run : by_end;
+    if (m > left) m = left;
+    return m > 0 ? m : 1;
+}
+
 /* Greedy probe: the fewest contiguous groups of cost <= threshold. It stops
  * as soon as k groups do not suffice. For every threshold below `next` the
  * first k + 1 groups are the same, so the answer is the same. */
@@ -96,21 +112,24 @@ static BRS_ALWAYS_INLINE struct probe_result probe_body(const struct probe_input
             r.covered = i;
             return r;
         }
-        /* the rest as the last group: its cost above the threshold */
-        if (groups + 1 == in->k)
-            r.excess = (double)(in->n - i) / inverse_weight(in, i) - budget_estimate;
         size_t limit = brs_cap_size(model, in->lengths[i], in->n - i);
         size_t size = fitting_size(in, i, budget, budget_estimate, limit, narrow);
         if (size < limit) {
             brs_wide grown = brs_group_cost_narrow(model, in->lengths[i], size + 1, narrow);
             if (grown < r.next) r.next = grown;
-            r.growth += inverse_weight(in, i);
         }
         if (size == 0) return r; /* cannot happen for threshold >= LB */
+        size_t same = same_groups(in, i, size, in->k - groups);
+        if (size < limit) r.growth += (double)same * inverse_weight(in, i);
+        /* the rest as the last group: its cost above the threshold */
+        if (groups + same == in->k) {
+            size_t last = i + (same - 1) * size;
+            r.excess = (double)(in->n - last) / inverse_weight(in, i) - budget_estimate;
+        }
         brs_wide cost = brs_group_cost_narrow(model, in->lengths[i], size, narrow);
         if (cost > r.realised) r.realised = cost;
-        i += size;
-        groups++;
+        i += same * size;
+        groups += same;
     }
     r.feasible = 1;
     r.covered = i;
@@ -140,19 +159,22 @@ static BRS_ALWAYS_INLINE struct probe_result peak_probe_body(const struct probe_
             return r;
         }
         uint32_t head = in->lengths[i];
-        if (groups + 1 == in->k) r.excess = (double)(in->n - i) * head - (double)peak;
         size_t limit = brs_cap_size(model, head, in->n - i);
         size_t by_cost = fitting_size(in, i, budget, budget_estimate, limit, narrow);
         uint64_t by_peak = (uint64_t)peak / head; /* peak < 2^56: n * L */
         size_t size = by_peak < by_cost ? (size_t)by_peak : by_cost;
-        if (size < by_cost) {
-            if ((brs_wide)(size + 1) * head < r.next) r.next = (brs_wide)(size + 1) * head;
-            r.growth += 1.0 / head;
-        }
+        if (size < by_cost && (brs_wide)(size + 1) * head < r.next)
+            r.next = (brs_wide)(size + 1) * head;
         if (size == 0) return r; /* cannot happen for peak >= the longest sample */
+        size_t same = same_groups(in, i, size, in->k - groups);
+        if (size < by_cost) r.growth += (double)same / head;
+        if (groups + same == in->k) {
+            size_t last = i + (same - 1) * size;
+            r.excess = (double)(in->n - last) * head - (double)peak;
+        }
         if ((brs_wide)size * head > r.realised) r.realised = (brs_wide)size * head;
-        i += size;
-        groups++;
+        i += same * size;
+        groups += same;
     }
     r.feasible = 1;
     r.covered = i;
@@ -261,11 +283,19 @@ static brs_wide optimal_threshold(const struct probe_input *in, probe_fn probe_a
     }
 }
 
-brs_wide brs_min_max_threshold(const uint32_t *lengths, double *inverse_weight, size_t n,
+void brs_find_runs(struct brs_probe_cache *cache, const uint32_t *lengths, size_t n, size_t k)
+{
+    if (n == 0 || lengths[0] - lengths[n - 1] + (size_t)1 > k) return; /* more lengths than groups */
+    cache[n - 1].run_left = 1;
+    for (size_t i = n - 1; i-- > 0;)
+        cache[i].run_left = lengths[i] == lengths[i + 1] ? cache[i + 1].run_left + 1 : 1;
+}
+
+brs_wide brs_min_max_threshold(const uint32_t *lengths, struct brs_probe_cache *cache, size_t n,
                                size_t k, const struct brs_cost_model *model,
                                brs_wide lower_bound)
 {
-    struct probe_input in = {lengths, inverse_weight, n, k, model, 0,
+    struct probe_input in = {lengths, cache, n, k, model, 0,
                              brs_fits_64_bits(lengths, n, model)};
     /* all samples in one group: within the cap's k groups, so feasible */
     return optimal_threshold(&in, probe, lower_bound, brs_group_cost(model, lengths[0], n));
@@ -285,10 +315,10 @@ static brs_wide peak_lower_bound(const uint32_t *lengths, size_t n, size_t k)
     return bound;
 }
 
-uint64_t brs_least_peak(const uint32_t *lengths, double *inverse_weight, size_t n, size_t k,
+uint64_t brs_least_peak(const uint32_t *lengths, struct brs_probe_cache *cache, size_t n, size_t k,
                         const struct brs_cost_model *model, brs_wide time)
 {
-    struct probe_input in = {lengths, inverse_weight, n, k, model, time,
+    struct probe_input in = {lengths, cache, n, k, model, time,
                              brs_fits_64_bits(lengths, n, model)};
     /* a peak of all samples bounds nothing: the cost probe at `time` */
     return (uint64_t)optimal_threshold(&in, peak_probe, peak_lower_bound(lengths, n, k),
