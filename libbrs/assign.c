@@ -22,12 +22,60 @@
 /* Up to this many groups the per-step partition is searched exactly. */
 enum { EXACT_GROUPS = 10, SWAP_ROUNDS = 64, SWAP_WORK = 1 << 22 };
 
+/* From this many groups on, costs spanning less than 2^64 are radix sorted. */
+enum { RADIX_GROUPS = 256, DIGIT_BITS = 8, DIGITS = 64 / DIGIT_BITS };
+
+/* The LSD radix sort of ids by (top - cost), the same order as the merge
+ * sort's (both stable, ids in order at the start); 0 when the costs span
+ * 2^64 or more. */
+static int radix_sort_by_cost_desc(uint32_t *order, uint32_t *scratch, const brs_wide *costs,
+                                   size_t k)
+{
+    brs_wide top = costs[0], bottom = costs[0];
+    for (size_t i = 1; i < k; i++) {
+        if (costs[i] > top) top = costs[i];
+        if (costs[i] < bottom) bottom = costs[i];
+    }
+    if ((top - bottom) >> 64) return 0;
+    unsigned digits = 1;
+    while (digits < DIGITS && (uint64_t)(top - bottom) >> (digits * DIGIT_BITS)) digits++;
+    uint32_t counts[DIGITS][1 << DIGIT_BITS] = {{0}};
+    for (size_t i = 0; i < k; i++) {
+        uint64_t key = (uint64_t)(top - costs[i]);
+        for (unsigned d = 0; d < digits; d++) counts[d][(key >> (d * DIGIT_BITS)) & 0xff]++;
+    }
+    for (unsigned d = 0; d < digits; d++)
+        for (uint32_t b = 0, sum = 0; b < 1u << DIGIT_BITS; b++) {
+            uint32_t c = counts[d][b];
+            counts[d][b] = sum;
+            sum += c;
+        }
+    uint32_t *from = scratch, *to = order;
+    if (digits % 2 == 0) { /* the last pass writes `order` */
+        from = order;
+        to = scratch;
+    }
+    for (size_t i = 0; i < k; i++) from[i] = (uint32_t)i;
+    for (unsigned d = 0; d < digits; d++) {
+        for (size_t i = 0; i < k; i++) {
+            uint32_t id = from[i];
+            uint64_t key = (uint64_t)(top - costs[id]);
+            to[counts[d][(key >> (d * DIGIT_BITS)) & 0xff]++] = id;
+        }
+        uint32_t *t = from;
+        from = to;
+        to = t;
+    }
+    return 1;
+}
+
 /* Stable bottom-up merge sort of ids by cost, descending; starting from ids
  * in order makes ties fall by id. (qsort takes no context, and libbrs keeps
- * no global state.) */
+ * no global state.) Many groups take the radix sort instead. */
 static void sort_by_cost_desc(uint32_t *order, uint32_t *scratch, const brs_wide *costs,
                               size_t k)
 {
+    if (k >= RADIX_GROUPS && radix_sort_by_cost_desc(order, scratch, costs, k)) return;
     for (size_t i = 0; i < k; i++) order[i] = (uint32_t)i;
     uint32_t *from = order, *to = scratch;
     for (size_t width = 1; width < k; width *= 2) {
