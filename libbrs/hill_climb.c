@@ -15,14 +15,16 @@
  * group without passing its cost. The counts of least spread seen win. The
  * counts are remembered by a 64-bit hash; the work is bounded (CLIMB_WORK
  * groups priced), after which the best counts so far stand, as upstream's
- * own iteration bound does.
+ * own iteration bound does. Beyond CLIMB_MAX_GROUPS groups that bound
+ * leaves fewer rounds than groups, too few to move each group once, while
+ * each round still scans them all: the climb is not run there.
  */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum { CLIMB_ROUNDS_PER_GROUP = 30, CLIMB_WORK = 1 << 24 };
+enum { CLIMB_ROUNDS_PER_GROUP = 30, CLIMB_WORK = 1 << 24, CLIMB_MAX_GROUPS = 1 << 12 };
 
 struct ranked {
     brs_wide cost;
@@ -213,6 +215,7 @@ brs_status brs_plan_rebalance_climb(size_t *starts, brs_wide *costs, const uint3
                                     size_t n, size_t k, size_t dp_size,
                                     const struct brs_cost_model *model)
 {
+    if (k > CLIMB_MAX_GROUPS) return BRS_ERR_TOO_LARGE;
     size_t rounds = CLIMB_ROUNDS_PER_GROUP * k > n ? CLIMB_ROUNDS_PER_GROUP * k : n;
     if (rounds > CLIMB_WORK / k + 1) rounds = CLIMB_WORK / k + 1;
     struct climb c = {lengths, k, dp_size, model, NULL, NULL, NULL, NULL, NULL, NULL, NULL,

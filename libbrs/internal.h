@@ -13,7 +13,7 @@
  * It enters every fingerprint; bump it with any change of output and
  * regenerate tests/vectors.
  */
-#define BRS_PLAN_ALGORITHM_VERSION 8
+#define BRS_PLAN_ALGORITHM_VERSION 9
 
 /* Costs are exact integers in micro cost units (1e-6), held in 128 bits.
  * Bounds (proof of no overflow): a length L < 2^32, alpha_micro <= 1e9 <
@@ -270,7 +270,8 @@ brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *len
                             struct brs_probe_cache *cache, size_t n, size_t dp_size,
                             size_t grad_accum, const struct brs_cost_model *model);
 /* hill_climb.c: transformers' batch_rebalance split of the n sorted samples
- * into k contiguous groups (no cap; the caller checks it). */
+ * into k contiguous groups (no cap; the caller checks it); BRS_ERR_TOO_LARGE
+ * beyond 4096 groups. */
 brs_status brs_plan_rebalance_climb(size_t *starts, brs_wide *costs, const uint32_t *lengths,
                                     size_t n, size_t k, size_t dp_size,
                                     const struct brs_cost_model *model);
