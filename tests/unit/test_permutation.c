@@ -37,6 +37,41 @@ static uint64_t *epoch_order(size_t n, int64_t seed, uint64_t epoch)
     return order;
 }
 
+/* The same epoch order read a step of `batch` samples at a time (the last
+ * step shorter): each step draws its positions on its own, in blocks and
+ * lanes that start wherever the step does. */
+static uint64_t *epoch_order_by_steps(size_t n, int64_t seed, uint64_t epoch, int64_t batch)
+{
+    uint32_t *len = malloc(n * sizeof *len);
+    for (size_t i = 0; i < n; i++) len[i] = 1;
+    bt_config c = bt_config_default(len, n);
+    c.batch_size = batch;
+    c.seed = seed;
+    c.drop_last = 0;
+    brs_sampler *s = NULL;
+    brs_plan *p = NULL;
+    CU_ASSERT_FATAL(bt_sampler_new(&s, &c) == BRS_OK);
+    CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_STRATEGY, BRS_STRATEGY_RANDOM) == BRS_OK);
+    CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
+    uint64_t *order = malloc(n * sizeof *order), steps = 0;
+    CU_ASSERT_FATAL(brs_sampler_steps_per_epoch(&steps, s) == BRS_OK);
+    size_t filled = 0;
+    for (uint64_t t = 0; t < steps; t++) {
+        CU_ASSERT_FATAL(brs_plan_compute(p, s, epoch, t) == BRS_OK);
+        const uint64_t *mb;
+        size_t count;
+        CU_ASSERT_FATAL(brs_plan_micro_batch(&mb, &count, p, 0, 0) == BRS_OK);
+        CU_ASSERT_FATAL(filled + count <= n);
+        memcpy(order + filled, mb, count * sizeof *order);
+        filled += count;
+    }
+    CU_ASSERT_FATAL(filled == n);
+    brs_plan_free(p);
+    brs_sampler_free(s);
+    free(len);
+    return order;
+}
+
 static bool is_bijection(const uint64_t *order, size_t n)
 {
     unsigned char *seen = calloc(n, 1);
@@ -79,6 +114,25 @@ static void test_bijection_for_many_n(void)
             BT_ASSERT(is_bijection(order, sizes[i]));
             free(order);
         }
+    }
+}
+
+/* Steps of any size read the one epoch order: however a step's positions
+ * fall into blocks and lanes (libbrs/prng.c), each gets its own value. */
+static void test_steps_read_one_order(void)
+{
+    const size_t sizes[] = {100, 1000, 10007, 65537};
+    const int64_t batches[] = {1, 7, 8, 13, 256, 300, 4099};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        uint64_t *whole = epoch_order(sizes[i], 42, 3);
+        for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++) {
+            if ((size_t)batches[b] > sizes[i]) continue;
+            uint64_t *stepped = epoch_order_by_steps(sizes[i], 42, 3, batches[b]);
+            bt_set_case("n %zu, batch %lld", sizes[i], (long long)batches[b]);
+            BT_ASSERT(memcmp(whole, stepped, sizes[i] * sizeof *whole) == 0);
+            free(stepped);
+        }
+        free(whole);
     }
 }
 
@@ -222,6 +276,7 @@ int main(int argc, char **argv)
 {
     static const bt_test tests[] = {
         {"bijection for many n", test_bijection_for_many_n},
+        {"steps of any size read one order", test_steps_read_one_order},
         {"small n reaches every order", test_small_n_reaches_every_order},
         {"distinct seed and epoch, distinct orders", test_distinct_seed_epoch_distinct_orders},
         {"statistics of a uniform permutation", test_statistics_of_a_uniform_permutation},
