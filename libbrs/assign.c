@@ -1,5 +1,5 @@
 /* assign.c - deal the k groups to (rank, micro-step) slots for the sync
- * model the planner optimises (docs/algorithm.md, "Assignment").
+ * model the planner optimises (docs/algorithm.md, step 6, "Deal").
  *
  * Per-micro-step sync: groups sorted by cost, micro-step m takes the m-th
  * block of dp_size groups, alternating the direction (snake). Sorted blocks

@@ -1,5 +1,5 @@
 /* hill_climb.c - transformers' batch_rebalance split, as one more candidate
- * of the padded planner (docs/algorithm.md, "The peer's split").
+ * of the padded planner (docs/algorithm.md, step 5, "the peer's split").
  *
  * Users compare brs with the sampler they replace. Its split is contiguous
  * in the sorted order, so it lies in the planner's search space; carrying it

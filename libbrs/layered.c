@@ -1,6 +1,6 @@
 /* layered.c - a candidate split for the synchronised step: the sorted step
  * cut into grad_accum contiguous layers, one per micro-step, each split into
- * dp_size groups at its own exact min-max (docs/algorithm.md, "Layers").
+ * dp_size groups at its own exact min-max (docs/algorithm.md, step 5, "the layers").
  *
  * Under per-micro-step sync a layered plan takes sum over layers of the
  * layer's min-max; long samples share a layer, so only one micro-step pays

@@ -9,7 +9,7 @@
  * optimum, and a realised group cost. The least peak P at a cost T is found
  * the same way, with the probe bounded by both T and P. Every probe is
  * exact, so where the search probes only decides its speed, never its
- * answer (docs/algorithm.md, "Searching the threshold").
+ * answer (docs/algorithm.md, step 4).
  */
 #include "internal.h"
 
