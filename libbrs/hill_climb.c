@@ -70,7 +70,8 @@ static BRS_ALWAYS_INLINE void price_groups(struct climb *c, size_t first, size_t
 {
     for (size_t g = first; g <= last; g++) {
         c->start[g + 1] = c->start[g] + c->counts[g];
-        c->costs[g] = brs_group_cost_narrow(c->model, c->lengths[c->start[g]], c->counts[g], narrow);
+        uint32_t head = c->lengths[c->start[g]];
+        c->costs[g] = brs_group_cost_narrow(c->model, head, c->counts[g], narrow);
     }
 }
 

@@ -139,14 +139,21 @@ static inline int brs_fits_64_bits(const uint32_t *lengths, size_t n,
     return brs_group_cost(model, lengths[0], n + 1) >> 64 == 0;
 }
 
-/* brs_group_cost in 64-bit arithmetic where `narrow` (brs_fits_64_bits of
+/* brs_sample_weight in 64-bit arithmetic, for samples of a narrow step
+ * (brs_fits_64_bits). */
+static inline uint64_t brs_sample_weight_narrow(const struct brs_cost_model *model,
+                                                uint32_t length)
+{
+    return (uint64_t)length * BRS_COST_UNITS_PER_ONE + model->alpha * length * length;
+}
+
+/* brs_group_cost, in 64-bit arithmetic where `narrow` (brs_fits_64_bits of
  * samples that include this group); the hot loops pass a constant. */
 static inline brs_wide brs_group_cost_narrow(const struct brs_cost_model *model, uint32_t head,
                                              size_t size, int narrow)
 {
     if (!narrow) return brs_group_cost(model, head, size);
-    uint64_t weight = (uint64_t)head * BRS_COST_UNITS_PER_ONE + model->alpha * head * head;
-    return model->intercept + size * weight;
+    return model->intercept + size * brs_sample_weight_narrow(model, head);
 }
 
 /* The largest group the token cap allows for a head of this length. */

@@ -26,11 +26,6 @@ struct probe_input {
     int narrow;    /* every group cost the probes form fits 64 bits */
 };
 
-/* The probes are written once and instantiated twice, for narrow inputs
- * (64-bit arithmetic, the common case) and for the rest (128-bit), with
- * `narrow` a constant in each (BRS_ALWAYS_INLINE). */
-
-
 /* 1 / w(L_i), computed where first used: the probes read it only at the
  * heads of their groups, a few of the samples. */
 static BRS_ALWAYS_INLINE double inverse_weight(const struct probe_input *in, size_t i)
@@ -50,15 +45,15 @@ static BRS_ALWAYS_INLINE double inverse_weight(const struct probe_input *in, siz
  * then corrected with exact integer products (a step or two at most), so
  * the result is exact whatever the rounding. limit <= n < 2^63, so both
  * conversions are the signed kind, one instruction each. */
-static BRS_ALWAYS_INLINE size_t fitting_size(const struct probe_input *in, size_t i, brs_wide budget,
-                                         double budget_estimate, size_t limit, int narrow)
+static BRS_ALWAYS_INLINE size_t fitting_size(const struct probe_input *in, size_t i,
+                                             brs_wide budget, double budget_estimate,
+                                             size_t limit, int narrow)
 {
     double estimate = budget_estimate * inverse_weight(in, i);
     size_t s = estimate >= (double)(int64_t)limit ? limit : (size_t)(int64_t)estimate;
     uint32_t length = in->lengths[i];
     if (narrow) {
-        uint64_t w = (uint64_t)(brs_group_cost_narrow(in->model, length, 1, 1) - in->model->intercept);
-        uint64_t b = (uint64_t)budget;
+        uint64_t w = brs_sample_weight_narrow(in->model, length), b = (uint64_t)budget;
         while (s > 0 && s * w > b) s--;
         while (s < limit && (s + 1) * w <= b) s++;
         return s;
@@ -100,7 +95,7 @@ static BRS_ALWAYS_INLINE size_t same_groups(const struct probe_input *in, size_t
  * as soon as k groups do not suffice. For every threshold below `next` the
  * first k + 1 groups are the same, so the answer is the same. */
 static BRS_ALWAYS_INLINE struct probe_result probe_body(const struct probe_input *in,
-                                                    brs_wide threshold, int narrow)
+                                                        brs_wide threshold, int narrow)
 {
     const struct brs_cost_model *model = in->model;
     struct probe_result r = {0, 0, WIDE_MAX, 0, 0, 0};
@@ -137,6 +132,9 @@ static BRS_ALWAYS_INLINE struct probe_result probe_body(const struct probe_input
     return r;
 }
 
+/* Each probe is written once and instantiated twice, `narrow` a constant
+ * in each: 64-bit arithmetic where every group cost fits (the common case),
+ * 128-bit otherwise. */
 static struct probe_result probe(const struct probe_input *in, brs_wide threshold)
 {
     return in->narrow ? probe_body(in, threshold, 1) : probe_body(in, threshold, 0);
@@ -146,7 +144,7 @@ static struct probe_result probe(const struct probe_input *in, brs_wide threshol
  * `peak` padded tokens, with `next` and `realised` in tokens. Only groups
  * that the peak (not the cost or the cap) stops can grow with it. */
 static BRS_ALWAYS_INLINE struct probe_result peak_probe_body(const struct probe_input *in,
-                                                         brs_wide peak, int narrow)
+                                                             brs_wide peak, int narrow)
 {
     const struct brs_cost_model *model = in->model;
     struct probe_result r = {0, 0, WIDE_MAX, 0, 0, 0};

@@ -111,6 +111,12 @@ def targets(cases: list[Case], points: list[Point]) -> list[Target]:
                           f"via Python min {min(p.ratio_py for p in measured if p.ratio_py):.0f}x; "
                           f"{sum(1 for p in points if p.K >= 64 and not p.ratio)} upstream configs skipped",
                           worst.ratio >= 100))
+    at_64 = [p for p in points if (p.B, p.K) == ISSUE2[0]]
+    if at_64:
+        out.append(Target(f"planning under 10 ns per sample at B = {ISSUE2[0][0]}, K = {ISSUE2[0][1]} "
+                          f"(C, sort included)",
+                          ", ".join(f"{p.dist} {p.c_ns_sample:.1f} ns/sample" for p in at_64),
+                          max(p.c_ns_sample for p in at_64) < 10))
     small = [p for p in points if p.K <= 4096]
     worst = max(small, key=lambda p: p.c_ns_sample)
     out.append(Target("planning under 10 ns per sample at K <= 4096 (C, sort included)",
