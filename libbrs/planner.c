@@ -241,8 +241,7 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
          * so the least peak at the optimum, then the least total, is the
          * exact answer, and within the default budget (the least-total
          * split at the optimum is one of the splits it ranges over). */
-        status = brs_plan_layer(split->starts, split->costs, lengths, cache, n, k, model,
-                                best);
+        status = brs_plan_layer(split->starts, split->costs, lengths, cache, n, k, model, best);
     } else {
         status = least_total(split, lengths, n, k, model, best,
                              REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE);
