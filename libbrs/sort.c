@@ -50,9 +50,11 @@ static void prefix_sums(uint32_t *counts, size_t buckets)
 static void radix_sort(uint32_t *order, const uint32_t *lengths, size_t n, uint32_t longest,
                        unsigned key_bits, uint64_t *scratch)
 {
-    /* Digits of 8 bits keep the histograms small for small steps. */
-    unsigned digit_bits = n < 4096 ? 8 : 11;
-    unsigned digits = (key_bits + digit_bits - 1) / digit_bits;
+    /* As few passes as digits of up to 11 bits allow, each digit as narrow
+     * as that count allows: the histograms' clearing and prefix sums cost
+     * their width, which matters on small steps. */
+    unsigned digits = key_bits == 0 ? 1 : (key_bits + 10) / 11;
+    unsigned digit_bits = key_bits == 0 ? 1 : (key_bits + digits - 1) / digits;
     size_t buckets = (size_t)1 << digit_bits;
     uint64_t mask = buckets - 1;
     uint32_t counts[COUNTS];
