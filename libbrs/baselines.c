@@ -70,7 +70,7 @@ static void sort_megabatch(uint64_t *order, size_t count, const uint32_t *length
         length[i] = lengths[order[i]];
         copy[i] = order[i];
     }
-    brs_sort_by_length_desc(position, length, count, scratch);
+    brs_sort_by_length_desc(position, NULL, length, count, scratch);
     for (size_t i = 0; i < count; i++) order[i] = copy[position[i]];
 }
 

@@ -107,9 +107,10 @@ uint64_t brs_permutation_apply(const struct brs_permutation *perm, uint64_t posi
 void brs_permutation_fill(const struct brs_permutation *perm, uint64_t first, size_t count,
                           uint64_t *out);
 
-/* sort.c: positions of `lengths` ordered by length descending, stable.
- * scratch must hold 2 * n uint64_t. */
-void brs_sort_by_length_desc(uint32_t *order, const uint32_t *lengths, size_t n,
+/* sort.c: positions of `lengths` ordered by length descending, stable, and
+ * (unless `sorted` is NULL) the lengths in that order. scratch must hold
+ * 2 * n uint64_t. */
+void brs_sort_by_length_desc(uint32_t *order, uint32_t *sorted, const uint32_t *lengths, size_t n,
                              uint64_t *scratch);
 
 /* The cost model shared by the planners. */

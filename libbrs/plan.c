@@ -156,8 +156,8 @@ brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked)
         bad |= (uint64_t)length - 1 >= limit;
     }
     if (bad) return length_error(p, cap);
-    brs_sort_by_length_desc(p->order, p->draw_length, p->num_samples, p->sort_scratch);
-    for (size_t i = 0; i < p->num_samples; i++) p->sorted_length[i] = p->draw_length[p->order[i]];
+    brs_sort_by_length_desc(p->order, p->sorted_length, p->draw_length, p->num_samples,
+                            p->sort_scratch);
     return BRS_OK;
 }
 

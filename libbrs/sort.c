@@ -6,7 +6,7 @@
 
 enum { SMALL_SORT = 32 };
 
-static void insertion_sort(uint32_t *order, const uint32_t *lengths, size_t n)
+static void insertion_sort(uint32_t *order, uint32_t *sorted, const uint32_t *lengths, size_t n)
 {
     for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
     for (size_t i = 1; i < n; i++) {
@@ -18,6 +18,8 @@ static void insertion_sort(uint32_t *order, const uint32_t *lengths, size_t n)
         }
         order[j] = item;
     }
+    if (sorted)
+        for (size_t i = 0; i < n; i++) sorted[i] = lengths[order[i]];
 }
 
 static unsigned bit_width(uint32_t value)
@@ -47,8 +49,8 @@ static void prefix_sums(uint32_t *counts, size_t buckets)
  * sort key in the high 32 bits, the position in the low 32) and every
  * digit's histogram at once, then one scatter pass per digit, the last one
  * writing the positions straight into `order`. */
-static void radix_sort(uint32_t *order, const uint32_t *lengths, size_t n, uint32_t longest,
-                       unsigned key_bits, uint64_t *scratch)
+static void radix_sort(uint32_t *order, uint32_t *sorted, const uint32_t *lengths, size_t n,
+                       uint32_t longest, unsigned key_bits, uint64_t *scratch)
 {
     /* As few passes as digits of up to 11 bits allow, each digit as narrow
      * as that count allows: the histograms' clearing and prefix sums cost
@@ -91,26 +93,34 @@ static void radix_sort(uint32_t *order, const uint32_t *lengths, size_t n, uint3
     }
     unsigned shift = 32 + (digits - 1) * digit_bits;
     uint32_t *last = counts + (digits - 1) * buckets;
-    for (size_t i = 0; i < n; i++) order[last[(keys[i] >> shift) & mask]++] = (uint32_t)keys[i];
+    for (size_t i = 0; i < n; i++) {
+        size_t at = last[(keys[i] >> shift) & mask]++;
+        order[at] = (uint32_t)keys[i];
+        if (sorted) sorted[at] = longest - (uint32_t)(keys[i] >> 32);
+    }
 }
 
 /* A counting sort on (longest - length) when its range is small: two passes
  * over the samples, stable. counts must hold `range` entries (32 bits
  * suffice, see COUNTS). */
-static void counting_sort(uint32_t *order, const uint32_t *lengths, size_t n, uint32_t longest,
-                          size_t range, uint32_t *counts)
+static void counting_sort(uint32_t *order, uint32_t *sorted, const uint32_t *lengths, size_t n,
+                          uint32_t longest, size_t range, uint32_t *counts)
 {
     memset(counts, 0, range * sizeof *counts);
     for (size_t i = 0; i < n; i++) counts[longest - lengths[i]]++;
     prefix_sums(counts, range);
-    for (size_t i = 0; i < n; i++) order[counts[longest - lengths[i]]++] = (uint32_t)i;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t at = counts[longest - lengths[i]]++;
+        order[at] = (uint32_t)i;
+        if (sorted) sorted[at] = lengths[i];
+    }
 }
 
-void brs_sort_by_length_desc(uint32_t *order, const uint32_t *lengths, size_t n,
+void brs_sort_by_length_desc(uint32_t *order, uint32_t *sorted, const uint32_t *lengths, size_t n,
                              uint64_t *scratch)
 {
     if (n <= SMALL_SORT) {
-        insertion_sort(order, lengths, n);
+        insertion_sort(order, sorted, lengths, n);
         return;
     }
     uint32_t longest = 0, shortest = UINT32_MAX;
@@ -123,8 +133,8 @@ void brs_sort_by_length_desc(uint32_t *order, const uint32_t *lengths, size_t n,
      * less than a second radix pass; the scratch (2n 64-bit words) holds
      * 4n 32-bit counts. */
     if (range <= 4 * n) {
-        counting_sort(order, lengths, n, longest, range, (uint32_t *)(void *)scratch);
+        counting_sort(order, sorted, lengths, n, longest, range, (uint32_t *)(void *)scratch);
         return;
     }
-    radix_sort(order, lengths, n, longest, bit_width(longest - shortest), scratch);
+    radix_sort(order, sorted, lengths, n, longest, bit_width(longest - shortest), scratch);
 }
