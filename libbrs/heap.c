@@ -3,10 +3,16 @@
  * go to the smaller id, so plans do not depend on the heap's history. */
 #include "internal.h"
 
+/* Whether id a (key ka) comes before id b (key kb). */
+static int ranks_before(const struct brs_heap *h, brs_wide ka, uint32_t a, brs_wide kb, uint32_t b)
+{
+    if (ka == kb) return a < b;
+    return h->max_first ? ka > kb : ka < kb;
+}
+
 static int before(const struct brs_heap *h, uint32_t a, uint32_t b)
 {
-    if (h->keys[a] == h->keys[b]) return a < b;
-    return h->max_first ? h->keys[a] > h->keys[b] : h->keys[a] < h->keys[b];
+    return ranks_before(h, h->keys[a], a, h->keys[b], b);
 }
 
 static void swap_ids(struct brs_heap *h, size_t i, size_t j)
@@ -16,16 +22,21 @@ static void swap_ids(struct brs_heap *h, size_t i, size_t j)
     h->ids[j] = t;
 }
 
+/* The better child moves up into the hole until the sifted id goes there:
+ * the same heap as swapping it down level by level (the order is total), with
+ * half the writes and its key read once. */
 void brs_heap_sift_down(struct brs_heap *h, size_t i)
 {
-    for (;;) {
-        size_t best = i, l = 2 * i + 1, r = l + 1;
-        if (l < h->size && before(h, h->ids[l], h->ids[best])) best = l;
-        if (r < h->size && before(h, h->ids[r], h->ids[best])) best = r;
-        if (best == i) return;
-        swap_ids(h, i, best);
-        i = best;
+    uint32_t moving = h->ids[i];
+    const brs_wide key = h->keys[moving];
+    for (size_t child = 2 * i + 1; child < h->size; child = 2 * i + 1) {
+        if (child + 1 < h->size && before(h, h->ids[child + 1], h->ids[child])) child++;
+        uint32_t up = h->ids[child];
+        if (!ranks_before(h, h->keys[up], up, key, moving)) break;
+        h->ids[i] = up;
+        i = child;
     }
+    h->ids[i] = moving;
 }
 
 void brs_heap_push(struct brs_heap *h, uint32_t id)
