@@ -91,6 +91,19 @@ static BRS_ALWAYS_INLINE size_t same_groups(const struct probe_input *in, size_t
     return m > 0 ? m : 1;
 }
 
+/* Where a probe's greedy groups stopped, after `groups` of them took the
+ * first i samples: feasible if they took all, and then each group left
+ * unused is a whole `budget` of room (negative excess). */
+static BRS_ALWAYS_INLINE struct probe_result probe_end(struct probe_result r,
+                                                       const struct probe_input *in, size_t i,
+                                                       size_t groups, double budget)
+{
+    r.covered = i;
+    r.feasible = i == in->n;
+    if (r.feasible && groups < in->k) r.excess = -(double)(in->k - groups) * budget;
+    return r;
+}
+
 /* Greedy probe: the fewest contiguous groups of cost <= threshold. It stops
  * as soon as k groups do not suffice. For every threshold below `next` the
  * first k + 1 groups are the same, so the answer is the same. */
@@ -102,11 +115,7 @@ static BRS_ALWAYS_INLINE struct probe_result probe_body(const struct probe_input
     brs_wide budget = threshold - model->intercept; /* threshold >= LB > intercept */
     double budget_estimate = (double)budget;
     size_t i = 0, groups = 0;
-    while (i < in->n) {
-        if (groups == in->k) {
-            r.covered = i;
-            return r;
-        }
+    while (i < in->n && groups < in->k) {
         size_t limit = brs_cap_size(model, in->lengths[i], in->n - i);
         size_t size = fitting_size(in, i, budget, budget_estimate, limit, narrow);
         if (size < limit) {
@@ -126,10 +135,7 @@ static BRS_ALWAYS_INLINE struct probe_result probe_body(const struct probe_input
         i += same * size;
         groups += same;
     }
-    r.feasible = 1;
-    r.covered = i;
-    if (groups < in->k) r.excess = -(double)(in->k - groups) * budget_estimate;
-    return r;
+    return probe_end(r, in, i, groups, budget_estimate);
 }
 
 /* Each probe is written once and instantiated twice, `narrow` a constant
@@ -151,11 +157,7 @@ static BRS_ALWAYS_INLINE struct probe_result peak_probe_body(const struct probe_
     brs_wide budget = in->time - model->intercept;
     double budget_estimate = (double)budget;
     size_t i = 0, groups = 0;
-    while (i < in->n) {
-        if (groups == in->k) {
-            r.covered = i;
-            return r;
-        }
+    while (i < in->n && groups < in->k) {
         uint32_t head = in->lengths[i];
         size_t limit = brs_cap_size(model, head, in->n - i);
         size_t by_cost = fitting_size(in, i, budget, budget_estimate, limit, narrow);
@@ -174,10 +176,7 @@ static BRS_ALWAYS_INLINE struct probe_result peak_probe_body(const struct probe_
         i += same * size;
         groups += same;
     }
-    r.feasible = 1;
-    r.covered = i;
-    if (groups < in->k) r.excess = -(double)(in->k - groups) * (double)peak;
-    return r;
+    return probe_end(r, in, i, groups, (double)peak);
 }
 
 static struct probe_result peak_probe(const struct probe_input *in, brs_wide peak)
