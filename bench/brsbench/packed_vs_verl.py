@@ -13,16 +13,15 @@ lower step time under per-micro-step sync and under per-step sync, and geo-mean 
         python3 -m brsbench.packed_vs_verl [--full] [--verl-path bench/out/peers] [--out FILE]
 """
 
-import argparse
 import math
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import metrics
+from . import metrics, studies
 from .__main__ import load_verl
-from .datasets import fit_to_batch, load_all
+from .datasets import fit_to_batch
 from .library import shared
 from .peers import _snake_deal
 from .quality import CONFIGS
@@ -119,12 +118,8 @@ def markdown(rows: list[Row]) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m brsbench.packed_vs_verl", description=__doc__)
-    ap.add_argument("--full", action="store_true", help="more steps and a larger synthetic set")
-    ap.add_argument("--data", type=Path, default=Path("data"))
+    ap = studies.parser("python -m brsbench.packed_vs_verl", __doc__)
     ap.add_argument("--verl-path", type=Path, default=Path("bench/out/peers"))
-    ap.add_argument("--out", type=Path, help="also write the table to this file")
-    ap.add_argument("--only", help="comma-separated dataset names (development)")
     args = ap.parse_args(argv)
     ok, note = load_verl(args.verl_path)
     if not ok:
@@ -134,19 +129,14 @@ def main(argv=None) -> int:
     lib = shared()
     rows = []
     t0 = time.perf_counter()
-    for ds in load_all(args.data, mode["synthetic_n"], SEED):
-        if args.only and ds.name not in args.only.split(","):
-            continue
+    for ds in studies.datasets(args, mode["synthetic_n"], SEED):
         for cfg in CONFIGS:
             row = compare(lib, ds, cfg, mode["steps_large_k"] if cfg.k >= LARGE_K else mode["steps"])
             rows.append(row)
             print(f"{ds.name} {cfg}: {len(row.steps)} steps, KK lower max cost on {row.kk_lower(0)} "
                   f"({row.seconds:.1f} s)", file=sys.stderr, flush=True)
-    table = markdown(rows) + f"\n\n{note}. Wall time {time.perf_counter() - t0:.0f} s."
-    print(table)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(table + "\n")
+    studies.emit(markdown(rows) + f"\n\n{note}. Wall time {time.perf_counter() - t0:.0f} s.",
+                 args.out)
     return 0
 
 

@@ -11,14 +11,13 @@ lower bound. Then the same step is planned again with max_tokens = upstream's pe
         python3 -m brsbench.same_samples [--quick|--full] [--out FILE]
 """
 
-import argparse
 import math
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from .datasets import fit_to_batch, load_all
+from . import studies
+from .datasets import fit_to_batch
 from .library import Library, shared
 from .quality import CONFIGS
 
@@ -129,19 +128,12 @@ def markdown(rows: list[Row]) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m brsbench.same_samples", description=__doc__)
-    ap.add_argument("--full", action="store_true", help="more steps and a larger synthetic set")
-    ap.add_argument("--data", type=Path, default=Path("data"))
-    ap.add_argument("--out", type=Path, help="also write the table to this file")
-    ap.add_argument("--only", help="comma-separated dataset names (development)")
-    args = ap.parse_args(argv)
+    args = studies.parser("python -m brsbench.same_samples", __doc__).parse_args(argv)
     mode = MODES["full" if args.full else "quick"]
     lib = shared()
     rows = []
     t0 = time.perf_counter()
-    for ds in load_all(args.data, mode["synthetic_n"], SEED):
-        if args.only and ds.name not in args.only.split(","):
-            continue
+    for ds in studies.datasets(args, mode["synthetic_n"], SEED):
         for cfg in CONFIGS:
             steps = mode["steps_large_k"] if cfg.k >= LARGE_K else mode["steps"]
             for sync in SYNCS:
@@ -149,12 +141,7 @@ def main(argv=None) -> int:
                 rows.append(row)
                 print(f"{ds.name} {cfg} {sync}: {row.summary()} ({row.seconds:.1f} s)",
                       file=sys.stderr, flush=True)
-    table = markdown(rows)
-    table += f"\n\nWall time {time.perf_counter() - t0:.0f} s."
-    print(table)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(table + "\n")
+    studies.emit(markdown(rows) + f"\n\nWall time {time.perf_counter() - t0:.0f} s.", args.out)
     return 0
 
 
