@@ -247,7 +247,13 @@ void brs_heap_push(struct brs_heap *h, uint32_t id);
 void brs_heap_pop(struct brs_heap *h);
 void brs_heap_sift_down(struct brs_heap *h, size_t i);
 
-/* split_heuristic.c */
+/* split_heuristic.c. brs_least_total_split: the least total cost among
+ * splits of max cost <= limit (refine.c, within a budget of
+ * BRS_REFINE_CELLS_PER_SAMPLE * n + BRS_REFINE_CELLS_BASE cells), else the
+ * greedy from the right split to k. */
+enum { BRS_REFINE_CELLS_PER_SAMPLE = 4, BRS_REFINE_CELLS_BASE = 4096 };
+brs_status brs_least_total_split(struct brs_split *split, const uint32_t *lengths, size_t n,
+                                 size_t k, const struct brs_cost_model *model, brs_wide limit);
 size_t brs_greedy_from_right(size_t *starts, const uint32_t *lengths, size_t n,
                              const struct brs_cost_model *model, brs_wide threshold);
 brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,

@@ -20,7 +20,7 @@
 
 #define NO_TIME (~(brs_wide)0)
 
-enum { GRID = 64, DESCENT_ROUNDS = 1, DESCENT_MAX_GROUPS = 1024, DESCENT_REACH = 64, REFINE_PER_SAMPLE = 4, REFINE_BASE = 4096 };
+enum { GRID = 64, DESCENT_ROUNDS = 1, DESCENT_MAX_GROUPS = 1024, DESCENT_REACH = 64 };
 
 struct layers {
     const uint32_t *lengths;
@@ -176,11 +176,7 @@ brs_status brs_plan_layer(size_t *starts, brs_wide *costs, const uint32_t *lengt
     struct brs_cost_model held = *model;
     held.max_tokens = brs_least_peak(lengths, cache, n, ranks, model, time);
     struct brs_split part = {starts, NULL, costs, 0, 0, 0, 0, 0};
-    brs_status status = brs_refine_least_total(&part, lengths, n, ranks, &held, time,
-                                               REFINE_PER_SAMPLE * n + REFINE_BASE);
-    if (status != BRS_ERR_TOO_LARGE) return status;
-    size_t groups = brs_greedy_from_right(starts, lengths, n, &held, time);
-    return brs_split_to_k(&part, lengths, n, groups, ranks, &held);
+    return brs_least_total_split(&part, lengths, n, ranks, &held, time);
 }
 
 /* Layer m's `ranks` groups into starts/costs (absolute positions). */

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Cells the exact least-total search may use: a few per sample, more when
- * that split is itself the answer (one rank). */
-enum { REFINE_BUDGET_PER_SAMPLE = 4, REFINE_BUDGET_BASE = 4096, WIDE_BUDGET_PER_SAMPLE = 64 };
+/* Cells the least-total search may use where that split is itself the
+ * answer (one rank): more than brs_least_total_split's few per sample. */
+enum { WIDE_BUDGET_PER_SAMPLE = 64 };
 
 #define NO_LIMIT (~(brs_wide)0)
 
@@ -52,18 +52,6 @@ int brs_score_better(const struct brs_score *a, const struct brs_score *b)
     if (a->time != b->time) return a->time < b->time;
     if (a->peak != b->peak) return a->peak < b->peak;
     return a->total < b->total;
-}
-
-/* The least total cost among splits of max cost <= limit, into
- * split->starts/costs; the split heuristic where the search is too large. */
-static brs_status least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
-                              size_t k, const struct brs_cost_model *model, brs_wide limit,
-                              size_t budget)
-{
-    brs_status status = brs_refine_least_total(split, lengths, n, k, model, limit, budget);
-    if (status != BRS_ERR_TOO_LARGE) return status;
-    size_t groups = brs_greedy_from_right(split->starts, lengths, n, model, limit);
-    return brs_split_to_k(split, lengths, n, groups, k, model);
 }
 
 /* Front-loading pays when the optimum stands well above the average group
@@ -141,7 +129,7 @@ static brs_status try_candidates(struct contest *c, brs_wide best)
     if (status == BRS_OK && dp == 1 && k > 1) {
         struct brs_split part = {.starts = c->starts, .costs = c->costs};
         status = consider(c, brs_refine_least_total(&part, c->lengths, n, k, &c->held, NO_LIMIT,
-                                                    WIDE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE));
+                                                    WIDE_BUDGET_PER_SAMPLE * n + BRS_REFINE_CELLS_BASE));
     }
     /* small steps: all of them (exact; nothing is left to polish) */
     if (status == BRS_OK) {
@@ -193,7 +181,7 @@ brs_wide brs_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_
     if (starts && costs) {
         struct brs_split part = {.starts = starts, .costs = costs};
         if (brs_refine_least_total(&part, lengths, n, k, model, NO_LIMIT,
-                                   n + REFINE_BUDGET_BASE) == BRS_OK) {
+                                   n + BRS_REFINE_CELLS_BASE) == BRS_OK) {
             least = 0;
             for (size_t g = 0; g < k; g++) least += costs[g];
         }
@@ -243,8 +231,7 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
          * split at the optimum is one of the splits it ranges over). */
         status = brs_plan_layer(split->starts, split->costs, lengths, cache, n, k, model, best);
     } else {
-        status = least_total(split, lengths, n, k, model, best,
-                             REFINE_BUDGET_PER_SAMPLE * n + REFINE_BUDGET_BASE);
+        status = brs_least_total_split(split, lengths, n, k, model, best);
         /* with n == k there is one split, and nothing to improve */
         if (status == BRS_OK && k > 1 && n > k)
             status = improve(split, lengths, n, k, dp_size, sync, model, cache, best);

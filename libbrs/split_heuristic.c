@@ -1,6 +1,7 @@
 /* split_heuristic.c - k groups of cost <= T when the exact second objective
  * is too large to search: groups greedy from the short end, then the
- * costliest split in halves until there are k. */
+ * costliest split in halves until there are k; and the least-total split
+ * that falls back on it. */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -126,4 +127,15 @@ brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size
     free(group_at);
     free(costs_in_order);
     return status;
+}
+
+brs_status brs_least_total_split(struct brs_split *split, const uint32_t *lengths, size_t n,
+                                 size_t k, const struct brs_cost_model *model, brs_wide limit)
+{
+    brs_status status =
+        brs_refine_least_total(split, lengths, n, k, model, limit,
+                               BRS_REFINE_CELLS_PER_SAMPLE * n + BRS_REFINE_CELLS_BASE);
+    if (status != BRS_ERR_TOO_LARGE) return status;
+    size_t groups = brs_greedy_from_right(split->starts, lengths, n, model, limit);
+    return brs_split_to_k(split, lengths, n, groups, k, model);
 }
