@@ -46,18 +46,9 @@ struct climb {
     int narrow; /* brs_fits_64_bits */
 };
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
 static uint64_t count_hash(size_t g, size_t count)
 {
-    return mix(((uint64_t)g << 40) ^ count);
+    return brs_splitmix64(((uint64_t)g << 40) ^ count);
 }
 
 static void spend(struct climb *c, size_t work)
