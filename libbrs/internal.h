@@ -24,11 +24,11 @@
  * intercepts) stays below 2^121. Every product below is of a 2^24-bounded
  * count and a weight, so it fits too. */
 __extension__ typedef unsigned __int128 brs_wide;
+#define BRS_COST_UNITS_PER_ONE 1000000u
 
 /* For the hot loops written once for two widths: inlined, so that the
  * width flag is a constant in each copy. */
 #define BRS_ALWAYS_INLINE inline __attribute__((always_inline))
-#define BRS_COST_UNITS_PER_ONE 1000000u
 
 /* The resolved configuration, one field per line of options.def: an INT
  * option is an int64_t of its name, a DOUBLE one a uint64_t name_micro in

@@ -48,7 +48,8 @@ static void prefix_sums(uint32_t *counts, size_t buckets)
 /* An LSD radix sort on (longest - length): one pass builds the keys (the
  * sort key in the high 32 bits, the position in the low 32) and every
  * digit's histogram at once, then one scatter pass per digit, the last one
- * writing the positions straight into `order`. */
+ * writing the positions straight into `order` (and the lengths into
+ * `sorted`). */
 static void radix_sort(uint32_t *order, uint32_t *sorted, const uint32_t *lengths, size_t n,
                        uint32_t longest, unsigned key_bits, uint64_t *scratch)
 {

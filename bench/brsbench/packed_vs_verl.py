@@ -24,13 +24,10 @@ from .__main__ import load_verl
 from .datasets import fit_to_batch
 from .library import shared
 from .peers import _snake_deal
-from .quality import CONFIGS
 
-SEED = 42
 # Steps per (distribution, layout); verl's pure-Python KK takes ~25 s per step at K = 1024.
 MODES = {"quick": {"steps": 32, "steps_large_k": 1, "synthetic_n": 20000},
          "full": {"steps": 128, "steps_large_k": 4, "synthetic_n": 100000}}
-LARGE_K = 256
 EPS = 1e-12  # costs are exact in the library; the doubles compare within rounding
 
 
@@ -75,7 +72,7 @@ def compare(lib, ds, cfg, steps: int) -> Row:
     n = lib.n
     d = fit_to_batch(ds, cfg.global_batch, steps)
     options = {"batch_size": cfg.batch, "grad_accum": cfg.ga, "dp_size": cfg.dp, "rank": 0,
-               "seed": SEED, "packed": 1}
+               "seed": studies.SEED, "packed": 1}
     by_sync = {sync: lib.sampler(d.lengths, dict(options, sync=lib.value("sync", sync)))
                for sync in ("micro_step", "step")}
     micro, whole, theirs = lib.NativePlan(), lib.NativePlan(), lib.NativePlan()
@@ -125,16 +122,14 @@ def main(argv=None) -> int:
     if not ok:
         print(f"packed_vs_verl: {note}", file=sys.stderr)
         return 2
-    mode = MODES["full" if args.full else "quick"]
     lib = shared()
     rows = []
     t0 = time.perf_counter()
-    for ds in studies.datasets(args, mode["synthetic_n"], SEED):
-        for cfg in CONFIGS:
-            row = compare(lib, ds, cfg, mode["steps_large_k"] if cfg.k >= LARGE_K else mode["steps"])
-            rows.append(row)
-            print(f"{ds.name} {cfg}: {len(row.steps)} steps, KK lower max cost on {row.kk_lower(0)} "
-                  f"({row.seconds:.1f} s)", file=sys.stderr, flush=True)
+    for ds, cfg, steps in studies.cases(args, MODES):
+        row = compare(lib, ds, cfg, steps)
+        rows.append(row)
+        print(f"{ds.name} {cfg}: {len(row.steps)} steps, KK lower max cost on {row.kk_lower(0)} "
+              f"({row.seconds:.1f} s)", file=sys.stderr, flush=True)
     studies.emit(markdown(rows) + f"\n\n{note}. Wall time {time.perf_counter() - t0:.0f} s.",
                  args.out)
     return 0

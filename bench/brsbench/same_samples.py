@@ -19,14 +19,11 @@ from dataclasses import dataclass, field
 from . import studies
 from .datasets import fit_to_batch
 from .library import Library, shared
-from .quality import CONFIGS
 
-SEED = 42
 SYNCS = ("micro_step", "step")
 # Steps per (distribution, layout): upstream's hill climbing costs seconds per step at K = 1024.
 MODES = {"quick": {"steps": 24, "steps_large_k": 2, "synthetic_n": 20000},
          "full": {"steps": 128, "steps_large_k": 8, "synthetic_n": 100000}}
-LARGE_K = 256
 
 
 @dataclass
@@ -76,10 +73,10 @@ def compare(lib: Library, ds, cfg, sync: str, steps: int) -> Row:
     d = fit_to_batch(ds, cfg.global_batch, steps)
     sync_value = lib.value("sync", sync)
     options = {"batch_size": cfg.batch, "grad_accum": cfg.ga, "dp_size": cfg.dp, "rank": 0,
-               "seed": SEED, "sync": sync_value}
+               "seed": studies.SEED, "sync": sync_value}
     sampler = lib.sampler(d.lengths, options)
     upstream = BatchRebalanceSampler(lengths=d.lengths, effective_batch_size=cfg.global_batch,
-                                     dp_size=cfg.dp, grad_accum=cfg.ga, seed=SEED, rank=0)
+                                     dp_size=cfg.dp, grad_accum=cfg.ga, seed=studies.SEED, rank=0)
     ours, theirs, equal = lib.NativePlan(), lib.NativePlan(), lib.NativePlan()
     time_key = n.PLAN_STEP_SYNC_TIME if sync == "step" else n.PLAN_MICRO_SYNC_TIME
     row = Row(ds.name, str(cfg), sync)
@@ -129,18 +126,15 @@ def markdown(rows: list[Row]) -> str:
 
 def main(argv=None) -> int:
     args = studies.parser("python -m brsbench.same_samples", __doc__).parse_args(argv)
-    mode = MODES["full" if args.full else "quick"]
     lib = shared()
     rows = []
     t0 = time.perf_counter()
-    for ds in studies.datasets(args, mode["synthetic_n"], SEED):
-        for cfg in CONFIGS:
-            steps = mode["steps_large_k"] if cfg.k >= LARGE_K else mode["steps"]
-            for sync in SYNCS:
-                row = compare(lib, ds, cfg, sync, steps)
-                rows.append(row)
-                print(f"{ds.name} {cfg} {sync}: {row.summary()} ({row.seconds:.1f} s)",
-                      file=sys.stderr, flush=True)
+    for ds, cfg, steps in studies.cases(args, MODES):
+        for sync in SYNCS:
+            row = compare(lib, ds, cfg, sync, steps)
+            rows.append(row)
+            print(f"{ds.name} {cfg} {sync}: {row.summary()} ({row.seconds:.1f} s)",
+                  file=sys.stderr, flush=True)
     studies.emit(markdown(rows) + f"\n\nWall time {time.perf_counter() - t0:.0f} s.", args.out)
     return 0
 

@@ -5,6 +5,11 @@ import argparse
 from pathlib import Path
 
 from .datasets import Dataset, load_all
+from .peers import Config
+from .quality import CONFIGS
+
+SEED = 42  # of the synthetic lengths and of every sampler the studies build
+LARGE_K = 256  # from here on a layout gets the mode's "steps_large_k" steps, not its "steps"
 
 
 def parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -17,10 +22,14 @@ def parser(prog: str, description: str) -> argparse.ArgumentParser:
     return ap
 
 
-def datasets(args: argparse.Namespace, synthetic_n: int, seed: int) -> list[Dataset]:
-    """The benchmark's distributions, those named by --only when given."""
+def cases(args: argparse.Namespace, modes: dict) -> list[tuple[Dataset, Config, int]]:
+    """(distribution, layout, steps) for every distribution (those named by --only when given)
+    and layout, with the study's modes[quick or full] step counts."""
+    mode = modes["full" if args.full else "quick"]
     names = args.only.split(",") if args.only else None
-    return [ds for ds in load_all(args.data, synthetic_n, seed) if names is None or ds.name in names]
+    return [(ds, cfg, mode["steps_large_k"] if cfg.k >= LARGE_K else mode["steps"])
+            for ds in load_all(args.data, mode["synthetic_n"], SEED)
+            if names is None or ds.name in names for cfg in CONFIGS]
 
 
 def emit(table: str, out: Path | None) -> None:
