@@ -22,13 +22,23 @@
 /* Up to this many groups the per-step partition is searched exactly. */
 enum { EXACT_GROUPS = 10, SWAP_ROUNDS = 64, SWAP_WORK = 1 << 22 };
 
-/* From this many groups on, costs spanning less than 2^64 are radix sorted. */
-enum { RADIX_GROUPS = 256, DIGIT_BITS = 8, DIGITS = 64 / DIGIT_BITS };
+/* From this many groups on, costs are radix sorted where (top - cost) and
+ * the group id fit one 64-bit key together. */
+enum { RADIX_GROUPS = 256, DIGIT_BITS = 11, BUCKETS = 1 << DIGIT_BITS };
 
-/* The LSD radix sort of ids by (top - cost), the same order as the merge
- * sort's (both stable, ids in order at the start); 0 when the costs span
- * 2^64 or more. */
-static int radix_sort_by_cost_desc(uint32_t *order, uint32_t *scratch, const brs_wide *costs,
+static unsigned bits_of(uint64_t value)
+{
+    unsigned bits = 0;
+    while (bits < 64 && (value >> bits) != 0) bits++;
+    return bits;
+}
+
+/* The LSD radix sort of ids by (top - cost), ties by id: the merge sort's
+ * order. Each key is (top - cost) above the id, so the passes read keys in
+ * sequence instead of costs by id, and the key bits alone are sorted.
+ * keys holds 2k words. Returns 0 (order untouched) when a key does not
+ * fit. */
+static int radix_sort_by_cost_desc(uint32_t *order, uint64_t *keys, const brs_wide *costs,
                                    size_t k)
 {
     brs_wide top = costs[0], bottom = costs[0];
@@ -36,46 +46,46 @@ static int radix_sort_by_cost_desc(uint32_t *order, uint32_t *scratch, const brs
         if (costs[i] > top) top = costs[i];
         if (costs[i] < bottom) bottom = costs[i];
     }
-    if ((top - bottom) >> 64) return 0;
-    unsigned digits = 1;
-    while (digits < DIGITS && (uint64_t)(top - bottom) >> (digits * DIGIT_BITS)) digits++;
-    uint32_t counts[DIGITS][1 << DIGIT_BITS] = {{0}};
+    unsigned id_bits = bits_of(k - 1);
+    if ((top - bottom) >> (64 - id_bits)) return 0;
+    unsigned key_bits = bits_of((uint64_t)(top - bottom));
+    unsigned digits = key_bits == 0 ? 1 : (key_bits + DIGIT_BITS - 1) / DIGIT_BITS;
+    unsigned digit_bits = key_bits == 0 ? 1 : (key_bits + digits - 1) / digits;
+    uint64_t mask = ((uint64_t)1 << digit_bits) - 1;
+    uint32_t counts[64 / DIGIT_BITS + 1][BUCKETS] = {{0}};
+    uint64_t *from = keys, *to = keys + k;
     for (size_t i = 0; i < k; i++) {
         uint64_t key = (uint64_t)(top - costs[i]);
-        for (unsigned d = 0; d < digits; d++) counts[d][(key >> (d * DIGIT_BITS)) & 0xff]++;
+        from[i] = key << id_bits | i;
+        for (unsigned d = 0; d < digits; d++) counts[d][(key >> (d * digit_bits)) & mask]++;
     }
     for (unsigned d = 0; d < digits; d++)
-        for (uint32_t b = 0, sum = 0; b < 1u << DIGIT_BITS; b++) {
+        for (uint32_t b = 0, sum = 0; b <= mask; b++) {
             uint32_t c = counts[d][b];
             counts[d][b] = sum;
             sum += c;
         }
-    uint32_t *from = scratch, *to = order;
-    if (digits % 2 == 0) { /* the last pass writes `order` */
-        from = order;
-        to = scratch;
-    }
-    for (size_t i = 0; i < k; i++) from[i] = (uint32_t)i;
-    for (unsigned d = 0; d < digits; d++) {
-        for (size_t i = 0; i < k; i++) {
-            uint32_t id = from[i];
-            uint64_t key = (uint64_t)(top - costs[id]);
-            to[counts[d][(key >> (d * DIGIT_BITS)) & 0xff]++] = id;
-        }
-        uint32_t *t = from;
+    for (unsigned d = 0; d + 1 < digits; d++) {
+        unsigned shift = id_bits + d * digit_bits;
+        for (size_t i = 0; i < k; i++) to[counts[d][(from[i] >> shift) & mask]++] = from[i];
+        uint64_t *t = from;
         from = to;
         to = t;
     }
+    unsigned shift = id_bits + (digits - 1) * digit_bits;
+    uint64_t id_mask = ((uint64_t)1 << id_bits) - 1;
+    uint32_t *last = counts[digits - 1];
+    for (size_t i = 0; i < k; i++) order[last[(from[i] >> shift) & mask]++] = (uint32_t)(from[i] & id_mask);
     return 1;
 }
 
 /* Stable bottom-up merge sort of ids by cost, descending; starting from ids
  * in order makes ties fall by id. (qsort takes no context, and libbrs keeps
  * no global state.) Many groups take the radix sort instead. */
-static void sort_by_cost_desc(uint32_t *order, uint32_t *scratch, const brs_wide *costs,
-                              size_t k)
+static void sort_by_cost_desc(uint32_t *order, uint32_t *scratch, uint64_t *keys,
+                              const brs_wide *costs, size_t k)
 {
-    if (k >= RADIX_GROUPS && radix_sort_by_cost_desc(order, scratch, costs, k)) return;
+    if (k >= RADIX_GROUPS && radix_sort_by_cost_desc(order, keys, costs, k)) return;
     for (size_t i = 0; i < k; i++) order[i] = (uint32_t)i;
     uint32_t *from = order, *to = scratch;
     for (size_t width = 1; width < k; width *= 2) {
@@ -305,7 +315,8 @@ brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sy
     brs_status status = order && wide && count ? BRS_OK : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK) {
         uint32_t *rank_of = order + k, *spare = order + 2 * k; /* spare: 2k */
-        sort_by_cost_desc(order, rank_of, costs, k);
+        /* wide is free until the deal: it holds the radix keys (2k words) */
+        sort_by_cost_desc(order, rank_of, (uint64_t *)(void *)wide, costs, k);
         struct deal d = {costs, order, k, dp_size, grad_accum, rank_of, count, wide + k};
         if (sync == BRS_SYNC_STEP && dp_size > 1 && grad_accum > 1) {
             deal_per_step(&d, spare);

@@ -61,17 +61,15 @@ void brs_grouped_order_free(struct brs_grouped_order *cache)
 }
 
 /* Sorts order[0..count) longest first, stably. The megabatch's lengths go
- * to `length` and its sorted positions to `position`; scratch is 2 * count. */
+ * to `length` and its indices to `copy`; scratch is 2 * count. */
 static void sort_megabatch(uint64_t *order, size_t count, const uint32_t *lengths,
-                           uint32_t *length, uint32_t *position, uint64_t *scratch,
-                           uint64_t *copy)
+                           uint32_t *length, uint64_t *scratch, uint64_t *copy)
 {
     for (size_t i = 0; i < count; i++) {
         length[i] = lengths[order[i]];
         copy[i] = order[i];
     }
-    brs_sort_by_length_desc(position, NULL, length, count, scratch);
-    for (size_t i = 0; i < count; i++) order[i] = copy[position[i]];
+    brs_sort_by_length_desc(order, NULL, length, copy, count, scratch);
 }
 
 static brs_status build_grouped_order(struct brs_grouped_order *cache, const brs_sampler *s,
@@ -84,12 +82,12 @@ static brs_status build_grouped_order(struct brs_grouped_order *cache, const brs
     if (!order) return BRS_ERR_NO_MEMORY;
     cache->order = order;
     /* scratch: 2*size words for the sort, size for the copy, and size
-     * uint32 lengths plus size uint32 positions (one more word each). */
-    uint64_t *scratch = realloc(cache->scratch, 4 * size * sizeof *scratch);
+     * uint32 lengths (half a word each, rounded up). */
+    uint64_t *scratch = realloc(cache->scratch, (3 * size + (size + 1) / 2) * sizeof *scratch);
     if (!scratch) return BRS_ERR_NO_MEMORY;
     cache->scratch = scratch;
     uint64_t *copy = scratch + 2 * size;
-    uint32_t *length = (uint32_t *)(scratch + 3 * size), *position = length + size;
+    uint32_t *length = (uint32_t *)(scratch + 3 * size);
 
     struct brs_permutation perm;
     brs_permutation_init(&perm, n, (uint64_t)c->seed, epoch, (int)c->shuffle);
@@ -97,7 +95,7 @@ static brs_status build_grouped_order(struct brs_grouped_order *cache, const brs
     size_t longest_head = 0;
     for (size_t start = 0; start < n; start += size) {
         size_t count = n - start < size ? n - start : size;
-        sort_megabatch(order + start, count, s->lengths, length, position, scratch, copy);
+        sort_megabatch(order + start, count, s->lengths, length, scratch, copy);
         if (s->lengths[order[start]] > s->lengths[order[longest_head]]) longest_head = start;
     }
     uint64_t first = order[0];

@@ -107,11 +107,12 @@ uint64_t brs_permutation_apply(const struct brs_permutation *perm, uint64_t posi
 void brs_permutation_fill(const struct brs_permutation *perm, uint64_t first, size_t count,
                           uint64_t *out);
 
-/* sort.c: positions of `lengths` ordered by length descending, stable, and
- * (unless `sorted` is NULL) the lengths in that order. scratch must hold
- * 2 * n uint64_t. */
-void brs_sort_by_length_desc(uint32_t *order, uint32_t *sorted, const uint32_t *lengths, size_t n,
-                             uint64_t *scratch);
+/* sort.c: items[i] belongs to the sample of length lengths[i]; items_out
+ * gets the items ordered by length descending, stable, and `sorted` (unless
+ * NULL) the lengths in that order. items_out must not overlap items;
+ * scratch must hold 2 * n uint64_t. */
+void brs_sort_by_length_desc(uint64_t *items_out, uint32_t *sorted, const uint32_t *lengths,
+                             const uint64_t *items, size_t n, uint64_t *scratch);
 
 /* The cost model shared by the planners. */
 struct brs_cost_model {
@@ -367,7 +368,7 @@ struct brs_plan {
     size_t sample_capacity, group_capacity;
     uint64_t *draw_index;    /* n: dataset index of each drawn sample */
     uint32_t *draw_length;   /* n */
-    uint32_t *order;         /* n: draw positions, longest first */
+    uint64_t *sorted_index;  /* n: draw_index, longest first */
     uint32_t *sorted_length; /* n */
     uint64_t *sort_scratch;  /* 2n */
     uint32_t *group_of;      /* n: packed mode */

@@ -20,7 +20,7 @@ static void free_buffers(brs_plan *p)
     free(p->indices);
     free(p->draw_index);
     free(p->draw_length);
-    free(p->order);
+    free(p->sorted_index);
     free(p->sorted_length);
     free(p->sort_scratch);
     free(p->group_of);
@@ -58,7 +58,7 @@ brs_status brs_plan_reserve(brs_plan *p, size_t n, size_t k)
         if (!grow((void **)&p->indices, n, sizeof(uint64_t)) ||
             !grow((void **)&p->draw_index, n, sizeof(uint64_t)) ||
             !grow((void **)&p->draw_length, n, sizeof(uint32_t)) ||
-            !grow((void **)&p->order, n, sizeof(uint32_t)) ||
+            !grow((void **)&p->sorted_index, n, sizeof(uint64_t)) ||
             !grow((void **)&p->sorted_length, n, sizeof(uint32_t)) ||
             !grow((void **)&p->sort_scratch, 2 * n, sizeof(uint64_t)) ||
             !grow((void **)&p->group_of, n, sizeof(uint32_t)))
@@ -156,8 +156,8 @@ brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked)
         bad |= (uint64_t)length - 1 >= limit;
     }
     if (bad) return length_error(p, cap);
-    brs_sort_by_length_desc(p->order, p->sorted_length, p->draw_length, p->num_samples,
-                            p->sort_scratch);
+    brs_sort_by_length_desc(p->sorted_index, p->sorted_length, p->draw_length, p->draw_index,
+                            p->num_samples, p->sort_scratch);
     return BRS_OK;
 }
 
@@ -182,20 +182,19 @@ static void fill_slots(brs_plan *p, int packed)
     if (packed) {
         for (size_t i = 0; i < n; i++) {
             uint32_t slot = p->slot_of[p->group_of[i]];
-            p->indices[cursor[slot]++] = p->draw_index[p->order[i]];
+            p->indices[cursor[slot]++] = p->sorted_index[i];
             p->real[slot] += p->sorted_length[i];
         }
     } else {
-        /* A group fills one slot: its destination and token sum are locals,
-         * which the compiler cannot keep in registers through p's arrays. */
+        /* A group fills one slot: its token sum is a local, which the
+         * compiler cannot keep in a register through p's arrays. */
         for (size_t g = 0; g < k; g++) {
             uint32_t slot = p->slot_of[g];
             size_t first = p->starts[g], end = p->starts[g + 1];
-            uint64_t *out = p->indices + cursor[slot], real = 0;
-            for (size_t i = first; i < end; i++) {
-                out[i - first] = p->draw_index[p->order[i]];
-                real += p->sorted_length[i];
-            }
+            uint64_t real = 0;
+            memcpy(p->indices + cursor[slot], p->sorted_index + first,
+                   (end - first) * sizeof *p->indices);
+            for (size_t i = first; i < end; i++) real += p->sorted_length[i];
             p->real[slot] = real;
             p->padded[slot] = (uint64_t)(end - first) * p->sorted_length[first];
         }

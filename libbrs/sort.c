@@ -1,25 +1,29 @@
 /* sort.c - order a step's samples by length, longest first, in O(n):
- * an LSD radix sort on (max - length), stable, so ties keep draw order. */
+ * an LSD radix sort on (max - length), stable, so ties keep draw order.
+ * Each sample's item (its dataset index) travels with it, so what reads the
+ * sorted step reads it in sequence. */
 #include "internal.h"
 
 #include <string.h>
 
 enum { SMALL_SORT = 32 };
 
-static void insertion_sort(uint32_t *order, uint32_t *sorted, const uint32_t *lengths, size_t n)
+static void insertion_sort(uint64_t *items_out, uint32_t *sorted, const uint32_t *lengths,
+                           const uint64_t *items, size_t n)
 {
-    for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
-    for (size_t i = 1; i < n; i++) {
-        uint32_t item = order[i];
+    uint32_t order[SMALL_SORT];
+    for (size_t i = 0; i < n; i++) {
         size_t j = i;
-        while (j > 0 && lengths[order[j - 1]] < lengths[item]) {
+        while (j > 0 && lengths[order[j - 1]] < lengths[i]) {
             order[j] = order[j - 1];
             j--;
         }
-        order[j] = item;
+        order[j] = (uint32_t)i;
     }
-    if (sorted)
-        for (size_t i = 0; i < n; i++) sorted[i] = lengths[order[i]];
+    for (size_t i = 0; i < n; i++) {
+        items_out[i] = items[order[i]];
+        if (sorted) sorted[i] = lengths[order[i]];
+    }
 }
 
 static unsigned bit_width(uint32_t value)
@@ -48,10 +52,11 @@ static void prefix_sums(uint32_t *counts, size_t buckets)
 /* An LSD radix sort on (longest - length): one pass builds the keys (the
  * sort key in the high 32 bits, the position in the low 32) and every
  * digit's histogram at once, then one scatter pass per digit, the last one
- * writing the positions straight into `order` (and the lengths into
+ * writing the items straight into `items_out` (and the lengths into
  * `sorted`). */
-static void radix_sort(uint32_t *order, uint32_t *sorted, const uint32_t *lengths, size_t n,
-                       uint32_t longest, unsigned key_bits, uint64_t *scratch)
+static void radix_sort(uint64_t *items_out, uint32_t *sorted, const uint32_t *lengths,
+                       const uint64_t *items, size_t n, uint32_t longest, unsigned key_bits,
+                       uint64_t *scratch)
 {
     /* As few passes as digits of up to 11 bits allow, each digit as narrow
      * as that count allows: the histograms' clearing and prefix sums cost
@@ -96,32 +101,33 @@ static void radix_sort(uint32_t *order, uint32_t *sorted, const uint32_t *length
     uint32_t *last = counts + (digits - 1) * buckets;
     for (size_t i = 0; i < n; i++) {
         size_t at = last[(keys[i] >> shift) & mask]++;
-        order[at] = (uint32_t)keys[i];
+        items_out[at] = items[(uint32_t)keys[i]];
         if (sorted) sorted[at] = longest - (uint32_t)(keys[i] >> 32);
     }
 }
 
 /* A counting sort on (longest - length) when its range is small: two passes
- * over the samples, stable. counts must hold `range` entries (32 bits
+ * over the samples, stable. The sorted lengths are the buckets' values in
+ * turn, written in sequence. counts must hold `range` entries (32 bits
  * suffice, see COUNTS). */
-static void counting_sort(uint32_t *order, uint32_t *sorted, const uint32_t *lengths, size_t n,
-                          uint32_t longest, size_t range, uint32_t *counts)
+static void counting_sort(uint64_t *items_out, uint32_t *sorted, const uint32_t *lengths,
+                          const uint64_t *items, size_t n, uint32_t longest, size_t range,
+                          uint32_t *counts)
 {
     memset(counts, 0, range * sizeof *counts);
     for (size_t i = 0; i < n; i++) counts[longest - lengths[i]]++;
+    if (sorted)
+        for (size_t b = 0, at = 0; b < range; b++)
+            for (uint32_t c = 0; c < counts[b]; c++) sorted[at++] = longest - (uint32_t)b;
     prefix_sums(counts, range);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t at = counts[longest - lengths[i]]++;
-        order[at] = (uint32_t)i;
-        if (sorted) sorted[at] = lengths[i];
-    }
+    for (size_t i = 0; i < n; i++) items_out[counts[longest - lengths[i]]++] = items[i];
 }
 
-void brs_sort_by_length_desc(uint32_t *order, uint32_t *sorted, const uint32_t *lengths, size_t n,
-                             uint64_t *scratch)
+void brs_sort_by_length_desc(uint64_t *items_out, uint32_t *sorted, const uint32_t *lengths,
+                             const uint64_t *items, size_t n, uint64_t *scratch)
 {
     if (n <= SMALL_SORT) {
-        insertion_sort(order, sorted, lengths, n);
+        insertion_sort(items_out, sorted, lengths, items, n);
         return;
     }
     uint32_t longest = 0, shortest = UINT32_MAX;
@@ -134,8 +140,10 @@ void brs_sort_by_length_desc(uint32_t *order, uint32_t *sorted, const uint32_t *
      * less than a second radix pass; the scratch (2n 64-bit words) holds
      * 4n 32-bit counts. */
     if (range <= 4 * n) {
-        counting_sort(order, sorted, lengths, n, longest, range, (uint32_t *)(void *)scratch);
+        counting_sort(items_out, sorted, lengths, items, n, longest, range,
+                      (uint32_t *)(void *)scratch);
         return;
     }
-    radix_sort(order, sorted, lengths, n, longest, bit_width(longest - shortest), scratch);
+    radix_sort(items_out, sorted, lengths, items, n, longest, bit_width(longest - shortest),
+               scratch);
 }
