@@ -255,8 +255,6 @@ void brs_heap_sift_down(struct brs_heap *h, size_t i);
 enum { BRS_REFINE_CELLS_PER_SAMPLE = 4, BRS_REFINE_CELLS_BASE = 4096 };
 brs_status brs_least_total_split(struct brs_split *split, const uint32_t *lengths, size_t n,
                                  size_t k, const struct brs_cost_model *model, brs_wide limit);
-size_t brs_greedy_from_right(size_t *starts, const uint32_t *lengths, size_t n,
-                             const struct brs_cost_model *model, brs_wide threshold);
 brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,
                           size_t groups, size_t k, const struct brs_cost_model *model);
 
@@ -272,11 +270,13 @@ brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *l
                               const struct brs_cost_model *model, brs_wide top);
 
 /* refine.c: the split of least total cost among those with max cost <=
- * threshold (the optimum), if its search needs at most `budget` cells;
- * BRS_ERR_TOO_LARGE (split untouched) otherwise. */
+ * threshold (at least the optimum), if its search needs at most `budget`
+ * cells. Otherwise BRS_ERR_TOO_LARGE, with split->starts[0..groups] the
+ * greedy split from the short end at threshold (the fallback's start) and
+ * groups <= k in *greedy_groups unless that is NULL. */
 brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
                                   size_t k, const struct brs_cost_model *model,
-                                  brs_wide threshold, size_t budget);
+                                  brs_wide threshold, size_t budget, size_t *greedy_groups);
 
 /* layered.c: k = dp_size * grad_accum groups, grad_accum contiguous layers
  * of dp_size groups each at the layer's min-max and least peak under the

@@ -186,15 +186,16 @@ static void fill_slots(brs_plan *p, int packed)
             p->real[slot] += p->sorted_length[i];
         }
     } else {
-        /* A group fills one slot: its token sum is a local, which the
-         * compiler cannot keep in a register through p's arrays. */
+        /* A group fills one slot: its destination and token sum are locals,
+         * which the compiler cannot keep in registers through p's arrays. */
         for (size_t g = 0; g < k; g++) {
             uint32_t slot = p->slot_of[g];
             size_t first = p->starts[g], end = p->starts[g + 1];
-            uint64_t real = 0;
-            memcpy(p->indices + cursor[slot], p->sorted_index + first,
-                   (end - first) * sizeof *p->indices);
-            for (size_t i = first; i < end; i++) real += p->sorted_length[i];
+            uint64_t *out = p->indices + cursor[slot], real = 0;
+            for (size_t i = first; i < end; i++) {
+                out[i - first] = p->sorted_index[i];
+                real += p->sorted_length[i];
+            }
             p->real[slot] = real;
             p->padded[slot] = (uint64_t)(end - first) * p->sorted_length[first];
         }

@@ -128,8 +128,9 @@ static brs_status try_candidates(struct contest *c, brs_wide best)
     /* one rank: the step time is the total cost, whatever the max */
     if (status == BRS_OK && dp == 1 && k > 1) {
         struct brs_split part = {.starts = c->starts, .costs = c->costs};
+        size_t budget = WIDE_BUDGET_PER_SAMPLE * n + BRS_REFINE_CELLS_BASE;
         status = consider(c, brs_refine_least_total(&part, c->lengths, n, k, &c->held, NO_LIMIT,
-                                                    WIDE_BUDGET_PER_SAMPLE * n + BRS_REFINE_CELLS_BASE));
+                                                    budget, NULL));
     }
     /* small steps: all of them (exact; nothing is left to polish) */
     if (status == BRS_OK) {
@@ -181,7 +182,7 @@ brs_wide brs_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_
     if (starts && costs) {
         struct brs_split part = {.starts = starts, .costs = costs};
         if (brs_refine_least_total(&part, lengths, n, k, model, NO_LIMIT,
-                                   n + BRS_REFINE_CELLS_BASE) == BRS_OK) {
+                                   n + BRS_REFINE_CELLS_BASE, NULL) == BRS_OK) {
             least = 0;
             for (size_t g = 0; g < k; g++) least += costs[g];
         }

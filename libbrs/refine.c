@@ -112,25 +112,37 @@ static size_t earliest_to(const struct refine_input *in, size_t b)
     return b - largest_group(in, b, b, 1);
 }
 
-/* Fills the k + 1 windows; returns the sum of their sizes. */
-static size_t fill_windows(struct layer_window *w, const struct refine_input *in)
+/* The windows' lower ends: the greedy from the short end, whose group
+ * boundaries from the right are also written to starts[k], starts[k - 1],
+ * ... down to the 0 where it ends. Returns its number of groups (more than
+ * k when `threshold` needs more groups). */
+static size_t fill_lows(struct layer_window *w, size_t *starts, const struct refine_input *in)
 {
-    size_t n = in->n, k = in->k;
-    size_t reach = 0;
-    for (size_t j = 0; j <= k; j++) {
-        w[j].high = reach < n - (k - j) ? reach : n - (k - j);
-        if (reach < n) reach += longest_from(in, reach);
-    }
-    size_t start = n;
+    size_t n = in->n, k = in->k, start = n, groups = 0;
     for (size_t i = 0; i <= k; i++) {
         size_t j = k - i;
         w[j].low = start > j ? start : j;
-        if (start > 0) start = earliest_to(in, start);
+        starts[j] = start;
+        if (start > 0) {
+            start = earliest_to(in, start);
+            groups++;
+        }
     }
-    size_t total = 0;
+    return start == 0 ? groups : k + 1;
+}
+
+/* The windows' upper ends and offsets, from the greedy from the long end;
+ * returns the sum of the windows' sizes, or budget + 1 as soon as it is
+ * over the budget. */
+static size_t fill_highs(struct layer_window *w, const struct refine_input *in, size_t budget)
+{
+    size_t n = in->n, k = in->k, reach = 0, total = 0;
     for (size_t j = 0; j <= k; j++) {
+        w[j].high = reach < n - (k - j) ? reach : n - (k - j);
         w[j].offset = total;
         total += w[j].high - w[j].low + 1;
+        if (total > budget) return budget + 1;
+        if (reach < n) reach += longest_from(in, reach);
     }
     return total;
 }
@@ -170,16 +182,24 @@ static void solve_range(const struct layer *l, size_t b_low, size_t b_high, size
 
 brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
                                   size_t k, const struct brs_cost_model *model,
-                                  brs_wide threshold, size_t budget)
+                                  brs_wide threshold, size_t budget, size_t *greedy_groups)
 {
     struct refine_input in = {lengths,   n, k, model, threshold, brs_fits_64_bits(lengths, n, model),
                               (double)(threshold - model->intercept)};
     struct layer_window *w = malloc((k + 1) * sizeof *w);
     if (!w) return BRS_ERR_NO_MEMORY;
-    size_t cells = fill_windows(w, &in);
+    size_t groups = fill_lows(w, split->starts, &in);
+    if (groups > k) {
+        free(w);
+        return BRS_ERR_INVALID_ARGUMENT; /* the threshold is below the optimum */
+    }
+    size_t cells = fill_highs(w, &in, budget);
     if (cells > budget) {
         free(w);
-        return BRS_ERR_TOO_LARGE; /* the caller keeps its own split */
+        /* the greedy's starts, from the left */
+        for (size_t g = 0; g <= groups; g++) split->starts[g] = split->starts[k - groups + g];
+        if (greedy_groups) *greedy_groups = groups;
+        return BRS_ERR_TOO_LARGE;
     }
     uint32_t *choice = malloc(cells * sizeof *choice);
     brs_wide *totals = malloc(cells * sizeof *totals);

@@ -1,57 +1,10 @@
 /* split_heuristic.c - k groups of cost <= T when the exact second objective
- * is too large to search: groups greedy from the short end, then the
- * costliest split in halves until there are k; and the least-total split
- * that falls back on it. */
+ * is too large to search: the greedy groups from the short end (which the
+ * search, refine.c, hands back), the costliest split in halves until there
+ * are k; and the least-total split that falls back on it. */
 #include "internal.h"
 
 #include <stdlib.h>
-
-/* Whether [a, end) is one group of cost <= threshold within the cap. */
-static int fits(const struct brs_cost_model *model, const uint32_t *lengths, size_t a, size_t end,
-                brs_wide threshold)
-{
-    size_t size = end - a;
-    return brs_group_cost(model, lengths[a], size) <= threshold &&
-           (!model->max_tokens || (uint64_t)size * lengths[a] <= model->max_tokens);
-}
-
-/* Greedy from the short end: each group, taken from the right, as long as
- * the threshold and cap allow. Its group sizes are then split to k below.
- * Returns the number of groups, written as starts[0..groups]. */
-size_t brs_greedy_from_right(size_t *starts, const uint32_t *lengths, size_t n,
-                             const struct brs_cost_model *model, brs_wide threshold)
-{
-    size_t groups = 0, end = n;
-    /* Collect group starts from the right, then reverse them. */
-    while (end > 0) {
-        /* [a, end) fits less as a falls: gallop down, then bisect for the
-         * least a that fits (end - 1 always does). */
-        size_t low = 0, high = end - 1;
-        for (size_t step = 1; step <= end - 1; step *= 2) {
-            if (!fits(model, lengths, end - 1 - step, end, threshold)) {
-                low = end - step;
-                break;
-            }
-            high = end - 1 - step;
-        }
-        while (low < high) {
-            size_t a = low + (high - low) / 2;
-            if (fits(model, lengths, a, end, threshold))
-                high = a;
-            else
-                low = a + 1;
-        }
-        starts[groups++] = low;
-        end = low;
-    }
-    for (size_t i = 0; i < groups / 2; i++) {
-        size_t t = starts[i];
-        starts[i] = starts[groups - 1 - i];
-        starts[groups - 1 - i] = t;
-    }
-    starts[groups] = n;
-    return groups;
-}
 
 /* The groups while they are split: group g is [begin[g], begin[g] + size[g]). */
 struct groups {
@@ -132,10 +85,10 @@ brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size
 brs_status brs_least_total_split(struct brs_split *split, const uint32_t *lengths, size_t n,
                                  size_t k, const struct brs_cost_model *model, brs_wide limit)
 {
+    size_t groups;
     brs_status status =
         brs_refine_least_total(split, lengths, n, k, model, limit,
-                               BRS_REFINE_CELLS_PER_SAMPLE * n + BRS_REFINE_CELLS_BASE);
+                               BRS_REFINE_CELLS_PER_SAMPLE * n + BRS_REFINE_CELLS_BASE, &groups);
     if (status != BRS_ERR_TOO_LARGE) return status;
-    size_t groups = brs_greedy_from_right(split->starts, lengths, n, model, limit);
     return brs_split_to_k(split, lengths, n, groups, k, model);
 }
