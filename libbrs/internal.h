@@ -171,27 +171,32 @@ static inline size_t brs_cap_size(const struct brs_cost_model *model, uint32_t h
 brs_wide brs_lower_bound(const uint32_t *lengths, size_t n, size_t k,
                          const struct brs_cost_model *model, brs_wide *weight_sum);
 size_t brs_groups_for_cap(const uint32_t *lengths, size_t n, const struct brs_cost_model *model);
-/* What the searches keep of each sorted sample: 1 / w(L), computed where
- * first read (0 until then), and how many samples from it on have its
- * length (0: unknown). Zero a step's entries before its first search;
- * brs_find_runs fills the runs where they pay. A search on samples
- * [a, a + n) takes cache + a. */
+/* What the searches keep of a step's sorted lengths: each sample's rank
+ * among the step's distinct lengths (longest first) and, by rank, 1 / w(L)
+ * (computed where first read, 0 until then) and where the run of samples
+ * of that length ends in the step. Built once a step, in 2n words; a
+ * search on samples [a, a + n) of the step takes brs_probe_cache_at(c, a). */
 struct brs_probe_cache {
-    double inverse_weight;
-    uint32_t run_left;
+    const uint32_t *rank;     /* by sample, from `first` on */
+    const uint32_t *run_end;  /* by rank: one past the run's last sample */
+    double *inverse_weight;   /* by rank */
+    size_t first;             /* the step position of rank[0] */
 };
-/* The runs of equal lengths, where the groups are fewer than the lengths
- * (some groups share a head length): there the probes take the groups of
- * a run at once. */
-void brs_find_runs(struct brs_probe_cache *cache, const uint32_t *lengths, size_t n, size_t k);
+struct brs_probe_cache brs_probe_cache_build(uint64_t *memory, const uint32_t *lengths, size_t n);
+static inline struct brs_probe_cache brs_probe_cache_at(struct brs_probe_cache cache, size_t a)
+{
+    cache.rank += a;
+    cache.first += a;
+    return cache;
+}
 /* The exact least max cost of k contiguous non-empty groups (n >= k, the
  * cap feasible), searched up from a lower bound. */
-brs_wide brs_min_max_threshold(const uint32_t *lengths, struct brs_probe_cache *cache, size_t n,
+brs_wide brs_min_max_threshold(const uint32_t *lengths, struct brs_probe_cache cache, size_t n,
                                size_t k, const struct brs_cost_model *model,
                                brs_wide lower_bound);
 /* The exact least peak of padded tokens among splits into k contiguous
  * non-empty groups of cost <= time under the model's cap (time feasible). */
-uint64_t brs_least_peak(const uint32_t *lengths, struct brs_probe_cache *cache, size_t n, size_t k,
+uint64_t brs_least_peak(const uint32_t *lengths, struct brs_probe_cache cache, size_t n, size_t k,
                         const struct brs_cost_model *model, brs_wide time);
 
 /* planner.c / packed.c: split n samples sorted by length descending
@@ -266,7 +271,7 @@ size_t brs_greedy_group(const uint32_t *lengths, size_t n, size_t pos, size_t gr
  * first dp_size greedy at top, the rest greedy at the least max cost their
  * groups allow. cache as for brs_min_max_threshold. */
 brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                              struct brs_probe_cache *cache, size_t n, size_t k, size_t dp_size,
+                              struct brs_probe_cache cache, size_t n, size_t k, size_t dp_size,
                               const struct brs_cost_model *model, brs_wide top);
 
 /* refine.c: the split of least total cost among those with max cost <=
@@ -282,7 +287,7 @@ brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengt
  * of dp_size groups each at the layer's min-max and least peak under the
  * model's cap; BRS_ERR_INVALID_ARGUMENT when no layering fits the cap. */
 brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                            struct brs_probe_cache *cache, size_t n, size_t dp_size,
+                            struct brs_probe_cache cache, size_t n, size_t dp_size,
                             size_t grad_accum, const struct brs_cost_model *model);
 /* hill_climb.c: transformers' batch_rebalance split of the n sorted samples
  * into k contiguous groups (no cap; the caller checks it); BRS_ERR_TOO_LARGE
@@ -295,7 +300,7 @@ brs_status brs_plan_rebalance_climb(size_t *starts, brs_wide *costs, const uint3
  * cost at that peak where its search is small enough. This is the exact
  * lexicographic optimum of a step of one micro-step. */
 brs_status brs_plan_layer(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                          struct brs_probe_cache *cache, size_t n, size_t ranks,
+                          struct brs_probe_cache cache, size_t n, size_t ranks,
                           const struct brs_cost_model *model, brs_wide time);
 
 /* planner.c: a candidate's score, lexicographic: the step time of the sync

@@ -24,7 +24,7 @@ enum { GRID = 64, DESCENT_ROUNDS = 1, DESCENT_MAX_GROUPS = 1024, DESCENT_REACH =
 
 struct layers {
     const uint32_t *lengths;
-    struct brs_probe_cache *cache;
+    struct brs_probe_cache cache;
     size_t n, ranks, count; /* count: the number of layers */
     const struct brs_cost_model *model;
     size_t *cut;     /* count + 1: layer m is [cut[m], cut[m + 1]) */
@@ -44,7 +44,7 @@ static brs_wide layer_time(const struct layers *l, size_t a, size_t b)
     brs_wide average = (l->prefix[b] - l->prefix[a] + l->ranks - 1) / l->ranks;
     brs_wide head = brs_sample_weight(l->model, l->lengths[a]);
     brs_wide bound = l->model->intercept + (average > head ? average : head);
-    return brs_min_max_threshold(l->lengths + a, l->cache + a, size, l->ranks, l->model,
+    return brs_min_max_threshold(l->lengths + a, brs_probe_cache_at(l->cache, a), size, l->ranks, l->model,
                                  bound);
 }
 
@@ -170,7 +170,7 @@ static void refine_cuts(struct layers *l)
 /* ---- the groups of one layer ---------------------------------------------- */
 
 brs_status brs_plan_layer(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                          struct brs_probe_cache *cache, size_t n, size_t ranks,
+                          struct brs_probe_cache cache, size_t n, size_t ranks,
                           const struct brs_cost_model *model, brs_wide time)
 {
     struct brs_cost_model held = *model;
@@ -183,14 +183,14 @@ brs_status brs_plan_layer(size_t *starts, brs_wide *costs, const uint32_t *lengt
 static brs_status build_layer(const struct layers *l, size_t m, size_t *starts, brs_wide *costs)
 {
     size_t a = l->cut[m];
-    brs_status status = brs_plan_layer(starts, costs, l->lengths + a, l->cache + a,
+    brs_status status = brs_plan_layer(starts, costs, l->lengths + a, brs_probe_cache_at(l->cache, a),
                                        l->cut[m + 1] - a, l->ranks, l->model, l->time[m]);
     for (size_t r = 0; r < l->ranks && status == BRS_OK; r++) starts[r] += a;
     return status;
 }
 
 brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                            struct brs_probe_cache *cache, size_t n, size_t dp_size,
+                            struct brs_probe_cache cache, size_t n, size_t dp_size,
                             size_t grad_accum, const struct brs_cost_model *model)
 {
     size_t *cut = malloc((grad_accum + 1) * sizeof *cut);

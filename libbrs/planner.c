@@ -70,7 +70,7 @@ static int worth_a_staircase(brs_wide best, brs_wide weight_sum, size_t k,
 struct contest {
     struct brs_split *split;
     const uint32_t *lengths;
-    struct brs_probe_cache *cache;
+    struct brs_probe_cache cache;
     size_t n, k, dp_size;
     int sync;
     struct brs_cost_model held; /* the cap is the memory budget */
@@ -149,7 +149,7 @@ static brs_status try_candidates(struct contest *c, brs_wide best)
  * split->starts/costs and sets the budget when the user gave none. */
 static brs_status improve(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
                           size_t dp_size, int sync, const struct brs_cost_model *model,
-                          struct brs_probe_cache *cache, brs_wide best)
+                          struct brs_probe_cache cache, brs_wide best)
 {
     struct contest c = {split, lengths, cache, n, k, dp_size, sync, *model,
                         {0, 0, 0}, NULL, NULL, NULL};
@@ -199,10 +199,11 @@ brs_wide brs_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t
     struct brs_cost_model m = *model;
     if (m.max_tokens && brs_groups_for_cap(lengths, n, &m) > k) m.max_tokens = 0;
     brs_wide weight_sum, bound = brs_lower_bound(lengths, n, k, &m, &weight_sum);
-    struct brs_probe_cache *cache = calloc(n, sizeof *cache);
-    if (!cache) return bound; /* still a bound, only a looser one */
+    uint64_t *memory = malloc(2 * n * sizeof *memory);
+    if (!memory) return bound; /* still a bound, only a looser one */
+    struct brs_probe_cache cache = brs_probe_cache_build(memory, lengths, n);
     brs_wide min_max = brs_min_max_threshold(lengths, cache, n, k, &m, bound);
-    free(cache);
+    free(memory);
     return brs_time_lower_bound(lengths, n, k, dp_size, &m, min_max, weight_sum);
 }
 
@@ -210,8 +211,6 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
                            size_t dp_size, int sync, const struct brs_cost_model *model,
                            uint64_t *scratch)
 {
-    /* scratch (2n words) holds the searches' cache, 16 bytes a sample */
-    struct brs_probe_cache *cache = (struct brs_probe_cache *)(void *)scratch;
     if (model->max_tokens) {
         size_t needed = brs_groups_for_cap(lengths, n, model);
         if (needed > k) {
@@ -220,8 +219,8 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
         }
     }
     split->lower_bound = brs_lower_bound(lengths, n, k, model, &split->weight_sum);
-    memset(cache, 0, n * sizeof *cache);
-    brs_find_runs(cache, lengths, n, k);
+    /* scratch (2n words) holds the searches' cache */
+    struct brs_probe_cache cache = brs_probe_cache_build(scratch, lengths, n);
     brs_wide best = brs_min_max_threshold(lengths, cache, n, k, model, split->lower_bound);
 
     brs_status status;

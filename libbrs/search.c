@@ -13,13 +13,15 @@
  */
 #include "internal.h"
 
+#include <string.h>
+
 #define WIDE_MAX (~(brs_wide)0)
 
-/* What a probe reads: the sorted lengths and 1 / w(L) per sample, so a
- * group's size costs a multiplication instead of a 128-bit division. */
+/* What a probe reads: the sorted lengths and 1 / w(L) per distinct length,
+ * so a group's size costs a multiplication instead of a 128-bit division. */
 struct probe_input {
     const uint32_t *lengths;
-    struct brs_probe_cache *cache;
+    struct brs_probe_cache cache;
     size_t n, k;
     const struct brs_cost_model *model;
     brs_wide time; /* the peak probe's bound on a group's cost */
@@ -27,16 +29,17 @@ struct probe_input {
 };
 
 /* 1 / w(L_i), computed where first used: the probes read it only at the
- * heads of their groups, a few of the samples. */
+ * heads of their groups, a few of the lengths. */
 static BRS_ALWAYS_INLINE double inverse_weight(const struct probe_input *in, size_t i)
 {
-    double inverse = in->cache[i].inverse_weight;
+    uint32_t rank = in->cache.rank[i];
+    double inverse = in->cache.inverse_weight[rank];
     if (inverse == 0) {
         brs_wide w = brs_sample_weight(in->model, in->lengths[i]);
         /* The same correctly rounded value either way; the 64-bit
          * conversion is an instruction, the 128-bit one a library call. */
         inverse = 1.0 / ((w >> 64) == 0 ? (double)(uint64_t)w : (double)w);
-        in->cache[i].inverse_weight = inverse;
+        in->cache.inverse_weight[rank] = inverse;
     }
     return inverse;
 }
@@ -78,12 +81,14 @@ typedef struct probe_result (*probe_fn)(const struct probe_input *in, brs_wide p
 /* How many greedy groups from i on have the head, size and cost of the one
  * at i, which has `size` samples: those that start inside its run of equal
  * lengths and end before the last sample. A probe takes them at once, so on
- * many samples of few distinct lengths it costs O(runs), not O(k). 1 where
- * the run is unknown; at most `left`. */
+ * many samples of few distinct lengths it costs O(runs), not O(k). At most
+ * `left`. */
 static BRS_ALWAYS_INLINE size_t same_groups(const struct probe_input *in, size_t i, size_t size,
                                             size_t left)
 {
-    size_t rest = in->n - i, run = in->cache[i].run_left < rest ? in->cache[i].run_left : rest;
+    size_t rest = in->n - i;
+    size_t run = in->cache.run_end[in->cache.rank[i]] - (in->cache.first + i);
+    if (run > rest) run = rest;
     if (run <= size) return 1; /* the next group starts past the run (and saves two divisions) */
     size_t by_run = (run + size - 1) / size, by_end = (rest - 1) / size;
     size_t m = by_run < by_end ? by_run : by_end;
@@ -280,15 +285,27 @@ static brs_wide optimal_threshold(const struct probe_input *in, probe_fn probe_a
     }
 }
 
-void brs_find_runs(struct brs_probe_cache *cache, const uint32_t *lengths, size_t n, size_t k)
+struct brs_probe_cache brs_probe_cache_build(uint64_t *memory, const uint32_t *lengths, size_t n)
 {
-    if (n == 0 || lengths[0] - lengths[n - 1] + (size_t)1 > k) return; /* more lengths than groups */
-    cache[n - 1].run_left = 1;
-    for (size_t i = n - 1; i-- > 0;)
-        cache[i].run_left = lengths[i] == lengths[i + 1] ? cache[i + 1].run_left + 1 : 1;
+    /* n ranks and up to n run ends (32 bits each), then up to n inverses */
+    uint32_t *rank = (uint32_t *)(void *)memory, *run_end = rank + n;
+    struct brs_probe_cache cache = {rank, run_end, (double *)(void *)(memory + n), 0};
+    if (n == 0) return cache;
+    /* without a branch: on many distinct lengths it would mispredict on
+     * every change of length; each run's end is written by its last sample */
+    uint32_t r = 0;
+    rank[0] = 0;
+    run_end[0] = 1;
+    for (size_t i = 1; i < n; i++) {
+        r += lengths[i] != lengths[i - 1];
+        rank[i] = r;
+        run_end[r] = (uint32_t)i + 1;
+    }
+    memset(cache.inverse_weight, 0, (r + 1) * sizeof *cache.inverse_weight);
+    return cache;
 }
 
-brs_wide brs_min_max_threshold(const uint32_t *lengths, struct brs_probe_cache *cache, size_t n,
+brs_wide brs_min_max_threshold(const uint32_t *lengths, struct brs_probe_cache cache, size_t n,
                                size_t k, const struct brs_cost_model *model,
                                brs_wide lower_bound)
 {
@@ -312,7 +329,7 @@ static brs_wide peak_lower_bound(const uint32_t *lengths, size_t n, size_t k)
     return bound;
 }
 
-uint64_t brs_least_peak(const uint32_t *lengths, struct brs_probe_cache *cache, size_t n, size_t k,
+uint64_t brs_least_peak(const uint32_t *lengths, struct brs_probe_cache cache, size_t n, size_t k,
                         const struct brs_cost_model *model, brs_wide time)
 {
     struct probe_input in = {lengths, cache, n, k, model, time,

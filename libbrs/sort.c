@@ -107,8 +107,7 @@ static void radix_sort(uint64_t *items_out, uint32_t *sorted, const uint32_t *le
 }
 
 /* A counting sort on (longest - length) when its range is small: two passes
- * over the samples, stable. The sorted lengths are the buckets' values in
- * turn, written in sequence. counts must hold `range` entries (32 bits
+ * over the samples, stable. counts must hold `range` entries (32 bits
  * suffice, see COUNTS). */
 static void counting_sort(uint64_t *items_out, uint32_t *sorted, const uint32_t *lengths,
                           const uint64_t *items, size_t n, uint32_t longest, size_t range,
@@ -116,11 +115,12 @@ static void counting_sort(uint64_t *items_out, uint32_t *sorted, const uint32_t 
 {
     memset(counts, 0, range * sizeof *counts);
     for (size_t i = 0; i < n; i++) counts[longest - lengths[i]]++;
-    if (sorted)
-        for (size_t b = 0, at = 0; b < range; b++)
-            for (uint32_t c = 0; c < counts[b]; c++) sorted[at++] = longest - (uint32_t)b;
     prefix_sums(counts, range);
-    for (size_t i = 0; i < n; i++) items_out[counts[longest - lengths[i]]++] = items[i];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t at = counts[longest - lengths[i]]++;
+        items_out[at] = items[i];
+        if (sorted) sorted[at] = lengths[i];
+    }
 }
 
 void brs_sort_by_length_desc(uint64_t *items_out, uint32_t *sorted, const uint32_t *lengths,

@@ -34,7 +34,7 @@ size_t brs_greedy_group(const uint32_t *lengths, size_t n, size_t pos, size_t gr
 }
 
 brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                              struct brs_probe_cache *cache, size_t n, size_t k, size_t dp_size,
+                              struct brs_probe_cache cache, size_t n, size_t k, size_t dp_size,
                               const struct brs_cost_model *model, brs_wide top)
 {
     size_t pos = 0;
@@ -48,7 +48,7 @@ brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *l
                 return BRS_ERR_CAP_INFEASIBLE;
             brs_wide unused;
             brs_wide bound = brs_lower_bound(lengths + pos, n - pos, groups_left, model, &unused);
-            threshold = brs_min_max_threshold(lengths + pos, cache + pos, n - pos,
+            threshold = brs_min_max_threshold(lengths + pos, brs_probe_cache_at(cache, pos), n - pos,
                                               groups_left, model, bound);
         }
         size_t size = brs_greedy_group(lengths, n, pos, groups_left - 1, model, threshold);
