@@ -38,6 +38,10 @@ static unsigned bit_width(uint32_t value)
  * BRS_MAX_STEP_SAMPLES = 2^24 samples. */
 enum { COUNTS = 3u << 11 };
 
+/* Samples per length from which the counting sort writes the sorted
+ * lengths bucket by bucket. */
+enum { REPEATS = 8 };
+
 /* Turns a digit's histogram into its buckets' start offsets. */
 static void prefix_sums(uint32_t *counts, size_t buckets)
 {
@@ -108,18 +112,28 @@ static void radix_sort(uint64_t *items_out, uint32_t *sorted, const uint32_t *le
 
 /* A counting sort on (longest - length) when its range is small: two passes
  * over the samples, stable. counts must hold `range` entries (32 bits
- * suffice, see COUNTS). */
+ * suffice, see COUNTS). Where lengths repeat many times, the sorted lengths
+ * are the buckets' values in turn, written in sequence instead of among the
+ * scattered items. */
 static void counting_sort(uint64_t *items_out, uint32_t *sorted, const uint32_t *lengths,
                           const uint64_t *items, size_t n, uint32_t longest, size_t range,
                           uint32_t *counts)
 {
     memset(counts, 0, range * sizeof *counts);
     for (size_t i = 0; i < n; i++) counts[longest - lengths[i]]++;
+    int in_sequence = sorted && n >= REPEATS * range;
+    if (in_sequence)
+        for (size_t b = 0, at = 0; b < range; b++)
+            for (uint32_t c = 0; c < counts[b]; c++) sorted[at++] = longest - (uint32_t)b;
     prefix_sums(counts, range);
+    if (in_sequence || !sorted) {
+        for (size_t i = 0; i < n; i++) items_out[counts[longest - lengths[i]]++] = items[i];
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         uint32_t at = counts[longest - lengths[i]]++;
         items_out[at] = items[i];
-        if (sorted) sorted[at] = lengths[i];
+        sorted[at] = lengths[i];
     }
 }
 
