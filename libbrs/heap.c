@@ -13,28 +13,30 @@ static BRS_ALWAYS_INLINE int ranks_before(brs_wide ka, uint32_t a, brs_wide kb, 
     return max_first ? ka > kb : ka < kb;
 }
 
-/* The better child moves up into the hole until the sifted id goes there:
- * the same heap as swapping it down level by level (the order is total), with
- * half the writes and each key read once. */
+/* The better child moves up into the hole all the way down to a leaf, then
+ * the sifted id rises back to its place on that path (Floyd's sift): a
+ * sifted top usually belongs near the bottom, and on the way down this
+ * compares the children only, not each with it. The same heap as swapping
+ * it down level by level (the order is total). */
 static BRS_ALWAYS_INLINE void sift_down(struct brs_heap *h, size_t i, int max_first)
 {
     uint32_t moving = h->ids[i];
     const brs_wide key = h->keys[moving];
+    size_t top = i;
     for (size_t child = 2 * i + 1; child < h->size; child = 2 * i + 1) {
-        uint32_t up = h->ids[child];
-        brs_wide up_key = h->keys[up];
         if (child + 1 < h->size) {
-            uint32_t right = h->ids[child + 1];
-            brs_wide right_key = h->keys[right];
-            if (ranks_before(right_key, right, up_key, up, max_first)) {
-                child++;
-                up = right;
-                up_key = right_key;
-            }
+            uint32_t left = h->ids[child], right = h->ids[child + 1];
+            if (ranks_before(h->keys[right], right, h->keys[left], left, max_first)) child++;
         }
-        if (!ranks_before(up_key, up, key, moving, max_first)) break;
-        h->ids[i] = up;
+        h->ids[i] = h->ids[child];
         i = child;
+    }
+    while (i > top) {
+        size_t parent = (i - 1) / 2;
+        uint32_t up = h->ids[parent];
+        if (!ranks_before(key, moving, h->keys[up], up, max_first)) break;
+        h->ids[i] = up;
+        i = parent;
     }
     h->ids[i] = moving;
 }
