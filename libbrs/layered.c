@@ -29,8 +29,51 @@ struct layers {
     const struct brs_cost_model *model;
     size_t *cut;     /* count + 1: layer m is [cut[m], cut[m + 1]) */
     brs_wide *time;  /* count: exact min-max of each layer */
-    const brs_wide *prefix; /* n + 1: prefix[i] is the weight of the i longest samples */
+    brs_wide *run_weight;   /* by rank from the first sample's: the weight before each run */
 };
+
+/* ---- sample weights, summed run by run ------------------------------------ */
+
+/* The step position where the run of `rank` starts among these samples. */
+static size_t run_start(const struct layers *l, uint32_t rank)
+{
+    size_t start = rank > 0 ? l->cache.run_end[rank - 1] : 0;
+    return start > l->cache.first ? start : l->cache.first;
+}
+
+/* The weight before each run, from the first sample's run on: O(distinct
+ * lengths) instead of a prefix sum per sample. */
+static void sum_runs(struct layers *l)
+{
+    uint32_t first = l->cache.rank[0], last = l->cache.rank[l->n - 1];
+    size_t end = l->cache.first + l->n;
+    l->run_weight[0] = 0;
+    for (uint32_t r = first; r <= last; r++) {
+        size_t start = run_start(l, r), stop = l->cache.run_end[r] < end ? l->cache.run_end[r] : end;
+        brs_wide w = brs_sample_weight(l->model, l->lengths[start - l->cache.first]);
+        l->run_weight[r - first + 1] = l->run_weight[r - first] + (brs_wide)(stop - start) * w;
+    }
+}
+
+/* The weight of the i longest samples. */
+static brs_wide weight_before(const struct layers *l, size_t i)
+{
+    uint32_t first = l->cache.rank[0];
+    if (i == l->n) return l->run_weight[l->cache.rank[l->n - 1] - first + 1];
+    uint32_t r = l->cache.rank[i];
+    size_t within = l->cache.first + i - run_start(l, r);
+    return l->run_weight[r - first] + (brs_wide)within * brs_sample_weight(l->model, l->lengths[i]);
+}
+
+/* A layer's time estimated from below: its average group and its longest
+ * sample alone. */
+static brs_wide estimate(const struct layers *l, size_t a, size_t b)
+{
+    if (b <= a || b - a < l->ranks) return NO_TIME;
+    brs_wide average = (weight_before(l, b) - weight_before(l, a) + l->ranks - 1) / l->ranks;
+    brs_wide head = brs_sample_weight(l->model, l->lengths[a]);
+    return l->model->intercept + (average > head ? average : head);
+}
 
 /* The exact min-max of [a, b) into `ranks` groups under the cap; NO_TIME
  * when the layer cannot hold them. */
@@ -40,29 +83,15 @@ static brs_wide layer_time(const struct layers *l, size_t a, size_t b)
     if (b <= a || size < l->ranks) return NO_TIME;
     if (l->model->max_tokens && brs_groups_for_cap(l->lengths + a, size, l->model) > l->ranks)
         return NO_TIME;
-    /* the average group and the longest sample alone: O(1) from the prefix sums */
-    brs_wide average = (l->prefix[b] - l->prefix[a] + l->ranks - 1) / l->ranks;
-    brs_wide head = brs_sample_weight(l->model, l->lengths[a]);
-    brs_wide bound = l->model->intercept + (average > head ? average : head);
-    return brs_min_max_threshold(l->lengths + a, brs_probe_cache_at(l->cache, a), size, l->ranks, l->model,
-                                 bound);
+    return brs_min_max_threshold(l->lengths + a, brs_probe_cache_at(l->cache, a), size, l->ranks,
+                                 l->model, estimate(l, a, b));
 }
 
 /* ---- the estimate and the dynamic programme over grid cuts ---------------- */
 
-/* A layer's time estimated from below: its average group and its longest
- * sample alone. prefix[i] is the weight of the i longest samples. */
-static brs_wide estimate(const struct layers *l, const brs_wide *prefix, size_t a, size_t b)
-{
-    if (b <= a || b - a < l->ranks) return NO_TIME;
-    brs_wide average = (prefix[b] - prefix[a] + l->ranks - 1) / l->ranks;
-    brs_wide head = brs_sample_weight(l->model, l->lengths[a]);
-    return l->model->intercept + (average > head ? average : head);
-}
-
 /* best[m][i]: the least estimated time of m layers covering the first
  * grid[i] samples; from[m][i] the grid point where the m-th layer starts. */
-static brs_status grid_cuts(struct layers *l, const brs_wide *prefix)
+static brs_status grid_cuts(struct layers *l)
 {
     size_t points = l->n < GRID ? l->n : GRID, g = l->count;
     size_t *grid = malloc((points + 1) * sizeof *grid);
@@ -78,7 +107,7 @@ static brs_status grid_cuts(struct layers *l, const brs_wide *prefix)
                 row[i] = NO_TIME;
                 from[m * (points + 1) + i] = 0;
                 for (size_t h = 0; h < i; h++) {
-                    brs_wide e = estimate(l, prefix, grid[h], grid[i]);
+                    brs_wide e = estimate(l, grid[h], grid[i]);
                     if (prev[h] == NO_TIME || e == NO_TIME || prev[h] + e >= row[i]) continue;
                     row[i] = prev[h] + e;
                     from[m * (points + 1) + i] = (uint32_t)h;
@@ -195,14 +224,14 @@ brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *len
 {
     size_t *cut = malloc((grad_accum + 1) * sizeof *cut);
     brs_wide *time = malloc(grad_accum * sizeof *time);
-    brs_wide *prefix = malloc((n + 1) * sizeof *prefix);
-    brs_status status = cut && time && prefix ? BRS_OK : BRS_ERR_NO_MEMORY;
-    struct layers l = {lengths, cache, n, dp_size, grad_accum, model, cut, time, prefix};
+    size_t runs = n > 0 ? (size_t)cache.rank[n - 1] - cache.rank[0] + 1 : 0;
+    brs_wide *run_weight = malloc((runs + 1) * sizeof *run_weight);
+    brs_status status = cut && time && run_weight ? BRS_OK : BRS_ERR_NO_MEMORY;
+    struct layers l = {lengths, cache, n, dp_size, grad_accum, model, cut, time, run_weight};
     if (status == BRS_OK) {
-        prefix[0] = 0;
-        for (size_t i = 0; i < n; i++) prefix[i + 1] = prefix[i] + brs_sample_weight(model, lengths[i]);
+        sum_runs(&l);
         cut[grad_accum] = n;
-        status = grid_cuts(&l, prefix);
+        status = grid_cuts(&l);
     }
     if (status == BRS_OK) {
         refine_cuts(&l);
@@ -213,6 +242,6 @@ brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *len
     starts[grad_accum * dp_size] = n;
     free(cut);
     free(time);
-    free(prefix);
+    free(run_weight);
     return status;
 }
