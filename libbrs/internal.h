@@ -242,16 +242,28 @@ brs_wide brs_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t
                              const struct brs_cost_model *model);
 
 /* heap.c: ids ordered by keys[id] (largest first if max_first, else
- * smallest), ties by id. After changing the top's key, sift it down. */
+ * smallest), ties by id. Each entry keeps a copy of its id's key, so a sift
+ * reads the keys it compares side by side; `entries` holds the capacity.
+ * After changing the top's key in keys[], call brs_heap_update_top. */
+struct brs_heap_entry {
+    brs_wide key;
+    uint32_t id;
+};
 struct brs_heap {
-    uint32_t *ids;
+    struct brs_heap_entry *entries;
     size_t size;
     const brs_wide *keys;
     int max_first;
 };
+static inline uint32_t brs_heap_top(const struct brs_heap *h) { return h->entries[0].id; }
+/* The heap of ids 0..count-1, whose keys are already in heap order (sorted,
+ * or all equal). */
+void brs_heap_fill_in_order(struct brs_heap *h, size_t count);
 void brs_heap_push(struct brs_heap *h, uint32_t id);
 void brs_heap_pop(struct brs_heap *h);
-void brs_heap_sift_down(struct brs_heap *h, size_t i);
+void brs_heap_update_top(struct brs_heap *h);
+/* `id` takes the top's place (the top leaves the heap). */
+void brs_heap_replace_top(struct brs_heap *h, uint32_t id);
 
 /* split_heuristic.c. brs_least_total_split: the least total cost among
  * splits of max cost <= limit (refine.c, within a budget of

@@ -121,24 +121,23 @@ static int combine(struct kk *s, uint32_t a, uint32_t b, uint32_t *name)
     return 1;
 }
 
-static void free_tuples(struct kk *s, const uint32_t *alive, size_t count)
+static void free_tuples(struct kk *s, const struct brs_heap *alive)
 {
-    for (size_t i = 0; i < count; i++) release(s, alive[i]);
+    for (size_t i = 0; i < alive->size; i++) release(s, alive->entries[i].id);
 }
 
 /* Differencing until one tuple is left (heap of tuple names by spread). */
 static brs_status difference(struct kk *s, struct brs_heap *h)
 {
     while (h->size > 1) {
-        uint32_t a = h->ids[0], name;
+        uint32_t a = brs_heap_top(h), name;
         brs_heap_pop(h);
-        uint32_t b = h->ids[0];
+        uint32_t b = brs_heap_top(h);
         if (!combine(s, a, b, &name)) {
             brs_heap_push(h, a); /* still alive: freed with the others */
             return BRS_ERR_NO_MEMORY;
         }
-        h->ids[0] = name; /* b's place: the combined tuple replaces both */
-        brs_heap_sift_down(h, 0);
+        brs_heap_replace_top(h, name); /* the combined tuple replaces both */
     }
     return BRS_OK;
 }
@@ -161,10 +160,10 @@ brs_status brs_karmarkar_karp(uint32_t *group_of, const uint32_t *lengths, size_
     if ((uint64_t)(n - 1) * k > KK_MAX_WORK) return BRS_ERR_TOO_LARGE;
     struct kk s = {.k = k};
     s.sum = malloc(2 * n * sizeof *s.sum);
-    s.tail = malloc((6 * n + k) * sizeof *s.tail);
+    s.tail = malloc((5 * n + k) * sizeof *s.tail);
     s.subsets = malloc(n * sizeof *s.subsets);
-    brs_status status = s.sum && s.tail && s.subsets ? BRS_OK : BRS_ERR_NO_MEMORY;
-    struct brs_heap h = {NULL, n, NULL, 1};
+    struct brs_heap h = {malloc(n * sizeof *h.entries), 0, NULL, 1};
+    brs_status status = s.sum && s.tail && s.subsets && h.entries ? BRS_OK : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK) {
         s.spread = s.sum + n;
         s.next = s.tail + n;
@@ -172,24 +171,23 @@ brs_status brs_karmarkar_karp(uint32_t *group_of, const uint32_t *lengths, size_
         s.count = s.low + n;
         s.self = s.count + n;
         s.sort_scratch = s.self + n;
-        h.ids = s.sort_scratch + k;
         h.keys = s.spread;
-        h.size = 0;
         /* Longest first with ties by index is already a max-heap of spreads. */
         for (size_t i = 0; i < n; i++) {
             s.sum[i] = s.spread[i] = brs_sample_weight(model, lengths[i]);
             s.tail[i] = s.low[i] = s.self[i] = (uint32_t)i;
             s.subsets[i] = s.self + i;
             s.count[i] = 1;
-            h.ids[h.size++] = (uint32_t)i;
         }
+        brs_heap_fill_in_order(&h, n);
         status = difference(&s, &h);
     }
-    if (status == BRS_OK && s.count[h.ids[0]] != k) status = BRS_ERR_INVALID_ARGUMENT;
-    if (status == BRS_OK) write_groups(group_of, &s, h.ids[0]);
-    if (s.sum && s.tail && s.subsets) free_tuples(&s, h.ids, h.size);
+    if (status == BRS_OK && s.count[brs_heap_top(&h)] != k) status = BRS_ERR_INVALID_ARGUMENT;
+    if (status == BRS_OK) write_groups(group_of, &s, brs_heap_top(&h));
+    free_tuples(&s, &h); /* the tuples left in the heap: none where nothing was allocated */
     free(s.sum);
     free(s.tail);
     free(s.subsets);
+    free(h.entries);
     return status;
 }

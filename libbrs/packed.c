@@ -33,12 +33,12 @@ static int place(struct brs_heap *h, brs_wide *loads, uint64_t *tokens, uint32_t
     size_t set_aside = 0;
     int placed = 0;
     while (h->size > 0) {
-        uint32_t g = h->ids[0];
+        uint32_t g = brs_heap_top(h);
         if (cap == 0 || tokens[g] + length <= cap) {
             loads[g] += weight;
             tokens[g] += length;
             group_of[i] = g;
-            brs_heap_sift_down(h, 0);
+            brs_heap_update_top(h);
             placed = 1;
             break;
         }
@@ -178,19 +178,22 @@ static brs_status plan_lpt(struct brs_split *split, const uint32_t *lengths, siz
     uint64_t cap = model->max_tokens;
     brs_wide *loads = split->costs;
     uint64_t *tokens = calloc(k, sizeof *tokens);
-    if (!tokens) return BRS_ERR_NO_MEMORY;
-    struct brs_heap h = {scratch, k, loads, 0};
-    uint32_t *full = scratch + k;
-    /* All loads start equal, so ids in order already form a heap. */
-    for (size_t g = 0; g < k; g++) {
-        loads[g] = model->intercept;
-        h.ids[g] = (uint32_t)g;
+    struct brs_heap h = {malloc(k * sizeof *h.entries), 0, loads, 0};
+    if (!tokens || !h.entries) {
+        free(tokens);
+        free(h.entries);
+        return BRS_ERR_NO_MEMORY;
     }
+    uint32_t *full = scratch;
+    /* All loads start equal, so ids in order already form a heap. */
+    for (size_t g = 0; g < k; g++) loads[g] = model->intercept;
+    brs_heap_fill_in_order(&h, k);
     int packed = 1;
     for (size_t i = 0; packed && i < n; i++)
         packed = place(&h, loads, tokens, full, split->group_of, i, lengths[i],
                        brs_sample_weight(model, lengths[i]), cap);
     free(tokens);
+    free(h.entries);
     if (packed) return BRS_OK;
     if (!first_fit_decreasing(split->group_of, lengths, n, k, cap)) {
         int found = search_packing(split->group_of, lengths, n, k, cap);

@@ -26,7 +26,7 @@ static void split_costliest(struct groups *g, struct brs_heap *h, const uint32_t
 {
     for (size_t id = 0; id < g->count; id++) push_if_splittable(h, g, (uint32_t)id);
     while (g->count < k) {
-        uint32_t top = h->ids[0], added = (uint32_t)g->count++;
+        uint32_t top = brs_heap_top(h), added = (uint32_t)g->count++;
         size_t first = (g->size[top] + 1) / 2;
         g->begin[added] = g->begin[top] + first;
         g->size[added] = g->size[top] - first;
@@ -36,7 +36,7 @@ static void split_costliest(struct groups *g, struct brs_heap *h, const uint32_t
         if (g->size[top] < 2)
             brs_heap_pop(h);
         else
-            brs_heap_sift_down(h, 0);
+            brs_heap_update_top(h);
         push_if_splittable(h, g, added);
     }
 }
@@ -60,11 +60,11 @@ brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size
 {
     struct groups g = {malloc(k * sizeof(size_t)), malloc(k * sizeof(size_t)), split->costs,
                        groups};
-    struct brs_heap h = {malloc(k * sizeof(uint32_t)), 0, split->costs, 1};
+    struct brs_heap h = {malloc(k * sizeof(struct brs_heap_entry)), 0, split->costs, 1};
     uint32_t *group_at = malloc(n * sizeof *group_at);
     brs_wide *costs_in_order = malloc(k * sizeof *costs_in_order);
     brs_status status = BRS_ERR_NO_MEMORY;
-    if (g.begin && g.size && h.ids && group_at && costs_in_order) {
+    if (g.begin && g.size && h.entries && group_at && costs_in_order) {
         for (size_t id = 0; id < groups; id++) {
             g.begin[id] = split->starts[id];
             g.size[id] = split->starts[id + 1] - split->starts[id];
@@ -76,7 +76,7 @@ brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size
     }
     free(g.begin);
     free(g.size);
-    free(h.ids);
+    free(h.entries);
     free(group_at);
     free(costs_in_order);
     return status;
