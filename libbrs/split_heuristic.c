@@ -6,50 +6,104 @@
 
 #include <stdlib.h>
 
-/* The groups while they are split: group g is [begin[g], begin[g] + size[g]). */
+/* The groups while they are split: group g is [begin[g], begin[g] + size[g]),
+ * and next[g] the group after it (the groups in position order, from 0). */
 struct groups {
     size_t *begin, *size;
+    uint32_t *next;
     brs_wide *costs;
     size_t count;
 };
 
-static void push_if_splittable(struct brs_heap *h, const struct groups *g, uint32_t id)
+/* A group that can still be split, with its cost and the cost of its first
+ * half (the costlier one: as many samples or more, and the longer head). */
+struct splittable {
+    brs_wide cost, half;
+    uint32_t id;
+};
+
+/* Costliest first, ties by id: the order in which the groups are split. */
+static int split_first(const void *a, const void *b)
 {
-    if (g->size[id] >= 2) brs_heap_push(h, id);
+    const struct splittable *x = a, *y = b;
+    if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Appends group id to the pool if it has two samples or more. */
+static void add_splittable(struct splittable *pool, size_t *size, const struct groups *g,
+                           uint32_t id, const uint32_t *lengths, const struct brs_cost_model *model)
+{
+    if (g->size[id] < 2) return;
+    brs_wide half = brs_group_cost(model, lengths[g->begin[id]], (g->size[id] + 1) / 2);
+    pool[(*size)++] = (struct splittable){g->costs[id], half, id};
+}
+
+/* Splits group id in halves: the first keeps the id, the second is a new
+ * group right after it. */
+static uint32_t split_group(struct groups *g, uint32_t id, const uint32_t *lengths,
+                            const struct brs_cost_model *model)
+{
+    uint32_t added = (uint32_t)g->count++;
+    size_t first = (g->size[id] + 1) / 2;
+    g->begin[added] = g->begin[id] + first;
+    g->size[added] = g->size[id] - first;
+    g->size[id] = first;
+    g->next[added] = g->next[id];
+    g->next[id] = added;
+    g->costs[id] = brs_group_cost(model, lengths[g->begin[id]], g->size[id]);
+    g->costs[added] = brs_group_cost(model, lengths[g->begin[added]], g->size[added]);
+    return added;
 }
 
 /* Split the costliest splittable group in halves until there are k groups:
  * every split lowers cost where it is highest, which is what the other
- * ranks wait for. n >= k guarantees a splittable group remains. */
-static void split_costliest(struct groups *g, struct brs_heap *h, const uint32_t *lengths, size_t k,
+ * ranks wait for. n >= k guarantees a splittable group remains.
+ *
+ * A heap would split one group at a time. The splits come in batches
+ * instead: no half is costlier than `limit`, the costliest half in the
+ * pool, so the groups above it are split before any half and in their own
+ * order (split_first), which a sort gives; the same splits, with the same
+ * new ids, as one at a time. Each batch at least halves the top cost. */
+static void split_costliest(struct groups *g, struct splittable *pool, struct splittable *next,
+                            const uint32_t *lengths, size_t k,
                             const struct brs_cost_model *model)
 {
-    for (size_t id = 0; id < g->count; id++) push_if_splittable(h, g, (uint32_t)id);
+    size_t size = 0;
+    for (size_t id = 0; id < g->count; id++)
+        add_splittable(pool, &size, g, (uint32_t)id, lengths, model);
     while (g->count < k) {
-        uint32_t top = brs_heap_top(h), added = (uint32_t)g->count++;
-        size_t first = (g->size[top] + 1) / 2;
-        g->begin[added] = g->begin[top] + first;
-        g->size[added] = g->size[top] - first;
-        g->size[top] = first;
-        g->costs[top] = brs_group_cost(model, lengths[g->begin[top]], g->size[top]);
-        g->costs[added] = brs_group_cost(model, lengths[g->begin[added]], g->size[added]);
-        if (g->size[top] < 2)
-            brs_heap_pop(h);
-        else
-            brs_heap_update_top(h);
-        push_if_splittable(h, g, added);
+        brs_wide limit = 0;
+        for (size_t i = 0; i < size; i++)
+            if (pool[i].half > limit) limit = pool[i].half;
+        size_t batch = 0, kept = 0;
+        for (size_t i = 0; i < size; i++) {
+            if (pool[i].cost > limit)
+                pool[batch++] = pool[i];
+            else
+                next[kept++] = pool[i];
+        }
+        qsort(pool, batch, sizeof *pool, split_first);
+        for (size_t i = 0; i < batch && g->count < k; i++) {
+            uint32_t added = split_group(g, pool[i].id, lengths, model);
+            add_splittable(next, &kept, g, pool[i].id, lengths, model);
+            add_splittable(next, &kept, g, added, lengths, model);
+        }
+        struct splittable *swap = pool;
+        pool = next;
+        next = swap;
+        size = kept;
     }
 }
 
-/* Renumber the groups left to right into split->starts and split->costs. */
+/* The groups left to right into split->starts and split->costs. */
 static void write_in_position_order(struct brs_split *split, const struct groups *g, size_t n,
-                                    uint32_t *group_at, brs_wide *costs_in_order)
+                                    brs_wide *costs_in_order)
 {
-    for (size_t id = 0; id < g->count; id++) group_at[g->begin[id]] = (uint32_t)id;
     size_t out = 0;
-    for (size_t pos = 0; pos < n; pos += g->size[group_at[pos]]) {
-        split->starts[out] = pos;
-        costs_in_order[out++] = g->costs[group_at[pos]];
+    for (uint32_t id = 0; out < g->count; id = g->next[id]) {
+        split->starts[out] = g->begin[id];
+        costs_in_order[out++] = g->costs[id];
     }
     split->starts[out] = n;
     for (size_t i = 0; i < out; i++) split->costs[i] = costs_in_order[i];
@@ -58,26 +112,26 @@ static void write_in_position_order(struct brs_split *split, const struct groups
 brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,
                           size_t groups, size_t k, const struct brs_cost_model *model)
 {
-    struct groups g = {malloc(k * sizeof(size_t)), malloc(k * sizeof(size_t)), split->costs,
-                       groups};
-    struct brs_heap h = {malloc(k * sizeof(struct brs_heap_entry)), 0, split->costs, 1};
-    uint32_t *group_at = malloc(n * sizeof *group_at);
+    struct groups g = {malloc(k * sizeof(size_t)), malloc(k * sizeof(size_t)),
+                       malloc(k * sizeof(uint32_t)), split->costs, groups};
+    struct splittable *pool = malloc(2 * k * sizeof *pool);
     brs_wide *costs_in_order = malloc(k * sizeof *costs_in_order);
     brs_status status = BRS_ERR_NO_MEMORY;
-    if (g.begin && g.size && h.entries && group_at && costs_in_order) {
+    if (g.begin && g.size && g.next && pool && costs_in_order) {
         for (size_t id = 0; id < groups; id++) {
             g.begin[id] = split->starts[id];
             g.size[id] = split->starts[id + 1] - split->starts[id];
+            g.next[id] = (uint32_t)id + 1;
             g.costs[id] = brs_group_cost(model, lengths[g.begin[id]], g.size[id]);
         }
-        split_costliest(&g, &h, lengths, k, model);
-        write_in_position_order(split, &g, n, group_at, costs_in_order);
+        split_costliest(&g, pool, pool + k, lengths, k, model);
+        write_in_position_order(split, &g, n, costs_in_order);
         status = BRS_OK;
     }
     free(g.begin);
     free(g.size);
-    free(h.entries);
-    free(group_at);
+    free(g.next);
+    free(pool);
     free(costs_in_order);
     return status;
 }
