@@ -22,90 +22,6 @@
 /* Up to this many groups the per-step partition is searched exactly. */
 enum { EXACT_GROUPS = 10, SWAP_ROUNDS = 64, SWAP_WORK = 1 << 22 };
 
-/* From this many groups on, costs are radix sorted where (top - cost) and
- * the group id fit one 64-bit key together. */
-enum { RADIX_GROUPS = 256, DIGIT_BITS = 11, BUCKETS = 1 << DIGIT_BITS };
-
-static unsigned bits_of(uint64_t value)
-{
-    unsigned bits = 0;
-    while (bits < 64 && (value >> bits) != 0) bits++;
-    return bits;
-}
-
-/* The LSD radix sort of ids by (top - cost), ties by id: the merge sort's
- * order. Each key is (top - cost) above the id, so the passes read keys in
- * sequence instead of costs by id, and the key bits alone are sorted.
- * keys holds 2k words. Returns 0 (order untouched) when a key does not
- * fit. */
-static int radix_sort_by_cost_desc(uint32_t *order, uint64_t *keys, const brs_wide *costs,
-                                   size_t k)
-{
-    brs_wide top = costs[0], bottom = costs[0];
-    for (size_t i = 1; i < k; i++) {
-        if (costs[i] > top) top = costs[i];
-        if (costs[i] < bottom) bottom = costs[i];
-    }
-    unsigned id_bits = bits_of(k - 1);
-    if ((top - bottom) >> (64 - id_bits)) return 0;
-    unsigned key_bits = bits_of((uint64_t)(top - bottom));
-    unsigned digits = key_bits == 0 ? 1 : (key_bits + DIGIT_BITS - 1) / DIGIT_BITS;
-    unsigned digit_bits = key_bits == 0 ? 1 : (key_bits + digits - 1) / digits;
-    uint64_t mask = ((uint64_t)1 << digit_bits) - 1;
-    uint32_t counts[64 / DIGIT_BITS + 1][BUCKETS] = {{0}};
-    uint64_t *from = keys, *to = keys + k;
-    for (size_t i = 0; i < k; i++) {
-        uint64_t key = (uint64_t)(top - costs[i]);
-        from[i] = key << id_bits | i;
-        for (unsigned d = 0; d < digits; d++) counts[d][(key >> (d * digit_bits)) & mask]++;
-    }
-    for (unsigned d = 0; d < digits; d++)
-        for (uint32_t b = 0, sum = 0; b <= mask; b++) {
-            uint32_t c = counts[d][b];
-            counts[d][b] = sum;
-            sum += c;
-        }
-    for (unsigned d = 0; d + 1 < digits; d++) {
-        unsigned shift = id_bits + d * digit_bits;
-        for (size_t i = 0; i < k; i++) to[counts[d][(from[i] >> shift) & mask]++] = from[i];
-        uint64_t *t = from;
-        from = to;
-        to = t;
-    }
-    unsigned shift = id_bits + (digits - 1) * digit_bits;
-    uint64_t id_mask = ((uint64_t)1 << id_bits) - 1;
-    uint32_t *last = counts[digits - 1];
-    for (size_t i = 0; i < k; i++) order[last[(from[i] >> shift) & mask]++] = (uint32_t)(from[i] & id_mask);
-    return 1;
-}
-
-/* Stable bottom-up merge sort of ids by cost, descending; starting from ids
- * in order makes ties fall by id. (qsort takes no context, and libbrs keeps
- * no global state.) Many groups take the radix sort instead. */
-static void sort_by_cost_desc(uint32_t *order, uint32_t *scratch, uint64_t *keys,
-                              const brs_wide *costs, size_t k)
-{
-    if (k >= RADIX_GROUPS && radix_sort_by_cost_desc(order, keys, costs, k)) return;
-    for (size_t i = 0; i < k; i++) order[i] = (uint32_t)i;
-    uint32_t *from = order, *to = scratch;
-    for (size_t width = 1; width < k; width *= 2) {
-        for (size_t lo = 0; lo < k; lo += 2 * width) {
-            size_t mid = lo + width < k ? lo + width : k;
-            size_t hi = lo + 2 * width < k ? lo + 2 * width : k;
-            size_t a = lo, b = mid, out = lo;
-            while (a < mid && b < hi)
-                to[out++] = costs[from[b]] > costs[from[a]] ? from[b++] : from[a++];
-            while (a < mid) to[out++] = from[a++];
-            while (b < hi) to[out++] = from[b++];
-        }
-        uint32_t *t = from;
-        from = to;
-        to = t;
-    }
-    if (from != order)
-        for (size_t i = 0; i < k; i++) order[i] = from[i];
-}
-
 /* The snake: position p of the cost order goes to this rank. */
 static size_t snake_rank(size_t position, size_t dp_size)
 {
@@ -315,8 +231,9 @@ brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sy
     brs_status status = order && wide && count ? BRS_OK : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK) {
         uint32_t *rank_of = order + k, *spare = order + 2 * k; /* spare: 2k */
-        /* wide is free until the deal: it holds the radix keys (2k words) */
-        sort_by_cost_desc(order, rank_of, (uint64_t *)(void *)wide, costs, k);
+        /* wide is free until the deal: it holds the sort's keys (2k words) */
+        for (size_t g = 0; g < k; g++) order[g] = (uint32_t)g;
+        brs_sort_by_cost(order, k, k, costs, rank_of, (uint64_t *)(void *)wide);
         struct deal d = {costs, order, k, dp_size, grad_accum, rank_of, count, wide + k};
         if (sync == BRS_SYNC_STEP && dp_size > 1 && grad_accum > 1) {
             deal_per_step(&d, spare);

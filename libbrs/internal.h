@@ -241,6 +241,12 @@ brs_wide brs_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_
 brs_wide brs_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
                              const struct brs_cost_model *model);
 
+/* cost_sort.c: ids[0..count) (distinct, each below id_bound) reordered by
+ * costs[id] descending, ties by the smaller id. scratch holds count
+ * uint32_t, keys 2 * count uint64_t. */
+void brs_sort_by_cost(uint32_t *ids, size_t count, size_t id_bound, const brs_wide *costs,
+                      uint32_t *scratch, uint64_t *keys);
+
 /* heap.c: ids ordered by keys[id] (largest first if max_first, else
  * smallest), ties by id. Each entry keeps a copy of its id's key, so a sift
  * reads the keys it compares side by side; `entries` holds the capacity.

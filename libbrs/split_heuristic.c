@@ -22,13 +22,11 @@ struct splittable {
     uint32_t id;
 };
 
-/* Costliest first, ties by id: the order in which the groups are split. */
-static int split_first(const void *a, const void *b)
-{
-    const struct splittable *x = a, *y = b;
-    if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
-}
+/* Room for the batches' sort (cost_sort.c), k ids each. */
+struct batch_sort {
+    uint32_t *ids, *scratch;
+    uint64_t *keys; /* 2k */
+};
 
 /* Appends group id to the pool if it has two samples or more. */
 static void add_splittable(struct splittable *pool, size_t *size, const struct groups *g,
@@ -62,11 +60,11 @@ static uint32_t split_group(struct groups *g, uint32_t id, const uint32_t *lengt
  *
  * A heap would split one group at a time. The splits come in batches
  * instead: no half is costlier than `limit`, the costliest half in the
- * pool, so the groups above it are split before any half and in their own
- * order (split_first), which a sort gives; the same splits, with the same
- * new ids, as one at a time. Each batch at least halves the top cost. */
+ * pool, so the groups above it are split before any half and in the
+ * heap's order, costliest first and ties by id (brs_sort_by_cost); the same
+ * splits, with the same new ids, as one at a time. */
 static void split_costliest(struct groups *g, struct splittable *pool, struct splittable *next,
-                            const uint32_t *lengths, size_t k,
+                            const struct batch_sort *sort, const uint32_t *lengths, size_t k,
                             const struct brs_cost_model *model)
 {
     size_t size = 0;
@@ -79,14 +77,14 @@ static void split_costliest(struct groups *g, struct splittable *pool, struct sp
         size_t batch = 0, kept = 0;
         for (size_t i = 0; i < size; i++) {
             if (pool[i].cost > limit)
-                pool[batch++] = pool[i];
+                sort->ids[batch++] = pool[i].id;
             else
                 next[kept++] = pool[i];
         }
-        qsort(pool, batch, sizeof *pool, split_first);
+        brs_sort_by_cost(sort->ids, batch, k, g->costs, sort->scratch, sort->keys);
         for (size_t i = 0; i < batch && g->count < k; i++) {
-            uint32_t added = split_group(g, pool[i].id, lengths, model);
-            add_splittable(next, &kept, g, pool[i].id, lengths, model);
+            uint32_t id = sort->ids[i], added = split_group(g, id, lengths, model);
+            add_splittable(next, &kept, g, id, lengths, model);
             add_splittable(next, &kept, g, added, lengths, model);
         }
         struct splittable *swap = pool;
@@ -115,16 +113,19 @@ brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size
     struct groups g = {malloc(k * sizeof(size_t)), malloc(k * sizeof(size_t)),
                        malloc(k * sizeof(uint32_t)), split->costs, groups};
     struct splittable *pool = malloc(2 * k * sizeof *pool);
+    struct batch_sort sort = {malloc(2 * k * sizeof(uint32_t)), NULL,
+                              malloc(2 * k * sizeof(uint64_t))};
     brs_wide *costs_in_order = malloc(k * sizeof *costs_in_order);
     brs_status status = BRS_ERR_NO_MEMORY;
-    if (g.begin && g.size && g.next && pool && costs_in_order) {
+    if (g.begin && g.size && g.next && pool && sort.ids && sort.keys && costs_in_order) {
+        sort.scratch = sort.ids + k;
         for (size_t id = 0; id < groups; id++) {
             g.begin[id] = split->starts[id];
             g.size[id] = split->starts[id + 1] - split->starts[id];
             g.next[id] = (uint32_t)id + 1;
             g.costs[id] = brs_group_cost(model, lengths[g.begin[id]], g.size[id]);
         }
-        split_costliest(&g, pool, pool + k, lengths, k, model);
+        split_costliest(&g, pool, pool + k, &sort, lengths, k, model);
         write_in_position_order(split, &g, n, costs_in_order);
         status = BRS_OK;
     }
@@ -132,6 +133,8 @@ brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size
     free(g.size);
     free(g.next);
     free(pool);
+    free(sort.ids);
+    free(sort.keys);
     free(costs_in_order);
     return status;
 }
