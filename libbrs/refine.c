@@ -30,6 +30,9 @@ struct refine_input {
     brs_wide threshold;
     int narrow;    /* brs_fits_64_bits */
     double budget; /* threshold - intercept, approximately */
+    /* equal_length_size's answer for the last length it was asked */
+    uint32_t known_length;
+    size_t known_size;
 };
 
 static BRS_ALWAYS_INLINE brs_wide feasible_cost(const struct refine_input *in, size_t a,
@@ -100,15 +103,42 @@ static size_t largest_group(const struct refine_input *in, size_t at, size_t lim
     return fits;
 }
 
-/* The longest feasible group starting at `a` (a < n). */
-static size_t longest_from(const struct refine_input *in, size_t a)
+/* The most samples a group of this head length may hold (cost and cap), at
+ * most n: what the greedies ask again and again along a run of equal
+ * lengths, so the last answer is kept. */
+static size_t equal_length_size(struct refine_input *in, uint32_t length)
 {
-    return largest_group(in, a, in->n - a, 0);
+    if (length != in->known_length) {
+        /* a floating-point estimate, corrected with exact products */
+        brs_wide budget = in->threshold - in->model->intercept;
+        brs_wide w = brs_sample_weight(in->model, length);
+        double estimate = in->budget / (double)w;
+        size_t size = estimate >= (double)in->n ? in->n : (size_t)estimate;
+        while (size > 0 && (brs_wide)size * w > budget) size--;
+        while (size < in->n && (brs_wide)(size + 1) * w <= budget) size++;
+        in->known_size = brs_cap_size(in->model, length, size);
+        in->known_length = length;
+    }
+    return in->known_size;
 }
 
-/* The earliest start of a feasible group ending at `b` (b > 0). */
-static size_t earliest_to(const struct refine_input *in, size_t b)
+/* The longest feasible group starting at `a` (a < n): its cost depends on
+ * its head, lengths[a], alone. */
+static size_t longest_from(struct refine_input *in, size_t a)
 {
+    size_t size = equal_length_size(in, in->lengths[a]);
+    return size < in->n - a ? size : in->n - a;
+}
+
+/* The earliest start of a feasible group ending at `b` (b > 0). Where the
+ * group that size allows for length L = lengths[b - 1] holds only samples
+ * of length L, it is the answer: one sample more brings a head at least as
+ * long. Otherwise the search. */
+static size_t earliest_to(struct refine_input *in, size_t b)
+{
+    uint32_t length = in->lengths[b - 1];
+    size_t size = equal_length_size(in, length);
+    if (size <= b && in->lengths[b - size] == length) return b - size;
     return b - largest_group(in, b, b, 1);
 }
 
@@ -116,7 +146,7 @@ static size_t earliest_to(const struct refine_input *in, size_t b)
  * boundaries from the right are also written to starts[k], starts[k - 1],
  * ... down to the 0 where it ends. Returns its number of groups (more than
  * k when `threshold` needs more groups). */
-static size_t fill_lows(struct layer_window *w, size_t *starts, const struct refine_input *in)
+static size_t fill_lows(struct layer_window *w, size_t *starts, struct refine_input *in)
 {
     size_t n = in->n, k = in->k, start = n, groups = 0;
     for (size_t i = 0; i <= k; i++) {
@@ -134,7 +164,7 @@ static size_t fill_lows(struct layer_window *w, size_t *starts, const struct ref
 /* The windows' upper ends and offsets, from the greedy from the long end;
  * returns the sum of the windows' sizes, or budget + 1 as soon as it is
  * over the budget. */
-static size_t fill_highs(struct layer_window *w, const struct refine_input *in, size_t budget)
+static size_t fill_highs(struct layer_window *w, struct refine_input *in, size_t budget)
 {
     size_t n = in->n, k = in->k, reach = 0, total = 0;
     for (size_t j = 0; j <= k; j++) {
@@ -185,7 +215,7 @@ brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengt
                                   brs_wide threshold, size_t budget, size_t *greedy_groups)
 {
     struct refine_input in = {lengths,   n, k, model, threshold, brs_fits_64_bits(lengths, n, model),
-                              (double)(threshold - model->intercept)};
+                              (double)(threshold - model->intercept), 0, 0};
     struct layer_window *w = malloc((k + 1) * sizeof *w);
     if (!w) return BRS_ERR_NO_MEMORY;
     size_t groups = fill_lows(w, split->starts, &in);
