@@ -139,8 +139,9 @@ static brs_status length_error(brs_plan *p, uint64_t cap)
                     (unsigned long long)p->epoch, (unsigned long long)p->step);
 }
 
-/* How many samples ahead the gather asks for a length. */
-enum { PREFETCH_AHEAD = 64 };
+/* How many samples ahead the gather asks for a length, from how large a
+ * dataset on (4 MiB of lengths). */
+enum { PREFETCH_AHEAD = 64, PREFETCH_DATASET = 1 << 20 };
 
 /* Gathers the drawn samples' lengths, checks them (length_error; the cap
  * only when cap_checked) and sorts them longest first. */
@@ -154,9 +155,11 @@ brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked)
     uint64_t limit = cap != 0 ? cap : UINT64_C(1) << 32;
     uint64_t bad = 0;
     size_t n = p->num_samples, ahead = n > PREFETCH_AHEAD ? n - PREFETCH_AHEAD : 0;
+    /* On a large dataset each length misses every cache: the next ones are
+     * requested early. A small one stays in cache, and there it would only
+     * cost. */
+    if (s->count < PREFETCH_DATASET) ahead = 0;
     for (size_t j = 0; j < n; j++) {
-        /* the next lengths' lines requested early: on a large dataset each
-         * one misses every cache */
         if (j < ahead) __builtin_prefetch(&s->lengths[p->draw_index[j + PREFETCH_AHEAD]]);
         uint32_t length = s->lengths[p->draw_index[j]];
         p->draw_length[j] = length;

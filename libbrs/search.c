@@ -26,7 +26,17 @@ struct probe_input {
     const struct brs_cost_model *model;
     brs_wide time; /* the peak probe's bound on a group's cost */
     int narrow;    /* every group cost the probes form fits 64 bits */
+    int runs;      /* fewer distinct lengths than groups: some groups share a head */
 };
+
+static struct probe_input probe_input(const uint32_t *lengths, struct brs_probe_cache cache,
+                                      size_t n, size_t k, const struct brs_cost_model *model,
+                                      brs_wide time)
+{
+    size_t distinct = (size_t)cache.rank[n - 1] - cache.rank[0] + 1;
+    return (struct probe_input){lengths, cache, n, k, model, time,
+                                brs_fits_64_bits(lengths, n, model), distinct <= k};
+}
 
 /* 1 / w(L_i), computed where first used: the probes read it only at the
  * heads of their groups, a few of the lengths. */
@@ -82,10 +92,11 @@ typedef struct probe_result (*probe_fn)(const struct probe_input *in, brs_wide p
  * at i, which has `size` samples: those that start inside its run of equal
  * lengths and end before the last sample. A probe takes them at once, so on
  * many samples of few distinct lengths it costs O(runs), not O(k). At most
- * `left`. */
+ * `left`; 1 without looking where the lengths outnumber the groups. */
 static BRS_ALWAYS_INLINE size_t same_groups(const struct probe_input *in, size_t i, size_t size,
                                             size_t left)
 {
+    if (!in->runs) return 1;
     size_t rest = in->n - i;
     size_t run = in->cache.run_end[in->cache.rank[i]] - (in->cache.first + i);
     if (run > rest) run = rest;
@@ -309,8 +320,7 @@ brs_wide brs_min_max_threshold(const uint32_t *lengths, struct brs_probe_cache c
                                size_t k, const struct brs_cost_model *model,
                                brs_wide lower_bound)
 {
-    struct probe_input in = {lengths, cache, n, k, model, 0,
-                             brs_fits_64_bits(lengths, n, model)};
+    struct probe_input in = probe_input(lengths, cache, n, k, model, 0);
     /* all samples in one group: within the cap's k groups, so feasible */
     return optimal_threshold(&in, probe, lower_bound, brs_group_cost(model, lengths[0], n));
 }
@@ -332,8 +342,7 @@ static brs_wide peak_lower_bound(const uint32_t *lengths, size_t n, size_t k)
 uint64_t brs_least_peak(const uint32_t *lengths, struct brs_probe_cache cache, size_t n, size_t k,
                         const struct brs_cost_model *model, brs_wide time)
 {
-    struct probe_input in = {lengths, cache, n, k, model, time,
-                             brs_fits_64_bits(lengths, n, model)};
+    struct probe_input in = probe_input(lengths, cache, n, k, model, time);
     /* a peak of all samples bounds nothing: the cost probe at `time` */
     return (uint64_t)optimal_threshold(&in, peak_probe, peak_lower_bound(lengths, n, k),
                                        (brs_wide)n * lengths[0]);
