@@ -159,6 +159,8 @@ static brs_status round_once(struct polish *p, int *moved)
 brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n, size_t k,
                       size_t dp_size, int sync, const struct brs_cost_model *model)
 {
+    /* no trial to make: the split stays as it is, without scoring it */
+    if (trial_budget(n, k) == 0) return BRS_OK;
     struct polish p = {starts, costs, lengths, n, k, dp_size, sync, model, {0, 0, 0},
                        trial_budget(n, k), malloc(k * sizeof(uint32_t)), malloc(k), malloc((k + 1) * sizeof(size_t)),
                        malloc(k * sizeof(brs_wide)), malloc(k * sizeof(uint32_t))};
