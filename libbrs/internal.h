@@ -397,7 +397,7 @@ struct brs_plan {
     uint32_t *group_of;      /* n: packed mode */
     size_t *starts;          /* k + 1: padded mode */
     brs_wide *group_cost;    /* k */
-    uint32_t *group_order;   /* k */
+    uint32_t *group_of_slot; /* k: fill_slots */
     uint32_t *slot_of;       /* k */
     uint32_t *pack_scratch;  /* 2k */
     struct brs_grouped_order grouped; /* the length_grouped epoch order */

@@ -30,7 +30,7 @@ static void free_buffers(brs_plan *p)
     free(p->slot_cost);
     free(p->starts);
     free(p->group_cost);
-    free(p->group_order);
+    free(p->group_of_slot);
     free(p->slot_of);
     free(p->pack_scratch);
     brs_grouped_order_free(&p->grouped);
@@ -72,7 +72,7 @@ brs_status brs_plan_reserve(brs_plan *p, size_t n, size_t k)
             !grow((void **)&p->slot_cost, k, sizeof(brs_wide)) ||
             !grow((void **)&p->starts, k + 1, sizeof(size_t)) ||
             !grow((void **)&p->group_cost, k, sizeof(brs_wide)) ||
-            !grow((void **)&p->group_order, k, sizeof(uint32_t)) ||
+            !grow((void **)&p->group_of_slot, k, sizeof(uint32_t)) ||
             !grow((void **)&p->slot_of, k, sizeof(uint32_t)) ||
             !grow((void **)&p->pack_scratch, 2 * k, sizeof(uint32_t)))
             return BRS_ERR_NO_MEMORY;
@@ -185,25 +185,29 @@ static void fill_slots(brs_plan *p, int packed)
             p->slot_start[p->slot_of[g] + 1] = p->starts[g + 1] - p->starts[g];
     }
     for (size_t s = 0; s < k; s++) p->slot_start[s + 1] += p->slot_start[s];
-    /* The sort scratch (2n >= k words) is free now: it holds each slot's
-     * write cursor. */
-    size_t *cursor = (size_t *)p->sort_scratch;
-    for (size_t s = 0; s < k; s++) cursor[s] = p->slot_start[s];
     if (packed) {
+        /* The sort scratch (2n >= k words) is free now: it holds each
+         * slot's write cursor. */
+        size_t *cursor = (size_t *)p->sort_scratch;
+        for (size_t s = 0; s < k; s++) cursor[s] = p->slot_start[s];
         for (size_t i = 0; i < n; i++) {
             uint32_t slot = p->slot_of[p->group_of[i]];
             p->indices[cursor[slot]++] = p->sorted_index[i];
             p->real[slot] += p->sorted_length[i];
         }
     } else {
-        /* A group fills one slot: its destination and token sum are locals,
-         * which the compiler cannot keep in registers through p's arrays. */
-        for (size_t g = 0; g < k; g++) {
-            uint32_t slot = p->slot_of[g];
+        /* Slot by slot, so that the indices are written in sequence; each
+         * group is read in sequence from where it starts. Its destination
+         * and token sum are locals, which the compiler cannot keep in
+         * registers through p's arrays. */
+        for (size_t g = 0; g < k; g++) p->group_of_slot[p->slot_of[g]] = (uint32_t)g;
+        uint64_t *out = p->indices;
+        for (size_t slot = 0; slot < k; slot++) {
+            uint32_t g = p->group_of_slot[slot];
             size_t first = p->starts[g], end = p->starts[g + 1];
-            uint64_t *out = p->indices + cursor[slot], real = 0;
+            uint64_t real = 0;
             for (size_t i = first; i < end; i++) {
-                out[i - first] = p->sorted_index[i];
+                *out++ = p->sorted_index[i];
                 real += p->sorted_length[i];
             }
             p->real[slot] = real;
