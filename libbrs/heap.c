@@ -1,7 +1,7 @@
-/* heap.c - a heap of group ids keyed by 128-bit costs, shared by the split
- * heuristic (costliest first) and packed mode (lightest first). Ties go to
- * the smaller id, so plans do not depend on the heap's history, nor on its
- * shape: any heap pops the same sequence.
+/* heap.c - a heap of ids keyed by 128-bit costs, for packed mode: LPT's
+ * groups (lightest first) and Karmarkar-Karp's tuples (largest spread
+ * first). Ties go to the smaller id, so plans do not depend on the heap's
+ * history, nor on its shape: any heap pops the same sequence.
  *
  * It is 4-ary, and each entry keeps a copy of its key: a sift compares
  * children that sit side by side in one or two cache lines, on half the

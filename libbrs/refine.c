@@ -46,38 +46,26 @@ static BRS_ALWAYS_INLINE brs_wide feasible_cost(const struct refine_input *in, s
     return cost <= in->threshold ? cost : INFINITE;
 }
 
-static int group_fits(const struct refine_input *in, size_t at, size_t size, int backward)
+/* Whether the group of `size` samples ending at b fits. */
+static int group_fits(const struct refine_input *in, size_t b, size_t size)
 {
-    size_t a = backward ? at - size : at;
-    return feasible_cost(in, a, a + size) != INFINITE;
+    return feasible_cost(in, b - size, b) != INFINITE;
 }
 
-/* The size at which a group whose samples all cost w(length) reaches the
- * threshold or the cap: exact for a group of equal lengths, an estimate
- * otherwise. */
-static double size_estimate(const struct refine_input *in, uint32_t length)
+/* The largest feasible size in [1, b] of a group that ends at b; size 1
+ * always fits, and a longer group only costs more. Galloping from `guess`,
+ * then bisecting: a check or two where the guess is right, O(log s) where
+ * it is off by s. */
+static size_t largest_group_to(const struct refine_input *in, size_t b, size_t guess)
 {
-    double by_cost = in->budget / ((double)length * BRS_COST_UNITS_PER_ONE +
-                                   (double)in->model->alpha * length * length);
-    double by_cap = in->model->max_tokens ? (double)(in->model->max_tokens / length) : by_cost;
-    return by_cap < by_cost ? by_cap : by_cost;
-}
-
-/* The largest feasible size in [1, limit] of a group that starts at `at`
- * (or, backward, ends there); size 1 always fits, and a longer group
- * only costs more. Galloping from the estimate of the group's first (or
- * last) sample, then bisecting: a check or two where the estimate is
- * right, O(log s) where it is off by s. */
-static size_t largest_group(const struct refine_input *in, size_t at, size_t limit, int backward)
-{
-    double estimate = size_estimate(in, in->lengths[backward ? at - 1 : at]);
-    size_t guess = estimate < 1 ? 1 : estimate >= (double)limit ? limit : (size_t)estimate;
-    size_t fits = 0, fails = limit + 1; /* size 0 stands for "none checked" */
-    if (group_fits(in, at, guess, backward)) {
+    if (guess < 1) guess = 1;
+    if (guess > b) guess = b;
+    size_t fits = 0, fails = b + 1; /* size 0 stands for "none checked" */
+    if (group_fits(in, b, guess)) {
         fits = guess;
-        for (size_t step = 1; fits < limit; step *= 2) {
-            size_t size = step < limit - fits ? fits + step : limit;
-            if (!group_fits(in, at, size, backward)) {
+        for (size_t step = 1; fits < b; step *= 2) {
+            size_t size = step < b - fits ? fits + step : b;
+            if (!group_fits(in, b, size)) {
                 fails = size;
                 break;
             }
@@ -87,7 +75,7 @@ static size_t largest_group(const struct refine_input *in, size_t at, size_t lim
         fails = guess;
         for (size_t step = 1; fits == 0; step *= 2) {
             size_t size = step < fails - 1 ? fails - step : 1;
-            if (group_fits(in, at, size, backward))
+            if (group_fits(in, b, size))
                 fits = size;
             else
                 fails = size;
@@ -95,7 +83,7 @@ static size_t largest_group(const struct refine_input *in, size_t at, size_t lim
     }
     while (fails - fits > 1) {
         size_t mid = fits + (fails - fits) / 2;
-        if (group_fits(in, at, mid, backward))
+        if (group_fits(in, b, mid))
             fits = mid;
         else
             fails = mid;
@@ -133,13 +121,14 @@ static size_t longest_from(struct refine_input *in, size_t a)
 /* The earliest start of a feasible group ending at `b` (b > 0). Where the
  * group that size allows for length L = lengths[b - 1] holds only samples
  * of length L, it is the answer: one sample more brings a head at least as
- * long. Otherwise the search. */
+ * long. Otherwise the search, from that size (the longer head only allows
+ * fewer). */
 static size_t earliest_to(struct refine_input *in, size_t b)
 {
     uint32_t length = in->lengths[b - 1];
     size_t size = equal_length_size(in, length);
     if (size <= b && in->lengths[b - size] == length) return b - size;
-    return b - largest_group(in, b, b, 1);
+    return b - largest_group_to(in, b, size);
 }
 
 /* The windows' lower ends: the greedy from the short end, whose group
