@@ -171,21 +171,27 @@ static inline size_t brs_cap_size(const struct brs_cost_model *model, uint32_t h
 brs_wide brs_lower_bound(const uint32_t *lengths, size_t n, size_t k,
                          const struct brs_cost_model *model, brs_wide *weight_sum);
 size_t brs_groups_for_cap(const uint32_t *lengths, size_t n, const struct brs_cost_model *model);
-/* What the searches keep of a step's sorted lengths: each sample's rank
- * among the step's distinct lengths (longest first) and, by rank, 1 / w(L)
- * (computed where first read, 0 until then) and where the run of samples
- * of that length ends in the step. Built once a step, in 2n words; a
- * search on samples [a, a + n) of the step takes brs_probe_cache_at(c, a). */
+/* What the searches keep of a step's sorted lengths. Where lengths repeat
+ * (at most n / BRS_RUNS_SHARE distinct): each sample's rank among the
+ * step's distinct lengths (longest first), and by rank where its run of
+ * samples ends and 1 / w(L). Elsewhere no runs (rank NULL) and 1 / w(L) by
+ * sample, which saves building the ranks and a load per read. 1 / w(L) is
+ * computed where first read (0 until then). Built once a step, in 2n
+ * words; a search on samples [a, a + n) takes brs_probe_cache_at(c, a). */
+enum { BRS_RUNS_SHARE = 4 };
 struct brs_probe_cache {
-    const uint32_t *rank;     /* by sample, from `first` on */
+    const uint32_t *rank;     /* by sample, from `first` on; NULL: no runs */
     const uint32_t *run_end;  /* by rank: one past the run's last sample */
-    double *inverse_weight;   /* by rank */
-    size_t first;             /* the step position of rank[0] */
+    double *inverse_weight;   /* by rank, or without runs by sample from `first` on */
+    size_t first;             /* the step position of the first sample */
 };
 struct brs_probe_cache brs_probe_cache_build(uint64_t *memory, const uint32_t *lengths, size_t n);
 static inline struct brs_probe_cache brs_probe_cache_at(struct brs_probe_cache cache, size_t a)
 {
-    cache.rank += a;
+    if (cache.rank)
+        cache.rank += a;
+    else
+        cache.inverse_weight += a;
     cache.first += a;
     return cache;
 }

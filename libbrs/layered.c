@@ -29,7 +29,8 @@ struct layers {
     const struct brs_cost_model *model;
     size_t *cut;     /* count + 1: layer m is [cut[m], cut[m + 1]) */
     brs_wide *time;  /* count: exact min-max of each layer */
-    brs_wide *run_weight;   /* by rank from the first sample's: the weight before each run */
+    brs_wide *before;       /* the weight before each run (by rank from the first
+                             * sample's), or without runs before each sample */
 };
 
 /* ---- sample weights, summed run by run ------------------------------------ */
@@ -42,27 +43,34 @@ static size_t run_start(const struct layers *l, uint32_t rank)
 }
 
 /* The weight before each run, from the first sample's run on: O(distinct
- * lengths) instead of a prefix sum per sample. */
-static void sum_runs(struct layers *l)
+ * lengths) instead of a prefix sum per sample, which is what it is without
+ * runs. */
+static void sum_weights(struct layers *l)
 {
+    l->before[0] = 0;
+    if (!l->cache.rank) {
+        for (size_t i = 0; i < l->n; i++)
+            l->before[i + 1] = l->before[i] + brs_sample_weight(l->model, l->lengths[i]);
+        return;
+    }
     uint32_t first = l->cache.rank[0], last = l->cache.rank[l->n - 1];
     size_t end = l->cache.first + l->n;
-    l->run_weight[0] = 0;
     for (uint32_t r = first; r <= last; r++) {
         size_t start = run_start(l, r), stop = l->cache.run_end[r] < end ? l->cache.run_end[r] : end;
         brs_wide w = brs_sample_weight(l->model, l->lengths[start - l->cache.first]);
-        l->run_weight[r - first + 1] = l->run_weight[r - first] + (brs_wide)(stop - start) * w;
+        l->before[r - first + 1] = l->before[r - first] + (brs_wide)(stop - start) * w;
     }
 }
 
 /* The weight of the i longest samples. */
 static brs_wide weight_before(const struct layers *l, size_t i)
 {
+    if (!l->cache.rank) return l->before[i];
     uint32_t first = l->cache.rank[0];
-    if (i == l->n) return l->run_weight[l->cache.rank[l->n - 1] - first + 1];
+    if (i == l->n) return l->before[l->cache.rank[l->n - 1] - first + 1];
     uint32_t r = l->cache.rank[i];
     size_t within = l->cache.first + i - run_start(l, r);
-    return l->run_weight[r - first] + (brs_wide)within * brs_sample_weight(l->model, l->lengths[i]);
+    return l->before[r - first] + (brs_wide)within * brs_sample_weight(l->model, l->lengths[i]);
 }
 
 /* A layer's time estimated from below: its average group and its longest
@@ -224,12 +232,12 @@ brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *len
 {
     size_t *cut = malloc((grad_accum + 1) * sizeof *cut);
     brs_wide *time = malloc(grad_accum * sizeof *time);
-    size_t runs = n > 0 ? (size_t)cache.rank[n - 1] - cache.rank[0] + 1 : 0;
-    brs_wide *run_weight = malloc((runs + 1) * sizeof *run_weight);
-    brs_status status = cut && time && run_weight ? BRS_OK : BRS_ERR_NO_MEMORY;
-    struct layers l = {lengths, cache, n, dp_size, grad_accum, model, cut, time, run_weight};
+    size_t runs = cache.rank ? (size_t)cache.rank[n - 1] - cache.rank[0] + 1 : n;
+    brs_wide *before = malloc((runs + 1) * sizeof *before);
+    brs_status status = cut && time && before ? BRS_OK : BRS_ERR_NO_MEMORY;
+    struct layers l = {lengths, cache, n, dp_size, grad_accum, model, cut, time, before};
     if (status == BRS_OK) {
-        sum_runs(&l);
+        sum_weights(&l);
         cut[grad_accum] = n;
         status = grid_cuts(&l);
     }
@@ -242,6 +250,6 @@ brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *len
     starts[grad_accum * dp_size] = n;
     free(cut);
     free(time);
-    free(run_weight);
+    free(before);
     return status;
 }

@@ -33,23 +33,23 @@ static struct probe_input probe_input(const uint32_t *lengths, struct brs_probe_
                                       size_t n, size_t k, const struct brs_cost_model *model,
                                       brs_wide time)
 {
-    size_t distinct = (size_t)cache.rank[n - 1] - cache.rank[0] + 1;
+    int runs = cache.rank && (size_t)cache.rank[n - 1] - cache.rank[0] + 1 <= k;
     return (struct probe_input){lengths, cache, n, k, model, time,
-                                brs_fits_64_bits(lengths, n, model), distinct <= k};
+                                brs_fits_64_bits(lengths, n, model), runs};
 }
 
 /* 1 / w(L_i), computed where first used: the probes read it only at the
  * heads of their groups, a few of the lengths. */
 static BRS_ALWAYS_INLINE double inverse_weight(const struct probe_input *in, size_t i)
 {
-    uint32_t rank = in->cache.rank[i];
-    double inverse = in->cache.inverse_weight[rank];
+    double *known = in->cache.inverse_weight + (in->cache.rank ? in->cache.rank[i] : i);
+    double inverse = *known;
     if (inverse == 0) {
         brs_wide w = brs_sample_weight(in->model, in->lengths[i]);
         /* The same correctly rounded value either way; the 64-bit
          * conversion is an instruction, the 128-bit one a library call. */
         inverse = 1.0 / ((w >> 64) == 0 ? (double)(uint64_t)w : (double)w);
-        in->cache.inverse_weight[rank] = inverse;
+        *known = inverse;
     }
     return inverse;
 }
@@ -312,7 +312,13 @@ struct brs_probe_cache brs_probe_cache_build(uint64_t *memory, const uint32_t *l
     /* n ranks and up to n run ends (32 bits each), then up to n inverses */
     uint32_t *rank = (uint32_t *)(void *)memory, *run_end = rank + n;
     struct brs_probe_cache cache = {rank, run_end, (double *)(void *)(memory + n), 0};
-    if (n == 0) return cache;
+    size_t distinct = n > 0;
+    for (size_t i = 1; i < n; i++) distinct += lengths[i] != lengths[i - 1];
+    if (BRS_RUNS_SHARE * distinct > n) {
+        cache.rank = cache.run_end = NULL;
+        memset(cache.inverse_weight, 0, n * sizeof *cache.inverse_weight);
+        return cache;
+    }
     /* without a branch: on many distinct lengths it would mispredict on
      * every change of length; each run's end is written by its last sample */
     uint32_t r = 0;
