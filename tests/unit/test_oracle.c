@@ -475,6 +475,134 @@ static void test_large_random_threshold_optimal(void)
     brs_plan_free(p);
 }
 
+/* ---- the fallback of the least-total split --------------------------------- */
+
+/* The split the least-total search falls back on where it is too large
+ * (docs/algorithm.md, step 4), by its definition, one split at a time: the
+ * greedy groups from the short end within (limit, cap), numbered left to
+ * right, then the costliest group of two samples or more halved (the first
+ * half, ceil, keeps its number, the second takes the next) until there are
+ * k, ties to the smaller number. Writes each group's (head, size). */
+static void reference_fallback(uint64_t (*group)[2], const uint32_t *desc, size_t n, size_t k,
+                               const bt_cost_model *m, u128 limit, uint64_t cap)
+{
+    size_t *begin = malloc(k * sizeof *begin), *size = malloc(k * sizeof *size), count = 0;
+    for (size_t end = n; end > 0; count++) {
+        size_t a = end - 1;
+        while (a > 0 && bt_cost_padded(m, end - a + 1, desc[a - 1]) <= limit &&
+               (end - a + 1) * desc[a - 1] <= cap)
+            a--;
+        begin[count] = a;
+        size[count] = end - a;
+        end = a;
+    }
+    CU_ASSERT_FATAL(count <= k);
+    for (size_t g = 0; g < count / 2; g++) { /* numbered left to right */
+        size_t t = begin[g], u = size[g];
+        begin[g] = begin[count - 1 - g], size[g] = size[count - 1 - g];
+        begin[count - 1 - g] = t, size[count - 1 - g] = u;
+    }
+    while (count < k) {
+        size_t top = k;
+        u128 worst = 0;
+        for (size_t g = 0; g < count; g++) {
+            u128 c = bt_cost_padded(m, size[g], desc[begin[g]]);
+            if (size[g] >= 2 && (top == k || c > worst)) top = g, worst = c;
+        }
+        CU_ASSERT_FATAL(top < k);
+        size_t first = (size[top] + 1) / 2;
+        begin[count] = begin[top] + first;
+        size[count++] = size[top] - first;
+        size[top] = first;
+    }
+    for (size_t g = 0; g < k; g++) {
+        group[g][0] = desc[begin[g]];
+        group[g][1] = size[g];
+    }
+    free(begin);
+    free(size);
+}
+
+static int head_then_size(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] > y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* With one micro-step the plan is the least-total split at T* within the
+ * least peak P*, and on these steps (a long tail, B / K large) its search is
+ * too large: the plan's micro-batches are the fallback's groups. The batches
+ * the library halves at once must make the same splits as one at a time,
+ * ties included (equal lengths make many). */
+static void test_fallback_split_matches_one_split_at_a_time(void)
+{
+    static const struct {
+        size_t dp, per_rank;
+        enum shape shape;
+        double intercept;
+    } cases[] = {{3000, 20, TIES, 0.0}, {3000, 20, LONG_TAIL, 100.0}, {600, 100, TIES, 0.0},
+                 {2000, 30, ALL_EQUAL, 10.0}};
+    bt_rng r = {4242};
+    brs_plan *p = NULL;
+    CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t k = cases[i].dp, b = k * cases[i].per_rank;
+        uint32_t *len = malloc(2 * b * sizeof *len);
+        draw_lengths(&r, len, 2 * b, cases[i].shape);
+        len[bt_rng_below(&r, 2 * b)] = 40000; /* the long sample that sets T* */
+        bt_config c = bt_config_default(len, 2 * b);
+        c.batch_size = (int64_t)cases[i].per_rank;
+        c.dp_size = (int64_t)k;
+        c.alpha = 0.001;
+        c.intercept = cases[i].intercept;
+        brs_sampler *s = NULL;
+        bt_step st;
+        bt_set_case("fallback case %zu (K %zu, %s)", i, k, shape_name[cases[i].shape]);
+        CU_ASSERT_FATAL(bt_sampler_new(&s, &c) == BRS_OK);
+        CU_ASSERT_FATAL(brs_plan_compute(p, s, 0, 0) == BRS_OK);
+        CU_ASSERT_FATAL(bt_step_load(&st, p));
+        uint32_t *desc = bt_step_lengths_desc(&st, len);
+        bt_cost_model m = bt_cost_model_of(&c);
+        uint64_t (*planned)[2] = malloc(k * sizeof *planned), (*want)[2] = malloc(k * sizeof *want);
+        u128 t = 0;
+        for (size_t g = 0; g < k; g++) {
+            uint64_t head = 0;
+            for (size_t j = 0; j < st.mb[g].count; j++)
+                head = len[st.mb[g].indices[j]] > head ? len[st.mb[g].indices[j]] : head;
+            planned[g][0] = head;
+            planned[g][1] = st.mb[g].count;
+            u128 cost = bt_cost_padded(&m, st.mb[g].count, head);
+            t = cost > t ? cost : t;
+        }
+        /* T* is the plan's max cost (grad_accum 1: exact); P* the least cap
+         * within which the greedy at T* still needs at most k groups */
+        CU_ASSERT(bt_threshold_optimal(desc, b, k, &m, 0, t));
+        uint64_t low = desc[0], high = (uint64_t)b * desc[0];
+        while (low < high) {
+            uint64_t mid = low + (high - low) / 2;
+            if (bt_greedy_groups(desc, b, &m, t, mid) <= k)
+                high = mid;
+            else
+                low = mid + 1;
+        }
+        reference_fallback(want, desc, b, k, &m, t, low);
+        qsort(planned, k, sizeof *planned, head_then_size);
+        qsort(want, k, sizeof *want, head_then_size);
+        size_t differ = 0;
+        for (size_t g = 0; g < k; g++)
+            differ += planned[g][0] != want[g][0] || planned[g][1] != want[g][1];
+        CU_ASSERT_EQUAL(differ, 0);
+        free(planned);
+        free(want);
+        free(desc);
+        bt_step_free(&st);
+        brs_sampler_free(s);
+        free(len);
+    }
+    brs_plan_free(p);
+}
+
 /* ---- packed mode ---------------------------------------------------------- */
 
 /* Tiny packed steps: LOWER_BOUND <= exact optimum <= MAX_COST; a cap is
@@ -803,6 +931,8 @@ int main(int argc, char **argv)
         {"oracle self-check: DP equals brute force", test_dp_equals_brute_force_over_all_partitions},
         {"equal lengths: closed-form optimum", test_equal_lengths_closed_form},
         {"large steps: greedy threshold optimality", test_large_random_threshold_optimal},
+        {"large steps: the fallback split equals one split at a time",
+         test_fallback_split_matches_one_split_at_a_time},
         {"packed: brute force on tiny steps", test_packed_small_against_brute_force},
         {"packed: epoch covers every index once", test_packed_epoch_covers_every_index},
         {"packed: tight cap on a large step", test_packed_tight_cap_large_step},
