@@ -314,7 +314,7 @@ struct brs_probe_cache brs_probe_cache_build(uint64_t *memory, const uint32_t *l
     struct brs_probe_cache cache = {rank, run_end, (double *)(void *)(memory + n), 0};
     size_t distinct = n > 0;
     for (size_t i = 1; i < n; i++) distinct += lengths[i] != lengths[i - 1];
-    if (BRS_RUNS_SHARE * distinct > n) {
+    if (n == 0 || BRS_RUNS_SHARE * distinct > n) {
         cache.rank = cache.run_end = NULL;
         memset(cache.inverse_weight, 0, n * sizeof *cache.inverse_weight);
         return cache;
