@@ -167,6 +167,16 @@ static inline size_t brs_cap_size(const struct brs_cost_model *model, uint32_t h
     return s < remaining ? (size_t)s : remaining;
 }
 
+/* The largest s <= limit with s * w <= budget, from an estimate a step or
+ * two off (a floating-point one): exact whatever its rounding. */
+static inline size_t brs_exact_size(size_t estimate, size_t limit, brs_wide w, brs_wide budget)
+{
+    size_t s = estimate < limit ? estimate : limit;
+    while (s > 0 && (brs_wide)s * w > budget) s--;
+    while (s < limit && (brs_wide)(s + 1) * w <= budget) s++;
+    return s;
+}
+
 /* search.c, on n samples sorted longest first */
 brs_wide brs_lower_bound(const uint32_t *lengths, size_t n, size_t k,
                          const struct brs_cost_model *model, brs_wide *weight_sum);
@@ -186,6 +196,12 @@ struct brs_probe_cache {
     size_t first;             /* the step position of the first sample */
 };
 struct brs_probe_cache brs_probe_cache_build(uint64_t *memory, const uint32_t *lengths, size_t n);
+/* The distinct lengths among the n samples the cache covers; 0 without
+ * runs. */
+static inline size_t brs_probe_cache_runs(struct brs_probe_cache cache, size_t n)
+{
+    return cache.rank ? (size_t)cache.rank[n - 1] - cache.rank[0] + 1 : 0;
+}
 static inline struct brs_probe_cache brs_probe_cache_at(struct brs_probe_cache cache, size_t a)
 {
     if (cache.rank)

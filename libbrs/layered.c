@@ -67,7 +67,7 @@ static brs_wide weight_before(const struct layers *l, size_t i)
 {
     if (!l->cache.rank) return l->before[i];
     uint32_t first = l->cache.rank[0];
-    if (i == l->n) return l->before[l->cache.rank[l->n - 1] - first + 1];
+    if (i == l->n) return l->before[brs_probe_cache_runs(l->cache, l->n)];
     uint32_t r = l->cache.rank[i];
     size_t within = l->cache.first + i - run_start(l, r);
     return l->before[r - first] + (brs_wide)within * brs_sample_weight(l->model, l->lengths[i]);
@@ -232,8 +232,8 @@ brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *len
 {
     size_t *cut = malloc((grad_accum + 1) * sizeof *cut);
     brs_wide *time = malloc(grad_accum * sizeof *time);
-    size_t runs = cache.rank ? (size_t)cache.rank[n - 1] - cache.rank[0] + 1 : n;
-    brs_wide *before = malloc((runs + 1) * sizeof *before);
+    size_t entries = (cache.rank ? brs_probe_cache_runs(cache, n) : n) + 1;
+    brs_wide *before = malloc(entries * sizeof *before);
     brs_status status = cut && time && before ? BRS_OK : BRS_ERR_NO_MEMORY;
     struct layers l = {lengths, cache, n, dp_size, grad_accum, model, cut, time, before};
     if (status == BRS_OK) {

@@ -102,9 +102,7 @@ static size_t equal_length_size(struct refine_input *in, uint32_t length)
         brs_wide w = brs_sample_weight(in->model, length);
         double estimate = in->budget / (double)w;
         size_t size = estimate >= (double)in->n ? in->n : (size_t)estimate;
-        while (size > 0 && (brs_wide)size * w > budget) size--;
-        while (size < in->n && (brs_wide)(size + 1) * w <= budget) size++;
-        in->known_size = brs_cap_size(in->model, length, size);
+        in->known_size = brs_cap_size(in->model, length, brs_exact_size(size, in->n, w, budget));
         in->known_length = length;
     }
     return in->known_size;

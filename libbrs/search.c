@@ -17,8 +17,8 @@
 
 #define WIDE_MAX (~(brs_wide)0)
 
-/* What a probe reads: the sorted lengths and 1 / w(L) per distinct length,
- * so a group's size costs a multiplication instead of a 128-bit division. */
+/* What a probe reads: the sorted lengths and 1 / w(L) (brs_probe_cache), so
+ * a group's size costs a multiplication instead of a 128-bit division. */
 struct probe_input {
     const uint32_t *lengths;
     struct brs_probe_cache cache;
@@ -33,9 +33,9 @@ static struct probe_input probe_input(const uint32_t *lengths, struct brs_probe_
                                       size_t n, size_t k, const struct brs_cost_model *model,
                                       brs_wide time)
 {
-    int runs = cache.rank && (size_t)cache.rank[n - 1] - cache.rank[0] + 1 <= k;
+    size_t runs = brs_probe_cache_runs(cache, n);
     return (struct probe_input){lengths, cache, n, k, model, time,
-                                brs_fits_64_bits(lengths, n, model), runs};
+                                brs_fits_64_bits(lengths, n, model), runs > 0 && runs <= k};
 }
 
 /* 1 / w(L_i), computed where first used: the probes read it only at the
@@ -71,10 +71,7 @@ static BRS_ALWAYS_INLINE size_t fitting_size(const struct probe_input *in, size_
         while (s < limit && (s + 1) * w <= b) s++;
         return s;
     }
-    brs_wide w = brs_sample_weight(in->model, length);
-    while (s > 0 && (brs_wide)s * w > budget) s--;
-    while (s < limit && (brs_wide)(s + 1) * w <= budget) s++;
-    return s;
+    return brs_exact_size(s, limit, brs_sample_weight(in->model, length), budget);
 }
 
 struct probe_result {
