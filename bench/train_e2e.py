@@ -189,6 +189,8 @@ def main(argv=None):
 
     results = {"command": " ".join([sys.executable, *sys.argv]),
                "device": device_name(device), "device_type": device.type,
+               "device_memory_bytes": (torch.cuda.get_device_properties(device).total_memory
+                                       if device.type == "cuda" else None),
                "torch": torch.__version__, "cuda": torch.version.cuda,
                "transformers": transformers.__version__, "brs_library": brs.library_version,
                "python": platform.python_version(), "shape": args.shape,
@@ -208,8 +210,9 @@ def main(argv=None):
                 args.batch = batch
                 results["runs"].append(measure_block(model, name, lengths, args, calibrated,
                                                      device, vocab, clock, skip))
+                save_so_far(results, models, out)  # what is measured survives a killed run
     finally:
-        write(results, models, out)
+        save_so_far(results, models, out)
     return 0
 
 
@@ -226,11 +229,15 @@ def _load():
         return None
 
 
+def save_so_far(results, models, out):
+    results["load_average_end"] = _load()
+    write(results, models, out)
+
+
 def write(results, models, out):
     samples = [s for block in results["runs"] for r in block["samplers"].values()
                if "summary" in r for s in summary.micro_samples(r)]
     results["model_error"] = summary.model_error(samples, models) if samples else {}
-    results.setdefault("load_average_end", _load())  # kept when only the report is rewritten
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     has_plot = summary.plot(results, out / "throughput.png")
     cal = results["calibration"]
