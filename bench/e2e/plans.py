@@ -68,7 +68,7 @@ def upstream(lengths, dp, ga, batch, seed):
     return plan, samples
 
 
-def brs_plan(lengths, dp, ga, batch, step_samples, *, cost_model=None):
+def brs_plan(lengths, dp, ga, batch, step_samples, *, cost_model=None, sync=None):
     """brs planning exactly the samples of `step_samples` (one list per step), in order.
 
     It is given the lengths of those samples concatenated, shuffle off, so its step t holds
@@ -77,7 +77,7 @@ def brs_plan(lengths, dp, ga, batch, step_samples, *, cost_model=None):
     order = [i for step in step_samples for i in step]
     sampler = brs.BatchRebalanceSampler([lengths[i] for i in order], per_device_batch_size=batch,
                                         grad_accum=ga, dp_size=dp, rank=0, shuffle=False,
-                                        cost_model=cost_model)
+                                        cost_model=cost_model, sync=sync)
     plan = []
     for t in range(sampler.steps_per_epoch):
         try:

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""brs against upstream on the SAME samples, every micro-batch's time MEASURED, not modelled.
+
+    BRS_LIBRARY=build/libbrs/libbrs.so.1 PYTHONPATH=bindings/python \\
+        python3 bench/e2e/same_shapes.py --out bench/results/same_shapes
+
+Per dataset: upstream transformers' BatchRebalanceSampler plans `--steps` steps of a dp x
+grad_accum job; brs plans exactly those steps' samples with the cost model calibrated on the
+same model (`--cost-model`, or brs.calibrate here) under the sync model given. Every distinct
+micro-batch shape (batch size, padded length) of both plans is then trained (forward and
+backward) `--repeats` times, in rounds over the shuffled list of all shapes, so that a change
+of the machine's load slows every shape alike; each shape keeps its minimum, the estimator
+least moved by other work (interference only ever adds time). Step times follow from those
+shape times under the sync model brs planned for (bench/e2e/summary.py's definitions): brs's
+total against upstream's, and the steps where brs is measured slower by more than the timing's
+own spread (the median relative gap between a shape's two fastest repeats).
+"""
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import torch  # noqa: E402
+import transformers  # noqa: E402
+
+import brs  # noqa: E402
+from brs import _shapes  # noqa: E402
+from e2e import plans  # noqa: E402
+from e2e.lengths import dataset_lengths  # noqa: E402
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--shape", default="gpt2-tiny")
+    p.add_argument("--datasets", default="lognormal,manpages,gsm8k")
+    p.add_argument("--dp", type=int, default=8)
+    p.add_argument("--grad-accum", type=int, default=2)
+    p.add_argument("--batch-size", type=int, default=4, help="per-device batch size")
+    p.add_argument("--steps", type=int, default=12)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--sync", choices=("micro_step", "step"), default="micro_step")
+    p.add_argument("--cost-model", default=None, metavar="FILE",
+                   help="a cost model from `python -m brs calibrate` on this model (default: "
+                   "calibrate here)")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--out", type=Path, required=True)
+    return p.parse_args(argv)
+
+
+def step_time(step_shapes, times, sync):
+    """A step's time from its [rank][micro] shapes: the sync model's sum of maxima or max of sums."""
+    grid = [[times[shape] for shape in rank] for rank in step_shapes]
+    if sync == "step":
+        return max(sum(rank) for rank in grid)
+    return sum(max(rank[m] for rank in grid) for m in range(len(grid[0])))
+
+
+def plan_shapes(plan, lengths):
+    """plan[step][rank][micro] -> (batch size, padded length)."""
+    return [[[(len(mb), max(lengths[i] for i in mb)) for mb in rank] for rank in step]
+            for step in plan]
+
+
+def time_shapes(model, shapes, repeats, vocab, rng):
+    """{shape: [wall seconds per repeat]}: rounds over a freshly shuffled list of all shapes."""
+    seconds = {shape: [] for shape in shapes}
+    order = list(shapes)
+    for _ in range(repeats):
+        rng.shuffle(order)
+        for bs, length in order:
+            ids = torch.randint(1, vocab, (bs, length))
+            started = time.perf_counter()
+            model(input_ids=ids, labels=ids).loss.backward()
+            seconds[(bs, length)].append(time.perf_counter() - started)
+            model.zero_grad(set_to_none=True)
+    return seconds
+
+
+def own_spread(seconds):
+    """The median relative gap between each shape's two fastest repeats."""
+    gaps = sorted((s[1] - s[0]) / s[0] for s in (sorted(v) for v in seconds.values()) if len(s) > 1)
+    return gaps[len(gaps) // 2] if gaps else float("nan")
+
+
+def compare(name, lengths, args, model, vocab, cost_model, rng):
+    up_plan, samples = plans.upstream(lengths, args.dp, args.grad_accum, args.batch_size,
+                                      args.seed)
+    if up_plan is None:
+        raise SystemExit("this transformers has no BatchRebalanceSampler")
+    up_plan, samples = up_plan[:args.steps], samples[:args.steps]
+    ours = plans.brs_plan(lengths, args.dp, args.grad_accum, args.batch_size, samples,
+                          cost_model=cost_model, sync=args.sync)
+    up_shapes, our_shapes = plan_shapes(up_plan, lengths), plan_shapes(ours, lengths)
+    distinct = sorted({mb for plan in (up_shapes, our_shapes) for step in plan for rank in step
+                       for mb in rank})
+    started = time.perf_counter()
+    seconds = time_shapes(model, distinct, args.repeats, vocab, rng)
+    best = {shape: min(v) for shape, v in seconds.items()}
+    spread = own_spread(seconds)
+    up_steps = [step_time(s, best, args.sync) for s in up_shapes]
+    our_steps = [step_time(s, best, args.sync) for s in our_shapes]
+    modelled = {shape: cost_model.cost(*shape) for shape in distinct}
+    modelled_ratio = (sum(step_time(s, modelled, args.sync) for s in our_shapes) /
+                      sum(step_time(s, modelled, args.sync) for s in up_shapes))
+    slower = [t for t, (a, b) in enumerate(zip(our_steps, up_steps)) if a > b * (1 + spread)]
+    return {"dataset": name, "steps": len(up_steps), "distinct_shapes": len(distinct),
+            "timing_seconds": time.perf_counter() - started, "own_spread": spread,
+            "brs_total": sum(our_steps), "upstream_total": sum(up_steps),
+            "ratio": sum(our_steps) / sum(up_steps), "modelled_ratio": modelled_ratio,
+            "steps_brs_slower_beyond_spread": slower,
+            "steps_brs_slower_at_all": sum(a > b for a, b in zip(our_steps, up_steps)),
+            "brs_steps": our_steps, "upstream_steps": up_steps,
+            "shapes": [[bs, length, v] for (bs, length), v in seconds.items()]}
+
+
+def markdown(results):
+    lines = [f"# Same samples, measured: brs against upstream ({results['shape']}, "
+             f"{results['threads']} thread, sync {results['sync']})", "",
+             f"Command: `{results['command']}`", "",
+             f"Cost model: alpha {results['cost_model']['alpha']:.4g}, intercept "
+             f"{results['cost_model']['intercept']:.4g}; load average {results['load_average']} "
+             f"at start, {results['load_average_end']} at the end; torch {results['torch']}, "
+             f"transformers {results['transformers']}.", "",
+             "| dataset | steps | distinct shapes | brs / upstream, total measured step time | "
+             "(modelled) | steps brs slower (at all / beyond the spread) | timing spread |",
+             "|---|---|---|---|---|---|---|"]
+    for r in results["datasets"]:
+        lines.append(f"| {r['dataset']} | {r['steps']} | {r['distinct_shapes']} | "
+                     f"{r['ratio']:.3f} | {r['modelled_ratio']:.3f} | "
+                     f"{r['steps_brs_slower_at_all']} / "
+                     f"{len(r['steps_brs_slower_beyond_spread'])} | {r['own_spread']:.1%} |")
+    return "\n".join(lines) + "\n"
+
+
+def load_average():
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    config = _shapes.shape_config(args.shape)
+    model = _shapes.build_model(config, device="cpu", dtype=torch.float32)
+    model.config.use_cache = False
+    model.train()
+    datasets = {n: dataset_lengths(n)[0] for n in args.datasets.split(",")}
+    if args.cost_model:
+        cost_model = brs.CostModel.load(args.cost_model)
+    else:
+        cost_model = brs.calibrate(model, [x for v in datasets.values() for x in v],
+                                   progress=False)
+    rng = random.Random(args.seed)
+    results = {"command": " ".join([sys.executable, *sys.argv]), "shape": args.shape,
+               "threads": args.threads, "sync": args.sync, "repeats": args.repeats,
+               "torch": torch.__version__, "transformers": transformers.__version__,
+               "python": platform.python_version(), "load_average": load_average(),
+               "cost_model": cost_model.to_dict(), "datasets": []}
+    for name, lengths in datasets.items():
+        results["datasets"].append(compare(name, lengths, args, model, config.vocab_size,
+                                           cost_model, rng))
+        r = results["datasets"][-1]
+        print(f"{name}: brs/upstream {r['ratio']:.3f}, slower on {r['steps_brs_slower_at_all']}"
+              f" steps ({len(r['steps_brs_slower_beyond_spread'])} beyond the spread "
+              f"{r['own_spread']:.1%})", file=sys.stderr, flush=True)
+    results["load_average_end"] = load_average()
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    (args.out / "report.md").write_text(markdown(results))
+    print(markdown(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
