@@ -123,22 +123,68 @@ def markdown(results):
     return "\n".join(lines)
 
 
+def step_tokens(run):
+    """Real tokens of each measured step."""
+    return [sum(mb[2] for rank in step for mb in rank) for step in run["shapes"]]
+
+
+def ratio_interval(ours, peer, sync_index, resamples=2000, seed=0):
+    """ours / peer real tokens/s and its 95% bootstrap interval over steps.
+
+    Steps are resampled with replacement; where both ran the same steps (brs and upstream
+    train the same samples) the same draws are used for both, so the interval is that of the
+    paired difference, not of two independent noises."""
+    rng = np.random.default_rng(seed)
+    tok_a, tok_b = np.array(step_tokens(ours), float), np.array(step_tokens(peer), float)
+    t_a = np.array(step_times(ours)[sync_index])
+    t_b = np.array(step_times(peer)[sync_index])
+    point = (tok_a.sum() / t_a.sum()) / (tok_b.sum() / t_b.sum())
+    if len(t_a) < 2 or len(t_b) < 2:
+        return point, float("nan"), float("nan")
+    paired = ours.get("steps") == peer.get("steps")
+    ia = rng.integers(0, len(t_a), (resamples, len(t_a)))
+    ib = ia if paired else rng.integers(0, len(t_b), (resamples, len(t_b)))
+    ratios = ((tok_a[ia].sum(1) / t_a[ia].sum(1)) / (tok_b[ib].sum(1) / t_b[ib].sum(1)))
+    low, high = np.percentile(ratios, [2.5, 97.5])
+    return point, float(low), float(high)
+
+
+#: Fewer measured steps than this give a bootstrap of too few distinct resamples to trust.
+MIN_STEPS_FOR_VERDICT = 8
+
+
+def verdict(low, high, steps):
+    if steps < MIN_STEPS_FOR_VERDICT:
+        return f"too few steps ({steps})"
+    if low > 1:
+        return "faster"
+    if high < 1:
+        return "slower"
+    return "indistinguishable"
+
+
+def _interval_cell(ours, peer, sync_index):
+    point, low, high = ratio_interval(ours, peer, sync_index)
+    steps = min(len(ours["micro"]), len(peer["micro"]))
+    return f"{point:.3f}x [{low:.3f}, {high:.3f}] {verdict(low, high, steps)}"
+
+
 def ratio_lines(block):
     """brs and brs_calibrated against each peer: real tokens/s (higher is better) under both
-    sync models, as ratios ours / peer."""
-    rows = ["| ours vs peer | real tok/s, micro-step sync | real tok/s, step sync | peak memory |",
-            "|---|---|---|---|"]
+    sync models, as ratios ours / peer with 95% bootstrap intervals over the measured steps,
+    and whether brs is faster, slower or indistinguishable at that confidence."""
+    rows = ["| ours vs peer | real tok/s, micro-step sync [95%] | real tok/s, step sync [95%] | "
+            "peak memory |", "|---|---|---|---|"]
     samplers = block["samplers"]
     for ours in OURS:
         for peer in PEERS:
-            a, b = samplers.get(ours, {}).get("summary"), samplers.get(peer, {}).get("summary")
-            if not a or not b:
+            a, b = samplers.get(ours, {}), samplers.get(peer, {})
+            if "summary" not in a or "summary" not in b:
                 continue
-            mem = ("n/a" if not a["peak_bytes"] or not b["peak_bytes"]
-                   else f"{a['peak_bytes'] / b['peak_bytes']:.2f}x")
-            rows.append(f"| {ours} / {peer} | {a['real_tokens_per_s'] / b['real_tokens_per_s']:.2f}x"
-                        f" | {a['real_tokens_per_s_step_sync'] / b['real_tokens_per_s_step_sync']:.2f}x"
-                        f" | {mem} |")
+            pa, pb = a["summary"]["peak_bytes"], b["summary"]["peak_bytes"]
+            mem = "n/a" if not pa or not pb else f"{pa / pb:.2f}x"
+            rows.append(f"| {ours} / {peer} | {_interval_cell(a, b, 0)} | "
+                        f"{_interval_cell(a, b, 1)} | {mem} |")
     return rows
 
 
