@@ -4,7 +4,8 @@ One process stands in for all dp ranks: it runs every rank's micro-batch of a st
 the other, accumulating gradients, then takes one AdamW step (the all-reduced step of the real
 job). Each micro-batch's forward+backward is timed alone: CUDA events around it, read after a
 synchronise, on GPU; perf_counter on CPU. From those MEASURED times summary.py computes the
-step time a dp-rank job would see.
+step time a dp-rank job would see. Peak memory: torch.cuda.max_memory_allocated on GPU; on CPU
+torch's profiler memory events over an extra, untimed run of each step's largest micro-batches.
 """
 
 import time
@@ -14,6 +15,9 @@ import torch
 from brs import _memory
 
 PAD_ID = 0
+CPU_MEMORY_METHOD = ("torch profiler memory events: peak bytes of each step's largest "
+                     "micro-batches above the tensors live before them (parameters, optimizer "
+                     "state)")
 
 
 def make_batch(lengths, indices, vocab, device, generator):
@@ -75,6 +79,7 @@ class Session:
         self.probe = _memory.PeakProbe(device)
         self.out = {"micro": [], "optimizer": [], "shapes": [], "steps": []}
         self.warm = False
+        self.cpu_peak = None
 
     def _batch(self, indices):
         return make_batch(self.lengths, indices, self.vocab, self.device, self.generator)
@@ -106,17 +111,35 @@ class Session:
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         opt_mark = timer.stop(started)
+        if not timer.cuda:
+            self._cpu_peak(self.plan[t])
         self.out["micro"].append([[timer.seconds(m) for m in row] for row in marks])
         self.out["optimizer"].append(timer.seconds(opt_mark))
         self.out["shapes"].append(shapes)
         self.out["steps"].append(t)
 
+    def _cpu_peak(self, step):
+        """On CPU, where no allocator keeps statistics: the step's largest micro-batches (most
+        padded tokens, and most bs*L^2) trained once more, untimed and after the optimizer
+        step, under torch's memory profiler; their gradients are discarded."""
+        micro = [mb for rank in step for mb in rank]
+        shapes = [(len(mb), max(self.lengths[i] for i in mb)) for mb in micro]
+        picks = {max(range(len(micro)), key=lambda k: shapes[k][0] * shapes[k][1]),
+                 max(range(len(micro)), key=lambda k: shapes[k][0] * shapes[k][1] ** 2)}
+        for k in sorted(picks):
+            batch = self._batch(micro[k])
+            peak = _memory.cpu_peak_bytes(lambda: micro_step(self.model, batch))
+            self.optimizer.zero_grad(set_to_none=True)
+            if peak is not None:
+                self.cpu_peak = max(self.cpu_peak or 0, peak)
+
     def result(self):
-        # On CPU the probe is the process's peak RSS, which the C allocator's cached pages from
-        # other samplers distort: a comparison between samplers would be wrong, so none is made.
-        cuda = self.probe.cuda
-        self.out["peak_bytes"] = self.probe.peak() if cuda else None
-        self.out["memory_method"] = self.probe.method if cuda else "not measured on CPU"
+        if self.probe.cuda:
+            self.out["peak_bytes"] = self.probe.peak()
+            self.out["memory_method"] = self.probe.method
+        else:
+            self.out["peak_bytes"] = self.cpu_peak
+            self.out["memory_method"] = CPU_MEMORY_METHOD
         self.optimizer = None
         return self.out
 

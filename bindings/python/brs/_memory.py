@@ -7,7 +7,10 @@ model, its gradients and a warm-up step exist: an RSS delta, coarser than the CU
 (the C allocator keeps freed pages) but of the same quantity.
 """
 
+import contextlib
+import os
 import re
+import sys
 
 _UNITS = {"": 1, "b": 1, "k": 2**10, "kib": 2**10, "kb": 10**3, "m": 2**20, "mib": 2**20,
           "mb": 10**6, "g": 2**30, "gib": 2**30, "gb": 10**9, "t": 2**40, "tib": 2**40,
@@ -113,6 +116,49 @@ class PeakProbe:
         if self._base is None or high is None:
             return None
         return max(0, high - self._base)
+
+
+def cpu_peak_bytes(fn):
+    """Run fn() and return the peak of the bytes torch allocated on CPU during it, above what
+    was live when it started; None where the profiler gives no memory events.
+
+    torch keeps no allocator statistics on CPU, but its profiler with profile_memory=True
+    records every allocation and free as a "[memory]" event with its signed size: their
+    running sum is exact to the byte and independent of other processes and of the C
+    allocator's cached pages, which is what makes samplers comparable. The profiler slows
+    fn(), so this is for untimed runs only."""
+    from torch.profiler import ProfilerActivity, profile
+
+    prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+    with _stderr_silenced():  # kineto prints a line on stderr at each start and stop
+        prof.start()
+    try:
+        fn()
+    finally:
+        with _stderr_silenced():
+            prof.stop()
+    try:
+        events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
+    except AttributeError:  # a torch without this interface: no figure rather than a wrong one
+        return None
+    live = peak = 0
+    for event in sorted(events, key=lambda e: e.start_ns()):
+        live += event.nbytes()
+        peak = max(peak, live)
+    return peak if events else None
+
+
+@contextlib.contextmanager
+def _stderr_silenced():
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def is_out_of_memory(exc):
