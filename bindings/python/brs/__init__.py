@@ -16,4 +16,10 @@ from .calibrate import calibrate  # noqa: E402 - after the submodule import it s
 
 __all__ = ["BatchRebalanceSampler", "Plan", "MicroBatch", "BrsError", "library_version",
            "CostModel", "calibrate"]
-__version__ = "1.0.0"
+try:
+    # Written by the build that installed this package, from meson.build's project version.
+    from ._version import version as __version__
+except ImportError:
+    # The source tree (PYTHONPATH=bindings/python) or Debian's python3-brs: the package is that
+    # of the libbrs it loaded, whose version is meson.build's project version too.
+    __version__ = library_version

@@ -1,5 +1,7 @@
-"""pip builds a wheel of the checkout that bundles libbrs.so.1 and imports without BRS_LIBRARY."""
+"""pip builds a wheel of the checkout that bundles libbrs.so.1 and imports without BRS_LIBRARY;
+the package, its metadata and the library all carry meson.build's project version."""
 
+import json
 import os
 import subprocess
 import sys
@@ -10,6 +12,21 @@ import pytest
 from brs_testing import REPO
 
 pytest.importorskip("mesonpy")
+
+VERSIONS = ("import brs, importlib.metadata as m\n"
+            "print(brs.__version__, brs.library_version, m.version('brs'))\n")
+
+
+def _meson_version():
+    """meson.build's project version: the single source of every version below."""
+    done = subprocess.run(["meson", "introspect", "--projectinfo", str(REPO / "meson.build")],
+                          capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(done.stdout)["version"]
+
+
+def test_source_tree_package_is_the_version_of_its_library():
+    import brs
+    assert brs.__version__ == brs.library_version == _meson_version()
 
 SMOKE = ("import brs, brs._native as n\n"
          "s = brs.BatchRebalanceSampler([5, 3, 9, 1, 7, 2], per_device_batch_size=2)\n"
@@ -41,14 +58,34 @@ def test_wheel_holds_the_package_and_the_library(wheel):
     assert not any(name.endswith(("brs.h", ".pc")) for name in names), "devel files in a wheel"
 
 
-def test_installed_wheel_loads_its_bundled_library(wheel, tmp_path):
-    site = tmp_path / "site"
+def test_wheel_name_has_the_meson_version(wheel):
+    assert wheel.name.split("-")[1] == _meson_version(), wheel.name
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory):
+    """The wheel installed into a directory of its own, and the environment that imports it."""
+    site = tmp_path_factory.mktemp("site")
     done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--target",
                            str(site), str(wheel)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     env = {k: v for k, v in os.environ.items() if k not in ("BRS_LIBRARY", "PYTHONPATH")}
     env["PYTHONPATH"] = str(site)
+    return site, env
+
+
+def test_installed_wheel_loads_its_bundled_library(installed, tmp_path):
+    site, env = installed
     run = subprocess.run([sys.executable, "-c", SMOKE], env=env, cwd=str(tmp_path),
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().startswith(str(site / "brs" / "libbrs.so.1"))
+
+
+def test_installed_package_library_and_metadata_agree(installed, tmp_path):
+    site, env = installed
+    run = subprocess.run([sys.executable, "-c", VERSIONS], env=env, cwd=str(tmp_path),
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == [_meson_version()] * 3, (
+        "brs.__version__, brs.library_version, the metadata's version: " + run.stdout)

@@ -1,9 +1,11 @@
-"""The wheel users get from scripts/build-wheel: one py3-none manylinux wheel that installs into a
-fresh virtual environment without the source tree, with the C `brs` command on PATH; the sdist
+"""The wheel users get from scripts/build-wheel: one py3-none wheel of the manylinux tag README.md
+promises, that installs into a fresh virtual environment without the source tree, with the C `brs` command on PATH; the sdist
 and wheel carry the LICENSE; and `pip install -e .` finds the library and the command in
 meson-python's build tree."""
 
+import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -32,6 +34,21 @@ def _run(args, **kwargs):
 
 CLI_FOUND = "from brs.__main__ import find_cli; print(find_cli())"
 VERSION = "import brs; print(brs.library_version)"
+VERSIONS = ("import brs, importlib.metadata as m\n"
+            "print(brs.__version__, brs.library_version, m.version('brs'))\n")
+
+
+def _meson_version():
+    """meson.build's project version, the one version of libbrs and of the package brs."""
+    done = _run(["meson", "introspect", "--projectinfo", str(REPO / "meson.build")])
+    return json.loads(done.stdout)["version"]
+
+
+def _promised_tag():
+    """The manylinux tag of README.md's scripts/build-wheel line (py3-none-manylinux_2_N)."""
+    promised = set(re.findall(r"py3-none-(manylinux_2_\d+)", (REPO / "README.md").read_text()))
+    assert len(promised) == 1, f"README.md should name one wheel tag, not {sorted(promised)}"
+    return f"{promised.pop()}_{platform.machine()}"
 
 
 def _clean_env(venv=None):
@@ -73,6 +90,16 @@ def test_wheel_is_one_for_every_python3_and_manylinux(wheel):
     python_tag, abi_tag, platform_tag = wheel.stem.split("-")[2:5]
     assert (python_tag, abi_tag) == ("py3", "none"), wheel.name
     assert re.search(r"manylinux_2_\d+_x86_64|manylinux_2_\d+_aarch64", platform_tag), wheel.name
+
+
+def test_wheel_tag_is_the_one_readme_promises(wheel):
+    promised = _promised_tag()
+    platform_tags = wheel.stem.split("-")[4].split(".")
+    assert promised in platform_tags, f"{wheel.name}: README.md promises {promised}"
+    # auditwheel reads the glibc symbol versions the library and the command need.
+    shown = " ".join(_run([sys.executable, "-m", "auditwheel", "show", str(wheel)]).stdout.split())
+    consistent = re.search(r'consistent with the following platform tag: "([^"]+)"', shown)
+    assert consistent and consistent.group(1) == promised, shown
 
 
 def test_wheel_carries_the_license_and_the_library(wheel):
@@ -117,6 +144,13 @@ def test_brs_on_path_is_the_bundled_command_of_the_library_version(installed):
     assert shutil.which("brs", path=env["PATH"]) == str(venv / "bin" / "brs")
 
 
+def test_package_library_and_metadata_say_the_meson_version(installed):
+    venv, work = installed
+    done = _run([str(venv / "bin" / "python"), "-c", VERSIONS], cwd=str(work), env=_clean_env())
+    assert done.stdout.split() == [_meson_version()] * 3, (
+        "brs.__version__, brs.library_version, the metadata's version: " + done.stdout)
+
+
 def test_python_m_brs_compare_runs_the_bundled_command(installed):
     venv, work = installed
     python, env = str(venv / "bin" / "python"), _clean_env(venv)
@@ -153,3 +187,5 @@ def test_editable_install_finds_the_library_in_the_build_tree(tmp_path):
     version = _run([str(tmp_path / "venv" / "bin" / "brs"), "--version"], cwd=str(work),
                    env=_clean_env())
     assert version.stdout.startswith("brs "), version.stdout
+    versions = _run([str(python), "-c", VERSIONS], cwd=str(work), env=_clean_env())
+    assert versions.stdout.split() == [_meson_version()] * 3, versions.stdout
