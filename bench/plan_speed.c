@@ -3,13 +3,16 @@
  *
  *   plan_speed --batch-size P --dp-size R --grad-accum G [--dist uniform|longtail|lognormal]
  *              [--steps S] [--reps N] [--seed X] [--packed] [--max-tokens T] [--dump FILE]
+ *              [--check-epoch]
  *
  * Builds a synthetic dataset of S * B samples (B = P * R * G), then times brs_plan_compute for
  * N calls over steps 0..S-1 of epoch 0 (random access, so every call does the whole work: draw,
  * sort, split, assign). Prints one JSON object: the configuration and the median / minimum time
  * per step and per sample. One untimed call first lets the plan's buffers grow to size.
  * --dump FILE also writes the lengths as raw native uint32, so the Python side of the benchmark
- * times the other samplers on exactly the same data.
+ * times the other samplers on exactly the same data. --check-epoch times
+ * brs_sampler_check_epoch of epoch 0 instead (N calls, each a pass over all S steps; the
+ * lengths are borrowed), and prints the least max_tokens it found.
  *
  * Lengths (seeded SplitMix64, so every run and machine sees the same data):
  *   uniform   integers uniform on [1, 4096]
@@ -31,7 +34,7 @@
 
 struct config {
     int64_t batch_size, dp_size, grad_accum, max_tokens;
-    int64_t steps, reps, packed;
+    int64_t steps, reps, packed, check_epoch;
     uint64_t seed;
     const char *dist;
     const char *dump;
@@ -82,11 +85,16 @@ static int dump_lengths(const char *path, const uint32_t *lengths, size_t n)
     return (fclose(f) != 0 || written != n) ? -1 : 0;
 }
 
-static double now_ns(void)
+static double clock_ns(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static double now_ns(void)
+{
+    return clock_ns(CLOCK_MONOTONIC);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -99,7 +107,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: plan_speed --batch-size P --dp-size R --grad-accum G "
                     "[--dist uniform|longtail|lognormal] [--steps S] [--reps N] [--seed X] [--packed] "
-                    "[--max-tokens T] [--dump FILE]\n");
+                    "[--max-tokens T] [--dump FILE] [--check-epoch]\n");
     exit(2);
 }
 
@@ -116,11 +124,11 @@ static int64_t parse_count(const char *text, const char *flag)
 
 static struct config parse_args(int argc, char **argv)
 {
-    struct config c = {8, 1, 1, 0, 3, 20, 0, 1, "uniform", NULL};
+    struct config c = {8, 1, 1, 0, 3, 20, 0, 0, 1, "uniform", NULL};
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i];
-        if (strcmp(flag, "--packed") == 0) {
-            c.packed = 1;
+        if (strcmp(flag, "--packed") == 0 || strcmp(flag, "--check-epoch") == 0) {
+            *(flag[2] == 'p' ? &c.packed : &c.check_epoch) = 1;
             continue;
         }
         if (i + 1 >= argc)
@@ -169,6 +177,37 @@ static brs_sampler *make_sampler(const struct config *c, const uint32_t *lengths
     return s;
 }
 
+/* brs_sampler_check_epoch of epoch 0, N times: a cap it refuses is a result, not a failure.
+ * The process CPU time is reported too: on a shared machine it depends less on the load. */
+static int time_check_epoch(const struct config *c, const brs_sampler *s, size_t n, double *times)
+{
+    uint64_t least = 0, needed = 0;
+    brs_status st = BRS_OK;
+    double *cpu = malloc((size_t)c->reps * sizeof *cpu);
+    if (!cpu) return -1;
+    for (int64_t i = 0; i < c->reps; i++) {
+        double t0 = now_ns(), c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+        st = brs_sampler_check_epoch(&least, &needed, s, 0);
+        times[i] = now_ns() - t0;
+        cpu[i] = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        if (st != BRS_OK && st != BRS_ERR_CAP_INFEASIBLE && st != BRS_ERR_SAMPLE_TOO_LONG)
+            check(st, "brs_sampler_check_epoch", brs_sampler_last_error(s));
+    }
+    qsort(times, (size_t)c->reps, sizeof *times, cmp_double);
+    qsort(cpu, (size_t)c->reps, sizeof *cpu, cmp_double);
+    printf("{\"check_epoch\":true,\"n\":%zu,\"B\":%lld,\"K\":%lld,\"dist\":\"%s\","
+           "\"max_tokens\":%lld,\"status\":%d,\"min_max_tokens\":%llu,\"micro_batches\":%llu,"
+           "\"reps\":%lld,\"median_s\":%.4f,\"min_s\":%.4f,\"ns_per_sample\":%.2f,"
+           "\"cpu_median_s\":%.4f,\"library\":\"%s\"}\n",
+           n, (long long)(c->batch_size * c->dp_size * c->grad_accum),
+           (long long)(c->dp_size * c->grad_accum), c->dist, (long long)c->max_tokens, (int)st,
+           (unsigned long long)least, (unsigned long long)needed, (long long)c->reps,
+           times[c->reps / 2] / 1e9, times[0] / 1e9, times[c->reps / 2] / (double)n,
+           cpu[c->reps / 2] / 1e9, brs_version_string());
+    free(cpu);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct config c = parse_args(argc, argv);
@@ -189,6 +228,16 @@ int main(int argc, char **argv)
         return 1;
     }
     brs_sampler *s = make_sampler(&c, lengths, n);
+    if (c.check_epoch) {
+        if (time_check_epoch(&c, s, n, times) != 0) {
+            fprintf(stderr, "plan_speed: out of memory\n");
+            return 1;
+        }
+        brs_sampler_free(s);
+        free(times);
+        free(lengths);
+        return 0;
+    }
     brs_plan *p;
     check(brs_plan_new(&p), "brs_plan_new", "");
     check(brs_plan_compute(p, s, 0, 0), "warm-up plan", brs_plan_last_error(p));

@@ -28,8 +28,20 @@ static void apply(brs_sampler *sampler, const option_setting *setting)
         cli_library_error(status, context, brs_sampler_last_error(sampler));
 }
 
-/* The library rejects such a sample too, but names it by its 0-based
- * index; on the command line it is a line of FILE. */
+static size_t longest_sample(const uint32_t *lengths, size_t count)
+{
+    size_t longest = 0;
+    for (size_t i = 1; i < count; i++)
+        if (lengths[i] > lengths[longest])
+            longest = i;
+    return longest;
+}
+
+/* A cap the run cannot keep fails here, before anything is planned, and
+ * names the least cap that plans every step of the epoch (the library's
+ * check), so one retry suffices. A sample above the cap is named by its
+ * line of FILE (the library names it by its 0-based index): the longest
+ * one, whose length bounds the cap. Other errors are validate's. */
 static void check_cap(const brs_sampler *sampler, const cli_config *config,
                       const uint32_t *lengths, size_t count)
 {
@@ -38,12 +50,27 @@ static void check_cap(const brs_sampler *sampler, const cli_config *config,
         return;
     const option_setting *setting = cli_config_find(config, BRS_OPT_MAX_TOKENS);
     const char *source = setting != NULL ? setting->source : option_table_flag(BRS_OPT_MAX_TOKENS);
-    for (size_t i = 0; i < count; i++)
-        if (lengths[i] > (uint64_t)cap)
-            cli_bad_input("%s line %zu: a sample of %" PRIu32 " tokens is longer than %s %" PRId64
-                          ": raise %s to at least %" PRIu32 " or truncate the sample",
-                          lengths_display_name(config->lengths_path), i + 1, lengths[i], source,
-                          cap, source, lengths[i]);
+    uint64_t least, needed;
+    brs_status status = brs_sampler_check_epoch(&least, &needed, sampler, config->epoch);
+    if (status == BRS_ERR_CAP_INFEASIBLE && !config->cap_marks_rows) {
+        char context[224];
+        snprintf(context, sizeof context, "%s %" PRId64, source, cap);
+        cli_library_error(status, context, brs_sampler_last_error(sampler));
+    }
+    size_t longest = longest_sample(lengths, count);
+    if (lengths[longest] <= (uint64_t)cap)
+        return;
+    const char *file = lengths_display_name(config->lengths_path);
+    if (status == BRS_ERR_SAMPLE_TOO_LONG)
+        cli_bad_input("%s line %zu: the longest sample, of %" PRIu32 " tokens, is longer than %s "
+                      "%" PRId64 ": raise %s to at least %" PRIu64 " (the least that plans every "
+                      "step of epoch %" PRIu64 ") or truncate the samples",
+                      file, longest + 1, lengths[longest], source, cap, source, least,
+                      config->epoch);
+    /* packed mode: only planning a step settles more than the sample itself */
+    cli_bad_input("%s line %zu: the longest sample, of %" PRIu32 " tokens, is longer than %s "
+                  "%" PRId64 ": raise %s to at least %" PRIu32 " or truncate the samples",
+                  file, longest + 1, lengths[longest], source, cap, source, lengths[longest]);
 }
 
 static void validate(brs_sampler *sampler)

@@ -49,10 +49,10 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define BRS_VERSION_MAJOR 1
-#define BRS_VERSION_MINOR 1
+#define BRS_VERSION_MINOR 2
 #define BRS_VERSION_PATCH 0
 /** MAJOR * 10000 + MINOR * 100 + PATCH, the value brs_version_number() returns. */
-#define BRS_VERSION_NUMBER 10100
+#define BRS_VERSION_NUMBER 10200
 
 /**
  * The version of the library actually loaded, MAJOR * 10000 + MINOR * 100 + PATCH.
@@ -383,6 +383,33 @@ BRS_API brs_status brs_sampler_steps_per_epoch(uint64_t *out, brs_sampler *sampl
  * (a failure writes the sampler's message; failures at once are serialised).
  */
 BRS_API brs_status brs_sampler_fingerprint(uint64_t *out, const brs_sampler *sampler);
+
+/**
+ * Whether max_tokens lets brs_plan_compute plan every step of `epoch`,
+ * decided in one pass before any step is planned (O(B) per step, O(N) for
+ * the epoch; no plan is kept). Validates first, as brs_sampler_validate.
+ * *min_max_tokens gets the least max_tokens with which every step of the
+ * epoch plans with this dp_size x grad_accum; *micro_batches the most
+ * micro-batches a step needs under the configured max_tokens (the count of
+ * brs_plan_compute's "needs at least N micro-batches"; 1 without a cap and
+ * for the fixed-size strategies, which do not bend to the cap; 0 when a
+ * sample is longer than max_tokens). Both are written whenever the status
+ * is BRS_OK, BRS_ERR_CAP_INFEASIBLE or BRS_ERR_SAMPLE_TOO_LONG.
+ * Returns BRS_OK when every step plans; BRS_ERR_CAP_INFEASIBLE when a step
+ * needs more micro-batches than dp_size x grad_accum (the message names the
+ * first such step, the count, and *min_max_tokens);
+ * BRS_ERR_SAMPLE_TOO_LONG when a sample is longer than max_tokens (the
+ * message names *min_max_tokens); BRS_ERR_UNSUPPORTED in packed mode, whose
+ * cap is bin packing that only planning a step settles; otherwise the
+ * errors of brs_sampler_validate and, for a borrowed lengths array changed
+ * since it was set, those of brs_plan_compute (since 1.2).
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if min_max_tokens,
+ * micro_batches or sampler is NULL.
+ * Thread-safety: concurrently with other read-only calls on this sampler
+ * (a failure writes the sampler's message; failures at once are serialised).
+ */
+BRS_API brs_status brs_sampler_check_epoch(uint64_t *min_max_tokens, uint64_t *micro_batches,
+                                           const brs_sampler *sampler, uint64_t epoch);
 
 /**
  * The detail message of the latest failed call on this sampler, read-only

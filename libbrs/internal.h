@@ -181,6 +181,10 @@ static inline size_t brs_exact_size(size_t estimate, size_t limit, brs_wide w, b
 brs_wide brs_lower_bound(const uint32_t *lengths, size_t n, size_t k,
                          const struct brs_cost_model *model, brs_wide *weight_sum);
 size_t brs_groups_for_cap(const uint32_t *lengths, size_t n, const struct brs_cost_model *model);
+/* The same count, or some count above `limit` once it exceeds it. Every
+ * length must be within the cap (else a group could take no sample). */
+size_t brs_groups_for_cap_upto(const uint32_t *lengths, size_t n,
+                               const struct brs_cost_model *model, size_t limit);
 /* What the searches keep of a step's sorted lengths. Where lengths repeat
  * (at most n / BRS_RUNS_SHARE distinct): each sample's rank among the
  * step's distinct lengths (longest first), and by rank where its run of
@@ -435,6 +439,11 @@ brs_status brs_plan_reserve(brs_plan *p, size_t n, size_t k);
 void brs_plan_set_shape(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
 struct brs_cost_model brs_plan_cost_model(const brs_sampler *s);
 brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked);
+/* plan.c: step `step` of `epoch` of the epoch permutation drawn into p,
+ * gathered and sorted as brs_plan_gather does (0 lengths checked, the cap
+ * not): what the balanced planner starts from. The sampler is checked. */
+brs_status brs_plan_draw_sorted(brs_plan *p, const brs_sampler *s, uint64_t epoch,
+                                uint64_t step);
 /* plan_describe.c: totals, peaks and the time bound of the filled slots
  * (lower_bound and weight_sum those of the step's samples); and the whole
  * description of slots filled elsewhere than by the planner. */

@@ -171,6 +171,19 @@ brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked)
     return BRS_OK;
 }
 
+brs_status brs_plan_draw_sorted(brs_plan *p, const brs_sampler *s, uint64_t epoch,
+                                uint64_t step)
+{
+    brs_plan_set_shape(p, s, epoch, step);
+    size_t b = (size_t)s->config.batch_size * p->k;
+    p->num_samples = step_size(s, step, b, p->k);
+    if (brs_plan_reserve(p, p->num_samples, p->k) != BRS_OK)
+        return brs_fail(&p->message, BRS_ERR_NO_MEMORY,
+                        "cannot allocate the buffers of a %zu-sample step", p->num_samples);
+    draw(p, s, epoch, step, b, NULL);
+    return brs_plan_gather(p, s, 0);
+}
+
 /* Writes each group's samples (sorted positions, longest first) into its
  * slot: first counts, then prefix sums, then the indices. */
 static void fill_slots(brs_plan *p, int packed)

@@ -200,8 +200,17 @@ static struct probe_result peak_probe(const struct probe_input *in, brs_wide pea
 /* The fewest groups that meet the token cap alone. */
 size_t brs_groups_for_cap(const uint32_t *lengths, size_t n, const struct brs_cost_model *model)
 {
+    return brs_groups_for_cap_upto(lengths, n, model, n);
+}
+
+/* The greedy from the long end is exact for the cap alone (contiguity:
+ * each group as large as its head allows). It stops past `limit` groups,
+ * which is all a feasibility question needs. */
+size_t brs_groups_for_cap_upto(const uint32_t *lengths, size_t n,
+                               const struct brs_cost_model *model, size_t limit)
+{
     size_t i = 0, groups = 0;
-    while (i < n) {
+    while (i < n && groups <= limit) {
         i += brs_cap_size(model, lengths[i], n - i);
         groups++;
     }

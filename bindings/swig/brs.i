@@ -7,6 +7,7 @@
  *           shuffle=1, drop_last=1, alpha=0.001, intercept=0.0,
  *           max_tokens=0, packed=0)         lengths: a native list of ints
  *     .set_epoch(e) .epoch() .steps_per_epoch() .fingerprint() (16 hex chars)
+ *     .check_epoch() -> [least max_tokens that plans the epoch, micro-batches needed]
  *     .plan(step)   -> [rank][micro] -> [dataset indices]   (epoch from set_epoch)
  *     .stats()      -> [rank][micro] -> [padded_tokens, real_tokens, cost]
  *                      of the step planned last
@@ -595,6 +596,18 @@ typedef struct {} Sampler;
 
     void validate(BrsError *err) {
         sampler_check(err, $self, brs_sampler_validate($self->sampler));
+    }
+
+    /* [least max_tokens that plans every step of the epoch, most
+     * micro-batches a step needs]; raises when max_tokens cannot plan it. */
+    brs_obj check_epoch(BrsError *err) {
+        uint64_t cap = 0, needed = 0;
+        brs_obj pair = NULL;
+        if (sampler_check(err, $self, brs_sampler_check_epoch(&cap, &needed, $self->sampler,
+                                                               $self->epoch)) &&
+            !(pair = swig_pair(brs_obj_uint(cap), brs_obj_uint(needed))))
+            brs_swig_fail(err, BRS_ERR_NO_MEMORY, "");
+        return pair;
     }
 
     void set_int(BrsError *err, int32_t key, int64_t value) {

@@ -59,8 +59,11 @@
     X(brs_plan_load,               STATUS, 7,                                           \
       (PLAN_P, SAMPLER_CP, U64_CP, U64_CP, SIZE, U64, U64))
 
+#define BRS_ABI_TABLE_1_2(X)                                                            \
+    X(brs_sampler_check_epoch,     STATUS, 4, (U64_P, U64_P, SAMPLER_CP, U64))
+
 /* Every function, node by node. */
-#define BRS_ABI_TABLE(X) BRS_ABI_TABLE_1_0(X) BRS_ABI_TABLE_1_1(X)
+#define BRS_ABI_TABLE(X) BRS_ABI_TABLE_1_0(X) BRS_ABI_TABLE_1_1(X) BRS_ABI_TABLE_1_2(X)
 
 /*
  * The type vocabulary. ABI_PTR_T is 1 for pointer types: the NULL-handle

@@ -11,7 +11,7 @@
  *     with _Generic: a changed header fails the build of this test);
  *   - the table names exactly the symbols of the version script, and each
  *     resolves in the .so in the version node of its table (LIBBRS_1.0,
- *     LIBBRS_1.1, ...);
+ *     LIBBRS_1.1, LIBBRS_1.2, ...);
  *   - every function taking pointers rejects NULL with BRS_ERR_NULL_POINTER
  *     (the *_free functions accept NULL, the *_last_error functions return a
  *     static message);
@@ -66,7 +66,9 @@ struct abi_fn {
      {ABI_MAP(n, ABI_IS_PTR, 0, args)}, {ABI_MAP(n, TOKEN_NAME, NULL, args)}, NULL, {0}, 0},
 #define FN_ROW_1_0(name, ret, n, args) FN_ROW("LIBBRS_1.0", name, ret, n, args)
 #define FN_ROW_1_1(name, ret, n, args) FN_ROW("LIBBRS_1.1", name, ret, n, args)
-static struct abi_fn fns[FN_COUNT] = {BRS_ABI_TABLE_1_0(FN_ROW_1_0) BRS_ABI_TABLE_1_1(FN_ROW_1_1)};
+#define FN_ROW_1_2(name, ret, n, args) FN_ROW("LIBBRS_1.2", name, ret, n, args)
+static struct abi_fn fns[FN_COUNT] = {BRS_ABI_TABLE_1_0(FN_ROW_1_0) BRS_ABI_TABLE_1_1(FN_ROW_1_1)
+                                          BRS_ABI_TABLE_1_2(FN_ROW_1_2)};
 
 static int failures;
 
@@ -725,6 +727,27 @@ static void check_load(const brs_plan *p, const brs_sampler *s)
     free_plan(loaded);
 }
 
+/* The epoch check names the least cap that plans the epoch: that cap
+ * passes, one token less does not. */
+static void check_epoch_cap(brs_sampler *s)
+{
+    uint64_t cap = 0, needed = 0, *pcap = &cap, *pneeded = &needed, epoch = 0;
+    const brs_sampler *cs = s;
+    expect_status(call_status(FN_brs_sampler_check_epoch, ARGS(&pcap, &pneeded, &cs, &epoch)),
+                  BRS_OK, "check_epoch (no cap)");
+    check(needed == 1 && cap > 0, "check_epoch without a cap: 1 micro-batch, a positive cap");
+    expect_status(set_int(s, BRS_OPT_MAX_TOKENS, (int64_t)cap), BRS_OK, "set_int(MAX_TOKENS)");
+    expect_status(call_status(FN_brs_sampler_check_epoch, ARGS(&pcap, &pneeded, &cs, &epoch)),
+                  BRS_OK, "check_epoch (at the least cap)");
+    check(needed <= DP_SIZE * GRAD_ACCUM, "check_epoch: more micro-batches than K at its cap");
+    expect_status(set_int(s, BRS_OPT_MAX_TOKENS, (int64_t)cap - 1), BRS_OK, "set_int(MAX_TOKENS)");
+    brs_status below = call_status(FN_brs_sampler_check_epoch, ARGS(&pcap, &pneeded, &cs, &epoch));
+    check(below == BRS_ERR_CAP_INFEASIBLE || below == BRS_ERR_SAMPLE_TOO_LONG,
+          "check_epoch accepts a cap below its least");
+    check(*sampler_error(s) != '\0', "no message after a failed check_epoch");
+    expect_status(set_int(s, BRS_OPT_MAX_TOKENS, 0), BRS_OK, "set_int(MAX_TOKENS, 0)");
+}
+
 static void check_session(void)
 {
     uint32_t lengths[N_SAMPLES];
@@ -740,6 +763,7 @@ static void check_session(void)
     expect_status(set_int(s, BRS_OPT_SEED, 7), BRS_OK, "set_int(SEED, 7)");
     check(fingerprint(s) == fp, "the fingerprint is not a function of the configuration");
 
+    check_epoch_cap(s);
     uint64_t steps = steps_per_epoch(s);
     check(steps == N_SAMPLES / (BATCH * GRAD_ACCUM * DP_SIZE), "steps_per_epoch");
     brs_plan *p = new_plan();

@@ -330,12 +330,43 @@ class BadInputTests(BrsTestCase):
                        mentions=["line 41", "--max-tokens"])
         self.fails("plan", "--lengths", path, "--max-tokens", "4096", "--packed")
 
+    def test_a_refused_cap_names_one_that_plans_the_run(self):
+        """One retry suffices: the cap named after a refusal plans every step of the epoch, one
+        token less does not, and a sample above the cap is named by the longest one's line."""
+        path = os.path.join(REPO, "data", "gsm8k_train.lengths")  # samples of 401..423 tokens
+        with open(path, encoding="ascii") as stream:
+            lengths = [int(line) for line in stream]
+        longest_line = lengths.index(max(lengths)) + 1
+        for command in ("plan", "compare"):
+            with self.subTest(command=command):
+                error = self.fails(command, "--lengths", path, "--max-tokens", "400",
+                                   mentions=[f"line {longest_line}", "--max-tokens"])
+                cap = int(re.search(r"at least (\d+)", error).group(1))
+                self.assertGreaterEqual(cap, max(lengths))
+                self.ok(command, "--lengths", path, "--max-tokens", cap)
+                if command == "plan":
+                    self.fails(command, "--lengths", path, "--max-tokens", cap - 1)
+                else:  # compare marks brs's row with the same cap and shows the others
+                    self.assertIn(f"infeasible: needs --max-tokens >= {cap}",
+                                  self.ok(command, "--lengths", path, "--max-tokens", cap - 1))
+        # Every sample fits, but step 0 (unshuffled: the 8 long samples and 4 short ones) needs
+        # more micro-batches than K = 4: refused before any step is planned, with the count and
+        # the cap that plans the epoch.
+        path = self.lengths_file([3000] * 8 + [100] * 40)
+        shape = ("--batch-size", "3", "--dp-size", "2", "--grad-accum", "2", "--epoch", "1",
+                 "--no-shuffle")
+        error = self.fails("plan", "--lengths", path, *shape, "--max-tokens", "4000",
+                           mentions=["micro-batches", "epoch 1"])
+        cap = int(re.search(r"max_tokens to (\d+)", error).group(1))
+        self.ok("plan", "--lengths", path, *shape, "--max-tokens", cap)
+        self.fails("plan", "--lengths", path, *shape, "--max-tokens", cap - 1)
+
     def test_unsatisfiable_cap(self):
         # 8 samples of 10 tokens in one micro-batch need 80 padded tokens;
-        # under a cap of 40 only 2 or more micro-batches would do.
+        # under a cap of 40 only 2 or more micro-batches would do. (compare
+        # marks the row instead: CompareTests.test_infeasible_cap_marks_the_row)
         path = self.lengths_file([10] * 8)
         self.fails("plan", "--lengths", path, "--max-tokens", "40")
-        self.fails("compare", "--lengths", path, "--max-tokens", "40")
 
     def test_unknown_flag(self):
         for command in ("plan", "compare"):
@@ -361,23 +392,42 @@ class BadInputTests(BrsTestCase):
                    "--rank", "2")
 
     def test_unknown_or_missing_command(self):
-        self.fails("frobnicate", mentions=["frobnicate"])
+        self.fails("frobnicate", mentions=["frobnicate", "python -m brs report"])
         self.fails()
+
+    def test_python_commands_are_named_where_they_live(self):
+        # `python -m brs` passes plan, compare and demo to this program, so
+        # its own commands are looked for here too: say where they are.
+        for command in ("report", "calibrate"):
+            self.fails(command, "--lengths", self.good_file(),
+                       mentions=[f"python -m brs {command}", "Python package"])
 
 
 class CompareTests(BrsTestCase):
     """`brs compare` and `brs demo` run and report numbers that match the plans."""
 
+    MARK = "  exceeds the cap"
+
     def table(self, text):
-        """The three rows under the "strategy" header, by name."""
+        """The three rows under the "strategy" header, by name (without the mark of a row
+        over the cap: see exceeding)."""
         lines = text.splitlines()
         header = next(i for i, line in enumerate(lines) if line.startswith("strategy"))
         rows = {}
         for line in lines[header + 1:header + 4]:
-            fields = line.split()
+            fields = line.removesuffix(CompareTests.MARK).split()
             rows[fields[0]] = fields[1:]
         self.assertEqual(list(rows), ["random", "length-grouped", "brs"], text)
         return rows
+
+    def exceeding(self, text):
+        """The strategies whose rows are marked as over the cap."""
+        return {line.split()[0] for line in text.splitlines() if line.endswith(self.MARK)}
+
+    def verdict(self, text):
+        """The paragraph in plain words, as one line."""
+        paragraph = text[text.index("In plain words"):]
+        return " ".join(paragraph.split())
 
     def test_brs_row_matches_its_plan(self):
         lengths = lognormal_lengths(480, 40)
@@ -453,6 +503,51 @@ class CompareTests(BrsTestCase):
         self.assertEqual(rows["brs"][-1], "0")
         self.assertGreater(int(rows["random"][-1]), 0, "the cap does not bind the baseline")
         self.assertLessEqual(int(rows["brs"][0]), 2560)
+        self.assertEqual(self.exceeding(text),
+                         {name for name, row in rows.items() if int(row[-1]) > 0})
+        verdict = self.verdict(text)
+        self.assertIn("Under --max-tokens 2560, pick brs", verdict)
+        self.assertIn(f"exceeded by random batches in {rows['random'][-1]} micro-batches",
+                      verdict)
+
+    def test_infeasible_cap_marks_the_row(self):
+        # One micro-batch per step cannot keep 8 samples of 10 tokens under
+        # 40: brs's row says which cap would do, the baselines are measured.
+        path = self.lengths_file([10] * 8 + [30] * 8)
+        args = ["compare", "--lengths", path, "--max-tokens", "40"]
+        text = self.ok(*args)
+        lines = {line.split()[0]: line for line in text.splitlines()
+                 if line.split()[:1] in (["random"], ["length-grouped"], ["brs"])}
+        found = re.search(r"^brs +infeasible: needs --max-tokens >= (\d+)", lines["brs"])
+        self.assertIsNotNone(found, text)
+        least = int(found.group(1))
+        self.assertEqual(self.exceeding(text), {"random", "length-grouped"})
+        self.assertIn(f"no strategy keeps --max-tokens 40: brs needs at least {least}",
+                      self.verdict(text))
+        # The cap named is the least one that plans: brs's row is a plain row again.
+        self.assertGreater(int(self.table(self.ok(*args[:-1], least))["brs"][0]), 0)
+        self.assertIn("infeasible", self.ok(*args[:-1], least - 1))
+        BadInputTests.fails(self, "plan", "--lengths", path, "--max-tokens", least - 1)
+
+    def test_verdict_says_what_each_costs_and_what_to_pick(self):
+        path = os.path.join(REPO, "data", "gsm8k_train.lengths")
+        shape = ["--dp-size", "4", "--grad-accum", "2", "--batch-size", "8"]
+        for sync, column in (("micro_step", 2), ("step", 4)):
+            text = self.ok("compare", "--lengths", path, *shape, "--sync", sync)
+            rows, verdict = self.table(text), self.verdict(text)
+            self.assertIn(f"brs's largest micro-batch holds {rows['brs'][0]} padded tokens",
+                          verdict)
+            self.assertIn(f"({rows['length-grouped'][0]}", verdict)
+            # The step time compared is the one of the synchronisation --sync names.
+            brs, grouped = float(rows["brs"][column]), float(rows["length-grouped"][column])
+            words = "at every micro-step" if sync == "micro_step" else "once per step"
+            self.assertIn(f"With the ranks syncing {words}", verdict)
+            if grouped * 1.005 < brs:
+                self.assertRegex(verdict, rf"{brs / grouped:.2f}x longer than length-grouped")
+                self.assertRegex(verdict, r"Length-grouped batches are \d+% faster where "
+                                          rf"{rows['length-grouped'][0]} padded tokens")
+            self.assertIn("Pick brs", verdict)
+            self.assertIn("give it as --max-tokens", verdict)
 
     def test_one_step_and_packed(self):
         path = self.lengths_file(lognormal_lengths(300, 42))
@@ -465,8 +560,9 @@ class CompareTests(BrsTestCase):
         text = self.ok("demo")
         rows = self.table(text)
         self.assertIn("jargon", text)
-        self.assertIn("In plain words", text)
-        self.assertRegex(text, r"brs needs [\d.]+% (less|more) peak memory than length-grouped")
+        self.assertRegex(self.verdict(text),
+                         rf"brs's largest micro-batch holds {rows['brs'][0]} padded tokens, "
+                         r"\d+% fewer than random and length-grouped batches'")
         self.assertLess(int(rows["brs"][0]), int(rows["length-grouped"][0]))
 
 
@@ -476,17 +572,36 @@ class HelpTests(BrsTestCase):
 
     def test_main_help(self):
         text = self.ok("--help")
-        for command in ("plan", "compare", "demo", "--version"):
+        for command in ("plan", "compare", "demo", "--version", "python -m brs report",
+                        "python -m brs calibrate"):
             self.assertIn(command, text)
 
+    def listed(self, command):
+        """The flags --help lists as options of the command."""
+        return {word.rstrip(",") for line in self.ok(command, "--help").splitlines()
+                if line.startswith("  -") for word in line.split() if word.startswith("-")}
+
     def test_command_help_lists_every_flag(self):
-        flags = ["--lengths", "--batch-size", "--grad-accum", "--dp-size", "--seed", "--epoch",
+        flags = {"--lengths", "--batch-size", "--grad-accum", "--dp-size", "--seed", "--epoch",
                  "--no-shuffle", "--no-drop-last", "--alpha", "--intercept", "--max-tokens",
-                 "--packed", "--step", "--rank"]
-        for command in ("plan", "compare"):
-            text = self.ok(command, "--help")
-            for flag in flags:
-                self.assertIn(flag, text, f"{command} --help")
+                 "--packed", "--step", "--cost-model", "--output", "--sync"}
+        self.assertLessEqual(flags | {"--rank", "--strategy"}, self.listed("plan"))
+        self.assertLessEqual(flags, self.listed("compare"))
+
+    def test_help_lists_only_the_flags_a_command_takes(self):
+        # compare measures every strategy and every rank: it refuses the flags
+        # that pick one, so its help does not offer them.
+        path = self.lengths_file(lognormal_lengths(100, 90))
+        listed = self.listed("compare")
+        for flag, value in (("--rank", "0"), ("--strategy", "balanced")):
+            self.assertNotIn(flag, listed)
+            self.assertNotIn(flag, self.ok("compare", "--help"))
+            BadInputTests.fails(self, "compare", "--lengths", path, flag, value,
+                                mentions=[flag, "leave it out", "brs plan"])
+            self.ok("plan", "--lengths", path, flag, value)
+        # Every other flag plan lists, compare lists too and takes.
+        self.assertEqual(self.listed("plan") - listed, {"--rank", "--strategy"})
+        self.assertLessEqual(self.listed("demo"), {"-h", "--help"})  # the demo takes none
 
     def test_demo_help_gives_provenance(self):
         text = self.ok("demo", "--help")
@@ -823,6 +938,40 @@ class CostModelTests(BrsTestCase):
                        self.model())
         self.assertIn("40 + bs*L + 0.0025*bs*L^2", text)
         self.assertIn("over cap", text)
+        self.assertIn("times in cost units", text)  # this model has no seconds_per_unit
+
+    def test_compare_shows_seconds_of_a_calibrated_model(self):
+        path = self.lengths_file(lognormal_lengths(300, 86))
+        args = ["compare", "--lengths", path, "--dp-size", "4", "--grad-accum", "2"]
+        units = self.ok(*args, "--cost-model", self.model(seconds_per_unit=None))
+        self.assertIn("times in cost units", units)
+        seconds_per_unit = 3.5e-06
+        model = self.model(seconds_per_unit=seconds_per_unit)
+        seconds = self.ok(*args, "--cost-model", model)
+        self.assertIn(f"times in seconds: cost x {seconds_per_unit:g} s", seconds)
+        self.assertIn(model, seconds)
+        table, in_units = CompareTests.table(self, seconds), CompareTests.table(self, units)
+        for name, row in table.items():
+            self.assertEqual(row[0], in_units[name][0])  # tokens stay tokens
+            for column in (2, 4):  # both step times
+                self.assertAlmostEqual(float(row[column]),
+                                       float(in_units[name][column]) * seconds_per_unit,
+                                       delta=1e-3 * float(row[column]), msg=name)
+            self.assertEqual(row[3], in_units[name][3])  # a ratio has no unit
+        bound = float(re.search(r"lower bound, (\S+) s ", seconds).group(1))
+        bound_units = float(re.search(r"lower bound, (\S+) ", units).group(1))
+        self.assertAlmostEqual(bound, bound_units * seconds_per_unit, delta=1e-3 * bound)
+        # plan's costs stay in the planner's units
+        plan = ["plan", "--lengths", path, "--dp-size", "4"]
+        self.assertEqual(self.ok(*plan, "--cost-model", model),
+                         self.ok(*plan, "--cost-model", self.model()))
+
+    def test_bad_seconds_per_unit(self):
+        path = self.lengths_file(lognormal_lengths(100, 87))
+        for value, words in (("fast", ["not a number"]), (0, ["above 0"]), (-1e-6, ["above 0"])):
+            model = self.model(seconds_per_unit=value)
+            self.fails("compare", "--lengths", path, "--cost-model", model,
+                       mentions=["--cost-model", model, "seconds_per_unit", *words])
 
     def test_bad_files_name_the_file_and_the_key(self):
         path = self.lengths_file(lognormal_lengths(100, 84))

@@ -68,6 +68,18 @@ class NativeSampler:
         self._check(n.lib.brs_sampler_fingerprint(ctypes.byref(out), self.handle))
         return f"{out.value:016x}"
 
+    def check_epoch(self, epoch):
+        """(least max_tokens that plans every step of ``epoch``, most micro-batches a step
+        needs); raises when max_tokens cannot plan the epoch. None in packed mode, whose cap
+        only planning a step settles."""
+        cap, needed = ctypes.c_uint64(), ctypes.c_uint64()
+        status = n.lib.brs_sampler_check_epoch(ctypes.byref(cap), ctypes.byref(needed),
+                                               self.handle, epoch)
+        if status == n.ERR_UNSUPPORTED:
+            return None
+        self._check(status)
+        return cap.value, needed.value
+
 
 class NativePlan:
     """Owns one brs_plan handle (reused across steps); frees it when collected."""

@@ -91,12 +91,11 @@ def test_max_tokens_below_the_longest_sample():
 
 def test_unsatisfiable_cap_reports_the_minimum_micro_batch_count():
     lengths = [100] * 64
-    s = make(lengths, per_device_batch_size=16, max_tokens=400)  # 16 x 100 needs 4 groups
+    # 16 x 100 needs 4 groups: refused at construction, before any step is planned
     with pytest.raises(ValueError, match="max_tokens") as info:
-        s.plan(0)
-    assert re.search(r"\b4\b", str(info.value))
-    with pytest.raises(ValueError, match="max_tokens"):
-        list(s)
+        make(lengths, per_device_batch_size=16, max_tokens=400)
+    assert re.search(r"\b4\b micro-batches", str(info.value))
+    assert re.search(r"\b1600\b", str(info.value))  # one micro-batch of 16 x 100
 
 
 def test_alpha_out_of_bounds_and_nan():

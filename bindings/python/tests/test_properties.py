@@ -157,10 +157,20 @@ def padded(config, lengths):
 @PROPERTY
 @given(configs(capped=True), st.integers(0, 2))
 def test_the_cap_is_never_exceeded_or_the_step_is_refused_with_the_minimum(config, epoch):
-    sampler = build_or_none(config)
-    assume(sampler is not None)
     cap, lengths = config["max_tokens"], config["lengths"]
     k = config["grad_accum"] * config["dp_size"]
+    try:
+        sampler = build(config)
+    except ValueError as exc:
+        assume(exc.status != _native.ERR_TOO_FEW_SAMPLES)
+        # refused at construction: some step of epoch 0 needs more (padded: the check is exact)
+        assert exc.status == _native.ERR_CAP_INFEASIBLE and not config["packed"], exc
+        event("the cap refused at construction")
+        steps = build(uncapped(config)).steps_per_epoch
+        needed = max(min_groups_under_cap([lengths[i] for i in uncapped_step(config, 0, step)],
+                                          cap) for step in range(steps))
+        assert needed > k and f"{needed} micro-batches" in str(exc), (needed, str(exc))
+        return
     for step in range(sampler.steps_per_epoch):
         try:
             plan = sampler.plan(step, epoch=epoch)
@@ -277,11 +287,12 @@ def changed(config, name, rng):
 
 def accepted(config):
     """The sampler, or None where the library refuses the configuration (too few samples, a
-    sample above max_tokens: the change made it invalid, so there is no plan to tell apart)."""
+    sample above max_tokens, a max_tokens some step of epoch 0 cannot meet: the change made it
+    invalid, so there is no plan to tell apart)."""
     try:
         return build(config)
     except ValueError as exc:
-        assert exc.status in (_native.ERR_TOO_FEW_SAMPLES, _native.ERR_SAMPLE_TOO_LONG), exc
+        assert exc.status in (_native.ERR_TOO_FEW_SAMPLES, *CAP_ERRORS), exc
         return None
 
 

@@ -66,15 +66,15 @@ class CtypesParity(unittest.TestCase):
                             f"epoch {epoch} step {step}")
 
     def test_same_errors(self):
-        """An infeasible cap: the same kind of error and the library's same detail."""
+        """An infeasible cap: the same kind of error and the library's same detail (ctypes
+        checks the epoch at construction, SWIG when asked)."""
         lengths, options = [30, 10, 50, 20, 40, 60, 70, 80], dict(dp_size=2, max_tokens=80)
         swig = sampler_module.Sampler(lengths, batch_size=4, shuffle=0, **options)
-        ctypes = brs.BatchRebalanceSampler(lengths, per_device_batch_size=4, shuffle=False,
-                                           rank=0, **options)
         with self.assertRaises(ValueError) as swig_error:
-            swig.plan(0)
+            swig.check_epoch()
         with self.assertRaises(ValueError) as ctypes_error:
-            ctypes.plan(0)
+            brs.BatchRebalanceSampler(lengths, per_device_batch_size=4, shuffle=False, rank=0,
+                                      **options)
         reason = sampler_module.strerror(sampler_module.BRS_ERR_CAP_INFEASIBLE)
         detail = str(swig_error.exception).split("): ", 1)[1]
         self.assertIn(reason, str(ctypes_error.exception))

@@ -65,6 +65,17 @@ class Errors(unittest.TestCase):
         detail = self.assertRaisesStatus(ValueError, b.BRS_ERR_CAP_INFEASIBLE, sampler.plan, 0)
         self.assertRegex(detail, r"\d")
 
+    def test_epoch_check_refuses_the_cap_and_names_one_that_plans(self):
+        sampler = b.Sampler(LENGTHS, batch_size=4, dp_size=2, max_tokens=80, shuffle=0)
+        detail = self.assertRaisesStatus(ValueError, b.BRS_ERR_CAP_INFEASIBLE,
+                                         sampler.check_epoch)
+        cap, needed = b.Sampler(LENGTHS, batch_size=4, dp_size=2, shuffle=0).check_epoch()
+        self.assertEqual(needed, 1)  # no cap: one micro-batch would do
+        self.assertIn(str(cap), detail)
+        sampler.set_int(b.BRS_OPT_MAX_TOKENS, cap)
+        self.assertLessEqual(sampler.check_epoch()[1], 2)
+        sampler.plan(0)
+
     def test_step_out_of_range_then_no_stale_plan(self):
         sampler = b.Sampler(LENGTHS, batch_size=2, dp_size=2)
         sampler.plan(0)

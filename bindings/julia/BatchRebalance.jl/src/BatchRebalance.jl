@@ -20,7 +20,7 @@ The library is `ENV["BRS_LIBRARY"]` (a path) or the `libbrs` found by
 module BatchRebalance
 
 export Sampler, BrsError, MicroBatch, StepPlan
-export plan, set_epoch!, steps_per_epoch, fingerprint, getoption, option_bounds
+export plan, set_epoch!, steps_per_epoch, fingerprint, getoption, option_bounds, check_epoch
 export library_version, library_version_number
 
 include("libbrs.jl")

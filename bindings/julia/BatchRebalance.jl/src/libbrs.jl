@@ -176,6 +176,13 @@ brs_sampler_steps_per_epoch(out::Ref{UInt64}, sampler::Ptr{Cvoid}) =
 brs_sampler_fingerprint(out::Ref{UInt64}, sampler::Ptr{Cvoid}) =
     ccall((:brs_sampler_fingerprint, libbrs()), Int32, (Ref{UInt64}, Ptr{Cvoid}), out, sampler)
 
+# LIBBRS_1.2
+brs_sampler_check_epoch(min_max_tokens::Ref{UInt64}, micro_batches::Ref{UInt64},
+                        sampler::Ptr{Cvoid}, epoch::UInt64) =
+    ccall((:brs_sampler_check_epoch, libbrs()), Int32,
+          (Ref{UInt64}, Ref{UInt64}, Ptr{Cvoid}, UInt64), min_max_tokens, micro_batches, sampler,
+          epoch)
+
 brs_sampler_last_error(sampler::Ptr{Cvoid}) =
     ccall((:brs_sampler_last_error, libbrs()), Ptr{UInt8}, (Ptr{Cvoid},), sampler)
 

@@ -199,6 +199,23 @@ function fingerprint(s::Sampler)
     return out[]
 end
 
+"""
+    check_epoch(s, epoch = s.epoch) -> (min_max_tokens, micro_batches)
+
+Whether max_tokens lets every step of `epoch` be planned, decided in one pass
+before any step is planned: the least max_tokens that plans the epoch and the
+most micro-batches a step needs. Throws a `BrsError` naming that max_tokens
+when the configured one cannot plan the epoch (and in packed mode, whose cap
+only planning a step settles).
+"""
+function check_epoch(s::Sampler, epoch::Integer = s.epoch)
+    epoch >= 0 || throw(ArgumentError("epoch must be >= 0, got $epoch"))
+    cap, needed = Ref{UInt64}(0), Ref{UInt64}(0)
+    GC.@preserve s check(brs_sampler_check_epoch(cap, needed, s.handle, UInt64(epoch)),
+                         () -> sampler_error(s))
+    return (min_max_tokens = Int(cap[]), micro_batches = Int(needed[]))
+end
+
 # --- plans --------------------------------------------------------------------
 
 """One micro-batch of a step: 1-based dataset indices, longest sample first."""

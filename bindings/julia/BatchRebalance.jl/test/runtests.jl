@@ -178,6 +178,17 @@ const CONFIG = (per_device_batch_size=4, grad_accum=2, dp_size=3, seed=7)
         @test occursin(BR.status_name(e.code), sprint(showerror, e))
     end
 
+    @testset "the epoch check names a max_tokens that plans the epoch" begin
+        found = check_epoch(Sampler(lengths; CONFIG...))
+        @test found.micro_batches == 1  # no cap: one micro-batch would do
+        s = Sampler(lengths; CONFIG..., max_tokens=found.min_max_tokens)
+        @test check_epoch(s).micro_batches <= 6
+        @test all(t -> plan(s, t) isa StepPlan, 0:steps_per_epoch(s)-1)
+        s = Sampler(lengths; CONFIG...)  # no cap: every epoch checks out
+        set_epoch!(s, 1)
+        @test check_epoch(s).min_max_tokens == check_epoch(s, 1).min_max_tokens
+    end
+
     @testset "close is idempotent" begin
         s = Sampler(lengths; CONFIG...)
         @test isopen(s)

@@ -15,10 +15,10 @@ use core::ffi::c_char;
 // ---------------------------------------------------------------------------
 
 pub const BRS_VERSION_MAJOR: u32 = 1;
-pub const BRS_VERSION_MINOR: u32 = 1;
+pub const BRS_VERSION_MINOR: u32 = 2;
 pub const BRS_VERSION_PATCH: u32 = 0;
 /// MAJOR * 10000 + MINOR * 100 + PATCH, the value `brs_version_number()` returns.
-pub const BRS_VERSION_NUMBER: u32 = 10100;
+pub const BRS_VERSION_NUMBER: u32 = 10200;
 
 // ---------------------------------------------------------------------------
 // Status codes
@@ -184,6 +184,13 @@ extern "C" {
     pub fn brs_sampler_validate(sampler: *mut brs_sampler) -> brs_status;
     pub fn brs_sampler_steps_per_epoch(out: *mut u64, sampler: *mut brs_sampler) -> brs_status;
     pub fn brs_sampler_fingerprint(out: *mut u64, sampler: *const brs_sampler) -> brs_status;
+    // LIBBRS_1.2
+    pub fn brs_sampler_check_epoch(
+        min_max_tokens: *mut u64,
+        micro_batches: *mut u64,
+        sampler: *const brs_sampler,
+        epoch: u64,
+    ) -> brs_status;
     pub fn brs_sampler_last_error(sampler: *const brs_sampler) -> *const c_char;
 
     pub fn brs_plan_new(out: *mut *mut brs_plan) -> brs_status;

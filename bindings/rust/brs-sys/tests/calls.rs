@@ -45,6 +45,7 @@ fn null_pointers_are_refused() {
     let mut i = 0i64;
     let mut d = 0f64;
     let mut u = 0u64;
+    let mut v = 0u64;
     let mut n = 0usize;
     let mut indices: *const u64 = null();
     let lengths = [1u32];
@@ -87,6 +88,10 @@ fn null_pointers_are_refused() {
         );
         assert_eq!(
             brs_sampler_fingerprint(&mut u, null()),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_sampler_check_epoch(&mut u, &mut v, null(), 0),
             BRS_ERR_NULL_POINTER
         );
         assert!(!text(brs_sampler_last_error(null())).is_empty());
@@ -173,6 +178,20 @@ fn a_raw_session_plans_every_sample_once() {
         let mut steps = 0u64;
         assert_eq!(brs_sampler_steps_per_epoch(&mut steps, sampler), BRS_OK);
         assert_eq!(steps, 1);
+
+        // A cap of the longest sample: one sample per micro-batch at the
+        // long end, so the step needs more than 4; the least cap plans it.
+        assert_eq!(brs_sampler_set_int(sampler, BRS_OPT_MAX_TOKENS, 160), BRS_OK);
+        let (mut cap, mut needed) = (0u64, 0u64);
+        assert_eq!(
+            brs_sampler_check_epoch(&mut cap, &mut needed, sampler, 3),
+            BRS_ERR_CAP_INFEASIBLE
+        );
+        assert!(cap > 160 && needed > 4);
+        assert_eq!(brs_sampler_set_int(sampler, BRS_OPT_MAX_TOKENS, cap as i64), BRS_OK);
+        assert_eq!(brs_sampler_check_epoch(&mut cap, &mut needed, sampler, 3), BRS_OK);
+        assert!(needed <= 4);
+        assert_eq!(brs_sampler_set_int(sampler, BRS_OPT_MAX_TOKENS, 0), BRS_OK);
 
         let mut plan = null_mut();
         assert_eq!(brs_plan_new(&mut plan), BRS_OK);

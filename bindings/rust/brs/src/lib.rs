@@ -40,7 +40,7 @@ pub use error::{Error, ErrorCode, Result};
 pub use iter::MicroBatches;
 pub use options::{option, options, OptionInfo, OptionValue};
 pub use plan::{MicroBatchStats, Plan, PlanStats};
-pub use sampler::Sampler;
+pub use sampler::{EpochCheck, Sampler};
 
 use brs_sys as sys;
 

@@ -9,6 +9,15 @@ use brs_sys as sys;
 use std::marker::PhantomData;
 use std::ptr::{null_mut, NonNull};
 
+/// What [`Sampler::check_epoch`] found for an epoch that plans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EpochCheck {
+    /// The least max_tokens with which every step of the epoch plans.
+    pub min_max_tokens: u64,
+    /// The most micro-batches a step needs under the configured max_tokens.
+    pub micro_batches: u64,
+}
+
 /// Plans the micro-batches of every optimizer step of an epoch.
 ///
 /// `'a` is the lifetime of borrowed lengths ([`SamplerBuilder::build_borrowed`]);
@@ -147,6 +156,20 @@ impl Sampler<'_> {
         // SAFETY: live handle, valid out-parameter.
         self.check(unsafe { sys::brs_sampler_fingerprint(&mut hash, self.raw()) })?;
         Ok(hash)
+    }
+
+    /// Whether max_tokens lets every step of `epoch` be planned, decided in
+    /// one pass before any step is planned: `Ok` with the least max_tokens
+    /// that plans the epoch and the most micro-batches a step needs;
+    /// otherwise the error whose message names that max_tokens
+    /// (`CapInfeasible`, `SampleTooLong`), `Unsupported` in packed mode.
+    pub fn check_epoch(&self, epoch: u64) -> Result<EpochCheck> {
+        let (mut min_max_tokens, mut micro_batches) = (0, 0);
+        // SAFETY: live handle, valid out-parameters; a read-only call.
+        self.check(unsafe {
+            sys::brs_sampler_check_epoch(&mut min_max_tokens, &mut micro_batches, self.raw(), epoch)
+        })?;
+        Ok(EpochCheck { min_max_tokens, micro_batches })
     }
 
     /// Step `step` of the current epoch, for every rank.

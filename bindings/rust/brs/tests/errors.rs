@@ -114,6 +114,24 @@ fn an_infeasible_cap_names_the_micro_batches_it_would_need() {
 }
 
 #[test]
+fn the_epoch_check_refuses_the_cap_before_planning_and_names_one_that_works() {
+    // The same data: 2 micro-batches needed, 1 given; 80 tokens plan it.
+    let sampler = Sampler::builder()
+        .max_tokens(Some(40))
+        .build(&[10; 8])
+        .unwrap();
+    let error = sampler.check_epoch(0).unwrap_err();
+    assert_message(&error, ErrorCode::CapInfeasible, "80");
+    let sampler = Sampler::builder()
+        .max_tokens(Some(80))
+        .build(&[10; 8])
+        .unwrap();
+    let found = sampler.check_epoch(0).unwrap();
+    assert_eq!((found.min_max_tokens, found.micro_batches), (80, 1));
+    assert!(sampler.plan(0).is_ok());
+}
+
+#[test]
 fn a_step_past_the_epoch_is_out_of_range() {
     let sampler = Sampler::builder()
         .per_device_batch_size(4)
