@@ -9,6 +9,13 @@ libbrs's, keyed by seed and epoch), and resumes in O(1) from ``state_dict()``.
 
 import inspect
 
+try:
+    # A torch.utils.data.Sampler where torch is installed, so that isinstance checks (frameworks',
+    # type checkers') see a sampler; a plain class without torch, which the package never needs.
+    from torch.utils.data import Sampler as _SamplerBase
+except ImportError:
+    _SamplerBase = object
+
 from . import _args, _elastic, _options, _recreation, cost_model as _cost_model, distributed
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
@@ -60,7 +67,7 @@ def _given_options(arguments):
     return given
 
 
-class BatchRebalanceSampler:
+class BatchRebalanceSampler(_SamplerBase):
     """Yields this rank's micro-batches (fresh ``list[int]`` of dataset indices) step by step.
 
     ``per_device_batch_size`` is the AVERAGE micro-batch size (the library's ``batch_size``): a
@@ -76,6 +83,9 @@ class BatchRebalanceSampler:
 
     ``cost_model``: a brs.CostModel or the path of its JSON file (brs.calibrate); it supplies
     alpha, intercept and max_tokens where those are not given (docs/calibration.md).
+
+    ``BatchRebalanceSampler.from_upstream_args`` builds it from the arguments of transformers'
+    BatchRebalanceSampler, whose attribute names (num_global_batches, has_tail, ...) it answers.
     """
 
     batch_size = None  # the DataLoader contract of a batch sampler: sizes vary
@@ -127,6 +137,7 @@ class BatchRebalanceSampler:
         else:
             self._apply_topology(*frozen)
             self._frozen = tuple(frozen)
+        self._check_cap(self._epoch)  # a max_tokens some step cannot meet fails here too
         self._native.validate()  # bad combinations fail here, not at the first batch
         _recreation.save_arguments(self)
 
@@ -184,9 +195,17 @@ class BatchRebalanceSampler:
         """Select the epoch the next iteration plans (each epoch is a new shuffle)."""
         epoch = _args.integer("epoch", epoch, 0)
         if epoch != self._epoch:
+            self._check_cap(epoch)
             self._epoch = epoch
             self._step = self._micro = 0
             self._resume_pending = False
+
+    def _check_cap(self, epoch):
+        """Raise ValueError, naming the max_tokens that works, when some step of ``epoch``
+        cannot keep max_tokens: before the first micro-batch, not in the middle of the epoch.
+        One pass over the epoch's lengths, so only where a cap is set."""
+        if self._native.get_int(_options.BY_NAME["max_tokens"].key) != 0:
+            self._native.check_epoch(epoch)
 
     @property
     def steps_per_epoch(self):
@@ -215,6 +234,81 @@ class BatchRebalanceSampler:
         plan = NativePlan()
         plan.compute(self._native.handle, epoch, step)
         return plan.snapshot()
+
+    # -- transformers' BatchRebalanceSampler: its constructor and attribute names -----------
+
+    @classmethod
+    def from_upstream_args(cls, lengths, effective_batch_size, dp_size, grad_accum, shuffle=None,
+                           seed=42, rank=None, drop_last=None, alpha=None, max_tokens=None,
+                           intercept=None, **options):
+        """The sampler that transformers' ``BatchRebalanceSampler(lengths, effective_batch_size,
+        dp_size, grad_accum, shuffle, seed, rank, drop_last)`` describes, planned by libbrs.
+
+        ``effective_batch_size`` is the number of samples of one optimizer step over all ranks.
+        brs gives each of the dp_size x grad_accum micro-batches of a step the same AVERAGE size,
+        so it must be a multiple of dp_size x grad_accum (upstream only asks for at least that
+        many); the ValueError says which values work.
+
+        Defaults: ``seed`` is upstream's 42 (the library's own default differs). ``shuffle``,
+        ``drop_last``, ``alpha`` (upstream's QUADRATIC_COST_COEF) and ``intercept`` left None
+        take the library's defaults, which are upstream's values (a test checks it). ``rank``
+        None is the job's rank, as for the constructor: 0 in one process, upstream's default.
+        ``max_tokens`` is brs's hard cap on a micro-batch's padded tokens (None: no cap; upstream
+        has none). ``options`` are the constructor's other keywords (sync, strategy, packed,
+        cost_model).
+
+        Upstream's counts and flags read the same: ``len()``, ``num_global_batches``,
+        ``num_full_batches``, ``remainder``, ``has_tail``, ``effective_batch_size``. The samples
+        of each step are brs's own draw (its keyed shuffle, not torch.randperm), and with
+        drop_last=True a dataset with no full step is an error here, not an empty epoch.
+        """
+        effective_batch_size = _args.integer("effective_batch_size", effective_batch_size, 1)
+        dp_size = _args.integer("dp_size", dp_size, 1)
+        grad_accum = _args.integer("grad_accum", grad_accum, 1)
+        per_device, rest = divmod(effective_batch_size, dp_size * grad_accum)
+        if rest or not per_device:
+            raise ValueError(_indivisible_message(effective_batch_size, dp_size, grad_accum))
+        return cls(lengths, per_device_batch_size=per_device, dp_size=dp_size,
+                   grad_accum=grad_accum, rank=rank, seed=seed, shuffle=shuffle,
+                   drop_last=drop_last, alpha=alpha, intercept=intercept, max_tokens=max_tokens,
+                   **options)
+
+    @property
+    def effective_batch_size(self):
+        """Samples per optimizer step over all ranks, a kept short last step aside
+        (per_device_batch_size x grad_accum x dp_size, as the library stores them)."""
+        return self.per_device_batch_size * self.grad_accum * self.dp_size
+
+    @property
+    def num_global_batches(self):
+        """Optimizer steps per epoch, the library's steps_per_epoch (upstream's name)."""
+        return self.steps_per_epoch
+
+    @property
+    def has_tail(self):
+        """True when the epoch's last step is short: drop_last=False kept the samples left
+        after the full steps (topped up to dp_size x grad_accum when fewer; docs/design.md)."""
+        return self.steps_per_epoch * self.effective_batch_size > self._native.lengths.count
+
+    @property
+    def num_full_batches(self):
+        """Steps of a full effective_batch_size in an epoch."""
+        return self.steps_per_epoch - self.has_tail
+
+    @property
+    def remainder(self):
+        """Samples left after the full steps: planned in the tail step, or dropped."""
+        return self._native.lengths.count - self.num_full_batches * self.effective_batch_size
+
+    @property
+    def sampler(self):
+        """An object whose ``set_epoch`` sets this sampler's epoch.
+
+        Lightning's fit loop calls ``set_epoch`` on ``dataloader.sampler`` and on
+        ``dataloader.batch_sampler.sampler``, never on the batch sampler itself: this attribute
+        is how a bare BatchRebalanceSampler reshuffles every epoch under a plain Trainer.
+        """
+        return _EpochSetter(self)
 
     # -- iteration --------------------------------------------------------------------------
 
@@ -347,6 +441,40 @@ class BatchRebalanceSampler:
                 f"per_device_batch_size={self.per_device_batch_size}, "
                 f"grad_accum={self.grad_accum}, dp_size={dp}, seed={self.seed}, "
                 f"epoch={self._epoch})")
+
+
+class _EpochSetter:
+    """``batch_sampler.sampler`` of a bare BatchRebalanceSampler: forwards ``set_epoch``.
+
+    Not the sampler itself, so that code following ``.sampler`` links until they end does end;
+    made on each read, so that the sampler holds no reference back to it (no reference cycle).
+    """
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner):
+        self._owner = owner
+
+    def set_epoch(self, epoch):
+        self._owner.set_epoch(epoch)
+
+    @property
+    def epoch(self):
+        return self._owner.epoch
+
+    def __repr__(self):
+        return f"<set_epoch of {self._owner!r}>"
+
+
+def _indivisible_message(effective_batch_size, dp_size, grad_accum):
+    micro_batches = dp_size * grad_accum
+    below = effective_batch_size // micro_batches * micro_batches
+    choices = [str(value) for value in (below, below + micro_batches) if value > 0]
+    return (f"effective_batch_size={effective_batch_size} is not a multiple of dp_size x "
+            f"grad_accum = {dp_size} x {grad_accum} = {micro_batches}: brs gives every "
+            "micro-batch of a step the same average size, effective_batch_size / (dp_size x "
+            f"grad_accum); pass effective_batch_size={' or '.join(choices)}, or a dp_size and "
+            f"grad_accum whose product divides {effective_batch_size}")
 
 
 def _option_attribute(option):

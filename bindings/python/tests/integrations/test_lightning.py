@@ -136,6 +136,17 @@ def test_a_bare_sampler_reshuffles_on_one_device(tmp_path):
     assert epoch_batches(module.index_log, 1) == planned(1)
 
 
+def test_a_bare_sampler_reshuffles_under_a_plain_trainer(tmp_path):
+    # No RebalanceCallback either: Lightning's own set_epoch reaches the sampler through its
+    # .sampler (Lightning calls it on dataloader.batch_sampler.sampler only).
+    module, _ = fit(tmp_path, module=app.PlainBareLM(PER_DEVICE), rebalance=False)
+    for epoch in range(app.EPOCHS):
+        batches = epoch_batches(module.index_log, epoch)
+        assert batches == planned(epoch), f"epoch {epoch}"
+        assert sorted(i for batch in batches for i in batch) == list(range(app.NUM_SAMPLES))
+    assert epoch_batches(module.index_log, 1) != epoch_batches(module.index_log, 0)
+
+
 # -- Lightning re-creating a bare sampler's DataLoader (its distributed path, in-process) -------
 
 def _bare_loader(sampler):

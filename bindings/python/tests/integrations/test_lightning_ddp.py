@@ -4,7 +4,8 @@ Lightning's defaults (use_distributed_sampler=True), 40 samples, per-device batc
 accumulate_grad_batches 2, 2 ranks: 5 optimizer steps per epoch, the same global batch of 8 as
 the one-device tests. Coverage and reshuffle per epoch, equal batch counts on both ranks, a
 resume from a checkpoint inside the second epoch equal to the uninterrupted run, and a bare
-BatchRebalanceSampler (no RebalanceBatchSampler, no RebalanceCallback) training the same batches.
+BatchRebalanceSampler (no RebalanceBatchSampler, no RebalanceCallback) training the same batches,
+with Lightning's sampler and without it.
 """
 
 import pytest
@@ -20,6 +21,7 @@ from _support import read_json  # noqa: E402
 pytestmark = pytest.mark.distributed  # scripts/soak-distributed runs these
 
 RANKS = 2
+CALLBACK_SYNC = "step"
 STEPS_PER_EPOCH = 5
 STOP = 7  # epoch 1, step 2
 
@@ -28,8 +30,12 @@ def logs(run_dir):
     return {rank: read_json(run_dir / f"log-rank{rank}.json") for rank in range(RANKS)}
 
 
-def planned(rank, epoch):
-    sampler = app.rebalance_sampler(run_lightning.PER_DEVICE, dp_size=RANKS, rank=rank)
+def planned(rank, epoch, sync=None):
+    """Rank ``rank``'s micro-batches of ``epoch`` with ``sync`` (None: the library's default,
+    which a bare sampler without RebalanceCallback keeps; the callback resolves sync="auto"
+    under DDP with accumulation to CALLBACK_SYNC)."""
+    sampler = app.rebalance_sampler(run_lightning.PER_DEVICE, dp_size=RANKS,
+                                    rank=rank).with_options(sync=sync)
     return [mb.indices for step in range(sampler.steps_per_epoch)
             for mb in sampler.plan(step, epoch=epoch).micro_batches[rank]]
 
@@ -59,7 +65,8 @@ def test_ranks_train_their_plan_cover_every_sample_and_reshuffle(full):
     trained = logs(full)
     for epoch in range(app.EPOCHS):
         for rank in range(RANKS):
-            assert batches(trained[rank], epoch) == planned(rank, epoch), (rank, epoch)
+            assert batches(trained[rank], epoch) == planned(rank, epoch, CALLBACK_SYNC), (
+                rank, epoch)
         union = sorted(i for rank in range(RANKS) for batch in batches(trained[rank], epoch)
                        for i in batch)
         assert union == list(range(app.NUM_SAMPLES)), f"epoch {epoch}"
@@ -104,10 +111,14 @@ def bare(tmp_path_factory, torchrun):
     return out
 
 
-def test_a_bare_sampler_under_lightnings_defaults_trains_the_plan_of_each_rank(full, bare):
-    # Same micro-batches per rank and epoch as the wrapped sampler with the callback: its plan,
+def test_a_bare_sampler_under_lightnings_defaults_trains_the_plan_of_each_rank(bare):
+    # Its plan (without RebalanceCallback nothing resolves sync="auto": the library's default),
     # each sample once per epoch, a new shuffle in epoch 1 (Lightning's own set_epoch reached it).
-    assert logs(bare) == logs(full)
+    trained = logs(bare)
+    for epoch in range(app.EPOCHS):
+        for rank in range(RANKS):
+            assert batches(trained[rank], epoch) == planned(rank, epoch), (rank, epoch)
+    assert batches(trained[0], 1) != batches(trained[0], 0)
     for rank in range(RANKS):
         result = read_json(bare / f"result-rank{rank}.json")
         # Lightning re-created the batch sampler around its DistributedSampler: the wrapper
@@ -116,3 +127,20 @@ def test_a_bare_sampler_under_lightnings_defaults_trains_the_plan_of_each_rank(f
                                                                  "DistributedSampler")
         assert result["same_sampler"] is True
         assert result["global_step"] == 2 * STEPS_PER_EPOCH
+
+
+def test_a_bare_sampler_lightning_leaves_alone_reshuffles_each_epoch(tmp_path, torchrun):
+    # use_distributed_sampler=False and no RebalanceCallback: the DataLoader's batch_sampler stays
+    # the brs sampler itself, which Lightning's set_epoch reaches only through its .sampler.
+    torchrun("run_lightning.py", "--out", tmp_path, "--bare", "--no-callback",
+             "--no-distributed-sampler")
+    trained = logs(tmp_path)
+    for epoch in range(app.EPOCHS):
+        for rank in range(RANKS):
+            assert batches(trained[rank], epoch) == planned(rank, epoch), (rank, epoch)
+        union = sorted(i for rank in range(RANKS) for batch in batches(trained[rank], epoch)
+                       for i in batch)
+        assert union == list(range(app.NUM_SAMPLES)), f"epoch {epoch}"
+    assert batches(trained[0], 1) != batches(trained[0], 0)
+    result = read_json(tmp_path / "result-rank0.json")
+    assert (result["batch_sampler"], result["injected"]) == ("BatchRebalanceSampler", "NoneType")
