@@ -32,6 +32,9 @@ typedef struct cli_config {
     uint64_t epoch;              /* --epoch, 0 if absent */
     int has_step;                /* --step given */
     uint64_t step;
+    double seconds_per_unit;     /* seconds of one cost unit, from --cost-model; 0: unknown */
+    int cap_marks_rows;          /* compare: a --max-tokens brs cannot keep marks its row
+                                  * instead of ending the command */
     option_setting settings[OPTION_TABLE_MAX]; /* at most one per key */
     size_t setting_count;
     int help;                    /* --help given: print usage, ignore the rest */

@@ -17,16 +17,16 @@
 
 int compare_command(int count, char **args)
 {
-    cli_config config = options_parse_command(count, args, OPTIONS_PLAN);
+    cli_config config = options_parse_command(count, args, OPTIONS_COMPARE);
     if (config.help) {
         usage_compare(stdout);
         return CLI_EXIT_OK;
     }
-    const option_setting *strategy = cli_config_find(&config, BRS_OPT_STRATEGY);
-    if (strategy != NULL)
-        cli_bad_input("%s: compare runs every strategy; leave it out", strategy->source);
     options_require_lengths(&config);
     cost_model_file_apply(&config);
+    /* A cap brs cannot keep is a finding here, not an error: its row says
+     * so and the baselines, which never bend to the cap, are still shown. */
+    config.cap_marks_rows = 1;
     FILE *out = output_open(config.output_path);
     lengths data = lengths_load(config.lengths_path);
     brs_sampler *sampler = sampler_setup(&config, data.values, data.count);
@@ -34,7 +34,8 @@ int compare_command(int count, char **args)
     selection chosen = selection_make(&config, sampler, steps);
     comparison result = comparison_run(sampler, config.epoch, &chosen);
 
-    compare_setting setting = {sampler, data.count, config.epoch, steps, &chosen};
+    compare_setting setting = {sampler, data.count, config.epoch, steps, &chosen,
+                               config.seconds_per_unit, config.cost_model_path};
     fprintf(out, "brs compare: %s\n", config.lengths_path);
     compare_report_print(out, &result, &setting);
     output_commit(out, "the comparison");

@@ -17,8 +17,11 @@ typedef struct compare_setting {
     uint64_t epoch;
     uint64_t steps_per_epoch;
     const selection *chosen;
+    double seconds_per_unit;     /* > 0: times are shown in seconds (a calibrated model) */
+    const char *cost_model_path; /* --cost-model FILE, or NULL */
 } compare_setting;
 
+/* The table, its legend and the verdict in plain words (compare_verdict.h). */
 void compare_report_print(FILE *out, const comparison *result, const compare_setting *setting);
 
 #endif

@@ -1,4 +1,5 @@
-/* cost_model_file.c - read the three settings of a cost-model file. */
+/* cost_model_file.c - read the three settings of a cost-model file, and
+ * the seconds of one cost unit when it was calibrated. */
 #include "cost_model_file.h"
 
 #include <errno.h>
@@ -21,9 +22,17 @@
 enum { MAX_FILE_SIZE = 16 << 20 };
 
 /* The keys read, in the order of `seen`. */
-enum { KEY_FORMAT, KEY_VERSION, KEY_ALPHA, KEY_INTERCEPT, KEY_MAX_TOKENS, KEY_COUNT };
-static const char *const key_names[KEY_COUNT] = {"format", "version", "alpha", "intercept",
-                                                 "max_tokens"};
+enum {
+    KEY_FORMAT,
+    KEY_VERSION,
+    KEY_ALPHA,
+    KEY_INTERCEPT,
+    KEY_MAX_TOKENS,
+    KEY_SECONDS_PER_UNIT,
+    KEY_COUNT
+};
+static const char *const key_names[KEY_COUNT] = {"format",    "version",    "alpha",
+                                                 "intercept", "max_tokens", "seconds_per_unit"};
 
 typedef struct reading {
     json_member members[KEY_COUNT];
@@ -131,6 +140,27 @@ static int read_max_tokens(reading *r, int64_t *out, int *present)
     return 0;
 }
 
+/* seconds_per_unit: a number > 0, or null or absent (a model that was not
+ * calibrated has no time scale: *out stays 0). */
+static int read_seconds_per_unit(reading *r, double *out)
+{
+    *out = 0.0;
+    if (!r->seen[KEY_SECONDS_PER_UNIT] || r->members[KEY_SECONDS_PER_UNIT].kind == JSON_NULL)
+        return 0;
+    double value;
+    int status = read_double(r, KEY_SECONDS_PER_UNIT, &value);
+    if (status != 0)
+        return status;
+    if (!(value > 0.0)) {
+        char text[128];
+        value_text(text, sizeof text, &r->members[KEY_SECONDS_PER_UNIT]);
+        return bad(r, "key \"seconds_per_unit\" is %s; it must be above 0, or null when the "
+                      "model was not calibrated", text);
+    }
+    *out = value;
+    return 0;
+}
+
 static void add(cli_config *config, brs_option key, const reading *r, const char *name,
                 int64_t int_value, double double_value)
 {
@@ -155,6 +185,8 @@ static int take_settings(cli_config *config, reading *r)
         status = read_double(r, KEY_INTERCEPT, &intercept);
     if (status == 0)
         status = read_max_tokens(r, &max_tokens, &has_max_tokens);
+    if (status == 0)
+        status = read_seconds_per_unit(r, &config->seconds_per_unit);
     if (status != 0)
         return status;
     add(config, BRS_OPT_ALPHA, r, "alpha", 0, alpha);

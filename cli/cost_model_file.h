@@ -4,7 +4,9 @@
  *   {"format": "brs-cost-model", "version": 1, "alpha": A, "intercept": C,
  *    "max_tokens": T or null, ...}
  * format and version are checked; alpha, intercept and max_tokens are used
- * (max_tokens null or absent: no setting); every other key is ignored.
+ * (max_tokens null or absent: no setting), and so is seconds_per_unit (null
+ * or absent in a model that was not calibrated), which `brs compare` turns
+ * its times into seconds with; every other key is ignored.
  * A flag given on the command line wins over the file, so a calibrated model
  * can be tried with one value changed.
  */

@@ -22,6 +22,16 @@ static const command commands[] = {
     {"demo", demo_command},
 };
 
+/* Commands of the Python package that a user may look for here, since
+ * `python -m brs` passes plan, compare and demo on to this program. */
+static const struct {
+    const char *name;
+    const char *what;
+} python_commands[] = {
+    {"report", "brs compare's table and a figure"},
+    {"calibrate", "time a torch model and write its cost model"},
+};
+
 /* Help and version text go to standard output too: a write error there
  * (a full disk, a closed pipe) must not end in exit status 0. */
 static int finish(int status)
@@ -49,5 +59,12 @@ int main(int argc, char **argv)
             cli_set_command(commands[i].name);
             return finish(commands[i].run(argc - 2, argv + 2));
         }
-    cli_bad_input("unknown command '%s': use plan, compare or demo (see brs --help)", name);
+    for (size_t i = 0; i < sizeof python_commands / sizeof python_commands[0]; i++)
+        if (strcmp(name, python_commands[i].name) == 0)
+            cli_bad_input("'%s' is a command of the Python package brs, not of this program: "
+                          "run python -m brs %s (%s)",
+                          name, name, python_commands[i].what);
+    cli_bad_input("unknown command '%s': use plan, compare or demo; report and calibrate are "
+                  "python -m brs report and python -m brs calibrate (see brs --help)",
+                  name);
 }

@@ -37,6 +37,27 @@ static const command_flag command_flags[] = {
 
 enum { COMMAND_FLAG_COUNT = sizeof command_flags / sizeof command_flags[0] };
 
+/* compare measures every strategy and every rank: a flag that picks one
+ * would be ignored or contradicted, so it is refused, and help omits it. */
+static const struct {
+    options_set command;
+    brs_option key;
+    const char *why;
+} not_taken[] = {
+    {OPTIONS_COMPARE, BRS_OPT_STRATEGY, "compare runs every strategy side by side"},
+    {OPTIONS_COMPARE, BRS_OPT_RANK, "compare measures every rank"},
+};
+
+const char *options_not_taken(options_set accepted, brs_option key)
+{
+    if (accepted == OPTIONS_HELP_ONLY)
+        return "the demo takes no options";
+    for (size_t i = 0; i < sizeof not_taken / sizeof not_taken[0]; i++)
+        if (not_taken[i].command == accepted && not_taken[i].key == key)
+            return not_taken[i].why;
+    return NULL;
+}
+
 typedef struct parse_state {
     cli_config *config;
     int command_seen[COMMAND_FLAG_COUNT];
@@ -224,12 +245,16 @@ static int parse_one(parse_state *state, int count, char *const *args, int *i,
                    quote(arg, strlen(arg)).text);
     const char *equals = is_short ? NULL : strchr(arg, '=');
     size_t length = equals ? (size_t)(equals - arg) : strlen(arg);
-    int command = accepted == OPTIONS_PLAN ? find_command_flag(arg, length) : -1;
+    int takes_flags = accepted != OPTIONS_HELP_ONLY;
+    int command = takes_flags ? find_command_flag(arg, length) : -1;
     const char *flag = NULL;
     const library_option *option =
-        command < 0 && accepted == OPTIONS_PLAN ? find_option(arg, length, &flag) : NULL;
+        command < 0 && takes_flags ? find_option(arg, length, &flag) : NULL;
     if (command < 0 && option == NULL)
         return bad(state, "unknown option '%s' (see --help)", quote(arg, length).text);
+    const char *why = option != NULL ? options_not_taken(accepted, option->key) : NULL;
+    if (why != NULL)
+        return bad(state, "%s: %s; leave it out (brs plan takes it)", flag, why);
     if (command >= 0)
         flag = command_flags[command].flag;
     const char *value = equals ? equals + 1 : NULL;

@@ -19,8 +19,14 @@
 /* Which flags a command accepts. */
 typedef enum options_set {
     OPTIONS_PLAN,     /* every dataset, configuration and narrowing flag */
+    OPTIONS_COMPARE,  /* those of plan, less the library options it measures every value of */
     OPTIONS_HELP_ONLY /* only --help (the demo) */
 } options_set;
+
+/* Why a command does not take library option `key` (its message when the
+ * flag is given, e.g. "compare measures every rank"), or NULL if it takes
+ * it. --help lists only the options a command takes. */
+const char *options_not_taken(options_set accepted, brs_option key);
 
 /* Parse args[0..count) (the arguments after the command name) into *config.
  * Returns 0, or the exit status of the problem with one line in error.

@@ -9,6 +9,7 @@
 
 #include "demo_dataset.h"
 #include "option_table.h"
+#include "options.h"
 #include "text_wrap.h"
 
 enum { HELP_COLUMN = 24, HELP_WIDTH = 80 };
@@ -81,14 +82,19 @@ static void print_library_option(FILE *out, const library_option *option)
     print_entry(out, left, text);
 }
 
-static void print_options(FILE *out)
+/* The options `accepted` takes, and only those. */
+static void print_options(FILE *out, options_set accepted)
 {
     fputs("Options:\n", out);
     print_entry(out, "--lengths FILE", "one token count >= 1 per line (line i is sample i-1); "
                                        "'-' reads standard input (required)");
     print_entry(out, "--cost-model FILE",
-                "take alpha, intercept and max_tokens from a cost-model JSON file (as "
-                "brs.calibrate writes it); a flag given here wins over the file");
+                accepted == OPTIONS_COMPARE
+                    ? "take alpha, intercept and max_tokens from a cost-model JSON file (as "
+                      "python -m brs calibrate writes it), and its seconds_per_unit: times are "
+                      "then shown in seconds; a flag given here wins over the file"
+                    : "take alpha, intercept and max_tokens from a cost-model JSON file (as "
+                      "python -m brs calibrate writes it); a flag given here wins over the file");
     print_entry(out, "-o, --output FILE",
                 "write to FILE instead of standard output (FILE is replaced only when "
                 "everything is written)");
@@ -99,7 +105,8 @@ static void print_options(FILE *out)
     char error[128];
     if (option_table_get(&options, &count, error, sizeof error) == 0)
         for (size_t i = 0; i < count; i++)
-            print_library_option(out, &options[i]);
+            if (options_not_taken(accepted, options[i].key) == NULL)
+                print_library_option(out, &options[i]);
     print_entry(out, "-h, --help", "show this help");
     fputs("\nNumbers are decimal (8, 0.001, 1e-3); each flag is given at most once.\n", out);
 }
@@ -115,7 +122,12 @@ void usage_main(FILE *out)
             "                                        batches over one epoch\n"
             "  brs demo                              the comparison on an embedded real dataset\n"
             "  brs <command> --help                  the options of a command\n"
-            "  brs --version                         the version of libbrs in use\n",
+            "  brs --version                         the version of libbrs in use\n"
+            "\n"
+            "The Python package brs (pip install brs) adds two commands of its own:\n"
+            "  python -m brs report ...              brs compare's table and a figure\n"
+            "  python -m brs calibrate ...           time a torch model and write the cost\n"
+            "                                        model (a --cost-model FILE)\n",
             brs_version_string());
     fputs(exit_status, out);
 }
@@ -132,23 +144,26 @@ void usage_plan(FILE *out)
           "indices are 0-based line numbers of FILE, longest sample first. With\n"
           "--strategy, the micro-batches of that strategy instead.\n\n",
           out);
-    print_options(out);
+    print_options(out, OPTIONS_PLAN);
     fputs(exit_status, out);
 }
 
 void usage_compare(FILE *out)
 {
     fputs("Usage: brs compare --lengths FILE [options]\n", out);
-    fputs("Compare, over one epoch, the library's three strategies: fixed-size random\n"
-          "micro-batches, length-grouped ones (megabatches sorted longest first, as\n"
-          "transformers' LengthGroupedSampler) and brs: peak padded tokens per\n"
-          "micro-batch, padding efficiency, total step time when ranks sync every\n"
-          "micro-step and when they sync once per step (each also against the proven\n"
-          "lower bound), micro-batches over --max-tokens, and the time brs takes to plan\n"
-          "a step. --step compares one step only; --rank is checked but every rank is\n"
-          "compared; --strategy is not taken (every strategy is compared).\n\n",
+    fputs("Compare, over one epoch and every rank, the library's three strategies:\n"
+          "fixed-size random micro-batches, length-grouped ones (megabatches sorted\n"
+          "longest first, as transformers' LengthGroupedSampler) and brs: peak padded\n"
+          "tokens per micro-batch, padding efficiency, total step time when ranks sync\n"
+          "every micro-step and when they sync once per step (each also against the\n"
+          "proven lower bound), micro-batches over --max-tokens, and the time brs takes\n"
+          "to plan a step. Times are in cost units, or in seconds with a calibrated\n"
+          "--cost-model. A verdict in plain words follows: what each strategy costs and\n"
+          "which to pick under --max-tokens. A strategy that cannot keep --max-tokens\n"
+          "is marked in its row; the others are still compared. --step compares one\n"
+          "step only.\n\n",
           out);
-    print_options(out);
+    print_options(out, OPTIONS_COMPARE);
     fputs(exit_status, out);
 }
 

@@ -134,8 +134,8 @@ def _add_option(parser, option):
                             else _integer, metavar=option.name.upper(), help=help_text)
 
 
-# Options a report does not take, as `brs compare`: it shows every strategy side by side.
-_COMPARED = ("strategy",)
+# Options a report does not take, as `brs compare`: it shows every strategy and every rank.
+_COMPARED = ("strategy", "rank")
 
 
 def _report_parser():

@@ -172,5 +172,5 @@ def test_pickled_sampler_keeps_its_options():
 @pytest.mark.parametrize("key, name, is_double, default", library_options())
 def test_every_library_option_is_a_flag_of_the_report(key, name, is_double, default):
     flags = {flag for action in _report_parser()._actions for flag in action.option_strings}
-    # a report compares every strategy, as `brs compare`, which refuses --strategy too
-    assert ("--" + name.replace("_", "-") in flags) == (name != "strategy")
+    # a report compares every strategy and rank, as `brs compare`, which refuses both flags too
+    assert ("--" + name.replace("_", "-") in flags) == (name not in ("strategy", "rank"))
