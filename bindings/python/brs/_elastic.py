@@ -10,6 +10,8 @@ saver's one is recomputed by the library for the saved split on this sampler's l
 
 import logging
 
+from . import _options
+
 logger = logging.getLogger("brs")
 
 SPLIT = ("dp_size", "per_device_batch_size", "grad_accum")
@@ -35,7 +37,7 @@ def accepts(sampler, state):
     if None in saved.values() or saved == current:
         return False
     saved_batch, batch = _global_batch(saved), _global_batch(current)
-    if _saver_fingerprint(sampler, saved) != state["fingerprint"]:
+    if _saver_fingerprint(sampler, saved, _saved_sync(state)) != state["fingerprint"]:
         return False
     if saved_batch != batch:
         raise ValueError(
@@ -75,8 +77,24 @@ def _describe(split):
             f"{split['per_device_batch_size']}, grad_accum={split['grad_accum']}")
 
 
-def _saver_fingerprint(sampler, saved):
-    """The library's fingerprint of this sampler with the saved split (rank does not enter)."""
+def _saved_sync(state):
+    """{"sync": C value} when ``state`` records its sync model, else {}.
+
+    Like the split, sync only decides which rank and micro-step trains which sample of a step;
+    the integrations choose it from the ranks and micro-steps (sync="auto"), so it may change
+    with them.
+    """
+    options = state.get("options") if isinstance(state.get("options"), dict) else {}
+    if "sync" not in options:
+        return {}
+    try:
+        return {"sync": _options.BY_NAME["sync"].to_native(options["sync"], "state sync")}
+    except (TypeError, ValueError):  # not a sync this library knows: not this stream
+        return {}
+
+
+def _saver_fingerprint(sampler, saved, sync):
+    """The library's fingerprint of this sampler with the saved split and sync (no rank)."""
     state = sampler.__getstate__()
     split = {"dp_size": saved["dp_size"], "rank": 0,
              "per_device_batch_size": saved["per_device_batch_size"],
@@ -86,8 +104,8 @@ def _saver_fingerprint(sampler, saved):
     if "args" in state:
         state["args"] = dict(state["args"], **split)
     if "given" in state:
-        state["given"] = dict(state["given"], rank=0, **{_OPTION_NAMES[key]: split[key]
-                                                         for key in SPLIT})
+        state["given"] = dict(state["given"], rank=0, **sync, **{_OPTION_NAMES[key]: split[key]
+                                                                 for key in SPLIT})
     state["frozen"] = (saved["dp_size"], 0)
     twin = type(sampler).__new__(type(sampler))
     try:

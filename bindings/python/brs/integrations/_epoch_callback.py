@@ -18,12 +18,13 @@ from brs import _elastic
 from .accelerate import find_rebalance_sampler
 
 # What the fingerprint depends on that a user changes between runs, for the error message.
-_SETTINGS = ("dp_size", "grad_accum", "per_device_batch_size", "seed", "drop_last")
+_SETTINGS = ("dp_size", "grad_accum", "per_device_batch_size", "seed", "drop_last", "sync")
 _SETTING_NAMES = {"dp_size": "world size (data-parallel processes)",
                   "grad_accum": "gradient_accumulation_steps",
                   "per_device_batch_size": "per_device_train_batch_size",
                   "seed": "seed (data_seed if set, else seed)",
-                  "drop_last": "dataloader_drop_last"}
+                  "drop_last": "dataloader_drop_last",
+                  "sync": "sync model (RebalanceOptions.sync; \"auto\" follows the job)"}
 
 
 class RebalanceEpochCallback(TrainerCallback, ExportableState):
@@ -82,8 +83,10 @@ def _saved_attributes(state, name):
 def _as_sampler_state(saved, state, sampler):
     """The checkpoint's plan settings in the form of a sampler state at its optimizer step."""
     epoch, step = divmod(state.global_step, sampler.steps_per_epoch)
+    # The sync model, like the split, may follow the number of processes (sync="auto").
+    options = {"sync": saved["sync"]} if "sync" in saved else {}
     return {"fingerprint": saved["fingerprint"], "epoch": epoch, "step": step, "micro": 0,
-            **{key: saved.get(key) for key in _elastic.SPLIT}}
+            "options": options, **{key: saved.get(key) for key in _elastic.SPLIT}}
 
 
 def _mismatch_message(saved, current):

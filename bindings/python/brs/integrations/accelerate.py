@@ -24,6 +24,7 @@ from accelerate.data_loader import BatchSamplerShard, DataLoaderAdapter
 
 from brs import BatchRebalanceSampler
 
+from . import _sync_choice
 from ._parallelism import accelerate_data_parallel
 from ._sampler_lookup import find_rebalance_sampler
 
@@ -74,12 +75,25 @@ def prepare_dataloader(accelerator, dataloader):
     ``accelerate_data_parallel(accelerator)``), and the ranks of one replica yield the same
     micro-batches.
 
+    A sampler whose ``sync`` is unset or "auto" gets the accelerator's sync model: "step" under
+    DDP when accelerate accumulates (``Accelerator(gradient_accumulation_steps > 1)``, whose
+    ``accelerator.accumulate(model)`` runs every micro-step but the last under ``no_sync``),
+    "micro_step" under FSDP, DeepSpeed ZeRO-2/3 and ``sync_each_batch=True``; else the
+    library's default. The choice is logged on the "brs" logger.
+
     Raises ValueError for accelerator settings that would redistribute batches behind the
     sampler's back (dispatch_batches, split_batches) and for a sampler whose dp_size or rank
     disagrees with the accelerator's data-parallel topology.
     """
+    return _prepare(accelerator, dataloader, resolve_sync=True)
+
+
+def _prepare(accelerator, dataloader, resolve_sync):
+    """prepare_dataloader; the Trainer, which chose its sampler's sync itself, skips that."""
     sampler = _rebalance_sampler_of(dataloader)
     _check_accelerator(accelerator, sampler)
+    if resolve_sync:
+        _sync_choice.resolve(sampler, "accelerate", *_sync_model(accelerator))
     carrier = _with_batch_sampler(dataloader, RebalanceBatchSampler(sampler))
     with _even_batches_off(accelerator):
         prepared = accelerator.prepare_data_loader(carrier)
@@ -133,6 +147,17 @@ def _check_topology(accelerator, sampler):
             f"replica {index}: build the sampler with dp_size={replicas}, rank={index} "
             "(brs.integrations.data_parallel_rank(mesh) gives both; with pure data parallelism "
             "leave both unset to detect them)")
+
+
+def _sync_model(accelerator):
+    """(sync model, why) of a hand-written loop on ``accelerator`` (see _sync_choice.py)."""
+    # Accelerator.accumulate(model) (accelerate 1.15) enters self.no_sync(model) unless
+    # sync_gradients (the micro-step that ends an optimizer step, every gradient_accumulation_steps
+    # -th) or sync_each_batch; with gradient_accumulation_steps 1 the loop accumulates by hand.
+    steps = accelerator.gradient_accumulation_steps
+    deferral = (f"accelerator.accumulate(model) runs {steps - 1} of every {steps} micro-steps "
+                "under no_sync") if steps > 1 else None
+    return _sync_choice.accelerate_model(accelerator, deferral)
 
 
 # DataLoader arguments that the batch sampler replaces.

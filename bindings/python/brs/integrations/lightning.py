@@ -11,7 +11,7 @@
 What the two pieces do, and why Lightning needs them (guide: docs/lightning.md):
 
 - RebalanceBatchSampler puts the brs sampler where Lightning's ``set_epoch`` looks
-  (``batch_sampler.sampler``); without it every epoch replays epoch 0's order. Under a
+  (``batch_sampler.sampler``; a bare brs sampler's own ``.sampler`` forwards it too). Under a
   distributed strategy with ``use_distributed_sampler=True`` (Lightning's default), Lightning
   re-creates the batch sampler around its own DistributedSampler; this one takes that sampler's
   ``num_replicas`` and ``rank`` as the strategy's data-parallel topology, checks the plan against
@@ -19,18 +19,23 @@ What the two pieces do, and why Lightning needs them (guide: docs/lightning.md):
   ``batch_sampler`` ends up the same way: Lightning's re-creation of it returns it wrapped in
   RebalanceBatchSampler (brs/_recreation.py).
 - RebalanceCallback checks ``accumulate_grad_batches`` against the sampler's grad_accum and the
-  sampler's ranks against the strategy's, saves the sampler position into every checkpoint (an
-  exact resume inside an epoch: Lightning itself restarts a plain DataLoader from its start),
-  logs the ``brs/`` metrics of each optimizer step with ``LightningModule.log``, and gives the
-  training step the plan of its optimizer step (for the token-count loss normalisation).
+  sampler's ranks against the strategy's, gives a sampler whose ``sync`` is unset or "auto" the
+  strategy's sync model (logged on the "brs" logger), saves the sampler position into every
+  checkpoint (an exact resume inside an epoch: Lightning itself restarts a plain DataLoader from
+  its start), logs the ``brs/`` metrics of each optimizer step with ``LightningModule.log``, and
+  gives the training step the plan of its optimizer step (for the token-count loss
+  normalisation).
 """
 
 import logging
 
 import lightning.pytorch as pl
+from lightning.pytorch.strategies import (DDPStrategy, DeepSpeedStrategy, FSDPStrategy,
+                                          ModelParallelStrategy, XLAStrategy)
 
 from brs import BatchRebalanceSampler
 
+from . import _sync_choice
 from ._metrics import plan_metrics, planned_time_name
 from ._sampler_lookup import find_rebalance_sampler
 
@@ -106,6 +111,11 @@ class RebalanceCallback(pl.Callback):
         kwargs = trainer.distributed_sampler_kwargs or {"num_replicas": 1, "rank": 0}
         _check_topology(sampler, kwargs.get("num_replicas"), kwargs.get("rank"),
                         f"the {type(trainer.strategy).__name__}")
+        # Before a checkpoint's position is loaded: its fingerprint holds the resolved sync.
+        # Lightning creates the DataLoader iterator before this hook (FitLoop.setup_data): with
+        # num_workers > 0, the steps already prefetched keep the previous sync on every rank.
+        _sync_choice.resolve(sampler, f"Lightning's {type(trainer.strategy).__name__}",
+                             *_sync_model(trainer.strategy, pl_module))
         if self._pending is not None:
             sampler.load_state_dict(self._pending)
             position = self._pending["step"] * sampler.grad_accum + self._pending["micro"]
@@ -115,9 +125,9 @@ class RebalanceCallback(pl.Callback):
             self._resumed_epoch = None
 
     def on_train_epoch_start(self, trainer, pl_module):
-        # Lightning's own set_epoch reaches the sampler only through RebalanceBatchSampler;
-        # setting it here too makes a bare BatchRebalanceSampler reshuffle on one device.
-        # A resumed epoch keeps the position loaded from the checkpoint (same epoch: no reset).
+        # Lightning's own set_epoch reaches the sampler too (batch_sampler.sampler); setting it
+        # here does not depend on that path. A resumed epoch keeps the position loaded from the
+        # checkpoint (same epoch: no reset).
         self._sampler.set_epoch(trainer.current_epoch)
         if self._resumed_epoch != self._sampler.epoch:
             self._consumed = 0
@@ -173,6 +183,26 @@ def step_plan(trainer):
         if isinstance(callback, RebalanceCallback):
             return callback.step_plan()
     raise ValueError("step_plan() needs a brs RebalanceCallback in Trainer(callbacks=[...])")
+
+
+def _sync_model(strategy, pl_module):
+    """(sync model, why) of Lightning's fit loop under ``strategy`` (see _sync_choice.py)."""
+    # lightning 2.6: automatic optimization runs each batch that does not end an optimizer step
+    # under _block_parallel_sync_behavior -> strategy.block_backward_sync(), which enters DDP's
+    # no_sync (loops/optimization/automatic.py, strategies/parallel.py). DeepSpeed accumulates
+    # in its engine (handles_gradient_accumulation); XLA reduces in its optimizer step.
+    if not pl_module.automatic_optimization:
+        return None, "manual optimization: training_step decides when gradients synchronise"
+    if isinstance(strategy, DeepSpeedStrategy):
+        zero = (strategy.config or {}).get("zero_optimization") or {}
+        return _sync_choice.deepspeed_model(int(zero.get("stage", 0)))
+    if isinstance(strategy, (FSDPStrategy, ModelParallelStrategy)):
+        return _sync_choice.MICRO_STEP, _sync_choice.FSDP_WHY
+    if isinstance(strategy, DDPStrategy) and not isinstance(strategy, XLAStrategy):
+        return _sync_choice.STEP, ("DDP: Lightning runs every batch of a step but the last under "
+                                   "block_backward_sync (DDP's no_sync), so the gradients are "
+                                   "all-reduced once per optimizer step")
+    return None, f"brs does not know how {type(strategy).__name__} synchronises"
 
 
 def _check_grad_accum(sampler, accumulate):

@@ -20,17 +20,18 @@ import logging
 
 from torch.utils.data import DataLoader, IterableDataset
 from transformers import Trainer
+from transformers.distributed.fsdp import is_fsdp_managed_module
 from transformers.trainer_utils import has_length, seed_worker
 from transformers.utils import is_datasets_available
 
-from brs import BatchRebalanceSampler, _args
+from brs import BatchRebalanceSampler, _args, _options
 
-from . import _cost_choice
+from . import _cost_choice, _sync_choice
 from ._dataset_lengths import dataset_lengths
 from ._epoch_callback import RebalanceEpochCallback
 from ._metrics_callback import RebalanceMetricsCallback
 from ._parallelism import accelerate_data_parallel
-from .accelerate import prepare_dataloader
+from .accelerate import _prepare
 
 __all__ = ["BatchRebalanceMixin", "BatchRebalanceTrainer", "RebalanceOptions",
            "RebalanceEpochCallback"]
@@ -48,7 +49,9 @@ class RebalanceOptions:
     attention), costing ``sum(L) + alpha*sum(L^2)``. cost_model: a brs.CostModel or the path
     of its JSON (brs.calibrate); it supplies alpha, intercept and max_tokens not given here.
     With neither, alpha comes from the model's config (CostModel.from_config), else the
-    library's default (docs/calibration.md).
+    library's default (docs/calibration.md). sync: "auto" (the Trainer's own sync model:
+    "step" under DDP, "micro_step" under FSDP, DeepSpeed ZeRO-2/3 or sync_each_batch), or the
+    library's "micro_step" / "step" to override it.
     """
 
     alpha: float | None = None
@@ -56,6 +59,7 @@ class RebalanceOptions:
     max_tokens: int | None = None
     packed: bool = False
     cost_model: object = None
+    sync: str = "auto"
 
     def __post_init__(self):
         # Checked here, at construction, not at the first train() after the model was loaded.
@@ -64,6 +68,7 @@ class RebalanceOptions:
                 _args.real(f"RebalanceOptions.{name}", getattr(self, name))
         _args.optional_integer("RebalanceOptions.max_tokens", self.max_tokens, 1)
         _args.flag("RebalanceOptions.packed", self.packed)
+        _check_sync(self.sync)
 
 
 class BatchRebalanceMixin:
@@ -114,7 +119,7 @@ class BatchRebalanceMixin:
         self._rebalance_callback().bind(sampler)
         if self._rebalance_metrics is not None:
             self._rebalance_metrics.bind(sampler)
-        return prepare_dataloader(self.accelerator, loader)
+        return _prepare(self.accelerator, loader, resolve_sync=False)  # sync chosen above
 
     def _check_rebalance_supported(self, dataset):
         _check_map_style(dataset)
@@ -130,7 +135,8 @@ class BatchRebalanceMixin:
         args, options = self.args, self._planning_options()
         world_size = max(1, args.world_size)
         dp_size, rank = self._data_parallel_topology(world_size)
-        return BatchRebalanceSampler(
+        choice = self._auto_sync(options, dp_size)  # None: RebalanceOptions.sync names one
+        sampler = BatchRebalanceSampler(
             lengths,
             # With nn.DataParallel (one process, several GPUs) a micro-batch feeds all of them.
             per_device_batch_size=self._train_batch_size,
@@ -145,7 +151,30 @@ class BatchRebalanceMixin:
             max_tokens=options.max_tokens,
             packed=options.packed,
             cost_model=_cost_choice.choose(options, self.model),
+            sync=options.sync if choice is None else choice.sync,
         )
+        if choice is not None:
+            _sync_choice.log("the Trainer", choice, sampler)
+        return sampler
+
+    def _auto_sync(self, options, dp_size):
+        """For RebalanceOptions(sync="auto"), the Choice of the Trainer's sync model."""
+        if options.sync != "auto":
+            return None
+        return _sync_choice.choose(*self._sync_model(), dp_size,
+                                   self.args.gradient_accumulation_steps)
+
+    def _sync_model(self):
+        """(sync model, why) of Trainer.train (transformers 5.23 _inner_training_loop)."""
+        # It runs every micro-batch of a step but the last under accelerator.no_sync, except
+        # with sync_each_batch or DeepSpeed (whose engine accumulates by itself); a model that
+        # transformers sharded at load time (FSDP2) defers only the reduction, not the gathers.
+        if (getattr(self, "is_distributed_loading_by_transformers", False)
+                and is_fsdp_managed_module(self.model)):
+            return _sync_choice.MICRO_STEP, _sync_choice.FSDP_WHY
+        return _sync_choice.accelerate_model(
+            self.accelerator, "the Trainer runs every micro-batch of a step but the last under "
+            "accelerator.no_sync")
 
     def _data_parallel_topology(self, world_size):
         """(replicas, this replica): the processes, or with tp/cp/sp the data-parallel mesh."""
@@ -218,6 +247,16 @@ class BatchRebalanceMixin:
         callback = RebalanceEpochCallback()
         self.add_callback(callback)
         return callback
+
+
+def _check_sync(sync):
+    names = _options.BY_NAME["sync"].value_names
+    what = f"'auto' or a sync model of the library ({', '.join(map(repr, names))})"
+    if not isinstance(sync, str):
+        raise TypeError(f"RebalanceOptions.sync must be {what}; got {sync!r} "
+                        f"({type(sync).__name__})")
+    if sync != "auto" and sync not in names:
+        raise ValueError(f"RebalanceOptions.sync must be {what}; got {sync!r}")
 
 
 def _is_datasets_dataset(dataset):

@@ -45,6 +45,8 @@ def test_prepare_dataloader_needs_a_loader_over_a_brs_sampler(dataloader, what, 
     ("max_tokens", 0, ValueError, r"RebalanceOptions\.max_tokens must be >= 1; got 0"),
     ("max_tokens", 512.0, TypeError, r"RebalanceOptions\.max_tokens must be an int"),
     ("packed", "yes", TypeError, r"RebalanceOptions\.packed must be True or False"),
+    ("sync", "fastest", ValueError, r"RebalanceOptions\.sync must be 'auto' or a sync model"),
+    ("sync", 1, TypeError, r"RebalanceOptions\.sync must be 'auto' or a sync model"),
 ])
 def test_rebalance_options_are_checked_at_construction(field, value, exception, match):
     expect_error("RebalanceOptions(...)", f"{field}={value!r}", exception, match,

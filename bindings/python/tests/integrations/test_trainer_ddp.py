@@ -20,6 +20,8 @@ STEPS_PER_EPOCH = 7  # ceil(100 / (4 * 2 * 2))
 STOP = cfg.SAVE_STEPS  # 10: epoch 1, step 3
 # The Trainer plans with the analytic cost model of the model's config when given none.
 TRAINER_COST_MODEL = CostModel.from_config(tiny_gpt2().config)
+# Under DDP with gradient accumulation its sync="auto" plans for per-step sync (no_sync).
+TRAINER_SYNC = "step"
 
 
 def logs(run_dir):
@@ -31,7 +33,7 @@ def planned(rank, epoch):
     sampler = BatchRebalanceSampler(scaled_lengths(cfg.NUM_SAMPLES),
                                     per_device_batch_size=cfg.PER_DEVICE, grad_accum=cfg.GRAD_ACCUM,
                                     dp_size=RANKS, rank=rank, seed=7, drop_last=False,
-                                    cost_model=TRAINER_COST_MODEL)
+                                    cost_model=TRAINER_COST_MODEL, sync=TRAINER_SYNC)
     return [{"step": epoch * STEPS_PER_EPOCH + step, "indices": micro_batch.indices}
             for step in range(sampler.steps_per_epoch)
             for micro_batch in sampler.plan(step, epoch=epoch).micro_batches[rank]]
@@ -175,10 +177,10 @@ def test_checkpoints_hold_the_plan_fingerprint(checkpoint):
     sampler = BatchRebalanceSampler(scaled_lengths(cfg.NUM_SAMPLES),
                                     per_device_batch_size=cfg.PER_DEVICE, grad_accum=cfg.GRAD_ACCUM,
                                     dp_size=RANKS, rank=0, seed=7, drop_last=False,
-                                    cost_model=TRAINER_COST_MODEL)
+                                    cost_model=TRAINER_COST_MODEL, sync=TRAINER_SYNC)
     assert saved == {"fingerprint": sampler.fingerprint, "dp_size": RANKS,
                      "grad_accum": cfg.GRAD_ACCUM, "per_device_batch_size": cfg.PER_DEVICE,
-                     "seed": 7, "drop_last": False}
+                     "seed": 7, "drop_last": False, "sync": TRAINER_SYNC}
 
 
 @pytest.mark.parametrize("restore_callbacks", [False, True])
