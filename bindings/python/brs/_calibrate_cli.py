@@ -8,6 +8,7 @@ input exits with status 2 and one line on stderr naming what to change; no file 
 
 import sys
 import time
+import warnings
 
 USAGE_ERROR = 2
 _DTYPES = ("float32", "bfloat16", "float16")
@@ -33,7 +34,9 @@ def register(commands):
     p.add_argument("--batch-sizes", default=None, metavar="LIST", help="e.g. 1,2,4,8")
     p.add_argument("--seq-lens", default=None, metavar="LIST",
                    help="e.g. 64,256,1024 (default: quantiles of the lengths)")
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=None,
+                   help="timed rounds over the grid, each shape keeping its fastest (default: "
+                   "brs.calibrate's)")
     p.add_argument("--optimizer", choices=("none", "adamw"), default="none",
                    help="also time an AdamW step (changes the random weights only)")
     p.add_argument("--threads", type=int, default=None,
@@ -77,10 +80,16 @@ def _calibrate(args):
     optimizer = (lambda params: torch.optim.AdamW(params, lr=1e-5)) \
         if args.optimizer == "adamw" else None
     start = time.perf_counter()
-    cm = calibrate(model, args.lengths, batch_sizes=_ints("--batch-sizes", args.batch_sizes),
-                   seq_lens=_ints("--seq-lens", args.seq_lens), repeats=args.repeats,
-                   memory_budget=args.memory_budget, optimizer=optimizer,
-                   progress=not args.no_progress)
+    repeats = {} if args.repeats is None else {"repeats": args.repeats}
+    with warnings.catch_warnings(record=True) as caught:  # one line each, not a source line
+        warnings.simplefilter("always")
+        cm = calibrate(model, args.lengths, batch_sizes=_ints("--batch-sizes", args.batch_sizes),
+                       seq_lens=_ints("--seq-lens", args.seq_lens),
+                       memory_budget=args.memory_budget, optimizer=optimizer,
+                       progress=not args.no_progress, **repeats)
+    for warning in caught:
+        text = str(warning.message).removeprefix("calibrate: ")
+        print(f"python -m brs calibrate: warning: {text}", file=sys.stderr)
     cm.model = str(args.model)
     seconds = time.perf_counter() - start
     try:
@@ -120,12 +129,26 @@ def summary(cm, model, seconds, output, dtype):
         f"  time fit    R^2 {cm.r2:.4f}, worst relative residual {cm.worst_residual:.1%}"
         + (f", {outliers} outlier shape(s) left out" if outliers else ""),
     ]
+    if cm.timing:
+        lines.append(f"  timing      {_timing_line(cm.timing)}")
     if "r2" in memory:
         lines.append(f"  memory fit  R^2 {memory['r2']:.4f}, "
                      f"{memory['bytes_per_token'] / 1024:.1f} KiB per padded token, "
                      f"{memory['bytes_per_token_length']:.3g} B per bs*L^2")
     lines.append(f"  wrote {output}")
     return "\n".join(lines)
+
+
+def _timing_line(timing):
+    loads = [x for x in timing.get("load_average", []) if x is not None]
+    line = (f"{timing.get('estimator')} of {timing.get('rounds')} interleaved rounds, clock "
+            f"{timing.get('clock')}, repeats spread {timing.get('median_spread', 0):.0%} (median)")
+    if loads:
+        line += (f", load average {max(loads):.1f} on {timing.get('cpus')} CPUs"
+                 + (" (busy)" if timing.get("busy") else ""))
+    if timing.get("extended_batch_sizes"):
+        line += f"; grid extended with batch sizes {timing['extended_batch_sizes']}"
+    return line
 
 
 def _analytic_alpha(model):

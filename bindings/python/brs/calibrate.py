@@ -2,33 +2,50 @@
 
     cm = brs.calibrate(model, lengths, device="cuda", memory_budget="70GiB")
     cm.save("cost.json")   # python -m brs calibrate ... -o cost.json does the same
+    cm.predict(8, 512)     # seconds of a micro-batch of 8 samples padded to 512 tokens
 
 For every (batch size, length) of a grid spanning the dataset's lengths, a forward and backward
-pass (and the optimizer step, when one is given) is run after a warm-up, ``repeats`` times; the
-median time and the peak memory are kept. Time is fitted as ``c0 + a*bs*L + b*bs*L^2`` by
-non-negative least squares, which gives brs's units: alpha = b/a, intercept = c0/a. Memory is
-fitted the same way and gives ``max_tokens`` for the budget. docs/calibration.md explains the
-choices (grid, weights, memory probes). numpy and torch are imported on the first call only:
-``import brs`` needs neither.
+pass (and the optimizer step, when one is given) is timed ``repeats`` times, in rounds over a
+shuffled grid, and the fastest repeat is kept: CUDA events on a GPU, the thread's CPU time on a
+CPU. Time is fitted as ``c0 + a*bs*L + b*bs*L^2`` by non-negative least squares, which gives
+brs's units: alpha = b/a, intercept = c0/a. Memory is fitted the same way and gives
+``max_tokens`` for the budget. docs/calibration.md explains the choices (grid, clocks,
+estimator, memory probes). numpy and torch are imported on the first call only: ``import brs``
+needs neither.
 """
 
-import statistics
+import os
+import random
 import sys
 import time
+import warnings
 
 from . import _memory, _shapes
 from .cost_model import CostModel
 
 DEFAULT_QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
 DEFAULT_BATCH_SIZES = (1, 2, 4, 8)
+DEFAULT_REPEATS = 5
 #: Default grids skip shapes above this many padded tokens on CPU, where a large shape takes
 #: seconds per pass; on CUDA every shape of the grid runs.
 CPU_MAX_GRID_TOKENS = 4096
+#: ... and extensions of a default grid (below) skip shapes above this many on CPU.
+CPU_MAX_EXTENDED_TOKENS = 4 * CPU_MAX_GRID_TOKENS
+#: A default grid over which the time grows less than this factor, from its fewest to its most
+#: padded tokens, is launch-bound (a GPU running small shapes): the fit would see only the
+#: intercept, so the grid is extended with larger batch sizes.
+GROWTH_MIN = 2.0
+#: At most this many extensions, each adding 2x and 4x the largest batch size so far.
+MAX_EXTENSIONS = 3
+#: Extensions keep the fitted peak memory under this fraction of the budget.
+EXTENSION_MEMORY_FRACTION = 0.8
+#: A budget that holds more padded tokens than this by the memory fit caps nothing.
+MAX_TOKENS_CAP = 2**53
 _LENGTH_ROUND = 8
 
 
-def calibrate(model, lengths, *, device=None, batch_sizes=None, seq_lens=None, repeats=3,
-              memory_budget=None, optimizer=None, progress=True):
+def calibrate(model, lengths, *, device=None, batch_sizes=None, seq_lens=None,
+              repeats=DEFAULT_REPEATS, memory_budget=None, optimizer=None, progress=True):
     """Fit alpha, intercept and max_tokens to ``model``'s measured cost; returns a CostModel.
 
     model: a torch module called as ``model(input_ids=ids, labels=ids)`` returning a loss
@@ -36,11 +53,14 @@ def calibrate(model, lengths, *, device=None, batch_sizes=None, seq_lens=None, r
     (brs._shapes.SHAPES) or a local directory with config.json, built with random weights.
     lengths: the dataset's token counts (a sequence, array, or a lengths file's path).
     device: where to run (default: the module's device; for a config, cuda if available).
-    batch_sizes, seq_lens: the grid (default: batch sizes 1, 2, 4, 8 and the lengths at the
-    10/30/50/70/90/100th percentiles). memory_budget: bytes or e.g. "70GiB" (default: free
-    CUDA memory minus a margin; on CPU half of MemAvailable). optimizer: None (not timed), a
+    batch_sizes, seq_lens: the grid (default: batch sizes 1, 2, 4, 8, extended with larger
+    ones while the time does not grow over the grid, and the lengths at the
+    10/30/50/70/90/100th percentiles). repeats: timed rounds over the grid; each shape keeps
+    its fastest. memory_budget: bytes or e.g. "70GiB" (default: free CUDA memory minus a
+    margin; on CPU half of MemAvailable). optimizer: None (not timed), a
     torch.optim.Optimizer over the model's parameters, or a callable params -> optimizer; its
     step changes the weights. progress: a tqdm bar if tqdm is installed, else one line a shape.
+    Warns (UserWarning) when the machine was busy or the grid was extended.
     """
     import torch
 
@@ -54,8 +74,17 @@ def calibrate(model, lengths, *, device=None, batch_sizes=None, seq_lens=None, r
     vocab = _vocabulary(module)
     probe = _memory.PeakProbe(device)
     module.train()
-    rows = _measure(module, grid, vocab, repeats, step, probe, device, progress, torch)
-    return _fitted(rows, data, budget, budget_rule, probe.method, name, device)
+    load_before = _load_average()
+
+    def measure(shapes, baseline=False):
+        return _measure(module, shapes, vocab, repeats, step, probe, device, progress, torch,
+                        baseline)
+
+    rows, clock = measure(grid, baseline=True)
+    extended = [] if batch_sizes is not None else _extend(rows, measure, device, budget)
+    timing = _timing_info(clock, repeats, rows, load_before, _load_average(), extended)
+    _warn_if_busy(timing)
+    return _fitted(rows, data, budget, budget_rule, probe.method, name, device, timing)
 
 
 # -- arguments ---------------------------------------------------------------------------------
@@ -214,32 +243,120 @@ def _quantile_lengths(data, limit):
 
 # -- timing ------------------------------------------------------------------------------------
 
-def _measure(module, grid, vocab, repeats, step, probe, device, progress, torch):
+def _measure(module, grid, vocab, rounds, step, probe, device, progress, torch, baseline=True):
+    """One row per shape: the minimum over ``rounds`` interleaved timings, and the peak memory.
+
+    Round 0 runs the shapes smallest first, each once untimed (its warm-up) then once timed
+    with the memory probe around it; later rounds run the whole grid in a shuffled order, so
+    a burst of load from another process lands on different shapes in different rounds
+    instead of on every repeat of one shape. The minimum is the estimator: interference only
+    ever adds time, so the fastest repeat is the least disturbed one (docs/calibration.md).
+    ``baseline``: take the memory probe's baseline after the first call (not again when a grid
+    is extended: the peaks of all shapes are then above the same one).
+    """
+    clock = _Clock(device, torch)
     ids_of = _id_maker(vocab, device, torch)
-    _run(module, ids_of(*grid[0]), step, device, torch)  # first call: kernels, grads, workspaces
-    probe.set_baseline()
-    rows = []
-    bar = _progress(len(grid), progress)
-    for bs, length in grid:
-        ids = ids_of(bs, length)
-        try:
-            _run(module, ids, step, device, torch)  # warm-up of this shape
-            probe.reset()
-            times = [_run(module, ids, step, device, torch) for _ in range(repeats)]
-            peak = probe.peak()
-        except Exception as exc:  # noqa: BLE001 - only an OOM is turned into a message
-            if not _memory.is_out_of_memory(exc):
-                raise
-            del ids
-            _memory.free_cached(device)
-            raise ValueError(f"calibrate: batch size {bs} x length {length} ran out of memory "
-                             f"on {device}; pass smaller batch_sizes or seq_lens (or a smaller "
-                             "model). No cost model was written.") from None
-        rows.append({"batch_size": bs, "length": length, "seconds": statistics.median(times),
-                     "peak_bytes": peak})
-        bar(f"bs={bs} L={length} {rows[-1]['seconds'] * 1e3:.1f} ms")
+    inputs = {shape: ids_of(*shape) for shape in grid}
+    _guarded(grid[0], device, lambda: clock.run(module, inputs[grid[0]], step))  # kernels, grads
+    if baseline:
+        probe.set_baseline()
+    samples = {shape: [] for shape in grid}
+    peaks = {}
+    bar = _progress(len(grid) * rounds, progress)
+    order = random.Random(0)
+    for index in range(rounds):
+        shapes = list(grid)
+        if index:
+            order.shuffle(shapes)
+        for shape in shapes:
+            if index == 0:
+                peaks[shape] = _first_timing(module, inputs[shape], step, probe, clock, shape,
+                                             samples, device)
+            else:
+                samples[shape].append(_guarded(shape, device,
+                                               lambda: clock.run(module, inputs[shape], step)))
+            bar(f"round {index + 1}/{rounds} bs={shape[0]} L={shape[1]} "
+                f"{samples[shape][-1][0] * 1e3:.1f} ms")
     bar(None)
-    return rows
+    return [_row(shape, samples[shape], peaks[shape], clock) for shape in grid], clock.name
+
+
+def _first_timing(module, ids, step, probe, clock, shape, samples, device):
+    def run():
+        clock.run(module, ids, step)  # warm-up of this shape
+        probe.reset()
+        timed = clock.run(module, ids, step)
+        return timed, probe.peak()
+
+    timed, peak = _guarded(shape, device, run)
+    samples[shape].append(timed)
+    return peak
+
+
+def _guarded(shape, device, run):
+    """run(), with an out-of-memory error turned into a ValueError naming the shape."""
+    try:
+        return run()
+    except Exception as exc:  # noqa: BLE001 - only an OOM is turned into a message
+        if not _memory.is_out_of_memory(exc):
+            raise
+    _memory.free_cached(device)
+    raise _OutOfMemory(f"calibrate: batch size {shape[0]} x length {shape[1]} ran out of "
+                       f"memory on {device}; pass smaller batch_sizes or seq_lens (or a smaller "
+                       "model). No cost model was written.")
+
+
+class _OutOfMemory(ValueError):
+    """A shape did not fit: an error for the grid asked for, the end of a grid extension."""
+
+
+def _row(shape, samples, peak, clock):
+    fitted = sorted(s[0] for s in samples)
+    row = {"batch_size": shape[0], "length": shape[1], "seconds": fitted[0],
+           "wall_seconds": min(s[1] for s in samples), "peak_bytes": peak,
+           "spread": fitted[len(fitted) // 2] / fitted[0] - 1.0 if fitted[0] > 0 else 0.0}
+    if clock.cpu:
+        row["thread_seconds"] = min(s[2] for s in samples)
+    return row
+
+
+class _Clock:
+    """Times one forward + backward (+ optimizer step): (fitted seconds, wall, thread CPU).
+
+    CUDA: CUDA events around the call (the device's time, host jitter excluded), the wall
+    clock around it with synchronisations. CPU: the calling thread's CPU time
+    (time.thread_time), which a busy machine cannot inflate by preempting us, when torch runs
+    on one thread; with several intra-op threads that clock would miss the workers' share, so
+    the wall clock is fitted instead and the thread time is only recorded.
+    """
+
+    def __init__(self, device, torch):
+        self.torch, self.device = torch, device
+        self.cuda = device.type == "cuda"
+        self.cpu = not self.cuda
+        self.threads = torch.get_num_threads()
+        if self.cuda:
+            self.name = "cuda_events"
+        else:
+            self.name = "thread_time" if self.threads == 1 else "wall"
+
+    def run(self, module, ids, step):
+        torch = self.torch
+        if self.cuda:
+            torch.cuda.synchronize(self.device)
+            begin, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+            begin.record()
+        wall, cpu = time.perf_counter(), time.thread_time()
+        _step(module, ids, step, torch)
+        if self.cuda:
+            end.record()
+            torch.cuda.synchronize(self.device)
+        wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+        if step is None:
+            module.zero_grad(set_to_none=False)  # keep the gradient buffers: memory as in training
+        if self.cuda:
+            return begin.elapsed_time(end) / 1e3, wall, cpu
+        return (cpu if self.name == "thread_time" else wall), wall, cpu
 
 
 def _id_maker(vocab, device, torch):
@@ -251,12 +368,8 @@ def _id_maker(vocab, device, torch):
     return ids_of
 
 
-def _run(module, ids, step, device, torch):
-    """Seconds of one forward + backward (+ optimizer step), synchronised on CUDA."""
-    cuda = device.type == "cuda"
-    if cuda:
-        torch.cuda.synchronize(device)
-    start = time.perf_counter()
+def _step(module, ids, step, torch):
+    """One forward + backward (+ optimizer step) of the module on ids."""
     out = module(input_ids=ids, labels=ids)
     loss = out if isinstance(out, torch.Tensor) else getattr(out, "loss", None)
     if loss is None:
@@ -266,12 +379,123 @@ def _run(module, ids, step, device, torch):
     if step is not None:
         step.step()
         step.zero_grad(set_to_none=True)
-    if cuda:
-        torch.cuda.synchronize(device)
-    seconds = time.perf_counter() - start
-    if step is None:
-        module.zero_grad(set_to_none=False)  # keep the gradient buffers: memory as in training
-    return seconds
+
+
+# -- machine load --------------------------------------------------------------------------------
+
+def _load_average():
+    try:
+        return os.getloadavg()[0]
+    except OSError:  # not on this platform: no figure rather than a wrong one
+        return None
+
+
+def _cpu_count():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+# -- launch-bound grids -------------------------------------------------------------------------
+
+def _growth(rows):
+    """(time of the shape with the most padded tokens / the one with the fewest, their tokens)."""
+    by_tokens = sorted(rows, key=lambda r: (r["batch_size"] * r["length"], r["seconds"]))
+    low, high = by_tokens[0], by_tokens[-1]
+    ratio = high["seconds"] / low["seconds"] if low["seconds"] > 0 else float("inf")
+    return ratio, low["batch_size"] * low["length"], high["batch_size"] * high["length"]
+
+
+def _extend(rows, measure, device, budget):
+    """Add larger batch sizes while the time does not grow over the grid; the sizes added.
+
+    A GPU runs small shapes in the time of their kernel launches: over such a grid the time
+    is flat, and the fit finds an intercept and no time per token. Doubling the batch sizes
+    reaches the shapes where the device is busy, within the memory budget (by the memory fit
+    of the shapes so far, and an out-of-memory error ends the extension, not the calibration).
+    """
+    added = []
+    for _ in range(MAX_EXTENSIONS):
+        ratio, low, high = _growth(rows)
+        if ratio >= GROWTH_MIN:
+            break
+        shapes = _larger_shapes(rows, device, budget)
+        if not shapes:
+            break
+        warnings.warn(f"calibrate: the time grew only {ratio:.2f}x from {low} to {high} padded "
+                      "tokens (the device is launch-bound at these shapes): extending the grid "
+                      f"with batch sizes {sorted({s[0] for s in shapes})}", stacklevel=3)
+        try:
+            more, _ = measure(shapes)
+        except _OutOfMemory:
+            break
+        rows.extend(more)
+        added.extend(sorted({s[0] for s in shapes}))
+    return added
+
+
+def _larger_shapes(rows, device, budget):
+    """2x and 4x the largest batch size, at each length, where memory (and on CPU the token
+    cap) allows."""
+    top = max(r["batch_size"] for r in rows)
+    lengths = sorted({r["length"] for r in rows})
+    peak = _peak_model(rows)
+    shapes = []
+    for bs in (2 * top, 4 * top):
+        for length in lengths:
+            tokens = bs * length
+            if device.type == "cpu" and tokens > CPU_MAX_EXTENDED_TOKENS:
+                continue
+            if peak and budget and peak(bs, length) > EXTENSION_MEMORY_FRACTION * budget:
+                continue
+            shapes.append((bs, length))
+    return shapes
+
+
+def _peak_model(rows):
+    """bytes(bs, L) fitted to the shapes' peaks, or None when they were not measured."""
+    from . import _fit
+
+    if any(r["peak_bytes"] is None for r in rows):
+        return None
+    bs = [r["batch_size"] for r in rows]
+    length = [r["length"] for r in rows]
+    try:
+        fit = _fit.fit_three_terms(bs, length, [max(r["peak_bytes"], 1) for r in rows],
+                                   relative=False)
+    except ValueError:
+        return None
+    return lambda b, l: fit["c0"] + fit["c1"] * b * l + fit["c2"] * b * l * l
+
+
+# -- how the timings were taken ------------------------------------------------------------------
+
+def _timing_info(clock, rounds, rows, load_before, load_after, extended):
+    spreads = sorted(r["spread"] for r in rows)
+    loads = [x for x in (load_before, load_after) if x is not None]
+    cpus = _cpu_count()
+    info = {"clock": clock, "estimator": "min", "rounds": rounds, "interleaved": True,
+            "cpus": cpus, "load_average": [load_before, load_after],
+            "busy": bool(loads) and max(loads) > cpus,
+            "median_spread": spreads[len(spreads) // 2]}
+    if extended:
+        info["extended_batch_sizes"] = extended
+    return info
+
+
+def _warn_if_busy(timing):
+    if not timing["busy"]:
+        return
+    load = max(x for x in timing["load_average"] if x is not None)
+    advice = ("the fastest of the interleaved repeats is kept, and the thread's CPU time is "
+              "what was fitted" if timing["clock"] in ("thread_time", "cuda_events") else
+              "the wall clock was fitted because torch runs on several threads: "
+              "torch.set_num_threads(1) (CLI: --threads 1) times the thread's CPU time, which "
+              "other processes cannot inflate")
+    warnings.warn(f"calibrate: the machine was busy (load average {load:.1f} on "
+                  f"{timing['cpus']} CPUs; the median shape's repeats spread "
+                  f"{timing['median_spread']:.0%}); {advice}", stacklevel=3)
 
 
 def _progress(total, enabled):
@@ -302,7 +526,7 @@ def _progress(total, enabled):
 
 # -- fitting -----------------------------------------------------------------------------------
 
-def _fitted(rows, data, budget, budget_rule, memory_method, name, device):
+def _fitted(rows, data, budget, budget_rule, memory_method, name, device, timing):
     from . import _fit
 
     bs = [r["batch_size"] for r in rows]
@@ -312,13 +536,16 @@ def _fitted(rows, data, budget, budget_rule, memory_method, name, device):
     for i in fit["outliers"]:
         rows[i]["outlier"] = True  # left out of the time fit (see _fit.fit_three_terms)
     if a <= 0:
-        raise ValueError("calibrate: the fit found no time per padded token (a = 0); the grid "
-                         "is too small or too noisy: give larger batch_sizes or seq_lens")
+        ratio, low, high = _growth(rows)
+        raise ValueError(f"calibrate: the fit found no time per padded token (a = 0): the time "
+                         f"grew {ratio:.2f}x from {low} to {high} padded tokens, so the device "
+                         "is launch-bound (or the timings too noisy) over this grid; give larger "
+                         "batch_sizes or seq_lens (unset batch_sizes extends the grid itself)")
     memory, max_tokens = _memory_fit(rows, bs, length, int(data.max()), budget, budget_rule,
                                      memory_method)
     return CostModel(b / a, c0 / a, max_tokens, r2=fit["r2"], worst_residual=fit["worst"],
                      source="calibrated", model=name, device=_device_name(device),
-                     seconds_per_unit=a, memory=memory, timings=rows)
+                     seconds_per_unit=a, memory=memory, timings=rows, timing=timing)
 
 
 def _memory_fit(rows, bs, length, longest, budget, budget_rule, method):
@@ -338,7 +565,11 @@ def _memory_fit(rows, bs, length, longest, budget, budget_rule, method):
     if per_token <= 0:
         info["note"] = "peak memory did not grow with the shapes: max_tokens left unset"
         return info, None
-    tokens = int((budget - m0) // per_token)
+    tokens = (budget - m0) / per_token
+    if tokens > MAX_TOKENS_CAP:  # peaks flat to the byte (a model allocating nothing per token)
+        info["note"] = "peak memory barely grew with the shapes: max_tokens left unset"
+        return info, None
+    tokens = int(tokens)
     if tokens < longest:
         raise ValueError(f"calibrate: memory_budget {budget} bytes ({budget_rule}) holds "
                          f"{max(tokens, 0)} padded tokens by the fit, less than one sample of "

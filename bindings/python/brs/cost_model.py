@@ -11,6 +11,7 @@ FLOPs, no timing) or from the library's fixed default. The JSON file it saves is
 
 import json
 import math
+import numbers
 import os
 import tempfile
 
@@ -30,15 +31,16 @@ class CostModel:
     """alpha, intercept (brs units), max_tokens (int or None) and the fit's quality.
 
     ``seconds_per_unit`` (calibrated models only) converts a cost back to seconds: the fitted
-    time of one padded token's linear work.
+    time of one padded token's linear work; ``predict`` uses it. ``timing`` says how the
+    timings were taken (clock, estimator, rounds, the machine's load average).
     """
 
     __slots__ = ("alpha", "intercept", "max_tokens", "r2", "worst_residual", "source", "model",
-                 "device", "seconds_per_unit", "memory", "timings")
+                 "device", "seconds_per_unit", "memory", "timings", "timing")
 
     def __init__(self, alpha, intercept=0.0, max_tokens=None, *, r2=None, worst_residual=None,
                  source="fixed", model="", device="", seconds_per_unit=None, memory=None,
-                 timings=None):
+                 timings=None, timing=None):
         self.alpha = _non_negative("alpha", alpha)
         self.intercept = _non_negative("intercept", intercept)
         self.max_tokens = _args.optional_integer("max_tokens", max_tokens, 1)
@@ -54,6 +56,7 @@ class CostModel:
                                  else _args.real("seconds_per_unit", seconds_per_unit))
         self.memory = dict(memory) if memory else {}
         self.timings = list(timings) if timings else []
+        self.timing = dict(timing) if timing else {}  # how the timings were taken
 
     # -- the cost of a micro-batch ---------------------------------------------------------
 
@@ -61,6 +64,33 @@ class CostModel:
         """intercept + bs*L + alpha*bs*L^2, the library's units."""
         tokens = batch_size * length
         return self.intercept + tokens + self.alpha * tokens * length
+
+    def predict(self, batch_size, length):
+        """Seconds of a micro-batch of ``batch_size`` samples padded to ``length`` tokens:
+        seconds_per_unit * cost(batch_size, length).
+
+        Scalars give a float; numpy arrays (or lists) broadcast and give an array. ValueError
+        when the model has no seconds_per_unit (only calibrated models know their time) or a
+        batch size or length is below 1.
+        """
+        if self.seconds_per_unit is None:
+            raise ValueError(f"predict: this {self.source} cost model has no seconds_per_unit, "
+                             "so it prices micro-batches in brs units, not seconds; calibrate "
+                             "one (brs.calibrate or python -m brs calibrate) to predict time")
+        if _is_scalar(batch_size) and _is_scalar(length):
+            _at_least_one("batch_size", batch_size)
+            _at_least_one("length", length)
+            return self.seconds_per_unit * self.cost(float(batch_size), float(length))
+        import numpy as np
+
+        bs, size = (_positive_array(n, v, np) for n, v in (("batch_size", batch_size),
+                                                            ("length", length)))
+        try:
+            bs, size = np.broadcast_arrays(bs, size)
+        except ValueError:
+            raise ValueError(f"predict: batch_size of shape {bs.shape} and length of shape "
+                             f"{size.shape} do not broadcast together") from None
+        return self.seconds_per_unit * self.cost(bs, size)
 
     # -- construction ------------------------------------------------------------------------
 
@@ -107,7 +137,7 @@ class CostModel:
                 "worst_residual": self.worst_residual, "source": self.source,
                 "model": self.model, "device": self.device,
                 "seconds_per_unit": self.seconds_per_unit, "memory": self.memory,
-                "timings": self.timings}
+                "timings": self.timings, "timing": self.timing}
 
     @classmethod
     def from_dict(cls, data, where="cost model"):
@@ -127,7 +157,8 @@ class CostModel:
                        source=data.get("source", "fixed"), model=data.get("model", ""),
                        device=data.get("device", ""),
                        seconds_per_unit=data.get("seconds_per_unit"),
-                       memory=data.get("memory"), timings=data.get("timings"))
+                       memory=data.get("memory"), timings=data.get("timings"),
+                       timing=data.get("timing"))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {exc}") from None
 
@@ -180,6 +211,31 @@ def resolve(cost_model, alpha, intercept, max_tokens):
     if max_tokens is None and cm is not None:
         max_tokens = cm.max_tokens
     return alpha, intercept, max_tokens
+
+
+def _is_scalar(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _at_least_one(name, value):
+    if not value >= 1 or math.isinf(value):
+        raise ValueError(f"predict: {name} must be a finite number >= 1; got {value!r}")
+
+
+def _positive_array(name, value, np):
+    if isinstance(value, bool) or (isinstance(value, np.ndarray) and value.dtype == bool):
+        raise TypeError(f"predict: {name} must be numbers, not booleans")
+    try:
+        if isinstance(value, (str, bytes)):
+            raise TypeError(name)  # numpy would parse "8": a number is asked for
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"predict: {name} must be a number or an array of numbers; got "
+                        f"{type(value).__name__}") from None
+    if not np.all(np.isfinite(array) & (array >= 1)):
+        raise ValueError(f"predict: every {name} must be a finite number >= 1; got "
+                         f"{array[~(np.isfinite(array) & (array >= 1))].ravel()[:3].tolist()}")
+    return array
 
 
 def _non_negative(name, value):

@@ -73,10 +73,15 @@ MEM0, MEM1, MEM2 = 1e6, 1000.0, 2.0  # bytes
 
 
 class FakeClock:
+    """Stands in for the time module: the wall clock and the thread's CPU clock agree."""
+
     def __init__(self):
         self.now = 0.0
 
     def perf_counter(self):
+        return self.now
+
+    def thread_time(self):
         return self.now
 
 
@@ -118,6 +123,7 @@ class FakeProbe:
 def known(monkeypatch):
     clock, log = FakeClock(), []
     monkeypatch.setattr(calibrate_module, "time", clock)
+    monkeypatch.setattr(calibrate_module, "_load_average", lambda: 0.0)  # a quiet machine
     monkeypatch.setattr(calibrate_module._memory, "PeakProbe", lambda device: FakeProbe(log))
     return KnownCostModel(clock, log)
 

@@ -181,3 +181,55 @@ def test_from_config_refuses_what_is_not_a_decoder_config():
 
 def test_the_package_exports_the_api():
     assert brs.CostModel is CostModel and callable(brs.calibrate)
+
+
+# -- predict -------------------------------------------------------------------------------------
+
+def test_predict_is_seconds_per_unit_times_the_cost():
+    cm = calibrated()
+    assert cm.predict(4, 100) == pytest.approx(1e-6 * (17.5 + 400 + 0.0042 * 400 * 100))
+    assert isinstance(cm.predict(4, 100), float)
+    assert cm.predict(1, 1) < cm.predict(2, 1) < cm.predict(2, 3)
+
+
+def test_predict_broadcasts_over_numpy_arrays():
+    np = pytest.importorskip("numpy")
+    cm = calibrated()
+    bs, length = np.array([1, 2, 8]), np.array([[16], [512]])
+    grid = cm.predict(bs, length)
+    assert grid.shape == (2, 3)
+    assert grid[1, 2] == pytest.approx(cm.predict(8, 512))
+    assert cm.predict([1, 2], 64).tolist() == [cm.predict(1, 64), cm.predict(2, 64)]
+
+
+@pytest.mark.parametrize("batch_size, length, error, message", [
+    (0, 10, ValueError, "batch_size must be a finite number >= 1"),
+    (2, math.inf, ValueError, "length must be a finite number >= 1"),
+    ([1, 0], 10, ValueError, "every batch_size"),
+    (2, [8, -1], ValueError, "every length"),
+    (True, 10, TypeError, "not booleans"),
+    ("8", 10, TypeError, "batch_size must be a number"),
+    ([1, 2], [1, 2, 3], ValueError, "do not broadcast"),
+])
+def test_predict_names_a_bad_shape(batch_size, length, error, message):
+    pytest.importorskip("numpy")
+    with pytest.raises(error, match=message):
+        calibrated().predict(batch_size, length)
+
+
+@pytest.mark.parametrize("cm", [CostModel.fixed(), CostModel(0.01, 5.0)],
+                         ids=["fixed", "hand-made"])
+def test_predict_needs_a_calibrated_model(cm):
+    with pytest.raises(ValueError, match="no seconds_per_unit.*calibrate"):
+        cm.predict(1, 8)
+
+
+def test_the_timing_record_round_trips_and_old_files_load(tmp_path):
+    cm = calibrated()
+    cm.timing = {"clock": "thread_time", "estimator": "min", "rounds": 5,
+                 "load_average": [0.5, 0.7], "busy": False}
+    cm.save(tmp_path / "cost.json")
+    assert CostModel.load(tmp_path / "cost.json").timing == cm.timing
+    old = cm.to_dict()
+    del old["timing"]  # a file written before the record existed
+    assert CostModel.from_dict(old).timing == {}
