@@ -1,10 +1,10 @@
-"""Memory budgets and peak-memory probes for calibration.
+"""Memory budgets and peak-memory probes for calibration and the benchmarks.
 
-CUDA: torch.cuda.max_memory_allocated (the caching allocator's peak of live tensors). CPU:
-torch has no allocator statistics there, so the probe is the process's peak resident set
-(VmHWM, reset through /proc/self/clear_refs) above the resident set measured once after the
-model, its gradients and a warm-up step exist: an RSS delta, coarser than the CUDA figure
-(the C allocator keeps freed pages) but of the same quantity.
+CUDA: torch.cuda.max_memory_allocated (the caching allocator's peak of live tensors, the
+model's own included). CPU: torch keeps no allocator statistics there, so the peak comes from
+its profiler's memory events (cpu_peak_bytes): the bytes torch allocated during the call above
+what was live before it, exact, and blind to other processes and to the C allocator's cached
+pages, which a resident-set probe is not.
 """
 
 import contextlib
@@ -71,51 +71,28 @@ def _meminfo_bytes(field):
     return None
 
 
-def _status_bytes(field):
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
 class PeakProbe:
-    """reset() before a shape, peak() after it: bytes, or None where nothing can measure."""
+    """The peak memory of one call: measure(fn) -> (fn's result, bytes or None)."""
 
     def __init__(self, device):
         import torch
 
         self._torch, self.device = torch, device
         self.cuda = device.type == "cuda"
-        self.method = ("torch.cuda.max_memory_allocated" if self.cuda
-                       else "peak RSS (VmHWM) above the RSS after warm-up")
-        self._base = None
+        self.method = ("torch.cuda.max_memory_allocated" if self.cuda else
+                       "torch profiler memory events (peak above the tensors live before)")
 
-    def set_baseline(self):
+    def measure(self, fn):
+        """Run fn() and return (its result, its peak bytes). On CPU the profiler slows fn():
+        measure an untimed run."""
         if not self.cuda:
-            self._base = _status_bytes("VmRSS")
-
-    def reset(self):
-        if self.cuda:
-            self._torch.cuda.reset_peak_memory_stats(self.device)
-            return
-        try:
-            with open("/proc/self/clear_refs", "w") as f:
-                f.write("5")  # resets VmHWM to the current RSS (Linux >= 4.0)
-        except OSError:
-            self._base = None  # the peak cannot be reset: report no memory rather than a wrong one
-
-    def peak(self):
-        if self.cuda:
-            self._torch.cuda.synchronize(self.device)
-            return int(self._torch.cuda.max_memory_allocated(self.device))
-        high = _status_bytes("VmHWM")
-        if self._base is None or high is None:
-            return None
-        return max(0, high - self._base)
+            result = []
+            peak = cpu_peak_bytes(lambda: result.append(fn()))
+            return result[0], peak
+        self._torch.cuda.reset_peak_memory_stats(self.device)
+        result = fn()
+        self._torch.cuda.synchronize(self.device)
+        return result, int(self._torch.cuda.max_memory_allocated(self.device))
 
 
 def cpu_peak_bytes(fn):

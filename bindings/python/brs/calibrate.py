@@ -76,11 +76,10 @@ def calibrate(model, lengths, *, device=None, batch_sizes=None, seq_lens=None,
     module.train()
     load_before = _load_average()
 
-    def measure(shapes, baseline=False):
-        return _measure(module, shapes, vocab, repeats, step, probe, device, progress, torch,
-                        baseline)
+    def measure(shapes):
+        return _measure(module, shapes, vocab, repeats, step, probe, device, progress, torch)
 
-    rows, clock = measure(grid, baseline=True)
+    rows, clock = measure(grid)
     extended = [] if batch_sizes is not None else _extend(rows, measure, device, budget)
     timing = _timing_info(clock, repeats, rows, load_before, _load_average(), extended)
     _warn_if_busy(timing)
@@ -196,7 +195,7 @@ def _vocabulary(module):
 # -- the grid ----------------------------------------------------------------------------------
 
 def _grid(module, data, device, batch_sizes, seq_lens):
-    """(bs, L) shapes, smallest bs*L first so the CPU's peak-RSS probe sees growing peaks."""
+    """(bs, L) shapes, smallest bs*L first: a shape that runs out of memory comes last."""
     import numpy as np
 
     from . import _fit
@@ -243,23 +242,19 @@ def _quantile_lengths(data, limit):
 
 # -- timing ------------------------------------------------------------------------------------
 
-def _measure(module, grid, vocab, rounds, step, probe, device, progress, torch, baseline=True):
+def _measure(module, grid, vocab, rounds, step, probe, device, progress, torch):
     """One row per shape: the minimum over ``rounds`` interleaved timings, and the peak memory.
 
-    Round 0 runs the shapes smallest first, each once untimed (its warm-up) then once timed
-    with the memory probe around it; later rounds run the whole grid in a shuffled order, so
+    Round 0 runs the shapes smallest first, each once untimed (its warm-up, with the memory
+    probe around it) then once timed; later rounds run the whole grid in a shuffled order, so
     a burst of load from another process lands on different shapes in different rounds
     instead of on every repeat of one shape. The minimum is the estimator: interference only
     ever adds time, so the fastest repeat is the least disturbed one (docs/calibration.md).
-    ``baseline``: take the memory probe's baseline after the first call (not again when a grid
-    is extended: the peaks of all shapes are then above the same one).
     """
     clock = _Clock(device, torch)
     ids_of = _id_maker(vocab, device, torch)
     inputs = {shape: ids_of(*shape) for shape in grid}
     _guarded(grid[0], device, lambda: clock.run(module, inputs[grid[0]], step))  # kernels, grads
-    if baseline:
-        probe.set_baseline()
     samples = {shape: [] for shape in grid}
     peaks = {}
     bar = _progress(len(grid) * rounds, progress)
@@ -283,10 +278,8 @@ def _measure(module, grid, vocab, rounds, step, probe, device, progress, torch, 
 
 def _first_timing(module, ids, step, probe, clock, shape, samples, device):
     def run():
-        clock.run(module, ids, step)  # warm-up of this shape
-        probe.reset()
-        timed = clock.run(module, ids, step)
-        return timed, probe.peak()
+        _, peak = probe.measure(lambda: clock.run(module, ids, step))  # this shape's warm-up
+        return clock.run(module, ids, step), peak
 
     timed, peak = _guarded(shape, device, run)
     samples[shape].append(timed)
