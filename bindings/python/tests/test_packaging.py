@@ -89,3 +89,20 @@ def test_installed_package_library_and_metadata_agree(installed, tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == [_meson_version()] * 3, (
         "brs.__version__, brs.library_version, the metadata's version: " + run.stdout)
+
+
+def test_every_binding_manifest_carries_the_meson_version():
+    """The Rust workspace, its brs-sys dependency, the lock file and the Julia project say the
+    same version as meson.build, so no binding is published under another one."""
+    version = _meson_version()
+    rust = REPO / "bindings" / "rust"
+    manifests = {
+        rust / "Cargo.toml": f'version = "{version}"',
+        rust / "brs" / "Cargo.toml": f'brs-sys = {{ path = "../brs-sys", version = "{version}" }}',
+        REPO / "bindings" / "julia" / "BatchRebalance.jl" / "Project.toml": f'version = "{version}"',
+    }
+    for path, line in manifests.items():
+        assert line in path.read_text().splitlines(), f"{path} lacks {line!r}"
+    lock = (rust / "Cargo.lock").read_text()
+    for crate in ("brs", "brs-sys"):
+        assert f'name = "{crate}"\nversion = "{version}"' in lock, f"Cargo.lock: {crate} is not {version}"
