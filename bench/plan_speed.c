@@ -3,7 +3,7 @@
  *
  *   plan_speed --batch-size P --dp-size R --grad-accum G [--dist uniform|longtail|lognormal]
  *              [--steps S] [--reps N] [--seed X] [--packed] [--max-tokens T] [--dump FILE]
- *              [--check-epoch]
+ *              [--check-epoch] [--sync micro_step|step]
  *
  * Builds a synthetic dataset of S * B samples (B = P * R * G), then times brs_plan_compute for
  * N calls over steps 0..S-1 of epoch 0 (random access, so every call does the whole work: draw,
@@ -38,6 +38,7 @@ struct config {
     uint64_t seed;
     const char *dist;
     const char *dump;
+    int64_t sync; /* BRS_OPT_SYNC, by its value name (brs_option_value_name) */
 };
 
 static uint64_t splitmix64(uint64_t *state)
@@ -107,7 +108,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: plan_speed --batch-size P --dp-size R --grad-accum G "
                     "[--dist uniform|longtail|lognormal] [--steps S] [--reps N] [--seed X] [--packed] "
-                    "[--max-tokens T] [--dump FILE] [--check-epoch]\n");
+                    "[--max-tokens T] [--dump FILE] [--check-epoch] [--sync micro_step|step]\n");
     exit(2);
 }
 
@@ -122,9 +123,19 @@ static int64_t parse_count(const char *text, const char *flag)
     return (int64_t)v;
 }
 
+/* The sync model by the library's own value names. */
+static int64_t parse_sync(const char *text)
+{
+    const char *name;
+    for (int64_t v = 0; brs_option_value_name(&name, BRS_OPT_SYNC, v) == BRS_OK; v++)
+        if (strcmp(name, text) == 0) return v;
+    fprintf(stderr, "plan_speed: unknown --sync '%s' (micro_step or step)\n", text);
+    exit(2);
+}
+
 static struct config parse_args(int argc, char **argv)
 {
-    struct config c = {8, 1, 1, 0, 3, 20, 0, 0, 1, "uniform", NULL};
+    struct config c = {8, 1, 1, 0, 3, 20, 0, 0, 1, "uniform", NULL, BRS_SYNC_MICRO_STEP};
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i];
         if (strcmp(flag, "--packed") == 0 || strcmp(flag, "--check-epoch") == 0) {
@@ -143,6 +154,7 @@ static struct config parse_args(int argc, char **argv)
         else if (strcmp(flag, "--seed") == 0) c.seed = (uint64_t)parse_count(value, flag);
         else if (strcmp(flag, "--dist") == 0) c.dist = value;
         else if (strcmp(flag, "--dump") == 0) c.dump = value;
+        else if (strcmp(flag, "--sync") == 0) c.sync = parse_sync(value);
         else usage();
     }
     if (c.batch_size < 1 || c.dp_size < 1 || c.grad_accum < 1 || c.steps < 1 || c.reps < 1)
@@ -169,6 +181,7 @@ static brs_sampler *make_sampler(const struct config *c, const uint32_t *lengths
         {BRS_OPT_BATCH_SIZE, c->batch_size}, {BRS_OPT_DP_SIZE, c->dp_size},
         {BRS_OPT_GRAD_ACCUM, c->grad_accum}, {BRS_OPT_MAX_TOKENS, c->max_tokens},
         {BRS_OPT_PACKED, c->packed},         {BRS_OPT_SEED, (int64_t)c->seed},
+        {BRS_OPT_SYNC, c->sync},
     };
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         check(brs_sampler_set_int(s, opts[i].key, opts[i].value), "set_int",
@@ -253,12 +266,12 @@ int main(int argc, char **argv)
     qsort(times, (size_t)c.reps, sizeof *times, cmp_double);
     double median = times[c.reps / 2];
     printf("{\"B\":%lld,\"K\":%lld,\"P\":%lld,\"dp\":%lld,\"ga\":%lld,\"dist\":\"%s\","
-           "\"packed\":%lld,\"n\":%zu,\"reps\":%lld,\"median_ns_per_step\":%.0f,"
+           "\"packed\":%lld,\"sync\":%lld,\"n\":%zu,\"reps\":%lld,\"median_ns_per_step\":%.0f,"
            "\"min_ns_per_step\":%.0f,\"ns_per_sample\":%.3f,\"last_max_cost\":%.6f,"
            "\"last_lower_bound\":%.6f,\"library\":\"%s\"}\n",
            (long long)b, (long long)k, (long long)c.batch_size, (long long)c.dp_size,
-           (long long)c.grad_accum, c.dist, (long long)c.packed, n, (long long)c.reps, median,
-           times[0], median / (double)b, max_cost, lower_bound, brs_version_string());
+           (long long)c.grad_accum, c.dist, (long long)c.packed, (long long)c.sync, n,
+           (long long)c.reps, median, times[0], median / (double)b, max_cost, lower_bound, brs_version_string());
     brs_plan_free(p);
     brs_sampler_free(s);
     free(times);

@@ -3,6 +3,8 @@
  * split, the split heuristic (split_heuristic.c) each batch it halves. */
 #include "internal.h"
 
+#include <string.h>
+
 /* From this many ids on, costs are radix sorted where (top - cost) and the
  * id fit one 64-bit key together. */
 enum { RADIX_IDS = 256, DIGIT_BITS = 11, BUCKETS = 1 << DIGIT_BITS };
@@ -37,7 +39,8 @@ static int radix_sort(uint32_t *ids, size_t count, size_t id_bound, const brs_wi
     unsigned digits = sorted_bits == 0 ? 1 : (sorted_bits + DIGIT_BITS - 1) / DIGIT_BITS;
     unsigned digit_bits = sorted_bits == 0 ? 1 : (sorted_bits + digits - 1) / digits;
     uint64_t mask = ((uint64_t)1 << digit_bits) - 1;
-    uint32_t counts[64 / DIGIT_BITS + 1][BUCKETS] = {{0}};
+    uint32_t counts[64 / DIGIT_BITS + 1][BUCKETS]; /* only the used buckets are cleared */
+    for (unsigned d = 0; d < digits; d++) memset(counts[d], 0, (mask + 1) * sizeof counts[d][0]);
     uint64_t *from = keys, *to = keys + count;
     for (size_t i = 0; i < count; i++) {
         uint64_t key = (uint64_t)(top - costs[ids[i]]) << id_bits | ids[i];

@@ -13,7 +13,7 @@
  * It enters every fingerprint; bump it with any change of output and
  * regenerate tests/vectors.
  */
-#define BRS_PLAN_ALGORITHM_VERSION 9
+#define BRS_PLAN_ALGORITHM_VERSION 10
 
 /* Costs are exact integers in micro cost units (1e-6), held in 128 bits.
  * Bounds (proof of no overflow): a length L < 2^32, alpha_micro <= 1e9 <
@@ -333,6 +333,15 @@ brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengt
 brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *lengths,
                             struct brs_probe_cache cache, size_t n, size_t dp_size,
                             size_t grad_accum, const struct brs_cost_model *model);
+/* layered.c: the same with every cut, where the search over them (a
+ * bisection for two layers, a dynamic programme for more) is small: the
+ * fastest layering under the model's cap, with a step time of
+ * at most `beat`; BRS_ERR_TOO_LARGE where the step is too large or none is
+ * that fast. */
+brs_status brs_plan_layered_exact(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                                  struct brs_probe_cache cache, size_t n, size_t dp_size,
+                                  size_t grad_accum, const struct brs_cost_model *model,
+                                  brs_wide beat);
 /* hill_climb.c: transformers' batch_rebalance split of the n sorted samples
  * into k contiguous groups (no cap; the caller checks it); BRS_ERR_TOO_LARGE
  * beyond 4096 groups. */
@@ -400,6 +409,7 @@ void brs_grouped_order_free(struct brs_grouped_order *cache);
 /* The plan handle (plan.c, plan_describe.c, plan_load.c, plan_query.c). */
 struct brs_plan {
     int ready;
+    int batch; /* planned by brs_plan_compute_batch: errors name the batch */
     uint64_t epoch, step;
     size_t num_samples, k, dp_size, grad_accum;
 
@@ -444,6 +454,17 @@ brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked);
  * not): what the balanced planner starts from. The sampler is checked. */
 brs_status brs_plan_draw_sorted(brs_plan *p, const brs_sampler *s, uint64_t epoch,
                                 uint64_t step);
+/* plan.c: step `step` of `epoch` of a sampler whose configuration is
+ * checked (brs_config_check, or brs_plan_compute_batch's own checks) and
+ * the step in range: drawn, gathered, planned with its strategy. */
+brs_status brs_plan_step(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
+/* epoch_check.c: the least max_tokens above `known` with which k groups
+ * hold n >= k lengths sorted longest first (padded), or `known` if that
+ * already does. */
+uint64_t brs_least_cap(const uint32_t *sorted, size_t n, size_t k, uint64_t known);
+/* plan_batch.c: the cap error of a brs_plan_compute_batch step. */
+brs_status brs_batch_cap_message(brs_plan *p, const brs_sampler *s,
+                                 const struct brs_split *split);
 /* plan_describe.c: totals, peaks and the time bound of the filled slots
  * (lower_bound and weight_sum those of the step's samples); and the whole
  * description of slots filled elsewhere than by the planner. */

@@ -13,6 +13,11 @@
  * least total cost (brs_plan_layer): with one layer (grad_accum 1) that is
  * the exact lexicographic optimum, and the planner's whole answer.
  * `model` carries the memory budget as its token cap.
+ *
+ * brs_plan_layered_exact is the same candidate with every cut, on the exact
+ * layer times, where its work is small: a bisection over the one cut of two
+ * layers, a dynamic programme over the cut positions of more. It finds the fastest layering under the cap, so that no
+ * plan of that shape beats the planner's within the budget.
  */
 #include "internal.h"
 
@@ -226,30 +231,215 @@ static brs_status build_layer(const struct layers *l, size_t m, size_t *starts, 
     return status;
 }
 
+/* The layers' buffers and weight sums; `cut[count]` is n. */
+static brs_status layers_open(struct layers *l, const uint32_t *lengths,
+                              struct brs_probe_cache cache, size_t n, size_t dp_size,
+                              size_t grad_accum, const struct brs_cost_model *model)
+{
+    size_t entries = (cache.rank ? brs_probe_cache_runs(cache, n) : n) + 1;
+    *l = (struct layers){lengths, cache, n, dp_size, grad_accum, model,
+                         malloc((grad_accum + 1) * sizeof *l->cut),
+                         malloc(grad_accum * sizeof *l->time), malloc(entries * sizeof *l->before)};
+    if (!l->cut || !l->time || !l->before) return BRS_ERR_NO_MEMORY;
+    sum_weights(l);
+    l->cut[grad_accum] = n;
+    return BRS_OK;
+}
+
+static void layers_close(struct layers *l)
+{
+    free(l->cut);
+    free(l->time);
+    free(l->before);
+}
+
+/* Every layer's groups into starts/costs, at the layer times found. */
+static brs_status build_layers(const struct layers *l, size_t *starts, brs_wide *costs)
+{
+    brs_status status = BRS_OK;
+    for (size_t m = 0; m < l->count && status == BRS_OK; m++)
+        status = build_layer(l, m, starts + m * l->ranks, costs + m * l->ranks);
+    starts[l->count * l->ranks] = l->n;
+    return status;
+}
+
 brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *lengths,
                             struct brs_probe_cache cache, size_t n, size_t dp_size,
                             size_t grad_accum, const struct brs_cost_model *model)
 {
-    size_t *cut = malloc((grad_accum + 1) * sizeof *cut);
-    brs_wide *time = malloc(grad_accum * sizeof *time);
-    size_t entries = (cache.rank ? brs_probe_cache_runs(cache, n) : n) + 1;
-    brs_wide *before = malloc(entries * sizeof *before);
-    brs_status status = cut && time && before ? BRS_OK : BRS_ERR_NO_MEMORY;
-    struct layers l = {lengths, cache, n, dp_size, grad_accum, model, cut, time, before};
-    if (status == BRS_OK) {
-        sum_weights(&l);
-        cut[grad_accum] = n;
-        status = grid_cuts(&l);
-    }
+    struct layers l;
+    brs_status status = layers_open(&l, lengths, cache, n, dp_size, grad_accum, model);
+    if (status == BRS_OK) status = grid_cuts(&l);
     if (status == BRS_OK) {
         refine_cuts(&l);
         if (sum_of_times(&l) == NO_TIME) status = BRS_ERR_INVALID_ARGUMENT;
     }
-    for (size_t m = 0; m < grad_accum && status == BRS_OK; m++)
-        status = build_layer(&l, m, starts + m * dp_size, costs + m * dp_size);
-    starts[grad_accum * dp_size] = n;
-    free(cut);
-    free(time);
-    free(before);
+    if (status == BRS_OK) status = build_layers(&l, starts, costs);
+    layers_close(&l);
+    return status;
+}
+
+/* ---- every cut: the exact dynamic programme -------------------------------- */
+
+/* Layer times the programme may compute, each costing O(ranks) per probe:
+ * (EXACT_WORK_PER_SAMPLE n + EXACT_WORK_BASE) / ranks of them. */
+enum { EXACT_WORK_PER_SAMPLE = 16, EXACT_WORK_BASE = 8192 };
+
+#define UNKNOWN (NO_TIME - 1)
+
+struct cuts {
+    struct layers *l;
+    size_t slack;     /* the positions each cut can take: n - ranks * count + 1 */
+    brs_wide *memo;   /* layer times by (start, length - ranks); NULL: two layers */
+    brs_wide *best;   /* (count + 1) * (n + 1): least time of m layers over [0, b) */
+    uint32_t *from;   /* where the m-th layer of that best starts */
+    brs_wide beat;    /* only layerings at most this fast are of interest */
+};
+
+/* The exact time of [a, b), computed once where layers in the middle repeat. */
+static brs_wide memo_time(struct cuts *c, size_t a, size_t b)
+{
+    if (!c->memo) return layer_time(c->l, a, b);
+    brs_wide *slot = &c->memo[a * c->slack + (b - a - c->l->ranks)];
+    if (*slot == UNKNOWN) *slot = layer_time(c->l, a, b);
+    return *slot;
+}
+
+/* best[m][b] = min over a of best[m - 1][a] + time(a, b), where that can
+ * lead to a layering within c->beat: `tail` bounds the later layers' time
+ * from below (the estimate of [b, n) as one layer is at most their sum).
+ * A start whose estimate cannot beat the best so far, or c->beat, is
+ * skipped without its exact time. */
+static void relax(struct cuts *c, size_t m, size_t b, brs_wide tail)
+{
+    size_t r = c->l->ranks, width = c->l->n + 1;
+    brs_wide *prev = c->best + (m - 1) * width, found = NO_TIME;
+    uint32_t at = 0;
+    for (size_t a = (m - 1) * r; a + r <= b; a++) {
+        if (prev[a] == NO_TIME) continue;
+        brs_wide low = prev[a] + estimate(c->l, a, b);
+        if (low + tail > c->beat || (found != NO_TIME && low >= found)) continue;
+        brs_wide t = memo_time(c, a, b);
+        if (t == NO_TIME || prev[a] + t + tail > c->beat || prev[a] + t >= found) continue;
+        found = prev[a] + t;
+        at = (uint32_t)a;
+    }
+    c->best[m * width + b] = found;
+    c->from[m * width + b] = at;
+}
+
+static brs_status run_cuts(struct cuts *c)
+{
+    struct layers *l = c->l;
+    size_t r = l->ranks, g = l->count, n = l->n, width = n + 1;
+    for (size_t b = 0; b <= n; b++) c->best[b] = b == 0 ? 0 : NO_TIME;
+    for (size_t m = 1; m <= g; m++) {
+        size_t last = m == g ? n : n - (g - m) * r;
+        for (size_t b = 0; b <= n; b++) c->best[m * width + b] = NO_TIME;
+        for (size_t b = m == g ? n : m * r; b <= last; b++) {
+            brs_wide tail = m == g ? 0 : estimate(l, b, n);
+            /* m layers over [0, b) take at least the estimate of it as one */
+            if (estimate(l, 0, b) + tail <= c->beat) relax(c, m, b, tail);
+        }
+    }
+    if (c->best[g * width + n] == NO_TIME) return BRS_ERR_TOO_LARGE; /* none beats c->beat */
+    size_t b = n;
+    for (size_t m = g; m > 0; m--) {
+        size_t a = c->from[m * width + b];
+        l->cut[m - 1] = a;
+        l->time[m - 1] = memo_time(c, a, b);
+        b = a;
+    }
+    return BRS_OK;
+}
+
+/* Two layers: the cut c in [lo, hi] whose T(0, c) + T(c, n) is least
+ * at most `beat`. T(0, c) never falls as c grows and T(c, n) never
+ * rises, so T(0, lo) + T(hi, n) bounds every cut between them from below:
+ * an interval whose bound cannot beat the best so far is left unexplored,
+ * others are halved (the ends' times are known: T(0, lo) and T(hi, n)).
+ * The recursion is as deep as log2(n). */
+struct halves {
+    struct layers *l;
+    brs_wide best; /* the least sum found, or beat + 1 */
+    size_t cut;
+};
+
+static void try_cut(struct halves *h, size_t c, brs_wide left, brs_wide right)
+{
+    if (left == NO_TIME || right == NO_TIME || left + right >= h->best) return;
+    h->best = left + right;
+    h->cut = c;
+}
+
+static void bisect(struct halves *h, size_t lo, size_t hi, brs_wide left_lo, brs_wide right_hi)
+{
+    if (hi - lo < 2 || left_lo == NO_TIME || right_hi == NO_TIME ||
+        left_lo + right_hi >= h->best)
+        return;
+    size_t mid = lo + (hi - lo) / 2;
+    brs_wide left = layer_time(h->l, 0, mid), right = layer_time(h->l, mid, h->l->n);
+    try_cut(h, mid, left, right);
+    bisect(h, lo, mid, left_lo, right);
+    bisect(h, mid, hi, left, right_hi);
+}
+
+static brs_status two_layers(struct layers *l, brs_wide beat)
+{
+    size_t r = l->ranks, n = l->n, lo = r, hi = n - r;
+    struct halves h = {l, beat + 1, 0};
+    brs_wide left_lo = layer_time(l, 0, lo), right_lo = layer_time(l, lo, n);
+    brs_wide left_hi = layer_time(l, 0, hi), right_hi = layer_time(l, hi, n);
+    try_cut(&h, lo, left_lo, right_lo);
+    try_cut(&h, hi, left_hi, right_hi);
+    bisect(&h, lo, hi, left_lo, right_hi);
+    if (h.best > beat) return BRS_ERR_TOO_LARGE; /* none beats it */
+    l->cut[1] = h.cut;
+    l->time[0] = layer_time(l, 0, h.cut);
+    l->time[1] = layer_time(l, h.cut, n);
+    return BRS_OK;
+}
+
+/* Whether the programme's layer times fit its work: two layers need two
+ * per cut position, more layers one per (start, end) pair at most. */
+static int exact_fits(size_t n, size_t ranks, size_t count, size_t slack)
+{
+    uint64_t times = 2 * (uint64_t)slack;
+    if (count > 2) times += (uint64_t)slack * (slack + 1) / 2;
+    return times * ranks <= EXACT_WORK_PER_SAMPLE * (uint64_t)n + EXACT_WORK_BASE;
+}
+
+brs_status brs_plan_layered_exact(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                                  struct brs_probe_cache cache, size_t n, size_t dp_size,
+                                  size_t grad_accum, const struct brs_cost_model *model,
+                                  brs_wide beat)
+{
+    size_t k = dp_size * grad_accum;
+    if (grad_accum < 2 || n <= k) return BRS_ERR_TOO_LARGE;
+    size_t slack = n - k + 1, width = n + 1;
+    if (!exact_fits(n, dp_size, grad_accum, slack)) return BRS_ERR_TOO_LARGE;
+    struct layers l;
+    brs_status status = layers_open(&l, lengths, cache, n, dp_size, grad_accum, model);
+    if (grad_accum == 2) {
+        l.cut[0] = 0;
+        if (status == BRS_OK) status = two_layers(&l, beat);
+        if (status == BRS_OK) status = build_layers(&l, starts, costs);
+        layers_close(&l);
+        return status;
+    }
+    struct cuts c = {&l, slack, NULL, malloc((grad_accum + 1) * width * sizeof *c.best),
+                     malloc((grad_accum + 1) * width * sizeof *c.from), beat};
+    if (grad_accum > 2) {
+        c.memo = malloc((n - dp_size + 1) * slack * sizeof *c.memo);
+        for (size_t i = 0; c.memo && i < (n - dp_size + 1) * slack; i++) c.memo[i] = UNKNOWN;
+    }
+    if (status == BRS_OK && (!c.best || !c.from || (grad_accum > 2 && !c.memo)))
+        status = BRS_ERR_NO_MEMORY;
+    if (status == BRS_OK) status = run_cuts(&c);
+    if (status == BRS_OK) status = build_layers(&l, starts, costs);
+    free(c.memo);
+    free(c.best);
+    free(c.from);
+    layers_close(&l);
     return status;
 }

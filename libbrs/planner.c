@@ -11,7 +11,10 @@
  * (staircase.c), the layers (layered.c), transformers' batch_rebalance
  * split (hill_climb.c), the least total under the budget alone (one rank:
  * there the step time is the total), and for small steps every contiguous
- * split (exact.c), which makes the plan exact there. */
+ * split (exact.c), which makes the plan exact there. Under per-micro-step
+ * sync the polished winner then meets every layering where a DP over the
+ * cuts is small (brs_plan_layered_exact): no layered plan within the
+ * budget beats the plan there. */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -107,6 +110,28 @@ static brs_status consider_polished(struct contest *c, brs_status built)
     return consider(c, built);
 }
 
+/* Every layering, where that is small, against the polished plan: no
+ * layered plan within the budget is then faster than the plan under
+ * per-micro-step sync (a layered plan's time is the sum of its layers'
+ * min-max, and the deal does no worse with its groups). One that scores
+ * better replaces the plan and is polished in turn, so the plan is never
+ * worse than without it. */
+static brs_status fastest_layering(struct contest *c)
+{
+    size_t dp = c->dp_size, ga = c->k / dp;
+    if (dp == 1 || c->sync != BRS_SYNC_MICRO_STEP) return BRS_OK;
+    struct brs_score before;
+    brs_status status = brs_score_split(&before, c->split->starts, c->split->costs, c->lengths,
+                                        c->k, dp, c->sync, c->slots);
+    if (status != BRS_OK) return status;
+    c->best = before;
+    status = consider(c, brs_plan_layered_exact(c->starts, c->costs, c->lengths, c->cache, c->n,
+                                                dp, ga, &c->held, before.time));
+    if (status != BRS_OK || !brs_score_better(&c->best, &before)) return status;
+    return brs_polish(c->split->starts, c->split->costs, c->lengths, c->n, c->k, dp, c->sync,
+                      &c->held);
+}
+
 /* With grad_accum > 1 (one micro-step is planned directly, see
  * brs_plan_padded). */
 static brs_status try_candidates(struct contest *c, brs_wide best)
@@ -142,6 +167,7 @@ static brs_status try_candidates(struct contest *c, brs_wide best)
     if (status == BRS_OK && k > 1)
         status = brs_polish(c->split->starts, c->split->costs, c->lengths, n, k, dp, c->sync,
                             &c->held);
+    if (status == BRS_OK) status = fastest_layering(c);
     return status;
 }
 

@@ -153,6 +153,12 @@ bool bt_oracle_budget(uint64_t *budget, const uint32_t *desc, size_t b, size_t k
  * step. k <= BT_PLAN_MAX_GROUPS, b <= BT_PLAN_MAX_SAMPLES. */
 bool bt_oracle_best_plan(bt_score *best, const uint32_t *desc, size_t b, size_t k, size_t dp,
                          int sync, const bt_cost_model *m, uint64_t budget);
+/* The fastest layered plan under per-micro-step sync: desc[0..b) cut into
+ * k / dp contiguous layers, one per micro-step, each split into dp groups
+ * at its own min-max with every group within budget (bs * L <= budget);
+ * its time is the sum of the layers' min-max. False if none fits. */
+bool bt_oracle_best_layered(u128 *best, const uint32_t *desc, size_t b, size_t k, size_t dp,
+                            const bt_cost_model *m, uint64_t budget);
 /* The least peak padded tokens over contiguous splits into k groups of cost
  * <= limit within cap. */
 bool bt_oracle_min_peak(uint64_t *peak, const uint32_t *desc, size_t b, size_t k,

@@ -19,8 +19,8 @@ static u128 group_cost(const uint32_t *desc, size_t from, size_t to, const bt_co
 /* Shared DP over contiguous splits: f[j][i] is the best value of splitting
  * desc[0..i) into j groups, where a split's value combines its groups' costs
  * by max (min-max) or by sum (min-total, groups above limit forbidden). */
-static bool contiguous_dp(u128 *best, const uint32_t *desc, size_t b, size_t k,
-                          const bt_cost_model *m, uint64_t cap, bool by_sum, u128 limit)
+static bool contiguous_dp_row(u128 *best, u128 *row, const uint32_t *desc, size_t b, size_t k,
+                              const bt_cost_model *m, uint64_t cap, bool by_sum, u128 limit)
 {
     if (k == 0 || b < k)
         return false;
@@ -44,10 +44,51 @@ static bool contiguous_dp(u128 *best, const uint32_t *desc, size_t b, size_t k,
         cur = t;
     }
     *best = prev[b];
+    if (row) /* every prefix desc[0..i) into k groups */
+        memcpy(row, prev, (b + 1) * sizeof *row);
     bool ok = prev[b] != INF;
     free(prev);
     free(cur);
     return ok;
+}
+
+static bool contiguous_dp(u128 *best, const uint32_t *desc, size_t b, size_t k,
+                          const bt_cost_model *m, uint64_t cap, bool by_sum, u128 limit)
+{
+    return contiguous_dp_row(best, NULL, desc, b, k, m, cap, by_sum, limit);
+}
+
+/* Layers are contiguous slices, each split at its own min-max into dp
+ * groups within the budget; a layering's time is the sum of those. The
+ * layer times come from one min-max DP per start (all its ends at once),
+ * the layering from a DP over every cut. */
+bool bt_oracle_best_layered(u128 *best, const uint32_t *desc, size_t b, size_t k, size_t dp,
+                            const bt_cost_model *m, uint64_t budget)
+{
+    size_t ga = k / dp, w = b + 1;
+    u128 *time = malloc(w * w * sizeof *time), *f = malloc((ga + 1) * w * sizeof *f), unused;
+    for (size_t a = 0; a <= b; a++) {
+        for (size_t i = 0; i <= b - a; i++)
+            time[a * w + i] = INF;
+        if (b - a >= dp)
+            contiguous_dp_row(&unused, time + a * w, desc + a, b - a, dp, m, budget, false, INF);
+    }
+    for (size_t i = 0; i <= b; i++)
+        f[i] = i == 0 ? 0 : INF;
+    for (size_t j = 1; j <= ga; j++)
+        for (size_t i = 0; i <= b; i++) {
+            u128 *cur = &f[j * w + i];
+            *cur = INF;
+            for (size_t a = 0; a < i; a++) {
+                u128 before = f[(j - 1) * w + a], t = time[a * w + (i - a)];
+                if (before != INF && t != INF && before + t < *cur)
+                    *cur = before + t;
+            }
+        }
+    *best = f[ga * w + b];
+    free(time);
+    free(f);
+    return *best != INF;
 }
 
 bool bt_oracle_min_max(u128 *best, const uint32_t *desc, size_t b, size_t k,

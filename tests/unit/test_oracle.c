@@ -321,6 +321,62 @@ static void test_random_configurations(void)
     brs_plan_free(p);
 }
 
+/* ---- layered plans: never faster than the plan ---------------------------- */
+
+#define LAYERED_CASES 1500
+#define LAYERED_MAX_B 64
+#define LAYERED_MAX_K 16
+
+/* Under per-micro-step sync with grad_accum > 1, no layered plan (each
+ * micro-step a contiguous slice of the sorted step, split at its min-max
+ * into dp groups) within the memory budget is faster than the plan. */
+static void test_no_layered_plan_is_faster(void)
+{
+    bt_rng r = {7171};
+    brs_plan *p = NULL;
+    CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
+    for (int i = 0; i < LAYERED_CASES; i++) {
+        uint32_t len[2 * LAYERED_MAX_B];
+        int64_t k = 2 + (int64_t)bt_rng_below(&r, LAYERED_MAX_K - 1), dp = 1 + (int64_t)bt_rng_below(&r, (uint64_t)k / 2);
+        while (k % dp)
+            dp--;
+        int64_t per = 1 + (int64_t)bt_rng_below(&r, (uint64_t)(LAYERED_MAX_B / k));
+        size_t b = (size_t)(per * k), n = b + bt_rng_below(&r, b + 1);
+        enum shape shape = (enum shape)(i % SHAPES);
+        draw_lengths(&r, len, n, shape);
+        bt_config c = bt_config_default(len, n);
+        c.batch_size = per;
+        c.dp_size = dp;
+        c.grad_accum = k / dp;
+        c.sync = BRS_SYNC_MICRO_STEP;
+        c.alpha = draw_alpha(&r, i / SHAPES);
+        c.intercept = draw_intercept(&r, i / (SHAPES * 5));
+        uint32_t longest = max_length(len, n);
+        c.max_tokens = i % 2 ? (int64_t)(longest + bt_rng_below(&r, (uint64_t)longest * (uint64_t)per * 2)) : 0;
+        uint64_t step = bt_rng_below(&r, n / b);
+        bt_set_case("layered %d: %s n %zu P %" PRId64 " dp %" PRId64 " ga %" PRId64
+                    " alpha %.10g intercept %.10g max_tokens %" PRId64 " step %" PRIu64,
+                    i, shape_name[shape], n, per, dp, c.grad_accum, c.alpha, c.intercept,
+                    c.max_tokens, step);
+        bt_cost_model m = bt_cost_model_of(&c);
+        bt_planned pl;
+        if (!bt_plan_step(&pl, &c, step, p))
+            continue;
+        if (pl.status == BRS_OK) {
+            uint64_t budget = 0;
+            u128 layered = 0;
+            BT_ASSERT(bt_oracle_budget(&budget, pl.desc, b, (size_t)k, &m, (uint64_t)c.max_tokens));
+            bt_score got = plan_score(&pl, &m, BRS_SYNC_MICRO_STEP);
+            if (bt_oracle_best_layered(&layered, pl.desc, b, (size_t)k, (size_t)dp, &m, budget))
+                BT_ASSERT(got.time <= layered);
+        } else {
+            BT_ASSERT(pl.status == BRS_ERR_CAP_INFEASIBLE && c.max_tokens);
+        }
+        bt_planned_free(&pl);
+    }
+    brs_plan_free(p);
+}
+
 /* The oracle itself: on tiny steps the DP over contiguous splits equals a
  * brute force over every partition, which is the contiguity theorem the
  * DP rests on (and a check of the DP code). */
@@ -928,6 +984,7 @@ int main(int argc, char **argv)
         {"small steps: plan equals the brute force over splits and deals",
          test_small_plans_equal_brute_force},
         {"random configurations: budget, bound and exact cases", test_random_configurations},
+        {"layered: no layered plan within the budget is faster", test_no_layered_plan_is_faster},
         {"oracle self-check: DP equals brute force", test_dp_equals_brute_force_over_all_partitions},
         {"equal lengths: closed-form optimum", test_equal_lengths_closed_form},
         {"large steps: greedy threshold optimality", test_large_random_threshold_optimal},
