@@ -1,5 +1,6 @@
 /* cost_model_file.c - read the three settings of a cost-model file, and
- * the seconds of one cost unit when it was calibrated. */
+ * the seconds of one cost unit when it was calibrated. The format's rules
+ * are docs/formats.md's; tests/vectors/formats holds a file per rule. */
 #include "cost_model_file.h"
 
 #include <errno.h>
@@ -21,7 +22,8 @@
  * wrong path (a dataset, /dev/zero) from being read whole. */
 enum { MAX_FILE_SIZE = 16 << 20 };
 
-/* The keys read, in the order of `seen`. */
+/* The keys checked, in the order of `seen` and of the checks (the order
+ * docs/formats.md gives, which Python's CostModel.from_dict follows too). */
 enum {
     KEY_FORMAT,
     KEY_VERSION,
@@ -29,10 +31,19 @@ enum {
     KEY_INTERCEPT,
     KEY_MAX_TOKENS,
     KEY_SECONDS_PER_UNIT,
+    KEY_R2,
+    KEY_WORST_RESIDUAL,
+    KEY_SOURCE,
+    KEY_MODEL,
+    KEY_DEVICE,
+    KEY_MEMORY,
+    KEY_TIMING,
+    KEY_TIMINGS,
     KEY_COUNT
 };
-static const char *const key_names[KEY_COUNT] = {"format",    "version",    "alpha",
-                                                 "intercept", "max_tokens", "seconds_per_unit"};
+static const char *const key_names[KEY_COUNT] = {
+    "format", "version", "alpha", "intercept", "max_tokens", "seconds_per_unit", "r2",
+    "worst_residual", "source", "model", "device", "memory", "timing", "timings"};
 
 typedef struct reading {
     json_member members[KEY_COUNT];
@@ -58,11 +69,10 @@ static int bad(reading *r, const char *format, ...)
 static int remember(const json_member *member, void *context)
 {
     reading *r = context;
+    /* json_object_each has refused a name given twice already. */
     for (int key = 0; key < KEY_COUNT; key++)
-        if (member->key_length == strlen(key_names[key]) &&
-            memcmp(member->key, key_names[key], member->key_length) == 0) {
-            if (r->seen[key])
-                return bad(r, "key \"%s\" appears twice", key_names[key]);
+        if (json_string_equal(member->key, member->key_length, key_names[key],
+                              strlen(key_names[key]))) {
             r->seen[key] = 1;
             r->members[key] = *member;
         }
@@ -83,14 +93,43 @@ static void value_shown(char *out, size_t size, const json_member *member)
     snprintf(out, size, member->kind == JSON_STRING ? "\"%s\"" : "%s", text);
 }
 
+/* A number's whole text (not cut, unlike value_text) through strict_int64
+ * or strict_double. */
+static char *number_copy(const json_member *member)
+{
+    char *text = malloc(member->value_length + 1);
+    if (text != NULL) {
+        memcpy(text, member->value, member->value_length);
+        text[member->value_length] = '\0';
+    }
+    return text;
+}
+
+static strict_result number_int64(const json_member *member, int64_t *out)
+{
+    char *text = number_copy(member);
+    strict_result result = text != NULL ? strict_int64(text, out) : STRICT_RANGE;
+    free(text);
+    return result;
+}
+
+static strict_result number_double(const json_member *member, double *out)
+{
+    char *text = number_copy(member);
+    strict_result result = text != NULL ? strict_double(text, out) : STRICT_RANGE;
+    free(text);
+    return result;
+}
+
 static int check_header(reading *r)
 {
     char text[128];
     if (!r->seen[KEY_FORMAT])
         return bad(r, "key \"format\" is missing (expected \"%s\")", COST_MODEL_FORMAT);
     const json_member *format = &r->members[KEY_FORMAT];
-    value_text(text, sizeof text, format);
-    if (format->kind != JSON_STRING || strcmp(text, COST_MODEL_FORMAT) != 0) {
+    if (format->kind != JSON_STRING || !json_string_equal(format->value, format->value_length,
+                                                          COST_MODEL_FORMAT,
+                                                          strlen(COST_MODEL_FORMAT))) {
         value_shown(text, sizeof text, format);
         return bad(r, "key \"format\" is %s, expected \"%s\": this is not a cost-model file",
                    text, COST_MODEL_FORMAT);
@@ -98,9 +137,8 @@ static int check_header(reading *r)
     if (!r->seen[KEY_VERSION])
         return bad(r, "key \"version\" is missing (expected %d)", COST_MODEL_VERSION);
     const json_member *version = &r->members[KEY_VERSION];
-    value_text(text, sizeof text, version);
     int64_t number;
-    if (version->kind != JSON_NUMBER || strict_int64(text, &number) != STRICT_OK ||
+    if (version->kind != JSON_NUMBER || number_int64(version, &number) != STRICT_OK ||
         number != COST_MODEL_VERSION) {
         value_shown(text, sizeof text, version);
         return bad(r, "key \"version\" is %s, but this brs reads version %d", text,
@@ -109,32 +147,69 @@ static int check_header(reading *r)
     return 0;
 }
 
+/* source: one of the three a CostModel can have. */
+static int check_source(reading *r)
+{
+    static const char *const sources[] = {"calibrated", "analytic", "fixed"};
+    const json_member *member = &r->members[KEY_SOURCE];
+    for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++)
+        if (json_string_equal(member->value, member->value_length, sources[i],
+                              strlen(sources[i])))
+            return 0;
+    char text[128];
+    value_shown(text, sizeof text, member);
+    return bad(r, "key \"source\" is %s, not one of \"calibrated\", \"analytic\", \"fixed\"",
+               text);
+}
+
+/* Whether key is absent or null: every optional key means the same then. */
+static int absent(const reading *r, int key)
+{
+    return !r->seen[key] || r->members[key].kind == JSON_NULL;
+}
+
+/* A finite number into *out; the caller has checked that the key is set. */
 static int read_double(reading *r, int key, double *out)
 {
-    if (!r->seen[key])
-        return bad(r, "key \"%s\" is missing", key_names[key]);
     char text[128];
-    value_text(text, sizeof text, &r->members[key]);
     if (r->members[key].kind != JSON_NUMBER) {
         value_shown(text, sizeof text, &r->members[key]);
         return bad(r, "key \"%s\" is %s, not a number", key_names[key], text);
     }
-    if (strict_double(text, out) != STRICT_OK)
+    if (number_double(&r->members[key], out) != STRICT_OK) {
+        value_text(text, sizeof text, &r->members[key]);
         return bad(r, "key \"%s\" is %s, not a finite number", key_names[key], text);
+    }
     return 0;
 }
 
-/* 1 and sets *out when max_tokens holds an integer, 0 when null or absent. */
+/* alpha and intercept: required, finite and >= 0 (-0 reads as 0). */
+static int read_cost_term(reading *r, int key, double *out)
+{
+    if (!r->seen[key])
+        return bad(r, "key \"%s\" is missing", key_names[key]);
+    int status = read_double(r, key, out);
+    if (status == 0 && !(*out >= 0.0)) {
+        char text[128];
+        value_text(text, sizeof text, &r->members[key]);
+        return bad(r, "key \"%s\" is %s, out of range: it must be a finite number >= 0",
+                   key_names[key], text);
+    }
+    *out += 0.0; /* -0 becomes 0 */
+    return status;
+}
+
+/* Sets *present and *out when max_tokens holds an integer >= 1. */
 static int read_max_tokens(reading *r, int64_t *out, int *present)
 {
     *present = 0;
-    if (!r->seen[KEY_MAX_TOKENS] || r->members[KEY_MAX_TOKENS].kind == JSON_NULL)
+    if (absent(r, KEY_MAX_TOKENS))
         return 0;
-    char text[128];
-    value_text(text, sizeof text, &r->members[KEY_MAX_TOKENS]);
-    if (r->members[KEY_MAX_TOKENS].kind != JSON_NUMBER || strict_int64(text, out) != STRICT_OK) {
-        value_shown(text, sizeof text, &r->members[KEY_MAX_TOKENS]);
-        return bad(r, "key \"max_tokens\" is %s, not an integer or null", text);
+    const json_member *member = &r->members[KEY_MAX_TOKENS];
+    if (member->kind != JSON_NUMBER || number_int64(member, out) != STRICT_OK || *out < 1) {
+        char text[128];
+        value_shown(text, sizeof text, member);
+        return bad(r, "key \"max_tokens\" is %s, not an integer >= 1 or null", text);
     }
     *present = 1;
     return 0;
@@ -145,7 +220,7 @@ static int read_max_tokens(reading *r, int64_t *out, int *present)
 static int read_seconds_per_unit(reading *r, double *out)
 {
     *out = 0.0;
-    if (!r->seen[KEY_SECONDS_PER_UNIT] || r->members[KEY_SECONDS_PER_UNIT].kind == JSON_NULL)
+    if (absent(r, KEY_SECONDS_PER_UNIT))
         return 0;
     double value;
     int status = read_double(r, KEY_SECONDS_PER_UNIT, &value);
@@ -154,11 +229,42 @@ static int read_seconds_per_unit(reading *r, double *out)
     if (!(value > 0.0)) {
         char text[128];
         value_text(text, sizeof text, &r->members[KEY_SECONDS_PER_UNIT]);
-        return bad(r, "key \"seconds_per_unit\" is %s; it must be above 0, or null when the "
-                      "model was not calibrated", text);
+        return bad(r, "key \"seconds_per_unit\" is %s, out of range: it must be a finite number "
+                      "above 0, or null when the model was not calibrated", text);
     }
     *out = value;
     return 0;
+}
+
+/* The keys brs does not use but Python's CostModel keeps: checked here
+ * too, so that a file one reader takes the other takes as well. */
+static int check_record(reading *r)
+{
+    static const struct {
+        int key;
+        json_kind kind;
+        const char *what;
+    } expected[] = {
+        {KEY_R2, JSON_NUMBER, "a number"},        {KEY_WORST_RESIDUAL, JSON_NUMBER, "a number"},
+        {KEY_SOURCE, JSON_STRING, "a string"},    {KEY_MODEL, JSON_STRING, "a string"},
+        {KEY_DEVICE, JSON_STRING, "a string"},    {KEY_MEMORY, JSON_OBJECT, "an object"},
+        {KEY_TIMING, JSON_OBJECT, "an object"},   {KEY_TIMINGS, JSON_ARRAY, "an array"},
+    };
+    char text[128];
+    double unused;
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+        int key = expected[i].key;
+        if (absent(r, key))
+            continue;
+        if (r->members[key].kind != expected[i].kind) {
+            value_shown(text, sizeof text, &r->members[key]);
+            return bad(r, "key \"%s\" is %s, not %s or null", key_names[key], text,
+                       expected[i].what);
+        }
+        if (expected[i].kind == JSON_NUMBER && read_double(r, key, &unused) != 0)
+            return CLI_EXIT_BAD_INPUT;
+    }
+    return absent(r, KEY_SOURCE) ? 0 : check_source(r);
 }
 
 static void add(cli_config *config, brs_option key, const reading *r, const char *name,
@@ -180,13 +286,15 @@ static int take_settings(cli_config *config, reading *r)
     int has_max_tokens;
     int status = check_header(r);
     if (status == 0)
-        status = read_double(r, KEY_ALPHA, &alpha);
+        status = read_cost_term(r, KEY_ALPHA, &alpha);
     if (status == 0)
-        status = read_double(r, KEY_INTERCEPT, &intercept);
+        status = read_cost_term(r, KEY_INTERCEPT, &intercept);
     if (status == 0)
         status = read_max_tokens(r, &max_tokens, &has_max_tokens);
     if (status == 0)
         status = read_seconds_per_unit(r, &config->seconds_per_unit);
+    if (status == 0)
+        status = check_record(r);
     if (status != 0)
         return status;
     add(config, BRS_OPT_ALPHA, r, "alpha", 0, alpha);
@@ -194,6 +302,15 @@ static int take_settings(cli_config *config, reading *r)
     if (has_max_tokens)
         add(config, BRS_OPT_MAX_TOKENS, r, "max_tokens", max_tokens, 0.0);
     return 0;
+}
+
+static int read_text(cli_config *config, reading *r, const char *text, size_t size)
+{
+    char problem[256];
+    int status = json_object_each(text, size, remember, r, problem, sizeof problem);
+    if (status < 0)
+        return bad(r, "not a valid JSON cost-model file at %s", problem);
+    return status != 0 ? status : take_settings(config, r);
 }
 
 /* The whole file, NUL-terminated, in a new buffer; NULL with errno set. */
@@ -227,16 +344,20 @@ int cost_model_file_read(cli_config *config, const char *path, char *error, size
     fclose(stream);
     if (text == NULL)
         return bad(&r, "cannot read it: %s", strerror(cause));
-    int status;
-    char problem[256];
-    if (size > MAX_FILE_SIZE)
-        status = bad(&r, "larger than %d bytes: this is not a cost-model file", MAX_FILE_SIZE);
-    else if ((status = json_object_each(text, size, remember, &r, problem, sizeof problem)) < 0)
-        status = bad(&r, "not valid JSON at %s", problem);
-    if (status == 0)
-        status = take_settings(config, &r);
+    int status = size > MAX_FILE_SIZE
+                     ? bad(&r, "larger than %d bytes: this is not a cost-model file", MAX_FILE_SIZE)
+                     : read_text(config, &r, text, size);
     free(text);
     return status;
+}
+
+int cost_model_text_read(cli_config *config, const char *text, size_t size, const char *name,
+                         char *error, size_t error_size)
+{
+    char escaped[200];
+    text_escape(escaped, sizeof escaped, name, strlen(name));
+    reading r = {{{0}}, {0}, escaped, error, error_size};
+    return read_text(config, &r, text, size);
 }
 
 void cost_model_file_apply(cli_config *config)

@@ -1,14 +1,27 @@
 /* json_reader.c - recursive descent with a depth limit. */
 #include "json_reader.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-enum { MAX_DEPTH = 64 };
+#include "text_escape.h"
+
+/* MAX_MEMBERS bounds the pairwise duplicate check: a name is compared with
+ * every earlier one of its object, so a huge object would be quadratic. */
+enum { MAX_DEPTH = 64, MAX_MEMBERS = 1024 };
+
+typedef struct name {
+    const char *text;
+    size_t length;
+} name;
 
 typedef struct cursor {
     const char *start, *at, *end;
     int depth;
+    name *names; /* the member names of the objects being read, innermost last */
+    size_t name_count, name_capacity;
     char *error;
     size_t error_size;
 } cursor;
@@ -53,6 +66,25 @@ static int read_escape(cursor *c)
     return 0;
 }
 
+/* The length of the UTF-8 sequence at text[0..available), or 0 when it is
+ * not well formed (overlong, a surrogate, above U+10FFFF, cut short). */
+static size_t utf8_length(const unsigned char *text, size_t available)
+{
+    unsigned char lead = text[0];
+    size_t length = lead < 0x80 ? 1 : lead < 0xC2 ? 0 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3
+                                                      : lead < 0xF5 ? 4 : 0;
+    if (length == 0 || length > available)
+        return 0;
+    for (size_t i = 1; i < length; i++)
+        if ((text[i] & 0xC0) != 0x80)
+            return 0;
+    /* The second byte's range rules out overlong forms and surrogates. */
+    if ((lead == 0xE0 && text[1] < 0xA0) || (lead == 0xED && text[1] > 0x9F) ||
+        (lead == 0xF0 && text[1] < 0x90) || (lead == 0xF4 && text[1] > 0x8F))
+        return 0;
+    return length;
+}
+
 /* A string; *inside and *length give the text between the quotes. */
 static int read_string(cursor *c, const char **inside, size_t *length)
 {
@@ -65,13 +97,97 @@ static int read_string(cursor *c, const char **inside, size_t *length)
             if (read_escape(c) != 0)
                 return -1;
         } else {
-            c->at++;
+            size_t length = utf8_length((const unsigned char *)c->at, (size_t)(c->end - c->at));
+            if (length == 0)
+                return fail(c, "a byte that is not UTF-8 inside a string");
+            c->at += length;
         }
     }
     if (c->at == c->end)
         return fail(c, "the text ends inside a string");
     *length = (size_t)(c->at - *inside);
     c->at++;
+    return 0;
+}
+
+static uint32_t hex4(const char *text)
+{
+    uint32_t value = 0;
+    for (int i = 0; i < 4; i++) {
+        char h = text[i];
+        value = value * 16 + (uint32_t)(h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+    }
+    return value;
+}
+
+/* The next code point of a checked string at *at, which moves past it. A
+ * \uD8xx\uDCxx pair is one code point and a lone surrogate is itself, as
+ * Python's json decodes them, so both readers see the same names. */
+static uint32_t next_code_point(const char **at)
+{
+    const unsigned char *p = (const unsigned char *)*at;
+    if (p[0] != '\\') {
+        size_t length = p[0] < 0x80 ? 1 : p[0] < 0xE0 ? 2 : p[0] < 0xF0 ? 3 : 4;
+        uint32_t value = length == 1 ? p[0] : p[0] & (0x7F >> length);
+        for (size_t i = 1; i < length; i++)
+            value = value << 6 | (p[i] & 0x3F);
+        *at += length;
+        return value;
+    }
+    *at += 2;
+    switch (p[1]) {
+    case 'b': return '\b';
+    case 'f': return '\f';
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    case 'u': break;
+    default: return p[1];
+    }
+    uint32_t high = hex4(*at);
+    *at += 4;
+    if (high >= 0xD800 && high <= 0xDBFF && (*at)[0] == '\\' && (*at)[1] == 'u') {
+        uint32_t low = hex4(*at + 2);
+        if (low >= 0xDC00 && low <= 0xDFFF) {
+            *at += 6;
+            return 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+        }
+    }
+    return high;
+}
+
+int json_string_equal(const char *a, size_t a_length, const char *b, size_t b_length)
+{
+    const char *a_end = a + a_length, *b_end = b + b_length;
+    while (a < a_end && b < b_end)
+        if (next_code_point(&a) != next_code_point(&b))
+            return 0;
+    return a == a_end && b == b_end;
+}
+
+/* Record the name of a member of the object whose names start at base;
+ * refuse one it already has. */
+static int add_name(cursor *c, size_t base, const char *text, size_t length)
+{
+    for (size_t i = base; i < c->name_count; i++)
+        if (json_string_equal(c->names[i].text, c->names[i].length, text, length)) {
+            char quoted[64], what[128];
+            text_escape(quoted, sizeof quoted, text, length);
+            snprintf(what, sizeof what, "the member name \"%s\" appears twice in one object",
+                     quoted);
+            return fail(c, what);
+        }
+    if (c->name_count - base == MAX_MEMBERS)
+        return fail(c, "an object has more than 1024 members");
+    if (c->name_count == c->name_capacity) {
+        size_t capacity = c->name_capacity ? 2 * c->name_capacity : 64;
+        name *names = realloc(c->names, capacity * sizeof *names);
+        if (names == NULL)
+            return fail(c, "out of memory");
+        c->names = names;
+        c->name_capacity = capacity;
+    }
+    c->names[c->name_count++] = (name){text, length};
     return 0;
 }
 
@@ -123,8 +239,9 @@ static int read_value(cursor *c, json_member *out);
 static int read_items(cursor *c, char close, int keyed, json_visit visit, void *context)
 {
     if (++c->depth > MAX_DEPTH)
-        return fail(c, "nested too deeply");
+        return fail(c, "nested deeper than 64 levels");
     c->at++; /* the opening bracket */
+    size_t base = c->name_count;
     skip_space(c);
     if (next_is(c, close)) {
         c->at++;
@@ -137,8 +254,14 @@ static int read_items(cursor *c, char close, int keyed, json_visit visit, void *
         if (keyed) {
             if (!next_is(c, '"'))
                 return fail(c, "a member name (a string) is expected");
+            const char *name_at = c->at;
             if (read_string(c, &item.key, &item.key_length) != 0)
                 return -1;
+            const char *after = c->at;
+            c->at = name_at; /* a duplicate is reported at its name */
+            if (add_name(c, base, item.key, item.key_length) != 0)
+                return -1;
+            c->at = after;
             skip_space(c);
             if (!next_is(c, ':'))
                 return fail(c, "':' is expected after a member name");
@@ -153,6 +276,7 @@ static int read_items(cursor *c, char close, int keyed, json_visit visit, void *
         if (next_is(c, close)) {
             c->at++;
             c->depth--;
+            c->name_count = base;
             return 0;
         }
         if (!next_is(c, ','))
@@ -192,15 +316,18 @@ static int read_value(cursor *c, json_member *out)
 int json_object_each(const char *text, size_t size, json_visit visit, void *context, char *error,
                      size_t error_size)
 {
-    cursor c = {text, text, text + size, 0, error, error_size};
+    cursor c = {text, text, text + size, 0, NULL, 0, 0, error, error_size};
+    if (size >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+        c.at += 3; /* a byte-order mark, as some Windows editors write */
     skip_space(&c);
+    int status;
     if (!next_is(&c, '{'))
-        return fail(&c, "the file must hold one JSON object ({...})");
-    int status = read_items(&c, '}', 1, visit, context);
-    if (status != 0)
-        return status;
+        status = fail(&c, "the file must hold one JSON object ({...})");
+    else
+        status = read_items(&c, '}', 1, visit, context);
     skip_space(&c);
-    if (c.at != c.end)
-        return fail(&c, "text after the JSON object");
-    return 0;
+    if (status == 0 && c.at != c.end)
+        status = fail(&c, "text after the JSON object");
+    free(c.names);
+    return status;
 }

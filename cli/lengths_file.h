@@ -7,7 +7,9 @@
  * are allowed; a UTF-8 byte-order mark before the first line is skipped. A
  * line is at most LENGTHS_MAX_LINE bytes and a file at most
  * LENGTHS_MAX_SAMPLES lines, so that a wrong file (/dev/zero, a binary)
- * stops early with a message instead of filling the memory.
+ * stops early with a message instead of filling the memory. docs/formats.md
+ * is the format's specification (Python's brs._lengths.read_file follows
+ * it too; tests/vectors/formats has a file per rule).
  */
 #ifndef BRS_CLI_LENGTHS_FILE_H
 #define BRS_CLI_LENGTHS_FILE_H

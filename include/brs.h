@@ -498,6 +498,33 @@ BRS_API brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, 
                                     uint64_t step);
 
 /**
+ * Plan one step whose samples exist only now (since 1.2): an RL batch of
+ * rollouts, a window of a stream. lengths[0..n-1] are the step's samples in
+ * their order; the plan is the one brs_plan_compute gives for the single
+ * step of an epoch of exactly these lengths with shuffle off (same
+ * objective, exactness, max_tokens, packed mode, sync model and strategy),
+ * and each index in it (brs_plan_micro_batch) is a position into lengths.
+ * From `config` only the configuration is read: dp_size, grad_accum, the
+ * cost model, max_tokens, packed, sync, strategy; its lengths, batch_size,
+ * seed, shuffle, drop_last and rank play no part, and it needs no lengths.
+ * BRS_PLAN_EPOCH and BRS_PLAN_STEP of the plan are 0.
+ * Errors (message in brs_plan_last_error): BRS_ERR_INVALID_ARGUMENT (n is
+ * 0), BRS_ERR_TOO_FEW_SAMPLES (n < K = dp_size * grad_accum: every
+ * micro-batch needs a sample), BRS_ERR_TOO_LARGE (n > BRS_MAX_STEP_SAMPLES
+ * or K > BRS_MAX_MICRO_BATCHES), BRS_ERR_INVALID_LENGTH (a 0) and
+ * BRS_ERR_SAMPLE_TOO_LONG (a length above max_tokens; both name the
+ * position), BRS_ERR_CAP_INFEASIBLE (no K micro-batches within max_tokens;
+ * the message names the micro-batches, and in padded mode the least
+ * max_tokens, that would plan it). On error the plan holds no step.
+ * Ownership: lengths is read during the call only; the plan keeps no
+ * reference to it or to config.
+ * NULL: BRS_ERR_NULL_POINTER if plan, config or lengths is NULL.
+ * Thread-safety: as brs_plan_compute (config is only read).
+ */
+BRS_API brs_status brs_plan_compute_batch(brs_plan *plan, const brs_sampler *config,
+                                          const uint32_t *lengths, size_t n);
+
+/**
  * Load a plan made elsewhere (a peer sampler's micro-batches, e.g. upstream
  * transformers') so that every brs_plan_* query describes it with the
  * library's one cost model (since 1.1). indices holds all micro-batches

@@ -34,7 +34,7 @@ static size_t greedy_groups(const uint32_t *sorted, size_t n, uint64_t cap, size
  * the last of them: brs_lower_bound's argument, in tokens) and above by k
  * groups of ceil(n / k) samples, which fit under any head; then bisection,
  * each probe O(k). No overflow: a head < 2^32 times a size <= 2^24. */
-static uint64_t least_cap(const uint32_t *sorted, size_t n, size_t k, uint64_t known)
+uint64_t brs_least_cap(const uint32_t *sorted, size_t n, size_t k, uint64_t known)
 {
     if (known >= sorted[0] && greedy_groups(sorted, n, known, k) <= k) return known;
     uint64_t low = known + 1;
@@ -81,7 +81,7 @@ static brs_status scan_epoch(struct epoch_need *need, const brs_sampler *s, brs_
             return brs_fail(&s->message, status, "%s", brs_message_text(&p->message));
         const uint32_t *sorted = p->sorted_length;
         size_t n = p->num_samples;
-        need->cap = least_cap(sorted, n, p->k, need->cap);
+        need->cap = brs_least_cap(sorted, n, p->k, need->cap);
         if (cap == 0) continue;
         if (sorted[0] > cap) return changed_length(s, p, cap);
         size_t groups = greedy_groups(sorted, n, cap, n);

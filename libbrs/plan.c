@@ -1,8 +1,9 @@
 /* plan.c - the plan handle and brs_plan_compute: draw a step's samples,
  * check their lengths, form the micro-batches with the sampler's strategy
  * (the balanced planner here, a fixed-size baseline of baselines.c), and
- * describe them (plan_describe.c). Loading is plan_load.c, queries
- * plan_query.c. */
+ * describe them (plan_describe.c). brs_plan_step is that whole path for a
+ * checked sampler, shared with brs_plan_compute_batch (plan_batch.c).
+ * Loading is plan_load.c, queries plan_query.c. */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -236,6 +237,7 @@ static void fill_slots(brs_plan *p, int packed)
  * weight_sum are those of the step's samples. */
 static brs_status cap_message(brs_plan *p, const brs_sampler *s, const struct brs_split *split)
 {
+    if (p->batch) return brs_batch_cap_message(p, s, split);
     if (split->needed > 0)
         return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
                         "step %llu of epoch %llu needs at least %zu micro-batches to keep every "
@@ -294,22 +296,10 @@ static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
     return BRS_OK;
 }
 
-brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch,
-                            uint64_t step)
+brs_status brs_plan_step(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch,
+                         uint64_t step)
 {
-    if (!plan) return BRS_ERR_NULL_POINTER;
-    plan->ready = 0;
-    if (!sampler)
-        return brs_fail(&plan->message, BRS_ERR_NULL_POINTER, "brs_plan_compute: sampler is NULL");
-    brs_status status = brs_config_check(sampler, &plan->message);
-    if (status != BRS_OK) return status;
     const struct brs_config *c = &sampler->config;
-    uint64_t steps = brs_steps_in_epoch(sampler);
-    if (step >= steps)
-        return brs_fail(&plan->message, BRS_ERR_OUT_OF_RANGE,
-                        "step %llu is out of range: an epoch has %llu steps (0..%llu)",
-                        (unsigned long long)step, (unsigned long long)steps,
-                        (unsigned long long)steps - 1);
     brs_plan_set_shape(plan, sampler, epoch, step);
     size_t b = (size_t)c->batch_size * plan->k;
     plan->num_samples = step_size(sampler, step, b, plan->k);
@@ -324,7 +314,7 @@ brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t
                         sampler->count);
     if (epoch_order) plan->megabatch_size = brs_grouped_megabatch(sampler);
     draw(plan, sampler, epoch, step, b, epoch_order);
-    status = brs_plan_gather(plan, sampler, 1);
+    brs_status status = brs_plan_gather(plan, sampler, 1);
     if (status != BRS_OK) return status;
 
     struct brs_cost_model model = brs_plan_cost_model(sampler);
@@ -339,6 +329,25 @@ brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t
     brs_message_clear(&plan->message);
     plan->ready = 1;
     return BRS_OK;
+}
+
+brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch,
+                            uint64_t step)
+{
+    if (!plan) return BRS_ERR_NULL_POINTER;
+    plan->ready = 0;
+    plan->batch = 0;
+    if (!sampler)
+        return brs_fail(&plan->message, BRS_ERR_NULL_POINTER, "brs_plan_compute: sampler is NULL");
+    brs_status status = brs_config_check(sampler, &plan->message);
+    if (status != BRS_OK) return status;
+    uint64_t steps = brs_steps_in_epoch(sampler);
+    if (step >= steps)
+        return brs_fail(&plan->message, BRS_ERR_OUT_OF_RANGE,
+                        "step %llu is out of range: an epoch has %llu steps (0..%llu)",
+                        (unsigned long long)step, (unsigned long long)steps,
+                        (unsigned long long)steps - 1);
+    return brs_plan_step(plan, sampler, epoch, step);
 }
 
 /* Checks a loaded plan's shape and sums its sizes into *total. */

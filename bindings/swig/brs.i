@@ -9,6 +9,8 @@
  *     .set_epoch(e) .epoch() .steps_per_epoch() .fingerprint() (16 hex chars)
  *     .check_epoch() -> [least max_tokens that plans the epoch, micro-batches needed]
  *     .plan(step)   -> [rank][micro] -> [dataset indices]   (epoch from set_epoch)
+ *     .plan_batch(lengths) -> [rank][micro] -> [positions into lengths]: one step
+ *                      of those lengths alone, this sampler's configuration
  *     .stats()      -> [rank][micro] -> [padded_tokens, real_tokens, cost]
  *                      of the step planned last
  *     .plan_int(BRS_PLAN_*) .plan_double(BRS_PLAN_*)   totals of that step
@@ -635,6 +637,22 @@ typedef struct {} Sampler;
         $self->planned = 0;
         if (!plan_check(err, $self, brs_plan_compute($self->plan, $self->sampler, $self->epoch,
                                                      step)) ||
+            !plan_check(err, $self,
+                        brs_plan_get_int(&$self->dp_size, $self->plan, BRS_PLAN_DP_SIZE)) ||
+            !plan_check(err, $self,
+                        brs_plan_get_int(&$self->grad_accum, $self->plan, BRS_PLAN_GRAD_ACCUM)))
+            return NULL;
+        $self->planned = 1;
+        return sampler_collect(err, $self, sampler_indices);
+    }
+
+    /* Plans one step of these lengths alone (an RL batch, a window of a
+     * stream) with this sampler's configuration (brs_plan_compute_batch);
+     * the indices are positions into lengths. */
+    brs_obj plan_batch(BrsError *err, const uint32_t *lengths, size_t n) {
+        $self->planned = 0;
+        if (!plan_check(err, $self, brs_plan_compute_batch($self->plan, $self->sampler, lengths,
+                                                           n)) ||
             !plan_check(err, $self,
                         brs_plan_get_int(&$self->dp_size, $self->plan, BRS_PLAN_DP_SIZE)) ||
             !plan_check(err, $self,

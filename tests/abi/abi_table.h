@@ -60,7 +60,8 @@
       (PLAN_P, SAMPLER_CP, U64_CP, U64_CP, SIZE, U64, U64))
 
 #define BRS_ABI_TABLE_1_2(X)                                                            \
-    X(brs_sampler_check_epoch,     STATUS, 4, (U64_P, U64_P, SAMPLER_CP, U64))
+    X(brs_sampler_check_epoch,     STATUS, 4, (U64_P, U64_P, SAMPLER_CP, U64))           \
+    X(brs_plan_compute_batch,      STATUS, 4, (PLAN_P, SAMPLER_CP, U32_CP, SIZE))
 
 /* Every function, node by node. */
 #define BRS_ABI_TABLE(X) BRS_ABI_TABLE_1_0(X) BRS_ABI_TABLE_1_1(X) BRS_ABI_TABLE_1_2(X)

@@ -748,6 +748,60 @@ static void check_epoch_cap(brs_sampler *s)
     expect_status(set_int(s, BRS_OPT_MAX_TOKENS, 0), BRS_OK, "set_int(MAX_TOKENS, 0)");
 }
 
+/* A batch planned on its own: every position once, and the same plan as
+ * the one step of an epoch of those lengths with shuffle off. */
+static void check_batch(const brs_sampler *s, const uint32_t *lengths)
+{
+    enum { K = DP_SIZE * GRAD_ACCUM, N = BATCH * K - 1 };
+    brs_plan *batch = new_plan(), *epoch_plan = new_plan();
+    brs_sampler *one = new_sampler();
+    if (!batch || !epoch_plan || !one) {
+        free_plan(batch);
+        free_plan(epoch_plan);
+        free_sampler(one);
+        return;
+    }
+    const uint32_t *pl = lengths;
+    size_t n = N;
+    expect_status(call_status(FN_brs_plan_compute_batch, ARGS(&batch, &s, &pl, &n)), BRS_OK,
+                  "plan_compute_batch");
+    configure(one, lengths);
+    expect_status(call_status(FN_brs_sampler_set_lengths,
+                              ARGS(&one, &pl, &n, &(int32_t){BRS_LENGTHS_COPY})),
+                  BRS_OK, "set_lengths(batch)");
+    expect_status(set_int(one, BRS_OPT_SHUFFLE, 0), BRS_OK, "set_int(SHUFFLE, 0)");
+    expect_status(set_int(one, BRS_OPT_DROP_LAST, 0), BRS_OK, "set_int(DROP_LAST, 0)");
+    uint64_t zero = 0;
+    const brs_sampler *cone = one;
+    expect_status(call_status(FN_brs_plan_compute, ARGS(&epoch_plan, &cone, &zero, &zero)),
+                  BRS_OK, "plan_compute(one-step epoch)");
+    unsigned seen[N] = {0};
+    for (int64_t rank = 0; rank < DP_SIZE; rank++)
+        for (int64_t micro = 0; micro < GRAD_ACCUM; micro++) {
+            const uint64_t *a = NULL, *b = NULL, **pa = &a, **pb = &b;
+            size_t ca = 0, cb = 0, *pca = &ca, *pcb = &cb;
+            const brs_plan *cb_plan = batch, *ce_plan = epoch_plan;
+            expect_status(call_status(FN_brs_plan_micro_batch,
+                                      ARGS(&pa, &pca, &cb_plan, &rank, &micro)),
+                          BRS_OK, "micro_batch(batch)");
+            expect_status(call_status(FN_brs_plan_micro_batch,
+                                      ARGS(&pb, &pcb, &ce_plan, &rank, &micro)),
+                          BRS_OK, "micro_batch(one-step epoch)");
+            check(ca == cb && (ca == 0 || memcmp(a, b, ca * sizeof *a) == 0),
+                  "a batch plan differs from its one-step epoch");
+            for (size_t i = 0; i < ca; i++)
+                if (a[i] < N) seen[a[i]]++;
+        }
+    for (size_t i = 0; i < N; i++)
+        if (seen[i] != 1) fail("batch position %zu appears %u times (expected once)", i, seen[i]);
+    n = K - 1;
+    expect_status(call_status(FN_brs_plan_compute_batch, ARGS(&batch, &s, &pl, &n)),
+                  BRS_ERR_TOO_FEW_SAMPLES, "plan_compute_batch(K - 1 samples)");
+    free_plan(batch);
+    free_plan(epoch_plan);
+    free_sampler(one);
+}
+
 static void check_session(void)
 {
     uint32_t lengths[N_SAMPLES];
@@ -764,6 +818,7 @@ static void check_session(void)
     check(fingerprint(s) == fp, "the fingerprint is not a function of the configuration");
 
     check_epoch_cap(s);
+    check_batch(s, lengths);
     uint64_t steps = steps_per_epoch(s);
     check(steps == N_SAMPLES / (BATCH * GRAD_ACCUM * DP_SIZE), "steps_per_epoch");
     brs_plan *p = new_plan();

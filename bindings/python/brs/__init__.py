@@ -11,10 +11,12 @@ from ._errors import BrsError
 from ._native import version as library_version
 from .plan import MicroBatch, Plan
 from .sampler import BatchRebalanceSampler
+from .batch import plan_batch
+from .stream import RebalancedStream
 from .cost_model import CostModel
 from .calibrate import calibrate  # noqa: E402 - after the submodule import it shadows
 
-__all__ = ["BatchRebalanceSampler", "Plan", "MicroBatch", "BrsError", "library_version",
+__all__ = ["BatchRebalanceSampler", "plan_batch", "RebalancedStream", "Plan", "MicroBatch", "BrsError", "library_version",
            "CostModel", "calibrate"]
 try:
     # Written by the build that installed this package, from meson.build's project version.

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 
-from . import _options
+from . import _lengths, _options
 from ._cli import bundled_cli
 from .sampler import _keyword
 
@@ -39,27 +39,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def read_lengths(path):
-    """One length >= 1 per line; indices are 0-based line numbers, so blank lines are errors."""
-    name = "standard input" if path == "-" else path
+    """One length >= 1 per line (docs/formats.md), read by the rules of the brs command."""
     try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
-    except OSError as exc:
-        raise BadInput(f"cannot open lengths file '{path}': {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise BadInput(f"{name} is not text (expected one token count >= 1 per line)") from None
-    values = []
-    for number, line in enumerate(text.splitlines(), 1):
-        word = line.strip()
-        if not word.isdigit() or not word.isascii():
-            raise BadInput(f"{name} line {number}: '{line[:44]}' is not a positive integer "
-                           "(expected one token count >= 1 per line)")
-        if int(word) == 0:
-            raise BadInput(f"{name} line {number}: '{word}' is 0; every sample needs at least "
-                           "one token")
-        values.append(int(word))
-    if not values:
-        raise BadInput(f"{name} has no lengths (expected one token count >= 1 per line)")
-    return values
+        return _lengths.read_file(path)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
 
 
 # -- the C command --------------------------------------------------------------------------

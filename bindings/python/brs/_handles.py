@@ -8,7 +8,8 @@ from .plan import MicroBatch, Plan
 
 
 class NativeSampler:
-    """Owns one brs_sampler handle and the lengths buffer it borrows."""
+    """Owns one brs_sampler handle and the lengths buffer it borrows (None: a configuration
+    alone, what brs_plan_compute_batch reads)."""
 
     def __init__(self, lengths):
         handle = n.SamplerPtr()
@@ -17,8 +18,9 @@ class NativeSampler:
         self._free = n.lib.brs_sampler_free  # still reachable while the interpreter shuts down
         # BORROW: the buffer lives in self.lengths, which lives as long as the handle.
         self.lengths = lengths
-        self._check(n.lib.brs_sampler_set_lengths(handle, lengths.pointer, lengths.count,
-                                                  n.LENGTHS_BORROW))
+        if lengths is not None:
+            self._check(n.lib.brs_sampler_set_lengths(handle, lengths.pointer, lengths.count,
+                                                      n.LENGTHS_BORROW))
 
     def __del__(self):
         handle = getattr(self, "handle", None)
@@ -102,6 +104,11 @@ class NativePlan:
 
     def compute(self, sampler_handle, epoch, step):
         check_plan(n.lib.brs_plan_compute(self.handle, sampler_handle, epoch, step), self.handle)
+
+    def compute_batch(self, config_handle, lengths):
+        """Plans one step of ``lengths`` (a _lengths.Lengths) alone; indices are positions."""
+        check_plan(n.lib.brs_plan_compute_batch(self.handle, config_handle, lengths.pointer,
+                                                lengths.count), self.handle)
 
     def indices(self, rank, micro):
         """A fresh list of the micro-batch's dataset indices (the hot path of iteration)."""

@@ -130,6 +130,8 @@ SIGNATURES = {
     "brs_plan_new": (_status, [ctypes.POINTER(PlanPtr)]),
     "brs_plan_free": (None, [PlanPtr]),
     "brs_plan_compute": (_status, [PlanPtr, SamplerPtr, ctypes.c_uint64, ctypes.c_uint64]),
+    "brs_plan_compute_batch": (
+        _status, [PlanPtr, SamplerPtr, ctypes.POINTER(ctypes.c_uint32), ctypes.c_size_t]),
     "brs_plan_load": (
         _status, [PlanPtr, SamplerPtr, _u64p, _u64p, ctypes.c_size_t, ctypes.c_uint64,
                   ctypes.c_uint64]),

@@ -21,6 +21,7 @@ import time
 import warnings
 
 from . import _memory, _shapes
+from ._lengths import read_file as read_lengths_file
 from .cost_model import CostModel
 
 DEFAULT_QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
@@ -137,10 +138,10 @@ def _lengths(lengths):
     import numpy as np
 
     if isinstance(lengths, str) or hasattr(lengths, "__fspath__"):
-        try:
-            data = np.loadtxt(lengths, dtype=np.int64, ndmin=1)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"calibrate: cannot read lengths file {lengths!r}: {exc}") from None
+        try:  # the format of docs/formats.md, as `brs plan --lengths` reads it
+            data = np.asarray(read_lengths_file(lengths), dtype=np.int64)
+        except ValueError as exc:
+            raise ValueError(f"calibrate: {exc}") from None
     else:
         try:
             data = np.asarray(lengths, dtype=np.int64).reshape(-1)

@@ -105,6 +105,7 @@ class BatchRebalanceSampler(_SamplerBase):
         # The signature is the list of keywords: locals() holds exactly the arguments here.
         self._given = _given_options(locals())
         self._start(lengths, frozen=None)
+        self._provenance = None if cost_model is None else _cost_model.CostModel.coerce(cost_model)
 
     def with_options(self, **changes):
         """A new sampler over the same lengths with ``changes`` (keywords of the constructor,
@@ -121,6 +122,7 @@ class BatchRebalanceSampler(_SamplerBase):
         clone = object.__new__(type(self))
         clone._given = given
         clone._start(self._native.lengths.owner, frozen=None)
+        clone._provenance = self._provenance
         clone.set_epoch(self._epoch)
         return clone
 
@@ -132,6 +134,12 @@ class BatchRebalanceSampler(_SamplerBase):
         self._resume_pending = False  # set by load_state_dict, cleared once a batch past it is out
         self._frozen = None  # (dp_size, rank) once the first iteration has started
         self._ranks_checked = False
+        self._provenance = None  # the CostModel given, for cost_model's source and evidence
+        # Online calibration (brs/integrations/_online_fit.py): the steps planned before the
+        # latest switch of cost model keep the previous one; see switch_cost_model.
+        self._cost_switch = None
+        self._before_switch = None  # a twin sampler holding the previous cost model
+        self.measurements = None  # a JSON-able summary an online calibration keeps here
         if frozen is None:
             self._topology()
         else:
@@ -235,6 +243,97 @@ class BatchRebalanceSampler(_SamplerBase):
         plan.compute(self._native.handle, epoch, step)
         return plan.snapshot()
 
+    # -- the cost model in force ------------------------------------------------------------
+
+    @property
+    def cost_model(self):
+        """The brs.CostModel the sampler plans with: alpha and intercept as the library stores
+        them, with the source and evidence of the model given (or switched to), if any."""
+        data = (self._provenance or _cost_model.CostModel.fixed()).to_dict()
+        data.update(alpha=self.alpha, intercept=self.intercept, max_tokens=self.max_tokens or None)
+        if self._provenance is None and "alpha" in self._given:
+            data["model"] = ""  # the caller's own numbers, not the library's default
+        return _cost_model.CostModel.from_dict(data)
+
+    def switch_cost_model(self, model, since=None):
+        """Plan with ``model``'s alpha and intercept (max_tokens stays) from position ``since``
+        (epoch, step) on; returns it. Default and earliest: the first step not yet planned.
+
+        The steps a DataLoader has already drawn (it prefetches) keep the previous model, and
+        the state_dict records where the switch lies, so a resume replans both sides alike.
+        """
+        model = _cost_model.CostModel.coerce(model)
+        earliest, previous = self._first_unplanned(), self._cost_pair()
+        since = earliest if since is None else tuple(since)
+        if since < earliest:
+            raise ValueError(f"switch_cost_model: since={since} lies before {earliest}, the "
+                             "first (epoch, step) this sampler has not planned yet")
+        self._set_cost_pair((model.alpha, model.intercept))
+        self._provenance = model
+        self._cost_switch = {"epoch": since[0], "step": since[1],
+                             "previous": {"alpha": previous[0], "intercept": previous[1]}}
+        self._before_switch = None
+        return since
+
+    def _first_unplanned(self):
+        # The iterator plans step s when it yields s's first micro-batch: with micro > 0 the
+        # step at the position is planned already. An epoch's end is the next epoch's start.
+        step = self._step + (self._micro > 0)
+        if step >= self.steps_per_epoch:
+            return self._epoch + 1, 0
+        return self._epoch, step
+
+    def _cost_pair(self):
+        return self._given.get("alpha", self.alpha), self._given.get("intercept", self.intercept)
+
+    def _set_cost_pair(self, pair):
+        for name, value in zip(("alpha", "intercept"), pair):
+            option = _options.BY_NAME[name]
+            value = option.to_native(value, name)
+            self._set(option, value)
+            self._given[name] = self._native.get(option)  # kept by pickling and with_options
+
+    def _handle_planning(self, epoch, step):
+        """The library handle that plans ``step`` of ``epoch``: before the latest switch of cost
+        model, a twin holding the previous one."""
+        switch = self._cost_switch
+        if switch is None or (epoch, step) >= (switch["epoch"], switch["step"]):
+            return self._native.handle
+        if self._before_switch is None:
+            twin = self.with_options(**switch["previous"])
+            twin._apply_topology(*self._freeze())
+            self._before_switch = twin
+        return self._before_switch._native.handle
+
+    def _restore_cost(self, given, provenance, switch, measurements):
+        for name in ("alpha", "intercept"):
+            option = _options.BY_NAME[name]
+            self._set(option, given.get(name, option.default))
+        self._given = given
+        self._provenance, self._cost_switch, self.measurements = provenance, switch, measurements
+        self._before_switch = None
+
+    def _cost_state(self):
+        return {"cost_model": self.cost_model.to_dict(), "cost_switch": self._cost_switch,
+                "measurements": self.measurements}
+
+    def _load_cost_state(self, state):
+        """Adopt the cost model of a state saved under online calibration (it carries
+        measurements); a state without them keeps this sampler's model, which the
+        fingerprint check then compares."""
+        if state.get("measurements") is None or state.get("cost_model") is None:
+            return
+        model = _cost_model.CostModel.from_dict(state["cost_model"], "state['cost_model']")
+        switch = state.get("cost_switch")
+        if switch is not None and not (isinstance(switch, dict)
+                                       and {"epoch", "step", "previous"} <= switch.keys()):
+            raise ValueError("state['cost_switch'] must be None or the dict state_dict() wrote")
+        self._set_cost_pair((model.alpha, model.intercept))
+        self._provenance = model
+        self._cost_switch = None if switch is None else dict(switch)
+        self._before_switch = None
+        self.measurements = state["measurements"]
+
     # -- transformers' BatchRebalanceSampler: its constructor and attribute names -----------
 
     @classmethod
@@ -323,9 +422,9 @@ class BatchRebalanceSampler(_SamplerBase):
         epoch, steps, grad_accum = self._epoch, self.steps_per_epoch, self.grad_accum
         step, micro = (self._step, self._micro) if self._resume_pending else (0, 0)
         self._step, self._micro = step, micro
-        plan, sampler = NativePlan(), self._native.handle
+        plan = NativePlan()
         while step < steps:
-            plan.compute(sampler, epoch, step)
+            plan.compute(self._handle_planning(epoch, step), epoch, step)
             for m in range(micro, grad_accum):
                 batch = plan.indices(rank, m)
                 # Advance first: the position is the next micro-batch, even while suspended.
@@ -368,7 +467,7 @@ class BatchRebalanceSampler(_SamplerBase):
             step, micro = divmod(consumed, self.grad_accum)
         return {"epoch": self._epoch, "step": step, "micro": micro,
                 "fingerprint": self.fingerprint, "options": self._shared_options(),
-                "version": STATE_VERSION, **_elastic.split_of(self)}
+                "version": STATE_VERSION, **_elastic.split_of(self), **self._cost_state()}
 
     def _shared_options(self):
         """{option name: value} of every option of the library that the ranks share."""
@@ -382,7 +481,14 @@ class BatchRebalanceSampler(_SamplerBase):
         batch per_device_batch_size x grad_accum x dp_size) resumes at the same step; the
         change is logged on the "brs" logger.
         """
-        epoch, step, micro = self._parse_state(state)
+        kept = (dict(self._given), self._provenance, self._cost_switch, self.measurements)
+        try:
+            if isinstance(state, dict):
+                self._load_cost_state(state)  # first: the saved fingerprint covers its model
+            epoch, step, micro = self._parse_state(state)
+        except (TypeError, ValueError):  # a refused state leaves the sampler as it was
+            self._restore_cost(*kept)
+            raise
         self._epoch, self._step, self._micro = epoch, step, micro
         self._resume_pending = True
 
@@ -428,12 +534,15 @@ class BatchRebalanceSampler(_SamplerBase):
     def __getstate__(self):
         position = (self._epoch, self._step, self._micro, self._resume_pending)
         return {"lengths": self._native.lengths.owner, "given": self._given,
-                "position": position, "frozen": self._frozen}
+                "position": position, "frozen": self._frozen, "provenance": self._provenance,
+                "cost_switch": self._cost_switch, "measurements": self.measurements}
 
     def __setstate__(self, state):
         self._given = dict(state["given"])
         self._start(state["lengths"], frozen=state["frozen"])
         self._epoch, self._step, self._micro, self._resume_pending = state["position"]
+        self._provenance = state.get("provenance")
+        self._cost_switch, self.measurements = state.get("cost_switch"), state.get("measurements")
 
     def __repr__(self):
         dp = self._frozen[0] if self._frozen else self._given.get("dp_size")

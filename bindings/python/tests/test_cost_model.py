@@ -42,7 +42,7 @@ def test_save_then_load_gives_the_same_model(tmp_path):
 def test_unknown_keys_are_ignored_and_optional_ones_default(tmp_path):
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"format": "brs-cost-model", "version": 1, "alpha": 0.5,
-                                "something_new": [1, 2]}))
+                                "intercept": 0.0, "something_new": [1, 2]}))
     cm = CostModel.load(path)
     assert (cm.alpha, cm.intercept, cm.max_tokens, cm.r2) == (0.5, 0.0, None, None)
 
@@ -53,7 +53,8 @@ def test_unknown_keys_are_ignored_and_optional_ones_default(tmp_path):
     ({"format": "brs-cost-model", "version": 2, "alpha": 0.1}, "version"),
     ({"format": "brs-cost-model", "version": 1}, "alpha"),
     ({"format": "brs-cost-model", "version": 1, "alpha": -1.0}, "alpha"),
-    ({"format": "brs-cost-model", "version": 1, "alpha": 0.1, "max_tokens": 0}, "max_tokens"),
+    ({"format": "brs-cost-model", "version": 1, "alpha": 0.1, "intercept": 0.0,
+      "max_tokens": 0}, "max_tokens"),
     ({"format": "brs-cost-model", "version": 1, "alpha": "big"}, "alpha"),
     ([1, 2, 3], "JSON object"),
 ])
@@ -67,7 +68,7 @@ def test_load_refuses_bad_files(tmp_path, content, message):
 def test_load_refuses_a_file_that_is_not_json_or_missing(tmp_path):
     path = tmp_path / "notjson.json"
     path.write_text("alpha = 0.1\n")
-    with pytest.raises(ValueError, match="not JSON"):
+    with pytest.raises(ValueError, match="not a valid JSON cost-model file"):
         CostModel.load(path)
     with pytest.raises(ValueError, match="cannot read"):
         CostModel.load(tmp_path / "absent.json")

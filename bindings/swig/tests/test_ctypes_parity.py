@@ -79,6 +79,15 @@ class CtypesParity(unittest.TestCase):
         detail = str(swig_error.exception).split("): ", 1)[1]
         self.assertIn(reason, str(ctypes_error.exception))
         self.assertIn(detail, str(ctypes_error.exception))
+    def test_same_batch_plans(self):
+        """plan_batch: the same positions as brs.plan_batch, from a configuration whose own
+        lengths play no part."""
+        lengths = [30, 10, 50, 20, 40, 60, 70, 80, 5, 3]
+        swig = sampler_module.Sampler([1], dp_size=2, grad_accum=2, drop_last=0, max_tokens=160)
+        self.assertEqual(swig.plan_batch(lengths),
+                         brs.plan_batch(lengths, dp_size=2, grad_accum=2, max_tokens=160))
+        with self.assertRaises(ValueError):
+            swig.plan_batch(lengths[:3])
 
 if __name__ == "__main__":
     unittest.main()

@@ -196,6 +196,11 @@ brs_plan_compute(plan::Ptr{Cvoid}, sampler::Ptr{Cvoid}, epoch::UInt64, step::UIn
     ccall((:brs_plan_compute, libbrs()), Int32, (Ptr{Cvoid}, Ptr{Cvoid}, UInt64, UInt64),
           plan, sampler, epoch, step)
 
+# LIBBRS_1.2
+brs_plan_compute_batch(plan::Ptr{Cvoid}, config::Ptr{Cvoid}, lengths::Vector{UInt32}) =
+    ccall((:brs_plan_compute_batch, libbrs()), Int32, (Ptr{Cvoid}, Ptr{Cvoid}, Ptr{UInt32}, Csize_t),
+          plan, config, lengths, length(lengths))
+
 brs_plan_load(plan::Ptr{Cvoid}, sampler::Ptr{Cvoid}, indices::Vector{UInt64},
               counts::Vector{UInt64}, num_micro_batches::Integer, epoch::UInt64, step::UInt64) =
     ccall((:brs_plan_load, libbrs()), Int32,

@@ -42,11 +42,15 @@ class RebalanceEpochCallback(TrainerCallback, ExportableState):
             return {"args": {}, "attributes": {}}
         attributes = {"fingerprint": sampler.fingerprint}
         attributes.update({name: getattr(sampler, name) for name in _SETTINGS})
+        if sampler.measurements is not None:  # online calibration: the model in force
+            attributes["cost"] = sampler._cost_state()
         return {"args": {}, "attributes": attributes}
 
     def on_train_begin(self, args, state, control, train_dataloader=None, **kwargs):
         sampler = self._resolve(train_dataloader)
         saved = _saved_attributes(state, type(self).__name__)
+        if "cost" in saved:  # before the comparison: the saved fingerprint covers that model
+            sampler._load_cost_state(saved["cost"])
         if saved.get("fingerprint") in (None, sampler.fingerprint):
             return
         try:

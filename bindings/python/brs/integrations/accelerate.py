@@ -24,11 +24,12 @@ from accelerate.data_loader import BatchSamplerShard, DataLoaderAdapter
 
 from brs import BatchRebalanceSampler
 
-from . import _sync_choice
+from . import _online_fit, _sync_choice
 from ._parallelism import accelerate_data_parallel
 from ._sampler_lookup import find_rebalance_sampler
 
-__all__ = ["prepare_dataloader", "RebalanceBatchSampler", "find_rebalance_sampler"]
+__all__ = ["prepare_dataloader", "RebalanceBatchSampler", "find_rebalance_sampler",
+           "OnlineCalibration"]
 
 
 class RebalanceBatchSampler:
@@ -196,3 +197,64 @@ def _make_shard_passthrough(prepared, sampler):
         shard.num_processes = 1
         shard.process_index = 0
         shard.sampler = sampler
+
+
+class OnlineCalibration:
+    """Online calibration for a hand-written accelerate loop (docs/trainer.md).
+
+        calibration = OnlineCalibration(accelerator, sampler)   # recalibrate_every=N: steps
+        accelerator.register_for_checkpointing(calibration)     # the model in force resumes
+        for epoch in range(epochs):
+            for batch in loader:
+                with calibration.timed(batch):
+                    ...forward, backward, optimizer step...
+            calibration.epoch_end()
+
+    ``timed`` times the micro-batch (bs and padded L from its 2-D ``input_ids``, real tokens
+    from ``attention_mask``). The refit, at ``epoch_end()`` or after every
+    ``recalibrate_every`` optimizer steps (grad_accum micro-batches each, counted from this
+    object's creation), all-reduces the statistics, switches the sampler on every rank alike and
+    logs with ``accelerator.log`` (``brs/calibration_*``) and the "brs" logger. Every rank must
+    time the same number of micro-batches.
+    """
+
+    def __init__(self, accelerator, sampler, recalibrate_every=None):
+        if not isinstance(sampler, BatchRebalanceSampler):
+            raise TypeError(f"expected a brs.BatchRebalanceSampler, got {type(sampler).__name__}")
+        if recalibrate_every is not None and (isinstance(recalibrate_every, bool) or not
+                                              isinstance(recalibrate_every, int)
+                                              or recalibrate_every < 1):
+            raise ValueError("recalibrate_every must be an int >= 1 (optimizer steps) or None "
+                             f"(each epoch); got {recalibrate_every!r}")
+        self.accelerator, self.sampler = accelerator, sampler
+        self.calibration = _online_fit.OnlineCalibration(recalibrate_every)
+        self._micro_batches = 0
+
+    @contextlib.contextmanager
+    def timed(self, batch):
+        shape = _online_fit.batch_shape(batch)
+        timer = self.calibration.timer
+        timer.start(self.accelerator.device)
+        yield
+        if shape is not None:
+            timer.stop(*shape)
+        self._micro_batches += 1
+        steps, micro = divmod(self._micro_batches, self.sampler.grad_accum)
+        if micro == 0 and self.calibration.due(steps, epoch_end=False):
+            self._recalibrate()
+
+    def epoch_end(self):
+        if self.calibration.due(0, epoch_end=True):
+            self._recalibrate()
+
+    def _recalibrate(self):
+        metrics = self.calibration.recalibrate(self.sampler, self.sampler.grad_accum)
+        self.accelerator.log(metrics)
+
+    def state_dict(self):
+        """The cost model in force, where it took over and the agreed statistics."""
+        return self.sampler._cost_state()
+
+    def load_state_dict(self, state):
+        self.sampler._load_cost_state(state)
+        self.calibration.restore(self.sampler)

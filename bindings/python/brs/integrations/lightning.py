@@ -37,6 +37,7 @@ from brs import BatchRebalanceSampler
 
 from . import _sync_choice
 from ._metrics import plan_metrics, planned_time_name
+from ._online_fit import OnlineCalibration, batch_shape
 from ._sampler_lookup import find_rebalance_sampler
 
 __all__ = ["RebalanceBatchSampler", "RebalanceCallback", "step_plan"]
@@ -86,13 +87,17 @@ class RebalanceBatchSampler:
 class RebalanceCallback(pl.Callback):
     """Keeps the brs sampler in step with Lightning's fit loop (see the module docstring).
 
-    ``metrics=False`` turns the ``brs/`` metrics off.
+    ``metrics=False`` turns the ``brs/`` metrics off. ``calibrate_online=True`` times every
+    training batch and refits the cost model at each epoch's end, or every
+    ``recalibrate_every`` optimizer steps, the same on every rank (docs/trainer.md, online
+    calibration); the switches are logged with ``LightningModule.log`` (``brs/calibration_*``).
     """
 
-    def __init__(self, metrics=True):
+    def __init__(self, metrics=True, calibrate_online=False, recalibrate_every=None):
         if not isinstance(metrics, bool):
             raise TypeError(f"metrics must be True or False, got {metrics!r}")
         self.metrics = metrics
+        self._online = _online_calibration(calibrate_online, recalibrate_every)
         self._sampler = None
         self._pending = None  # a loaded state, applied once the sampler exists
         self._consumed = 0  # micro-batches of the current epoch trained (resume included)
@@ -123,6 +128,8 @@ class RebalanceCallback(pl.Callback):
             self._resumed_epoch = sampler.epoch
         else:
             self._resumed_epoch = None
+        if self._online is not None:
+            self._online.restore(sampler)  # the statistics a loaded position carries
 
     def on_train_epoch_start(self, trainer, pl_module):
         # Lightning's own set_epoch reaches the sampler too (batch_sampler.sampler); setting it
@@ -133,13 +140,34 @@ class RebalanceCallback(pl.Callback):
             self._consumed = 0
         self._resumed_epoch = None
 
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        if self._online is not None:
+            self._online.timer.start(pl_module.device)
+
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
         self._consumed += 1
         sampler = self._sampler
+        if self._online is not None:
+            shape = batch_shape(batch)
+            if shape is not None:
+                self._online.timer.stop(*shape)
         if self.metrics and self._consumed % sampler.grad_accum == 0:
             plan = self._step_plan(self._consumed // sampler.grad_accum - 1)
             for name, value in plan_metrics(plan, planned_time_name(sampler)).items():
                 pl_module.log(name, float(value), on_step=True, on_epoch=False, batch_size=1)
+        if (self._online is not None and self._consumed % sampler.grad_accum == 0
+                and self._online.due(trainer.global_step, epoch_end=False)):
+            self._recalibrate(pl_module, on_step=True)
+
+    def on_train_epoch_end(self, trainer, pl_module):
+        if self._online is not None and self._online.due(trainer.global_step, epoch_end=True):
+            self._recalibrate(pl_module, on_step=False)
+
+    def _recalibrate(self, pl_module, on_step):
+        metrics = self._online.recalibrate(self._sampler, self._sampler.grad_accum)
+        for name, value in metrics.items():  # equal on every rank: no reduction needed
+            pl_module.log(name, float(value), on_step=on_step, on_epoch=not on_step,
+                          batch_size=1)
 
     # -- what the training step asks -----------------------------------------------------------
 
@@ -203,6 +231,18 @@ def _sync_model(strategy, pl_module):
                                    "block_backward_sync (DDP's no_sync), so the gradients are "
                                    "all-reduced once per optimizer step")
     return None, f"brs does not know how {type(strategy).__name__} synchronises"
+
+
+def _online_calibration(enabled, every):
+    if not isinstance(enabled, bool):
+        raise TypeError(f"calibrate_online must be True or False, got {enabled!r}")
+    if every is not None and not enabled:
+        raise ValueError("recalibrate_every is the period of online calibration: pass "
+                         "calibrate_online=True with it, or drop it")
+    if every is not None and (isinstance(every, bool) or not isinstance(every, int)
+                              or every < 1):
+        raise ValueError(f"recalibrate_every must be an int >= 1 (optimizer steps); got {every!r}")
+    return OnlineCalibration(every) if enabled else None
 
 
 def _check_grad_accum(sampler, accumulate):

@@ -17,6 +17,7 @@ docs/trainer.md.
 import dataclasses
 import functools
 import logging
+import weakref
 
 from torch.utils.data import DataLoader, IterableDataset
 from transformers import Trainer
@@ -30,6 +31,8 @@ from . import _cost_choice, _sync_choice
 from ._dataset_lengths import dataset_lengths
 from ._epoch_callback import RebalanceEpochCallback
 from ._metrics_callback import RebalanceMetricsCallback
+from ._online_callback import OnlineCalibrationCallback
+from ._online_fit import batch_shape
 from ._parallelism import accelerate_data_parallel
 from .accelerate import _prepare
 
@@ -52,6 +55,10 @@ class RebalanceOptions:
     library's default (docs/calibration.md). sync: "auto" (the Trainer's own sync model:
     "step" under DDP, "micro_step" under FSDP, DeepSpeed ZeRO-2/3 or sync_each_batch), or the
     library's "micro_step" / "step" to override it.
+
+    calibrate_online: time every micro-batch trained and refit alpha and intercept to those
+    timings at each epoch's end, or every ``recalibrate_every`` optimizer steps; all ranks
+    switch to the same model at the same step (docs/trainer.md, online calibration).
     """
 
     alpha: float | None = None
@@ -60,6 +67,8 @@ class RebalanceOptions:
     packed: bool = False
     cost_model: object = None
     sync: str = "auto"
+    calibrate_online: bool = False
+    recalibrate_every: int | None = None
 
     def __post_init__(self):
         # Checked here, at construction, not at the first train() after the model was loaded.
@@ -69,6 +78,11 @@ class RebalanceOptions:
         _args.optional_integer("RebalanceOptions.max_tokens", self.max_tokens, 1)
         _args.flag("RebalanceOptions.packed", self.packed)
         _check_sync(self.sync)
+        _args.flag("RebalanceOptions.calibrate_online", self.calibrate_online)
+        _args.optional_integer("RebalanceOptions.recalibrate_every", self.recalibrate_every, 1)
+        if self.recalibrate_every is not None and not self.calibrate_online:
+            raise ValueError("RebalanceOptions.recalibrate_every is the period of online "
+                             "calibration: pass calibrate_online=True with it, or drop it")
 
 
 class BatchRebalanceMixin:
@@ -104,6 +118,11 @@ class BatchRebalanceMixin:
         self._rebalance_metrics = RebalanceMetricsCallback() if rebalance_metrics else None
         if self._rebalance_metrics is not None:
             self.add_callback(self._rebalance_metrics)
+        self._online = None
+        if rebalance_options.calibrate_online:
+            self._online = OnlineCalibrationCallback(rebalance_options.recalibrate_every,
+                                                     weakref.WeakMethod(self.log))
+            self.add_callback(self._online)
 
     def get_train_dataloader(self) -> DataLoader:
         """The training DataLoader over a BatchRebalanceSampler, prepared by accelerate."""
@@ -119,6 +138,8 @@ class BatchRebalanceMixin:
         self._rebalance_callback().bind(sampler)
         if self._rebalance_metrics is not None:
             self._rebalance_metrics.bind(sampler)
+        if self._online is not None:
+            self._online.bind(sampler)
         return _prepare(self.accelerator, loader, resolve_sync=False)  # sync chosen above
 
     def _check_rebalance_supported(self, dataset):
@@ -155,7 +176,23 @@ class BatchRebalanceMixin:
         )
         if choice is not None:
             _sync_choice.log("the Trainer", choice, sampler)
+        if options.calibrate_online and options.packed:
+            raise ValueError("RebalanceOptions(calibrate_online=True) fits padded micro-batches "
+                             "(bs x L); this trainer packs them (packed=True or padding_free): "
+                             "calibrate offline (brs.calibrate) and pass cost_model= instead")
         return sampler
+
+    def training_step(self, model, inputs, *args, **kwargs):
+        """The Trainer's training step, timed for online calibration when it is on."""
+        online = getattr(self, "_online", None)
+        if online is None:
+            return super().training_step(model, inputs, *args, **kwargs)
+        shape = batch_shape(inputs)
+        online.calibration.timer.start(self.args.device)
+        loss = super().training_step(model, inputs, *args, **kwargs)
+        if shape is not None:
+            online.calibration.timer.stop(*shape)
+        return loss
 
     def _auto_sync(self, options, dp_size):
         """For RebalanceOptions(sync="auto"), the Choice of the Trainer's sync model."""

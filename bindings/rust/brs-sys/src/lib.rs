@@ -201,6 +201,13 @@ extern "C" {
         epoch: u64,
         step: u64,
     ) -> brs_status;
+    // LIBBRS_1.2
+    pub fn brs_plan_compute_batch(
+        plan: *mut brs_plan,
+        config: *const brs_sampler,
+        lengths: *const u32,
+        n: usize,
+    ) -> brs_status;
     // LIBBRS_1.1
     pub fn brs_plan_load(
         plan: *mut brs_plan,

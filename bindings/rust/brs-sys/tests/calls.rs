@@ -102,6 +102,10 @@ fn null_pointers_are_refused() {
             BRS_ERR_NULL_POINTER
         );
         assert_eq!(
+            brs_plan_compute_batch(null_mut(), null(), null(), 0),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
             brs_plan_get_int(&mut i, null(), BRS_PLAN_STEP),
             BRS_ERR_NULL_POINTER
         );

@@ -76,6 +76,16 @@ impl Plan {
         self.check(status)
     }
 
+    /// Plans one step of `lengths` alone with the sampler's configuration
+    /// (brs_plan_compute_batch): indices are positions into `lengths`.
+    pub(crate) fn compute_batch(&mut self, config: &Sampler<'_>, lengths: &[u32]) -> Result<()> {
+        // SAFETY: both handles are live; lengths is read during the call only.
+        let status = unsafe {
+            sys::brs_plan_compute_batch(self.raw(), config.raw(), lengths.as_ptr(), lengths.len())
+        };
+        self.check(status)
+    }
+
     fn raw(&self) -> *mut sys::brs_plan {
         self.raw.as_ptr()
     }

@@ -172,6 +172,18 @@ impl Sampler<'_> {
         Ok(EpochCheck { min_max_tokens, micro_batches })
     }
 
+    /// One step of `lengths` alone (an RL batch, a window of a stream),
+    /// planned with this sampler's dp_size, grad_accum, cost model, cap,
+    /// packed mode, sync model and strategy: the plan the one step of an
+    /// epoch of those lengths with shuffle off would get. Its indices are
+    /// positions into `lengths`; this sampler's own lengths, batch size,
+    /// seed and epoch play no part.
+    pub fn plan_batch(&self, lengths: &[u32]) -> Result<Plan> {
+        let mut plan = Plan::empty()?;
+        plan.compute_batch(self, lengths)?;
+        Ok(plan)
+    }
+
     /// Step `step` of the current epoch, for every rank.
     pub fn plan(&self, step: u64) -> Result<Plan> {
         self.plan_at(self.epoch, step)

@@ -334,3 +334,40 @@ fn no_message_outlives_its_call() {
         &third,
     );
 }
+
+#[test]
+fn a_batch_plans_as_its_one_step_epoch_and_names_the_cap_that_would_do() {
+    let lengths = [100u32, 90, 80, 10, 9, 8, 7, 6];
+    // the configuration's own lengths play no part
+    let config = Sampler::builder()
+        .dp_size(2)
+        .drop_last(false)
+        .max_tokens(Some(100));
+    let config = config.build(&[1]).unwrap();
+    let error = config.plan_batch(&lengths).unwrap_err();
+    assert_message(&error, ErrorCode::CapInfeasible, "300");
+    let config = Sampler::builder()
+        .dp_size(2)
+        .drop_last(false)
+        .build(&[1])
+        .unwrap();
+    let plan = config.plan_batch(&lengths).unwrap();
+    let mut positions: Vec<u64> = plan
+        .micro_batches()
+        .into_iter()
+        .flatten()
+        .flatten()
+        .collect();
+    positions.sort();
+    assert_eq!(positions, (0..8).collect::<Vec<u64>>());
+    let epoch = Sampler::builder()
+        .dp_size(2)
+        .per_device_batch_size(4)
+        .shuffle(false)
+        .drop_last(false)
+        .build(&lengths)
+        .unwrap();
+    assert_eq!(plan.micro_batches(), epoch.plan(0).unwrap().micro_batches());
+    let error = config.plan_batch(&lengths[..1]).unwrap_err();
+    assert_message(&error, ErrorCode::TooFewSamples, "at least 2");
+}

@@ -1,0 +1,59 @@
+"""plan_batch: plan one step whose samples exist only now (RL rollouts, a window of a stream).
+
+An epoch sampler plans a dataset whose lengths are known up front. GRPO / PPO rollouts and
+streamed data have no epoch: each step's lengths are known only when the step is there. The
+library's step planner is a function of one step's lengths (brs_plan_compute_batch), and this is
+its Python face: the same objective, exactness, cap, packed mode and sync model as the sampler's
+plans, with the micro-batches given as positions into ``lengths``.
+"""
+
+from . import _native as n, _options, cost_model as _cost_model
+from ._handles import NativePlan, NativeSampler
+from ._lengths import as_uint32
+from .sampler import _given_options
+
+
+def plan_batch(lengths, *, dp_size, grad_accum=1, max_tokens=None, packed=False, sync=None,
+               cost_model=None):
+    """Split one step of ``lengths`` into dp_size x grad_accum balanced micro-batches.
+
+    Returns ``plan[rank][micro_step]``: a list over ranks of lists over micro-steps of lists of
+    positions into ``lengths`` (every position exactly once; longest sample first in each
+    micro-batch). Deterministic: every rank that calls it with the same lengths and options gets
+    the same plan, so ranks need not talk to each other; each takes ``plan[rank]``.
+
+    ``max_tokens`` caps a micro-batch's padded tokens (its token sum when ``packed``); ``sync``
+    is "micro_step" or "step" (None: the library's default); ``cost_model`` is a brs.CostModel
+    (or its dict / file path) giving alpha, intercept and, unless given here, max_tokens.
+    Raises ValueError when the batch has fewer samples than micro-batches, a sample is longer
+    than max_tokens, or no dp_size x grad_accum micro-batches meet max_tokens (the message names
+    the micro-batches or the max_tokens that would do).
+    """
+    return _planned(lengths, _config(dp_size=dp_size, grad_accum=grad_accum,
+                                     max_tokens=max_tokens, packed=packed, sync=sync,
+                                     cost_model=cost_model))
+
+
+def _config(*, dp_size, grad_accum, max_tokens, packed, sync, cost_model, strategy=None):
+    """A configuration handle (a sampler without lengths) for brs_plan_compute_batch."""
+    alpha, intercept, max_tokens = _cost_model.resolve(cost_model, None, None, max_tokens)
+    given = _given_options(dict(dp_size=dp_size, grad_accum=grad_accum, max_tokens=max_tokens,
+                                packed=packed, sync=sync, alpha=alpha, intercept=intercept,
+                                strategy=strategy))
+    config = NativeSampler(None)
+    for name, value in given.items():
+        config.set(_options.BY_NAME[name], value)
+    return config
+
+
+def _planned(lengths, config, plan=None):
+    """The micro-batches of one step of ``lengths`` under ``config``, [rank][micro] positions."""
+    if hasattr(lengths, "__len__") and len(lengths) == 0:
+        raise ValueError("lengths is empty: a batch needs at least dp_size x grad_accum samples")
+    buffer = as_uint32(lengths)
+    plan = plan or NativePlan()
+    plan.compute_batch(config.handle, buffer)
+    dp_size, grad_accum = plan.get_int(n.PLAN_DP_SIZE), plan.get_int(n.PLAN_GRAD_ACCUM)
+    return [[plan.indices(rank, micro) for micro in range(grad_accum)]
+            for rank in range(dp_size)]
+

@@ -1,0 +1,308 @@
+"""Online calibration: time the micro-batches a loop trains, refit the cost model, switch.
+
+Every micro-batch the training loop runs is timed with its shape (bs samples padded to L
+tokens, and its real tokens). The time is fitted as ``seconds = c0 + c1*bs*L + c2*bs*L^2``, the
+planner's cost model in seconds (docs/algorithm.md), so alpha = c2/c1 and intercept = c0/c1.
+What the fit needs is a fixed-size vector of sums of products (``Statistics``), which ranks
+add up with one all-reduce: at a boundary every rank knows in advance (each epoch, or every N
+optimizer steps), every rank adds the same numbers, fits the same model, rounds it as the
+library stores it, and switches its sampler from the first step not yet planned on.
+
+Clocks, as brs.calibrate's: CUDA events on a GPU, read only once they have completed (never a
+synchronisation: an event not yet done is read at a later boundary); on a CPU the thread's CPU
+time when torch runs one thread (a busy machine cannot inflate it), else the wall clock.
+"""
+
+import logging
+import math
+import time
+
+import numpy as np
+
+from brs import CostModel, _options
+from brs._handles import NativeSampler
+from brs._lengths import as_uint32
+
+logger = logging.getLogger("brs")
+
+# The vector's entries. Features x = (1, T, Q) with T = bs*L, Q = bs*L^2, time y in seconds.
+# Relative least squares (each point weighed by 1/y, as brs.calibrate fits: the planner compares
+# costs by ratio) needs sum x x^T / y^2 and sum x / y; R^2 on seconds needs the plain sums.
+_PAIRS = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+FIELDS = (("n",) + tuple(f"xx{i}{j}/yy" for i, j in _PAIRS) + ("x0/y", "x1/y", "x2/y")
+          + tuple(f"xx{i}{j}" for i, j in _PAIRS[1:]) + ("y", "x1y", "x2y", "yy")
+          + ("real_tokens",))
+_INDEX = {name: i for i, name in enumerate(FIELDS)}
+#: A fit needs at least this many micro-batches over all ranks since training began.
+MIN_MICRO_BATCHES = 8
+
+
+class Statistics:
+    """The sufficient statistics of the fit: a float64 vector ranks can add."""
+
+    def __init__(self, vector=None):
+        self.vector = np.zeros(len(FIELDS)) if vector is None else np.asarray(vector, float)
+        if self.vector.shape != (len(FIELDS),):
+            raise ValueError(f"statistics must hold {len(FIELDS)} numbers ({', '.join(FIELDS)})")
+
+    def add(self, batch_size, length, real_tokens, seconds):
+        if seconds <= 0 or not math.isfinite(seconds):
+            return  # a clock too coarse for the micro-batch: no information on its shape
+        x = (1.0, float(batch_size * length), float(batch_size * length * length))
+        v, at = self.vector, _INDEX
+        v[at["n"]] += 1
+        for i, j in _PAIRS:
+            v[at[f"xx{i}{j}/yy"]] += x[i] * x[j] / seconds ** 2
+            if (i, j) != (0, 0):
+                v[at[f"xx{i}{j}"]] += x[i] * x[j]
+        for i in range(3):
+            v[at[f"x{i}/y"]] += x[i] / seconds
+        v[at["y"]] += seconds
+        v[at["x1y"]] += x[1] * seconds
+        v[at["x2y"]] += x[2] * seconds
+        v[at["yy"]] += seconds ** 2
+        v[at["real_tokens"]] += real_tokens
+
+    def __getitem__(self, name):
+        return float(self.vector[_INDEX[name]])
+
+    def matrix(self, prefix, suffix=""):
+        m = np.empty((3, 3))
+        for i, j in _PAIRS:
+            m[i, j] = m[j, i] = (self["n"] if (i, j) == (0, 0) and not suffix
+                                 else self[f"{prefix}{i}{j}{suffix}"])
+        return m
+
+    def fit(self):
+        """(c0, c1, c2, r2, relative rms error), or a string saying why there is no fit."""
+        n = self["n"]
+        if n < MIN_MICRO_BATCHES:
+            return f"{int(n)} micro-batches timed, fewer than {MIN_MICRO_BATCHES}"
+        a = self.matrix("xx", "/yy")
+        b = np.array([self[f"x{i}/y"] for i in range(3)])
+        scale = 1.0 / np.sqrt(np.maximum(np.diag(a), 1e-300))  # columns span 1 .. 1e9
+        if np.linalg.matrix_rank(a * np.outer(scale, scale), tol=1e-9) < 3:
+            return ("the micro-batches timed do not separate intercept, bs*L and bs*L^2 "
+                    "(too few distinct shapes)")
+        coef = _nnls_normal(a, b, n, scale)
+        if coef[1] <= 0:
+            return "the fit has no linear term (bs*L) to express alpha and intercept in"
+        rel_rss = max(coef @ a @ coef - 2 * coef @ b + n, 0.0)
+        return (*(float(c) for c in coef), float(self._r2(coef)), math.sqrt(rel_rss / n))
+
+    def _r2(self, coef):
+        """R^2 on seconds, from the plain sums."""
+        n, sy, syy = self["n"], self["y"], self["yy"]
+        xy = np.array([sy, self["x1y"], self["x2y"]])
+        rss = syy - 2 * coef @ xy + coef @ self.matrix("xx") @ coef
+        total = syy - sy * sy / n
+        return 1.0 - max(rss, 0.0) / total if total > 0 else 1.0
+
+    def mean_micro_batch(self):
+        """(mean T, mean Q, mean seconds) of the micro-batches timed."""
+        n = max(self["n"], 1.0)
+        return self["xx01"] / n, self["xx02"] / n, self["y"] / n
+
+
+def _nnls_normal(a, b, n, scale):
+    """argmin c^T a c - 2 b.c + n subject to c >= 0: the best feasible support of the three
+    coefficients (the optimum of a convex problem under c >= 0 is the unconstrained one on its
+    support; brs._fit.nnls does the same on the points themselves)."""
+    best, best_value = np.zeros(3), n
+    for support in ((0,), (1,), (2,), (0, 1), (0, 2), (1, 2), (0, 1, 2)):
+        cols = list(support)
+        s = scale[cols]
+        sub = a[np.ix_(cols, cols)] * np.outer(s, s)
+        z, *_ = np.linalg.lstsq(sub, b[cols] * s, rcond=None)
+        c = np.zeros(3)
+        c[cols] = z * s
+        if np.any(c < 0):
+            continue
+        value = c @ a @ c - 2 * c @ b + n
+        if value < best_value:
+            best, best_value = c, value
+    return best
+
+
+# -- clocks -----------------------------------------------------------------------------------
+
+class _Pending:
+    __slots__ = ("shape", "start", "end", "real")
+
+    def __init__(self, shape, start, end, real):
+        self.shape, self.start, self.end, self.real = shape, start, end, real
+
+
+class Timer:
+    """Times micro-batches into ``local`` Statistics; CUDA events are read once complete."""
+
+    def __init__(self):
+        self.local = Statistics()
+        self._pending = []  # CUDA micro-batches whose events may still be running
+        self._open = None
+
+    def start(self, device):
+        import torch
+
+        if device is not None and device.type == "cuda":
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            self._open = ("cuda", event)
+        elif torch.get_num_threads() == 1:
+            self._open = ("thread_time", time.thread_time())
+        else:
+            self._open = ("wall", time.perf_counter())
+
+    def stop(self, batch_size, length, real_tokens):
+        """``real_tokens`` may be a CUDA tensor: it is read with the events, once done."""
+        if self._open is None:
+            return
+        clock, begin = self._open
+        self._open = None
+        if clock == "cuda":
+            import torch
+
+            end = torch.cuda.Event(enable_timing=True)
+            end.record()
+            self._pending.append(_Pending((batch_size, length), begin, end, real_tokens))
+            self.drain()
+            return
+        now = time.thread_time() if clock == "thread_time" else time.perf_counter()
+        self.local.add(batch_size, length, int(real_tokens), now - begin)
+
+    def drain(self):
+        """Adds the CUDA micro-batches whose end event has completed (query() never waits)."""
+        while self._pending and self._pending[0].end.query():
+            item = self._pending.pop(0)
+            seconds = item.start.elapsed_time(item.end) / 1000.0
+            self.local.add(*item.shape, int(item.real), seconds)
+
+    def take(self):
+        """The statistics timed since the last take (for the all-reduce); starts afresh."""
+        self.drain()
+        local, self.local = self.local, Statistics()
+        return local
+
+
+def batch_shape(inputs):
+    """(bs, padded L, real tokens) of a padded micro-batch of input_ids (and attention_mask);
+    None when it has no 2-D input_ids."""
+    ids = inputs.get("input_ids") if hasattr(inputs, "get") else None
+    if ids is None or getattr(ids, "ndim", 0) != 2:
+        return None
+    bs, length = (int(d) for d in ids.shape)
+    mask = inputs.get("attention_mask")
+    real = mask.sum() if mask is not None and getattr(mask, "shape", None) == ids.shape \
+        else bs * length
+    return bs, length, real
+
+
+# -- agreement across ranks -------------------------------------------------------------------
+
+def all_reduce(statistics, position):
+    """(sum of every rank's statistics, latest position over ranks); itself without a group."""
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        return statistics, position
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return statistics, position
+    import torch
+
+    device = (torch.device("cuda", torch.cuda.current_device())
+              if dist.get_backend() == "nccl" else torch.device("cpu"))
+    summed = torch.tensor(statistics.vector, dtype=torch.float64, device=device)
+    dist.all_reduce(summed)
+    latest = torch.tensor(list(position), dtype=torch.int64, device=device)
+    dist.all_reduce(latest, op=dist.ReduceOp.MAX)  # equal already: ranks draw alike
+    return Statistics(summed.cpu().numpy()), tuple(int(v) for v in latest.tolist())
+
+
+def stored(name, value):
+    """``value`` as the library stores option ``name`` (clamped to its bounds; a positive
+    value too small to store is 0): asked of a scratch handle, not restated here."""
+    option = _options.BY_NAME[name]
+    value = min(max(float(value), option.lower), option.upper)
+    scratch = NativeSampler(as_uint32([1]))
+    try:
+        scratch.set(option, value)
+    except ValueError:
+        return 0.0  # only a positive value below the resolution is refused inside the bounds
+    return scratch.get(option)
+
+
+# -- the calibration --------------------------------------------------------------------------
+
+class OnlineCalibration:
+    """One per training run: the Timer, the statistics agreed so far, and the switch."""
+
+    def __init__(self, every=None):
+        self.every = every  # optimizer steps between refits; None: each epoch
+        self.timer = Timer()
+        self.agreed = Statistics()  # the sum over ranks since training began, equal on all
+
+    def due(self, global_step, epoch_end):
+        if self.every is None:
+            return epoch_end
+        return not epoch_end and global_step > 0 and global_step % self.every == 0
+
+    def restore(self, sampler):
+        """Continues from the statistics a resumed sampler carries (its state's measurements)."""
+        saved = (sampler.measurements or {}).get("statistics")
+        if saved is not None:
+            self.agreed = Statistics(saved)
+
+    def recalibrate(self, sampler, micro_steps):
+        """All-reduce, fit, round, switch ``sampler``; returns the metrics to log (brs/ keys)."""
+        local = self.timer.take()
+        total, since = all_reduce(local, sampler._first_unplanned())
+        self.agreed = Statistics(self.agreed.vector + total.vector)
+        sampler.measurements = {"statistics": self.agreed.vector.tolist(),
+                                "fields": list(FIELDS)}
+        fit = self.agreed.fit()
+        if isinstance(fit, str):
+            logger.info("brs: online calibration keeps alpha=%.6g intercept=%.6g: %s",
+                        sampler.alpha, sampler.intercept, fit)
+            return {"brs/calibration_skipped": 1.0}
+        c0, c1, c2, r2, rel_rms = fit
+        old = sampler.cost_model
+        new = CostModel(stored("alpha", c2 / c1), stored("intercept", c0 / c1),
+                        old.max_tokens, r2=r2, worst_residual=rel_rms, source="calibrated",
+                        model=old.model, device=old.device, seconds_per_unit=c1,
+                        memory=old.memory,
+                        timing={"clock": "online", "micro_batches": int(self.agreed["n"])})
+        old_step, new_step, measured = self._step_times(old, new, micro_steps)
+        switch_at = self._switch(sampler, new, since)
+        logger.info("brs: online calibration (%d micro-batches, R^2 %.3f, relative rms %.3f): "
+                    "alpha %.6g -> %.6g, intercept %.6g -> %.6g from epoch %d step %d; mean step "
+                    "measured %.4g s, predicted %s -> %.4g s", int(self.agreed["n"]), r2,
+                    rel_rms, old.alpha, new.alpha, old.intercept, new.intercept, *switch_at,
+                    measured, "n/a" if old_step is None else f"{old_step:.4g}", new_step)
+        metrics = {"brs/calibration_alpha": new.alpha, "brs/calibration_intercept": new.intercept,
+                   "brs/calibration_r2": r2, "brs/calibration_relative_rms": rel_rms,
+                   "brs/calibration_step_seconds_measured": measured,
+                   "brs/calibration_step_seconds_predicted": new_step,
+                   "brs/calibration_switch_epoch": float(switch_at[0]),
+                   "brs/calibration_switch_step": float(switch_at[1])}
+        if old_step is not None:
+            metrics["brs/calibration_step_seconds_predicted_before"] = old_step
+        return metrics
+
+    def _step_times(self, old, new, micro_steps):
+        """(old model's, new model's predicted, measured) seconds of the mean step timed: the
+        mean micro-batch times the micro-steps of a step. The old model predicts seconds only
+        when it has seconds_per_unit."""
+        tokens, quadratic, seconds = self.agreed.mean_micro_batch()
+
+        def predicted(model):
+            return micro_steps * model.seconds_per_unit * (
+                model.intercept + tokens + model.alpha * quadratic)
+
+        old_step = predicted(old) if old.seconds_per_unit is not None else None
+        return old_step, predicted(new), micro_steps * seconds
+
+    @staticmethod
+    def _switch(sampler, new, since):
+        """Switches at ``since``, the latest first unplanned step over ranks: a rank whose
+        loader drew less far ahead plans the steps in between with the previous model too."""
+        return sampler.switch_cost_model(new, since)

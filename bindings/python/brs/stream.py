@@ -1,0 +1,195 @@
+"""RebalancedStream: balanced micro-batches from a stream that has no epoch to plan.
+
+A streaming dataset (``datasets`` in streaming mode, a torch IterableDataset, a generator of
+rollouts) has no lengths up front. RebalancedStream reads it a window at a time: window_steps
+whole global batches of B = per_device_batch_size x dp_size x grad_accum items. Within a
+window it does what BatchRebalanceSampler does within an epoch: the library's keyed permutation
+(keyed by (seed, window index)) shuffles the window, each global batch of it is split into
+dp_size x grad_accum balanced micro-batches, and this rank yields its own micro-batches (lists
+of items) for micro-step 0 .. grad_accum-1 of each step. A short last window follows the epoch
+sampler's rule (docs/design.md): with drop_last=False its last step keeps the remaining items,
+topped up to dp_size x grad_accum by repeating the window's order when fewer; with
+drop_last=True the partial step is dropped.
+
+Every rank reads the SAME stream, whole: do not shard it per rank (no
+``datasets.distributed.split_dataset_by_node``, no per-worker split); the plan tells each rank
+which items are its own, and every rank yields the same number of micro-batches. The stream must
+give the same items in the same order on every pass and every rank, which ``state_dict()``
+relies on too: a resume re-reads the stream and skips the windows already done (the window is
+never pickled).
+"""
+
+import itertools
+
+from . import _args, _options, distributed
+from ._handles import NativePlan, NativeSampler
+from ._lengths import as_uint32
+
+STATE_VERSION = 1
+
+
+class RebalancedStream:
+    """Iterate this rank's balanced micro-batches (lists of items) over ``iterable``.
+
+    ``length(item)`` is the item's token count. ``dp_size`` and ``rank`` default to the job's
+    (accelerate, torch.distributed, RANK/WORLD_SIZE). ``max_tokens`` caps a micro-batch's padded
+    tokens (its token sum when ``packed``).
+    """
+
+    def __init__(self, iterable, *, length, per_device_batch_size, dp_size=None, rank=None,
+                 grad_accum=1, window_steps=8, seed=0, max_tokens=None, packed=False,
+                 drop_last=False):
+        if not callable(length):
+            raise TypeError("length must be a callable item -> token count, e.g. "
+                            "lambda example: len(example['input_ids'])")
+        if isinstance(iterable, (str, bytes)) or not hasattr(iterable, "__iter__"):
+            raise TypeError(f"iterable must be an iterable of items; got {type(iterable).__name__}")
+        self.iterable, self.length = iterable, length
+        self.per_device_batch_size = _args.integer("per_device_batch_size",
+                                                   per_device_batch_size, 1)
+        self.grad_accum = _args.integer("grad_accum", grad_accum, 1)
+        self.window_steps = _args.integer("window_steps", window_steps, 1)
+        self.seed = _args.integer("seed", seed, 0)
+        self.max_tokens = _args.optional_integer("max_tokens", max_tokens, 1)
+        self.packed = _args.flag("packed", packed)
+        self.drop_last = _args.flag("drop_last", drop_last)
+        self._dp_size = _args.optional_integer("dp_size", dp_size, 1)
+        self._rank = _args.optional_integer("rank", rank, 0)
+        # Left unset, dp_size and rank are the job's, read when first needed: the stream may be
+        # built before init_process_group, as the sampler may.
+        self._frozen = None
+        if self._dp_size is not None and self._rank is not None:
+            self._topology()
+        self._window = self._step = self._micro = 0  # the next micro-batch this rank yields
+        self._window_of([1], topology=(1, 0))  # an option out of the library's bounds fails here
+
+    def _topology(self):
+        """(dp_size, rank): explicit arguments first, then the job's; fixed once read."""
+        if self._frozen is None:
+            world, rank, source = distributed.detect()
+            dp_size = world if self._dp_size is None else self._dp_size
+            if self._rank is not None:
+                rank, source = self._rank, "the rank argument"
+            if rank >= dp_size:
+                raise ValueError(f"rank {rank} (from {source}) must be below dp_size {dp_size}: "
+                                 "pass rank= and dp_size= explicitly")
+            self._frozen = (dp_size, rank)
+        return self._frozen
+
+    @property
+    def dp_size(self):
+        return self._topology()[0]
+
+    @property
+    def rank(self):
+        return self._topology()[1]
+
+    @property
+    def global_batch_size(self):
+        """B = per_device_batch_size x dp_size x grad_accum items per optimizer step."""
+        return self.per_device_batch_size * self.dp_size * self.grad_accum
+
+    @property
+    def window_size(self):
+        """Items read per window: window_steps whole global batches."""
+        return self.window_steps * self.global_batch_size
+
+    def _window_of(self, lengths, topology=None):
+        """A library sampler over one window's lengths: the window is its epoch."""
+        native = NativeSampler(as_uint32(lengths))
+        dp_size, rank = topology or self._topology()
+        options = {"batch_size": self.per_device_batch_size, "dp_size": dp_size, "rank": rank,
+                   "grad_accum": self.grad_accum, "seed": self.seed,
+                   "shuffle": True, "drop_last": self.drop_last, "max_tokens": self.max_tokens,
+                   "packed": self.packed}
+        for name, value in options.items():
+            if value is not None:
+                option = _options.BY_NAME[name]
+                native.set(option, option.to_native(value, name))
+        return native
+
+    def _read(self, iterator):
+        """The next window's items (fewer at the end of the stream; [] past it)."""
+        return list(itertools.islice(iterator, self.window_size))
+
+    def __iter__(self):
+        return self._iterate()
+
+    def _iterate(self):
+        window, step, micro = self._window, self._step, self._micro
+        iterator = iter(self.iterable)
+        # Resume: the windows before the saved one are read and skipped, never planned.
+        for _ in itertools.islice(iterator, window * self.window_size):
+            pass
+        plan = NativePlan()
+        while True:
+            items = self._read(iterator)
+            if not items:
+                break
+            native, steps = self._steps(items, window)
+            for s in range(step, steps):
+                plan.compute(native.handle, window, s)
+                for m in range(micro, self.grad_accum):
+                    batch = [items[i] for i in plan.indices(self.rank, m)]
+                    # Advance first: the position is the next micro-batch, even while suspended;
+                    # past a window's last one it is the next window's first.
+                    if m + 1 < self.grad_accum:
+                        self._window, self._step, self._micro = window, s, m + 1
+                    elif s + 1 < steps:
+                        self._window, self._step, self._micro = window, s + 1, 0
+                    else:
+                        self._window, self._step, self._micro = window + 1, 0, 0
+                    yield batch
+                micro = 0
+            window, step, micro = window + 1, 0, 0
+            self._window, self._step, self._micro = window, 0, 0
+            if len(items) < self.window_size:
+                break
+        self._window = self._step = self._micro = 0  # the next pass starts at the beginning
+
+    def _steps(self, items, window):
+        """(sampler of the window, steps in it): 0 steps for a short window drop_last empties."""
+        lengths = [self.length(item) for item in items]
+        native = self._window_of(lengths)
+        if self.drop_last and len(items) < self.global_batch_size:
+            return native, 0
+        try:
+            return native, native.steps_per_epoch()
+        except ValueError as exc:
+            raise ValueError(f"window {window} of the stream: {exc}") from None
+
+    def state_dict(self):
+        """The position of the next micro-batch this rank yields: window, step, micro-step."""
+        return {"window": self._window, "step": self._step, "micro": self._micro,
+                "options": self._options(), "version": STATE_VERSION}
+
+    def _options(self):
+        return {"per_device_batch_size": self.per_device_batch_size, "dp_size": self.dp_size,
+                "grad_accum": self.grad_accum, "window_steps": self.window_steps,
+                "seed": self.seed, "max_tokens": self.max_tokens, "packed": self.packed,
+                "drop_last": self.drop_last}
+
+    def load_state_dict(self, state):
+        """Resume at a saved position: the next iteration re-reads the stream from its start,
+        skips the finished windows and continues inside the saved one."""
+        if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
+            raise ValueError("load_state_dict: not a RebalancedStream state_dict of version "
+                             f"{STATE_VERSION}")
+        saved = state.get("options", {})
+        differing = sorted(name for name, value in self._options().items()
+                           if saved.get(name) != value)
+        if differing:
+            raise ValueError(f"load_state_dict: the state was saved with other {differing} "
+                             f"({ {name: saved.get(name) for name in differing} }); build the "
+                             "stream with those to resume it")
+        self._window = _args.integer("window", state["window"], 0)
+        self._step = _args.integer("step", state["step"], 0)
+        self._micro = _args.integer("micro", state["micro"], 0)
+        if self._micro >= self.grad_accum or self._step >= self.window_steps:
+            raise ValueError(f"load_state_dict: step {self._step}, micro {self._micro} lie "
+                             f"outside a window of {self.window_steps} steps x {self.grad_accum}")
+
+    def __repr__(self):
+        return (f"RebalancedStream(per_device_batch_size={self.per_device_batch_size}, "
+                f"dp_size={self.dp_size}, rank={self.rank}, grad_accum={self.grad_accum}, "
+                f"window_steps={self.window_steps}, seed={self.seed})")
