@@ -31,7 +31,7 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 import brs  # noqa: E402
-from brs import _shapes  # noqa: E402
+from brs import _memory, _shapes  # noqa: E402
 from e2e import measure, plans, summary  # noqa: E402
 from e2e.lengths import dataset_lengths  # noqa: E402
 
@@ -164,6 +164,8 @@ def main(argv=None):
                                    brs.CostModel.from_dict(results["calibration"])), out)
         return 0
     clock = Clock(args.time_budget)
+    # every sampler trains under it, as brs.calibrate measures (brs._memory.keep_freed_memory)
+    allocator = _memory.keep_freed_memory() if device.type == "cpu" else None
     config = _shapes.shape_config(args.shape)
     model = _shapes.build_model(config, device=device, dtype=dtype, attention="sdpa")
     model.config.use_cache = False
@@ -193,7 +195,8 @@ def main(argv=None):
                                        if device.type == "cuda" else None),
                "torch": torch.__version__, "cuda": torch.version.cuda,
                "transformers": transformers.__version__, "brs_library": brs.library_version,
-               "python": platform.python_version(), "shape": args.shape,
+               "python": platform.python_version(), "allocator": allocator,
+               "shape": args.shape,
                "dtype": str(dtype).replace("torch.", ""), "dp": args.dp,
                "grad_accum": args.grad_accum, "steps": args.steps, "interleave": args.interleave,
                "threads":

@@ -10,7 +10,6 @@ from .datasets import Dataset, fit_to_batch
 from .peers import Config
 
 CONFIGS = [Config(2, 2, 8), Config(8, 2, 8), Config(8, 4, 8), Config(64, 1, 16), Config(64, 16, 4)]
-PADDED = ["brs", "brs_capped", "upstream", "group_by_length", "random", "brs_own_shuffle"]
 PACKED = ["brs_packed", "verl_kk"]
 
 
@@ -48,6 +47,19 @@ def _capped_run(lengths, cfg, order, cap):
             cap, raised = math.ceil(cap * 1.25), raised + 1
 
 
+def _equal_memory_run(lengths, step_samples, up_peaks, cfg):
+    """brs on upstream's samples of each step with max_tokens = upstream's peak padded tokens of
+    that step (brs.plan_batch: the cap changes from step to step); the same memory, step by step."""
+    import brs
+
+    t0, plan = time.perf_counter(), []
+    for samples, cap in zip(step_samples, up_peaks):
+        positions = brs.plan_batch([lengths[i] for i in samples], dp_size=cfg.dp,
+                                   grad_accum=cfg.ga, max_tokens=cap)
+        plan.append([[[samples[p] for p in mb] for mb in rank] for rank in positions])
+    return peers.Run("brs_equal_memory", plan, time.perf_counter() - t0)
+
+
 def _scoring_mismatch(s: metrics.Score, reported) -> str | None:
     """metrics.score describes each step's micro-batches through brs_plan_load; brs's own plan
     must describe itself the same way, or the comparison with the peers would be unsound."""
@@ -76,6 +88,11 @@ def evaluate(ds: Dataset, cfg: Config, *, seed: int, min_steps: int, verl_max_k:
     order = [i for step in step_samples for i in step]
     runs["brs"] = peers.brs_epoch(lengths, cfg, name="brs", order=order)
     runs["brs_own_shuffle"] = peers.brs_epoch(lengths, cfg, name="brs_own_shuffle", seed=seed)
+    # brs at the memory upstream needs: (b) each step's upstream peak, (c) upstream's epoch peak
+    up_peaks = metrics.score("upstream", runs["upstream"].plan, lengths).peak_tokens_steps
+    runs["brs_equal_memory"] = _equal_memory_run(lengths, step_samples, up_peaks, cfg)
+    runs["brs_upstream_cap"] = peers.brs_epoch(lengths, cfg, name="brs_upstream_cap", order=order,
+                                               max_tokens=max(up_peaks))
     runs["brs_capped"], cap, raised = _capped_run(lengths, cfg, order, first_cap(lengths, cfg))
     if raised:
         notes.append(f"cap raised {raised}x (x1.25) from {first_cap(lengths, cfg)} until every step fit")

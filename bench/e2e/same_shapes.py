@@ -32,7 +32,7 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 import brs  # noqa: E402
-from brs import _shapes  # noqa: E402
+from brs import _memory, _shapes  # noqa: E402
 from e2e import plans  # noqa: E402
 from e2e.lengths import dataset_lengths  # noqa: E402
 
@@ -151,6 +151,7 @@ def load_average():
 def main(argv=None):
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
+    allocator = _memory.keep_freed_memory()  # as brs.calibrate measures on CPU
     config = _shapes.shape_config(args.shape)
     model = _shapes.build_model(config, device="cpu", dtype=torch.float32)
     model.config.use_cache = False
@@ -165,7 +166,8 @@ def main(argv=None):
     results = {"command": " ".join([sys.executable, *sys.argv]), "shape": args.shape,
                "threads": args.threads, "sync": args.sync, "repeats": args.repeats,
                "torch": torch.__version__, "transformers": transformers.__version__,
-               "python": platform.python_version(), "load_average": load_average(),
+               "python": platform.python_version(), "allocator": allocator,
+               "load_average": load_average(),
                "cost_model": cost_model.to_dict(), "datasets": []}
     for name, lengths in datasets.items():
         results["datasets"].append(compare(name, lengths, args, model, config.vocab_size,

@@ -124,10 +124,11 @@ def main():
     parser.add_argument("--models", default=",".join(TINY))
     args = parser.parse_args()
     torch.set_num_threads(1)
+    allocator = _memory.keep_freed_memory()  # as brs.calibrate does on CPU
     load_before = os.getloadavg()
     results = [evaluate(name, args.held_out, args.rounds) for name in args.models.split(",")]
     report = {"machine": platform.machine(), "cpus": len(os.sched_getaffinity(0)),
-              "torch": torch.__version__, "load_average_before": load_before,
+              "torch": torch.__version__, "allocator": allocator, "load_average_before": load_before,
               "load_average_after": os.getloadavg(), "results": results}
     for r in results:
         print(f"{r['model']:>11}: alpha {r['alpha']:.4g}, intercept {r['intercept']:.4g}, R^2 "

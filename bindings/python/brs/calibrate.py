@@ -61,6 +61,8 @@ def calibrate(model, lengths, *, device=None, batch_sizes=None, seq_lens=None,
     margin; on CPU half of MemAvailable). optimizer: None (not timed), a
     torch.optim.Optimizer over the model's parameters, or a callable params -> optimizer; its
     step changes the weights. progress: a tqdm bar if tqdm is installed, else one line a shape.
+    On CPU it first makes glibc keep freed memory (brs._memory.keep_freed_memory, recorded in
+    the cost model's timing): process-wide, and what a CPU training loop should do too.
     Warns (UserWarning) when the machine was busy or the grid was extended.
     """
     import torch
@@ -74,6 +76,7 @@ def calibrate(model, lengths, *, device=None, batch_sizes=None, seq_lens=None,
     step = _optimizer(module, optimizer)
     vocab = _vocabulary(module)
     probe = _memory.PeakProbe(device)
+    allocator = _memory.keep_freed_memory() if device.type == "cpu" else None
     module.train()
     load_before = _load_average()
 
@@ -83,6 +86,8 @@ def calibrate(model, lengths, *, device=None, batch_sizes=None, seq_lens=None,
     rows, clock = measure(grid)
     extended = [] if batch_sizes is not None else _extend(rows, measure, device, budget)
     timing = _timing_info(clock, repeats, rows, load_before, _load_average(), extended)
+    if allocator:
+        timing["allocator"] = allocator
     _warn_if_busy(timing)
     return _fitted(rows, data, budget, budget_rule, probe.method, name, device, timing)
 

@@ -22,14 +22,14 @@ import inspect
 import torch.utils.data
 from accelerate.data_loader import BatchSamplerShard, DataLoaderAdapter
 
-from brs import BatchRebalanceSampler
+from brs import BatchRebalanceSampler, CostModel
 
-from . import _online_fit, _sync_choice
+from . import _memory_budget, _online_fit, _sync_choice
 from ._parallelism import accelerate_data_parallel
 from ._sampler_lookup import find_rebalance_sampler
 
 __all__ = ["prepare_dataloader", "RebalanceBatchSampler", "find_rebalance_sampler",
-           "OnlineCalibration"]
+           "OnlineCalibration", "device_max_tokens"]
 
 
 class RebalanceBatchSampler:
@@ -87,6 +87,27 @@ def prepare_dataloader(accelerator, dataloader):
     disagrees with the accelerator's data-parallel topology.
     """
     return _prepare(accelerator, dataloader, resolve_sync=True)
+
+
+def device_max_tokens(model, lengths, *, cost_model=None, memory_budget=_memory_budget.AUTO):
+    """The max_tokens to build the sampler with when the user has no cap of their own.
+
+    The cost model's own max_tokens when it has one (brs.calibrate with a memory budget); else
+    the cap that ``memory_budget`` holds by the memory model (the calibrated one, else the
+    model config's analytic one), after the gradients and AdamW's state of ``model``'s
+    trainable parameters: "auto" (default) takes the free memory of the CUDA device ``model``
+    is on, and gives None on CPU; a size ("40GiB" or bytes) is used on any device; None gives
+    None. Logged on the "brs.integrations" logger (docs/trainer.md, memory). Raises ValueError
+    when a given budget cannot hold one sample of the longest length.
+
+        max_tokens = device_max_tokens(model, lengths)        # after model.to(device)
+        sampler = brs.BatchRebalanceSampler(lengths, ..., max_tokens=max_tokens)
+    """
+    _memory_budget.check("memory_budget", memory_budget)
+    chosen = None if cost_model is None else CostModel.coerce(cost_model)
+    if chosen is not None and chosen.max_tokens is not None:
+        return chosen.max_tokens
+    return _memory_budget.derive(memory_budget, model, chosen, int(max(lengths)))
 
 
 def _prepare(accelerator, dataloader, resolve_sync):

@@ -27,7 +27,7 @@ from transformers.utils import is_datasets_available
 
 from brs import BatchRebalanceSampler, _args, _options
 
-from . import _cost_choice, _sync_choice
+from . import _cost_choice, _memory_budget, _sync_choice
 from ._dataset_lengths import dataset_lengths
 from ._epoch_callback import RebalanceEpochCallback
 from ._metrics_callback import RebalanceMetricsCallback
@@ -56,6 +56,10 @@ class RebalanceOptions:
     "step" under DDP, "micro_step" under FSDP, DeepSpeed ZeRO-2/3 or sync_each_batch), or the
     library's "micro_step" / "step" to override it.
 
+    memory_budget: when neither max_tokens nor the cost model gives a cap, the cap is derived
+    from this many bytes (or e.g. "40GiB") and the memory model; "auto" (default): on CUDA the
+    device's free memory, on CPU no cap; None: never derived (docs/trainer.md, memory).
+
     calibrate_online: time every micro-batch trained and refit alpha and intercept to those
     timings at each epoch's end, or every ``recalibrate_every`` optimizer steps; all ranks
     switch to the same model at the same step (docs/trainer.md, online calibration).
@@ -67,6 +71,7 @@ class RebalanceOptions:
     packed: bool = False
     cost_model: object = None
     sync: str = "auto"
+    memory_budget: object = _memory_budget.AUTO
     calibrate_online: bool = False
     recalibrate_every: int | None = None
 
@@ -78,6 +83,7 @@ class RebalanceOptions:
         _args.optional_integer("RebalanceOptions.max_tokens", self.max_tokens, 1)
         _args.flag("RebalanceOptions.packed", self.packed)
         _check_sync(self.sync)
+        _memory_budget.check("RebalanceOptions.memory_budget", self.memory_budget)
         _args.flag("RebalanceOptions.calibrate_online", self.calibrate_online)
         _args.optional_integer("RebalanceOptions.recalibrate_every", self.recalibrate_every, 1)
         if self.recalibrate_every is not None and not self.calibrate_online:
@@ -157,6 +163,11 @@ class BatchRebalanceMixin:
         world_size = max(1, args.world_size)
         dp_size, rank = self._data_parallel_topology(world_size)
         choice = self._auto_sync(options, dp_size)  # None: RebalanceOptions.sync names one
+        cost_model = _cost_choice.choose(options, self.model)
+        max_tokens = options.max_tokens
+        if max_tokens is None and getattr(cost_model, "max_tokens", None) is None:
+            max_tokens = _memory_budget.derive(options.memory_budget, self.model, cost_model,
+                                               int(max(lengths)))
         sampler = BatchRebalanceSampler(
             lengths,
             # With nn.DataParallel (one process, several GPUs) a micro-batch feeds all of them.
@@ -169,9 +180,9 @@ class BatchRebalanceMixin:
             drop_last=args.dataloader_drop_last,
             alpha=options.alpha,
             intercept=options.intercept,
-            max_tokens=options.max_tokens,
+            max_tokens=max_tokens,
             packed=options.packed,
-            cost_model=_cost_choice.choose(options, self.model),
+            cost_model=cost_model,
             sync=options.sync if choice is None else choice.sync,
         )
         if choice is not None:
