@@ -72,7 +72,7 @@ def model_error(samples, models):
     for name, cm in models.items():
         if cm is None:
             continue
-        cost = cm.intercept + bs * length + cm.alpha * bs * length ** 2
+        cost = cm.cost(bs, length)
         scale = float(np.median(t / cost))
         row = {"alpha": cm.alpha, "intercept": cm.intercept, "spearman": spearman(cost, t),
                "mare_fitted_scale": float(np.mean(np.abs(scale * cost - t) / t)),

@@ -76,9 +76,9 @@ def keep_freed_memory():
     2-layer GPT-2 (width 128, vocabulary 8192, one thread) forward and backward of 8 x 512
     tokens took 2.6x the time of 4 x 512, a growth no cost linear in the batch size follows.
     With the thresholds raised it took 2.1x, the time per token flat in the batch size within
-    4% (bench/README.md, cost model accuracy), and 38% less time. Process-wide and not undone: the heap keeps its peak. Training processes on CPU
-    get the same with MALLOC_MMAP_THRESHOLD_=2147483647 MALLOC_TRIM_THRESHOLD_=2147483647 in the
-    environment."""
+    4% (docs/calibration.md, how accurate it is), and 38% less time. Process-wide and not
+    undone: the heap keeps its peak. Training processes on CPU get the same with
+    MALLOC_MMAP_THRESHOLD_=2147483647 MALLOC_TRIM_THRESHOLD_=2147483647 in the environment."""
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):

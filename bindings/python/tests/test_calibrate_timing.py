@@ -21,6 +21,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import brs  # noqa: E402
+from brs import _memory  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 import test_calibrate as known_cost  # noqa: E402  (its fixture and fake model)
@@ -83,6 +84,13 @@ def test_the_timing_record_survives_the_json_file(known, tmp_path):
     assert cm.timing["load_average"] == [0.0, 0.0] and cm.timing["busy"] is False
     cm.save(tmp_path / "cost.json")
     assert brs.CostModel.load(tmp_path / "cost.json").timing == cm.timing
+
+
+@pytest.mark.skipif("glibc" not in (os.confstr("CS_GNU_LIBC_VERSION") or ""), reason="not glibc")
+def test_on_cpu_glibc_is_made_to_keep_freed_memory_and_the_record_says_so(known):
+    cm = brs.calibrate(known, LENGTHS, batch_sizes=[1, 2], seq_lens=[16, 64], repeats=2,
+                       memory_budget="64MiB", progress=False)
+    assert cm.timing["allocator"] == _memory.KEPT_FREED_MEMORY  # every mallopt call accepted
 
 
 def test_a_busy_machine_is_recorded_and_warned_about(known, monkeypatch):
