@@ -227,19 +227,12 @@ def plot(results, path):
 
 
 def readme_table(result_sets):
-    """One row per (dataset, batch size) of several results.json: ours / peer real tokens/s,
-    'micro-step sync / step sync'."""
-    pairs = [(o, p) for o in OURS for p in PEERS]
-    lines = ["| dataset, P | " + " | ".join(f"{o} / {p}" for o, p in pairs) + " |",
-             "|---|" + "---|" * len(pairs)]
+    """One row per (dataset, batch size, ours / peer) of several results.json: real tokens/s
+    with its 95% interval under both sync models, and the measured peak memory ratio."""
+    lines = ["| dataset, P | ours / peer | real tok/s, micro-step sync [95%] | "
+             "real tok/s, step sync [95%] | peak memory |", "|---|---|---|---|---|"]
     for results in result_sets:
         for block in results["runs"]:
-            cells = []
-            for o, p in pairs:
-                a = block["samplers"].get(o, {}).get("summary")
-                b = block["samplers"].get(p, {}).get("summary")
-                cells.append("-" if not a or not b else
-                             f"{a['real_tokens_per_s'] / b['real_tokens_per_s']:.2f}x / "
-                             f"{a['real_tokens_per_s_step_sync'] / b['real_tokens_per_s_step_sync']:.2f}x")
-            lines.append(f"| {block['dataset']}, {block['batch_size']} | " + " | ".join(cells) + " |")
+            lines += [f"| {block['dataset']}, {block['batch_size']} |" + row[1:]
+                      for row in ratio_lines(block)[2:]]
     return "\n".join(lines)

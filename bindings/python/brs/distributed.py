@@ -13,6 +13,20 @@ import os
 import sys
 
 
+def topology(dp_size=None, rank=None):
+    """(dp_size, rank): the explicit values where given, else the job's (detect())."""
+    world, detected, source = detect()
+    dp_size = world if dp_size is None else dp_size
+    if rank is None:
+        rank = detected
+    else:
+        source = "the rank argument"
+    if rank >= dp_size:
+        raise ValueError(f"rank {rank} (from {source}) must be below dp_size {dp_size}: "
+                         "pass rank= and dp_size= explicitly for this data-parallel group")
+    return dp_size, rank
+
+
 def detect():
     """(world_size, rank, source): accelerate > torch.distributed > RANK/WORLD_SIZE > 1/0."""
     for probe in (_from_accelerate, _from_torch, _from_env):

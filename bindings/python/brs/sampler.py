@@ -171,13 +171,7 @@ class BatchRebalanceSampler(_SamplerBase):
         """(dp_size, rank): explicit arguments first, then the job's; applied to the handle."""
         if self._frozen is not None:
             return self._frozen
-        world, rank, source = distributed.detect()
-        dp_size = self._given.get("dp_size", world)
-        if "rank" in self._given:
-            rank, source = self._given["rank"], "the rank argument"
-        if rank >= dp_size:
-            raise ValueError(f"rank {rank} (from {source}) must be below dp_size {dp_size}: "
-                             "pass rank= and dp_size= explicitly for this data-parallel group")
+        dp_size, rank = distributed.topology(self._given.get("dp_size"), self._given.get("rank"))
         self._apply_topology(dp_size, rank)
         return dp_size, rank
 

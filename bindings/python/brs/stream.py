@@ -66,14 +66,7 @@ class RebalancedStream:
     def _topology(self):
         """(dp_size, rank): explicit arguments first, then the job's; fixed once read."""
         if self._frozen is None:
-            world, rank, source = distributed.detect()
-            dp_size = world if self._dp_size is None else self._dp_size
-            if self._rank is not None:
-                rank, source = self._rank, "the rank argument"
-            if rank >= dp_size:
-                raise ValueError(f"rank {rank} (from {source}) must be below dp_size {dp_size}: "
-                                 "pass rank= and dp_size= explicitly")
-            self._frozen = (dp_size, rank)
+            self._frozen = distributed.topology(self._dp_size, self._rank)
         return self._frozen
 
     @property
