@@ -1,12 +1,10 @@
-/* compare_report.c - print a comparison as a table with a legend. */
-#include "compare_report.h"
+/* compare_report.c - print a comparison as a table with a legend, then in
+ * plain words with a pick. */
+#include "cli.h"
 
 #include <inttypes.h>
-
-#include "compare_verdict.h"
-#include "option_table.h"
-#include "sampler_setup.h"
-#include "text_wrap.h"
+#include <stdarg.h>
+#include <string.h>
 
 /* Times are summed costs, shown in seconds when the cost model knows how
  * long one unit takes. */
@@ -161,4 +159,213 @@ void compare_report_print(FILE *out, const comparison *result, const compare_set
         print_row(out, "brs", &result->brs, result, setting, capped);
     print_legend(out, result, setting);
     compare_verdict_print(out, result, setting);
+}
+
+/* The comparison said in words, and a pick. */
+
+/* One strategy as the verdict speaks of it. random and brs draw each step
+ * at random from the dataset; length-grouped does not (its steps hold
+ * samples of similar length), so it is never the pick on time alone. */
+typedef struct strategy {
+    const char *name;
+    const epoch_stats *stats;
+    int random_draw;
+    int fits; /* keeps --max-tokens (always, without one) */
+} strategy;
+
+enum { RANDOM, GROUPED, BRS, STRATEGY_COUNT };
+
+typedef struct verdict {
+    strategy all[STRATEGY_COUNT];
+    const comparison *result;
+    int64_t max_tokens; /* 0: no cap */
+    int sync_step;      /* --sync step: ranks sync once per step */
+    char text[2048];
+} verdict;
+
+static void append(verdict *v, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+static void append(verdict *v, const char *format, ...)
+{
+    size_t used = strlen(v->text);
+    va_list args;
+    va_start(args, format);
+    vsnprintf(v->text + used, sizeof v->text - used, format, args);
+    va_end(args);
+}
+
+static double step_time(const verdict *v, int which)
+{
+    const epoch_stats *stats = v->all[which].stats;
+    return v->sync_step ? stats->step_sync_time : stats->micro_sync_time;
+}
+
+/* Whether a is shorter than b by more than the table's rounding. */
+static int faster(const verdict *v, int a, int b)
+{
+    return step_time(v, a) * 1.005 < step_time(v, b);
+}
+
+/* "58% fewer than random batches' (3384)": brs's peak against another's;
+ * whose names the other ("random batches'"), each says it stands for two. */
+static void append_peak(verdict *v, int other, const char *whose, int each)
+{
+    double brs = (double)v->all[BRS].stats->peak_padded_tokens;
+    uint64_t peak = v->all[other].stats->peak_padded_tokens;
+    double change = peak > 0 ? 100.0 * (1.0 - brs / (double)peak) : 0.0;
+    if (change > -0.5 && change < 0.5)
+        append(v, "as many as ");
+    else
+        append(v, "%.0f%% %s than ", change > 0 ? change : -change, change > 0 ? "fewer" : "more");
+    append(v, "%s (%" PRIu64 "%s)", whose, peak, each ? " each" : "");
+}
+
+/* "2.00x shorter than random batches'" of brs's step time against another's. */
+static void append_time(verdict *v, int other)
+{
+    double brs = step_time(v, BRS), time = step_time(v, other);
+    if (!faster(v, BRS, other) && !faster(v, other, BRS))
+        append(v, "the same as %s'", v->all[other].name);
+    else if (brs < time)
+        append(v, "%.2fx shorter than %s'", time / brs, v->all[other].name);
+    else
+        append(v, "%.2fx longer than %s'", brs / time, v->all[other].name);
+}
+
+static void append_costs(verdict *v)
+{
+    append(v, "In plain words: brs's largest micro-batch holds %" PRIu64 " padded tokens, ",
+           v->all[BRS].stats->peak_padded_tokens);
+    uint64_t random_peak = v->all[RANDOM].stats->peak_padded_tokens;
+    if (random_peak == v->all[GROUPED].stats->peak_padded_tokens) {
+        append_peak(v, RANDOM, "random and length-grouped batches'", 1);
+    } else {
+        append_peak(v, RANDOM, "random batches'", 0);
+        append(v, " and ");
+        append_peak(v, GROUPED, "length-grouped batches'", 0);
+    }
+    append(v, ". With the ranks syncing %s, its step time is ",
+           v->sync_step ? "once per step" : "at every micro-step");
+    append_time(v, RANDOM);
+    append(v, " and ");
+    append_time(v, GROUPED);
+    append(v, ", whose steps are not random draws of the dataset: each holds samples of "
+              "similar length.");
+}
+
+/* The fastest strategy that keeps the cap and draws its steps at random,
+ * brs on a tie; -1 if none does. */
+static int pick(const verdict *v)
+{
+    int best = -1;
+    for (int which = BRS; which >= 0; which--)
+        if (v->all[which].fits && v->all[which].random_draw &&
+            (best < 0 || faster(v, which, best)))
+            best = which;
+    return best;
+}
+
+/* " The cap is exceeded by random batches in 84 micro-batches and by
+ * length-grouped batches in 12." */
+static void append_breakers(verdict *v)
+{
+    int listed = 0;
+    for (int which = RANDOM; which < BRS; which++)
+        if (!v->all[which].fits) {
+            uint64_t over = v->all[which].stats->cap_violations;
+            append(v, "%s %s in %" PRIu64 "%s", listed ? " and by" : " The cap is exceeded by",
+                   v->all[which].name, over,
+                   listed ? "" : over == 1 ? " micro-batch" : " micro-batches");
+            listed = 1;
+        }
+    if (listed)
+        append(v, ".");
+}
+
+static void append_no_fit(verdict *v)
+{
+    const comparison *r = v->result;
+    const char *cap = option_table_flag(BRS_OPT_MAX_TOKENS);
+    int opens = v->text[strlen(v->text) - 1] == ':'; /* the paragraph's first sentence */
+    append(v, " %s strategy keeps %s %" PRId64 ":", opens ? "no" : "No", cap, v->max_tokens);
+    if (r->brs_infeasible && r->least_max_tokens > 0)
+        append(v, " brs needs at least %" PRIu64 ".", r->least_max_tokens);
+    else if (r->brs_infeasible)
+        append(v, " brs cannot plan step %" PRIu64 " within it.", r->brs_infeasible_step);
+    append_breakers(v);
+    if (r->least_max_tokens > 0)
+        append(v, " Raise %s to %" PRIu64 " and pick brs,", cap, r->least_max_tokens);
+    else
+        append(v, " Raise %s and pick brs,", cap);
+    append(v, " or raise %s so that each step has more, smaller micro-batches.",
+           option_table_flag(BRS_OPT_GRAD_ACCUM));
+}
+
+/* Length-grouped batches may be faster than the pick: say at what price. */
+static void append_grouped(verdict *v, int best)
+{
+    const strategy *grouped = &v->all[GROUPED];
+    if (!grouped->fits || !faster(v, GROUPED, best))
+        return;
+    double gain = 100.0 * (1.0 - step_time(v, GROUPED) / step_time(v, best));
+    append(v, " Length-grouped batches%s are %.0f%% faster",
+           v->max_tokens > 0 ? " keep it too and" : "", gain);
+    if (v->max_tokens == 0 &&
+        grouped->stats->peak_padded_tokens > v->all[best].stats->peak_padded_tokens)
+        append(v, " where %" PRIu64 " padded tokens per micro-batch fit in memory",
+               grouped->stats->peak_padded_tokens);
+    append(v, ", at the price of steps of similar lengths.");
+}
+
+static void append_pick(verdict *v)
+{
+    int best = pick(v);
+    if (best < 0) {
+        append_no_fit(v);
+        return;
+    }
+    const char *cap = option_table_flag(BRS_OPT_MAX_TOKENS);
+    /* the strategies besides the pick that keep the cap and draw at random */
+    int rivals = v->all[RANDOM].fits + v->all[BRS].fits - 1;
+    if (v->max_tokens > 0 && rivals == 0)
+        append(v, " Under %s %" PRId64 ", pick %s: the only strategy that keeps it and draws "
+                  "its steps at random.",
+               cap, v->max_tokens, v->all[best].name);
+    else if (v->max_tokens > 0)
+        append(v, " Under %s %" PRId64 ", pick %s, the fastest of the strategies that keep it "
+                  "and draw their steps at random.",
+               cap, v->max_tokens, v->all[best].name);
+    else
+        append(v, " Pick %s, the fastest of the strategies that draw their steps at random.",
+               v->all[best].name);
+    append_breakers(v);
+    append_grouped(v, best);
+    if (v->max_tokens == 0)
+        append(v, " To check a memory budget, give it as %s%s.", cap,
+               best == BRS ? ": brs keeps every micro-batch within it" : "");
+}
+
+static int fits(const epoch_stats *stats, int64_t max_tokens)
+{
+    return max_tokens == 0 || stats->cap_violations == 0;
+}
+
+void compare_verdict_print(FILE *out, const comparison *result, const compare_setting *setting)
+{
+    verdict v = {.result = result};
+    v.max_tokens = sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS);
+    v.sync_step = sampler_get_int(setting->sampler, BRS_OPT_SYNC) == BRS_SYNC_STEP;
+    v.all[RANDOM] = (strategy){"random batches", &result->random, 1,
+                               fits(&result->random, v.max_tokens)};
+    v.all[GROUPED] = (strategy){"length-grouped batches", &result->grouped, 0,
+                                fits(&result->grouped, v.max_tokens)};
+    v.all[BRS] = (strategy){"brs", &result->brs, 1,
+                            !result->brs_infeasible && fits(&result->brs, v.max_tokens)};
+    if (result->brs_infeasible)
+        append(&v, "In plain words:");
+    else
+        append_costs(&v);
+    append_pick(&v);
+    fputc('\n', out);
+    text_wrap_print(out, v.text, 80);
 }

@@ -1,9 +1,62 @@
-/* comparison.c - one pass per strategy over the same steps. */
-#include "comparison.h"
+/* cmd_compare.c - `brs compare --lengths FILE [options]`: every strategy
+ * of the library over the same steps, summed per strategy. */
+#define _POSIX_C_SOURCE 200809L
 
-#include "monotonic_clock.h"
-#include "planning.h"
-#include "sampler_setup.h"
+#include "cli.h"
+
+#include <stdio.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC (POSIX): C11's timespec_get only has
+ * TIME_UTC, which moves when the wall clock is set. */
+
+static double monotonic_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* Sum the library's per-step numbers per strategy. */
+
+/* The cap is a bound on each micro-batch, so each one is read. */
+static uint64_t count_over_cap(const brs_plan *plan, uint64_t max_tokens)
+{
+    int64_t dp_size = planning_get_int(plan, BRS_PLAN_DP_SIZE);
+    int64_t grad_accum = planning_get_int(plan, BRS_PLAN_GRAD_ACCUM);
+    uint64_t over = 0;
+    for (int64_t rank = 0; rank < dp_size; rank++)
+        for (int64_t micro = 0; micro < grad_accum; micro++) {
+            uint64_t padded, real;
+            double cost;
+            brs_status status =
+                brs_plan_micro_batch_stats(&padded, &real, &cost, plan, rank, micro);
+            if (status != BRS_OK)
+                cli_library_error(status, "reading a micro-batch", brs_plan_last_error(plan));
+            over += padded > max_tokens;
+        }
+    return over;
+}
+
+void epoch_stats_add_plan(epoch_stats *stats, const brs_plan *plan, uint64_t max_tokens)
+{
+    uint64_t peak = (uint64_t)planning_get_int(plan, BRS_PLAN_MAX_PADDED_TOKENS);
+    stats->peak_padded_tokens = peak > stats->peak_padded_tokens ? peak : stats->peak_padded_tokens;
+    stats->padded_tokens += (uint64_t)planning_get_int(plan, BRS_PLAN_TOTAL_PADDED_TOKENS);
+    stats->real_tokens += (uint64_t)planning_get_int(plan, BRS_PLAN_TOTAL_REAL_TOKENS);
+    if (max_tokens != 0 && peak > max_tokens)
+        stats->cap_violations += count_over_cap(plan, max_tokens);
+    stats->micro_sync_time += planning_get_double(plan, BRS_PLAN_MICRO_SYNC_TIME);
+    stats->step_sync_time += planning_get_double(plan, BRS_PLAN_STEP_SYNC_TIME);
+    stats->steps += 1;
+}
+
+double epoch_stats_padding_efficiency(const epoch_stats *stats)
+{
+    return stats->padded_tokens ? (double)stats->real_tokens / (double)stats->padded_tokens : 1.0;
+}
+
+/* One pass per strategy over the same steps. */
 
 /* What a pass does besides its stats: brs's is timed and may find the cap
  * infeasible, and the bound is summed from one strategy's plans only. */
@@ -84,4 +137,36 @@ comparison comparison_run(brs_sampler *sampler, uint64_t epoch, const selection 
     measure(&result.grouped, &result, sampler, epoch, chosen, PASS_BASELINE);
     sampler_set_int(sampler, BRS_OPT_STRATEGY, BRS_STRATEGY_BALANCED);
     return result;
+}
+
+/* `brs compare --lengths FILE [options]`. */
+
+int compare_command(int count, char **args)
+{
+    cli_config config = options_parse_command(count, args, OPTIONS_COMPARE);
+    if (config.help) {
+        usage_compare(stdout);
+        return CLI_EXIT_OK;
+    }
+    options_require_lengths(&config);
+    cost_model_file_apply(&config);
+    /* A cap brs cannot keep is a finding here, not an error: its row says
+     * so and the baselines, which never bend to the cap, are still shown. */
+    config.cap_marks_rows = 1;
+    FILE *out = output_open(config.output_path);
+    lengths data = lengths_load(config.lengths_path);
+    brs_sampler *sampler = sampler_setup(&config, data.values, data.count);
+    uint64_t steps = sampler_steps(sampler);
+    selection chosen = selection_make(&config, sampler, steps);
+    comparison result = comparison_run(sampler, config.epoch, &chosen);
+
+    compare_setting setting = {sampler, data.count, config.epoch, steps, &chosen,
+                               config.seconds_per_unit, config.cost_model_path};
+    fprintf(out, "brs compare: %s\n", config.lengths_path);
+    compare_report_print(out, &result, &setting);
+    output_commit(out, "the comparison");
+
+    brs_sampler_free(sampler);
+    lengths_free(&data);
+    return CLI_EXIT_OK;
 }
