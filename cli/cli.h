@@ -453,14 +453,19 @@ void epoch_stats_add_plan(epoch_stats *stats, const brs_plan *plan, uint64_t max
 double epoch_stats_padding_efficiency(const epoch_stats *stats);
 
 /*
- * cmd_compare.c: the library's three strategies over the same steps:
- * random and length-grouped (the peer baselines) and brs (balanced).
+ * cmd_compare.c: every strategy of the library (BRS_OPT_STRATEGY's values)
+ * over the same steps: balanced is brs's own, the others (random and
+ * length-grouped today) are the peer baselines.
  */
 
+#define COMPARISON_MAX_STRATEGIES 8
+
 typedef struct comparison {
-    epoch_stats random;       /* BRS_STRATEGY_RANDOM */
-    epoch_stats grouped;      /* BRS_STRATEGY_LENGTH_GROUPED */
-    epoch_stats brs;          /* BRS_STRATEGY_BALANCED; empty when brs_infeasible */
+    int64_t lowest_strategy;  /* brs_option_bounds_int(BRS_OPT_STRATEGY) */
+    int64_t highest_strategy;
+    epoch_stats stats[COMPARISON_MAX_STRATEGIES]; /* by strategy - lowest_strategy; that of
+                                                   * BRS_STRATEGY_BALANCED is empty when
+                                                   * brs_infeasible */
     double time_lower_bound;  /* sum over steps of brs's BRS_PLAN_TIME_LOWER_BOUND (of
                                * random's plans when brs_infeasible) */
     double planning_seconds;  /* time brs_plan_compute took for brs (monotonic clock) */
@@ -473,13 +478,21 @@ typedef struct comparison {
                                 * tell before planning (packed mode) */
 } comparison;
 
-/* Measure the selected steps of `epoch` for all three strategies (every
- * rank); the sampler's strategy is changed on the way. A max_tokens that
+/* Measure the selected steps of `epoch` for every strategy (every rank);
+ * the sampler's strategy is changed on the way. A max_tokens that
  * brs cannot keep does not end the command: brs_infeasible says so, and the
  * fixed-size baselines, which do not bend to the cap, are still measured.
  * Any other step brs cannot plan ends the command with the library's
  * message before a baseline runs. */
 comparison comparison_run(brs_sampler *sampler, uint64_t epoch, const selection *chosen);
+
+/* What `strategy` (a BRS_OPT_STRATEGY value) added up to. */
+const epoch_stats *comparison_stats(const comparison *result, int64_t strategy);
+
+/* How the table and the verdict name `strategy`: balanced by the command's
+ * name, "brs"; the others by the library's name written as their flag value
+ * is ("length-grouped"). */
+void comparison_strategy_name(char *out, size_t size, int64_t strategy);
 
 /* compare_report.c: the readable table of `brs compare` and `brs demo`. */
 

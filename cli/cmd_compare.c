@@ -110,7 +110,8 @@ static uint64_t measure(epoch_stats *stats, comparison *result, brs_sampler *sam
 static void mark_infeasible(comparison *result, const brs_sampler *sampler, uint64_t epoch,
                             uint64_t step)
 {
-    *result = (comparison){0};
+    *result = (comparison){.lowest_strategy = result->lowest_strategy,
+                           .highest_strategy = result->highest_strategy};
     result->brs_infeasible = 1;
     result->brs_infeasible_step = step;
     uint64_t least, micro_batches;
@@ -119,22 +120,62 @@ static void mark_infeasible(comparison *result, const brs_sampler *sampler, uint
         result->least_max_tokens = least;
 }
 
+/* The library's strategies, which the comparison holds one epoch_stats each of. */
+static void read_strategies(comparison *result)
+{
+    brs_status status = brs_option_bounds_int(&result->lowest_strategy,
+                                              &result->highest_strategy, BRS_OPT_STRATEGY);
+    if (status != BRS_OK)
+        cli_library_error(status, "reading the strategies", "");
+    if (result->highest_strategy - result->lowest_strategy >= COMPARISON_MAX_STRATEGIES)
+        cli_failure("the library has more strategies than brs compare can hold");
+}
+
+const epoch_stats *comparison_stats(const comparison *result, int64_t strategy)
+{
+    return &result->stats[strategy - result->lowest_strategy];
+}
+
+void comparison_strategy_name(char *out, size_t size, int64_t strategy)
+{
+    const char *name;
+    if (strategy == BRS_STRATEGY_BALANCED) {
+        snprintf(out, size, "brs");
+        return;
+    }
+    brs_status status = brs_option_value_name(&name, BRS_OPT_STRATEGY, strategy);
+    if (status != BRS_OK)
+        cli_library_error(status, "naming a strategy", "");
+    snprintf(out, size, "%s", name);
+    for (char *c = out; *c != '\0'; c++)
+        if (*c == '_')
+            *c = '-';
+}
+
 comparison comparison_run(brs_sampler *sampler, uint64_t epoch, const selection *chosen)
 {
     comparison result = {0};
+    read_strategies(&result);
     /* brs first: a step it cannot plan for another reason than the cap is
      * bad input, and nothing else should run (or print) before that is known. */
     sampler_set_int(sampler, BRS_OPT_STRATEGY, BRS_STRATEGY_BALANCED);
-    uint64_t failed = measure(&result.brs, &result, sampler, epoch, chosen,
+    epoch_stats *brs = &result.stats[BRS_STRATEGY_BALANCED - result.lowest_strategy];
+    uint64_t failed = measure(brs, &result, sampler, epoch, chosen,
                               PASS_TIMED | PASS_BOUND | PASS_CAP_MAY_FAIL);
     if (failed)
         mark_infeasible(&result, sampler, epoch, failed - 1);
-    /* The fixed-size strategies plan every step whatever the cap. */
-    sampler_set_int(sampler, BRS_OPT_STRATEGY, BRS_STRATEGY_RANDOM);
-    measure(&result.random, &result, sampler, epoch, chosen,
-            result.brs_infeasible ? PASS_BOUND : PASS_BASELINE);
-    sampler_set_int(sampler, BRS_OPT_STRATEGY, BRS_STRATEGY_LENGTH_GROUPED);
-    measure(&result.grouped, &result, sampler, epoch, chosen, PASS_BASELINE);
+    /* The fixed-size strategies plan every step whatever the cap. Without
+     * brs's plans the bound comes from random's, which draw the same samples
+     * per step. */
+    for (int64_t strategy = result.lowest_strategy; strategy <= result.highest_strategy;
+         strategy++) {
+        if (strategy == BRS_STRATEGY_BALANCED)
+            continue;
+        int bound = result.brs_infeasible && strategy == BRS_STRATEGY_RANDOM;
+        sampler_set_int(sampler, BRS_OPT_STRATEGY, strategy);
+        measure(&result.stats[strategy - result.lowest_strategy], &result, sampler, epoch,
+                chosen, bound ? PASS_BOUND : PASS_BASELINE);
+    }
     sampler_set_int(sampler, BRS_OPT_STRATEGY, BRS_STRATEGY_BALANCED);
     return result;
 }

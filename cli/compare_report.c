@@ -2,6 +2,7 @@
  * plain words with a pick. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
@@ -32,10 +33,13 @@ static void print_ratio(FILE *out, double value, double bound)
         fprintf(out, "  %7s", "-");
 }
 
-static void print_row(FILE *out, const char *name, const epoch_stats *stats,
-                      const comparison *result, const compare_setting *setting, int capped)
+static void print_row(FILE *out, int64_t strategy, const comparison *result,
+                      const compare_setting *setting, int capped)
 {
+    const epoch_stats *stats = comparison_stats(result, strategy);
     double bound = result->time_lower_bound;
+    char name[32];
+    comparison_strategy_name(name, sizeof name, strategy);
     fprintf(out, "%-15s  %11" PRIu64 "  %11.1f%%", name, stats->peak_padded_tokens,
             100.0 * epoch_stats_padding_efficiency(stats));
     print_time(out, setting, stats->micro_sync_time);
@@ -53,7 +57,9 @@ static void print_infeasible_row(FILE *out, const comparison *result,
                                  const compare_setting *setting)
 {
     const char *flag = option_table_flag(BRS_OPT_MAX_TOKENS);
-    fprintf(out, "%-15s  infeasible: ", "brs");
+    char name[32];
+    comparison_strategy_name(name, sizeof name, BRS_STRATEGY_BALANCED);
+    fprintf(out, "%-15s  infeasible: ", name);
     if (result->least_max_tokens > 0)
         fprintf(out, "needs %s >= %" PRIu64 " (every step of epoch %" PRIu64 ")\n", flag,
                 result->least_max_tokens, setting->epoch);
@@ -133,10 +139,12 @@ static void print_legend(FILE *out, const comparison *result, const compare_sett
         fprintf(out, "over cap         micro-batches above %s %" PRId64 " (a row with any "
                      "exceeds the cap)\n",
                 option_table_flag(BRS_OPT_MAX_TOKENS), max_tokens);
-    fprintf(out, "length-grouped   megabatches of %" PRIu64 " samples, longest first (as "
+    char grouped[32];
+    comparison_strategy_name(grouped, sizeof grouped, BRS_STRATEGY_LENGTH_GROUPED);
+    fprintf(out, "%-16s megabatches of %" PRIu64 " samples, longest first (as "
                  "transformers'\n                 LengthGroupedSampler)\n",
-            result->megabatch_size);
-    uint64_t steps = result->brs.steps;
+            grouped, result->megabatch_size);
+    uint64_t steps = comparison_stats(result, BRS_STRATEGY_BALANCED)->steps;
     if (steps > 0 && result->planned_samples > 0)
         fprintf(out, "brs planning     %.1f us per step, %.1f ns per sample (mean of %" PRIu64
                      " steps, monotonic clock)\n",
@@ -151,12 +159,16 @@ void compare_report_print(FILE *out, const comparison *result, const compare_set
     fprintf(out, "%-15s  %11s  %12s  %15s  %7s  %15s  %7s%s\n", "strategy", "peak tokens",
             "padding eff.", "micro-sync time", "x bound", "step-sync time", "x bound",
             capped ? "  over cap" : "");
-    print_row(out, "random", &result->random, result, setting, capped);
-    print_row(out, "length-grouped", &result->grouped, result, setting, capped);
+    /* The library's order, except that brs (balanced, the library's first)
+     * comes last, under the baselines it is measured against. */
+    for (int64_t strategy = result->lowest_strategy; strategy <= result->highest_strategy;
+         strategy++)
+        if (strategy != BRS_STRATEGY_BALANCED)
+            print_row(out, strategy, result, setting, capped);
     if (result->brs_infeasible)
         print_infeasible_row(out, result, setting);
     else
-        print_row(out, "brs", &result->brs, result, setting, capped);
+        print_row(out, BRS_STRATEGY_BALANCED, result, setting, capped);
     print_legend(out, result, setting);
     compare_verdict_print(out, result, setting);
 }
@@ -167,13 +179,21 @@ void compare_report_print(FILE *out, const comparison *result, const compare_set
  * at random from the dataset; length-grouped does not (its steps hold
  * samples of similar length), so it is never the pick on time alone. */
 typedef struct strategy {
-    const char *name;
+    char label[32]; /* the table's: "random" */
+    char name[48];  /* the verdict's: "random batches" */
     const epoch_stats *stats;
     int random_draw;
     int fits; /* keeps --max-tokens (always, without one) */
 } strategy;
 
 enum { RANDOM, GROUPED, BRS, STRATEGY_COUNT };
+
+/* The library's strategy that each role of the verdict is. */
+static const int64_t library_strategy[STRATEGY_COUNT] = {
+    [RANDOM] = BRS_STRATEGY_RANDOM,
+    [GROUPED] = BRS_STRATEGY_LENGTH_GROUPED,
+    [BRS] = BRS_STRATEGY_BALANCED,
+};
 
 typedef struct verdict {
     strategy all[STRATEGY_COUNT];
@@ -237,12 +257,16 @@ static void append_costs(verdict *v)
     append(v, "In plain words: brs's largest micro-batch holds %" PRIu64 " padded tokens, ",
            v->all[BRS].stats->peak_padded_tokens);
     uint64_t random_peak = v->all[RANDOM].stats->peak_padded_tokens;
+    char whose[128];
     if (random_peak == v->all[GROUPED].stats->peak_padded_tokens) {
-        append_peak(v, RANDOM, "random and length-grouped batches'", 1);
+        snprintf(whose, sizeof whose, "%s and %s'", v->all[RANDOM].label, v->all[GROUPED].name);
+        append_peak(v, RANDOM, whose, 1);
     } else {
-        append_peak(v, RANDOM, "random batches'", 0);
+        snprintf(whose, sizeof whose, "%s'", v->all[RANDOM].name);
+        append_peak(v, RANDOM, whose, 0);
         append(v, " and ");
-        append_peak(v, GROUPED, "length-grouped batches'", 0);
+        snprintf(whose, sizeof whose, "%s'", v->all[GROUPED].name);
+        append_peak(v, GROUPED, whose, 0);
     }
     append(v, ". With the ranks syncing %s, its step time is ",
            v->sync_step ? "once per step" : "at every micro-step");
@@ -308,8 +332,8 @@ static void append_grouped(verdict *v, int best)
     if (!grouped->fits || !faster(v, GROUPED, best))
         return;
     double gain = 100.0 * (1.0 - step_time(v, GROUPED) / step_time(v, best));
-    append(v, " Length-grouped batches%s are %.0f%% faster",
-           v->max_tokens > 0 ? " keep it too and" : "", gain);
+    append(v, " %c%s%s are %.0f%% faster", toupper((unsigned char)grouped->name[0]),
+           grouped->name + 1, v->max_tokens > 0 ? " keep it too and" : "", gain);
     if (v->max_tokens == 0 &&
         grouped->stats->peak_padded_tokens > v->all[best].stats->peak_padded_tokens)
         append(v, " where %" PRIu64 " padded tokens per micro-batch fit in memory",
@@ -350,17 +374,26 @@ static int fits(const epoch_stats *stats, int64_t max_tokens)
     return max_tokens == 0 || stats->cap_violations == 0;
 }
 
+/* A strategy as the table names it, and its batches as the verdict does
+ * ("brs" alone: the command's own). */
+static void describe(strategy *out, const comparison *result, int64_t library, int64_t max_tokens)
+{
+    comparison_strategy_name(out->label, sizeof out->label, library);
+    snprintf(out->name, sizeof out->name, "%s%s", out->label,
+             library == BRS_STRATEGY_BALANCED ? "" : " batches");
+    out->stats = comparison_stats(result, library);
+    out->random_draw = library != BRS_STRATEGY_LENGTH_GROUPED;
+    out->fits = fits(out->stats, max_tokens);
+}
+
 void compare_verdict_print(FILE *out, const comparison *result, const compare_setting *setting)
 {
     verdict v = {.result = result};
     v.max_tokens = sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS);
     v.sync_step = sampler_get_int(setting->sampler, BRS_OPT_SYNC) == BRS_SYNC_STEP;
-    v.all[RANDOM] = (strategy){"random batches", &result->random, 1,
-                               fits(&result->random, v.max_tokens)};
-    v.all[GROUPED] = (strategy){"length-grouped batches", &result->grouped, 0,
-                                fits(&result->grouped, v.max_tokens)};
-    v.all[BRS] = (strategy){"brs", &result->brs, 1,
-                            !result->brs_infeasible && fits(&result->brs, v.max_tokens)};
+    for (int which = 0; which < STRATEGY_COUNT; which++)
+        describe(&v.all[which], result, library_strategy[which], v.max_tokens);
+    v.all[BRS].fits = !result->brs_infeasible && v.all[BRS].fits;
     if (result->brs_infeasible)
         append(&v, "In plain words:");
     else
