@@ -1,5 +1,6 @@
 /* cmd_demo.c - `brs demo`: the comparison at a realistic configuration. */
 #include "cli.h"
+#include "demo_dataset.h"
 
 #include <stdio.h>
 

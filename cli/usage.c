@@ -1,6 +1,7 @@
 /* usage.c - help texts; the library's options, their help and defaults are
  * read from its option table, so nothing here restates them. */
 #include "cli.h"
+#include "demo_dataset.h"
 
 #include <inttypes.h>
 #include <stdio.h>
