@@ -1,12 +1,11 @@
-/* compare_report.c - print a comparison as a table with a legend. */
-#include "compare_report.h"
+/* compare_report.c - print a comparison as a table with a legend, then in
+ * plain words with a pick. */
+#include "cli.h"
 
+#include <ctype.h>
 #include <inttypes.h>
-
-#include "compare_verdict.h"
-#include "option_table.h"
-#include "sampler_setup.h"
-#include "text_wrap.h"
+#include <stdarg.h>
+#include <string.h>
 
 /* Times are summed costs, shown in seconds when the cost model knows how
  * long one unit takes. */
@@ -34,10 +33,13 @@ static void print_ratio(FILE *out, double value, double bound)
         fprintf(out, "  %7s", "-");
 }
 
-static void print_row(FILE *out, const char *name, const epoch_stats *stats,
-                      const comparison *result, const compare_setting *setting, int capped)
+static void print_row(FILE *out, int64_t strategy, const comparison *result,
+                      const compare_setting *setting, int capped)
 {
+    const epoch_stats *stats = comparison_stats(result, strategy);
     double bound = result->time_lower_bound;
+    char name[32];
+    comparison_strategy_name(name, sizeof name, strategy);
     fprintf(out, "%-15s  %11" PRIu64 "  %11.1f%%", name, stats->peak_padded_tokens,
             100.0 * epoch_stats_padding_efficiency(stats));
     print_time(out, setting, stats->micro_sync_time);
@@ -55,7 +57,9 @@ static void print_infeasible_row(FILE *out, const comparison *result,
                                  const compare_setting *setting)
 {
     const char *flag = option_table_flag(BRS_OPT_MAX_TOKENS);
-    fprintf(out, "%-15s  infeasible: ", "brs");
+    char name[32];
+    comparison_strategy_name(name, sizeof name, BRS_STRATEGY_BALANCED);
+    fprintf(out, "%-15s  infeasible: ", name);
     if (result->least_max_tokens > 0)
         fprintf(out, "needs %s >= %" PRIu64 " (every step of epoch %" PRIu64 ")\n", flag,
                 result->least_max_tokens, setting->epoch);
@@ -135,10 +139,12 @@ static void print_legend(FILE *out, const comparison *result, const compare_sett
         fprintf(out, "over cap         micro-batches above %s %" PRId64 " (a row with any "
                      "exceeds the cap)\n",
                 option_table_flag(BRS_OPT_MAX_TOKENS), max_tokens);
-    fprintf(out, "length-grouped   megabatches of %" PRIu64 " samples, longest first (as "
+    char grouped[32];
+    comparison_strategy_name(grouped, sizeof grouped, BRS_STRATEGY_LENGTH_GROUPED);
+    fprintf(out, "%-16s megabatches of %" PRIu64 " samples, longest first (as "
                  "transformers'\n                 LengthGroupedSampler)\n",
-            result->megabatch_size);
-    uint64_t steps = result->brs.steps;
+            grouped, result->megabatch_size);
+    uint64_t steps = comparison_stats(result, BRS_STRATEGY_BALANCED)->steps;
     if (steps > 0 && result->planned_samples > 0)
         fprintf(out, "brs planning     %.1f us per step, %.1f ns per sample (mean of %" PRIu64
                      " steps, monotonic clock)\n",
@@ -153,12 +159,246 @@ void compare_report_print(FILE *out, const comparison *result, const compare_set
     fprintf(out, "%-15s  %11s  %12s  %15s  %7s  %15s  %7s%s\n", "strategy", "peak tokens",
             "padding eff.", "micro-sync time", "x bound", "step-sync time", "x bound",
             capped ? "  over cap" : "");
-    print_row(out, "random", &result->random, result, setting, capped);
-    print_row(out, "length-grouped", &result->grouped, result, setting, capped);
+    /* The library's order, except that brs (balanced, the library's first)
+     * comes last, under the baselines it is measured against. */
+    for (int64_t strategy = result->lowest_strategy; strategy <= result->highest_strategy;
+         strategy++)
+        if (strategy != BRS_STRATEGY_BALANCED)
+            print_row(out, strategy, result, setting, capped);
     if (result->brs_infeasible)
         print_infeasible_row(out, result, setting);
     else
-        print_row(out, "brs", &result->brs, result, setting, capped);
+        print_row(out, BRS_STRATEGY_BALANCED, result, setting, capped);
     print_legend(out, result, setting);
     compare_verdict_print(out, result, setting);
+}
+
+/* The comparison said in words, and a pick. */
+
+/* One strategy as the verdict speaks of it. random and brs draw each step
+ * at random from the dataset; length-grouped does not (its steps hold
+ * samples of similar length), so it is never the pick on time alone. */
+typedef struct strategy {
+    char label[32]; /* the table's: "random" */
+    char name[48];  /* the verdict's: "random batches" */
+    const epoch_stats *stats;
+    int random_draw;
+    int fits; /* keeps --max-tokens (always, without one) */
+} strategy;
+
+enum { RANDOM, GROUPED, BRS, STRATEGY_COUNT };
+
+/* The library's strategy that each role of the verdict is. */
+static const int64_t library_strategy[STRATEGY_COUNT] = {
+    [RANDOM] = BRS_STRATEGY_RANDOM,
+    [GROUPED] = BRS_STRATEGY_LENGTH_GROUPED,
+    [BRS] = BRS_STRATEGY_BALANCED,
+};
+
+typedef struct verdict {
+    strategy all[STRATEGY_COUNT];
+    const comparison *result;
+    int64_t max_tokens; /* 0: no cap */
+    int sync_step;      /* --sync step: ranks sync once per step */
+    char text[2048];
+} verdict;
+
+static void append(verdict *v, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+static void append(verdict *v, const char *format, ...)
+{
+    size_t used = strlen(v->text);
+    va_list args;
+    va_start(args, format);
+    vsnprintf(v->text + used, sizeof v->text - used, format, args);
+    va_end(args);
+}
+
+static double step_time(const verdict *v, int which)
+{
+    const epoch_stats *stats = v->all[which].stats;
+    return v->sync_step ? stats->step_sync_time : stats->micro_sync_time;
+}
+
+/* Whether a is shorter than b by more than the table's rounding. */
+static int faster(const verdict *v, int a, int b)
+{
+    return step_time(v, a) * 1.005 < step_time(v, b);
+}
+
+/* "58% fewer than random batches' (3384)": brs's peak against another's;
+ * whose names the other ("random batches'"), each says it stands for two. */
+static void append_peak(verdict *v, int other, const char *whose, int each)
+{
+    double brs = (double)v->all[BRS].stats->peak_padded_tokens;
+    uint64_t peak = v->all[other].stats->peak_padded_tokens;
+    double change = peak > 0 ? 100.0 * (1.0 - brs / (double)peak) : 0.0;
+    if (change > -0.5 && change < 0.5)
+        append(v, "as many as ");
+    else
+        append(v, "%.0f%% %s than ", change > 0 ? change : -change, change > 0 ? "fewer" : "more");
+    append(v, "%s (%" PRIu64 "%s)", whose, peak, each ? " each" : "");
+}
+
+/* "2.00x shorter than random batches'" of brs's step time against another's. */
+static void append_time(verdict *v, int other)
+{
+    double brs = step_time(v, BRS), time = step_time(v, other);
+    if (!faster(v, BRS, other) && !faster(v, other, BRS))
+        append(v, "the same as %s'", v->all[other].name);
+    else if (brs < time)
+        append(v, "%.2fx shorter than %s'", time / brs, v->all[other].name);
+    else
+        append(v, "%.2fx longer than %s'", brs / time, v->all[other].name);
+}
+
+static void append_costs(verdict *v)
+{
+    append(v, "In plain words: brs's largest micro-batch holds %" PRIu64 " padded tokens, ",
+           v->all[BRS].stats->peak_padded_tokens);
+    uint64_t random_peak = v->all[RANDOM].stats->peak_padded_tokens;
+    char whose[128];
+    if (random_peak == v->all[GROUPED].stats->peak_padded_tokens) {
+        snprintf(whose, sizeof whose, "%s and %s'", v->all[RANDOM].label, v->all[GROUPED].name);
+        append_peak(v, RANDOM, whose, 1);
+    } else {
+        snprintf(whose, sizeof whose, "%s'", v->all[RANDOM].name);
+        append_peak(v, RANDOM, whose, 0);
+        append(v, " and ");
+        snprintf(whose, sizeof whose, "%s'", v->all[GROUPED].name);
+        append_peak(v, GROUPED, whose, 0);
+    }
+    append(v, ". With the ranks syncing %s, its step time is ",
+           v->sync_step ? "once per step" : "at every micro-step");
+    append_time(v, RANDOM);
+    append(v, " and ");
+    append_time(v, GROUPED);
+    append(v, ", whose steps are not random draws of the dataset: each holds samples of "
+              "similar length.");
+}
+
+/* The fastest strategy that keeps the cap and draws its steps at random,
+ * brs on a tie; -1 if none does. */
+static int pick(const verdict *v)
+{
+    int best = -1;
+    for (int which = BRS; which >= 0; which--)
+        if (v->all[which].fits && v->all[which].random_draw &&
+            (best < 0 || faster(v, which, best)))
+            best = which;
+    return best;
+}
+
+/* " The cap is exceeded by random batches in 84 micro-batches and by
+ * length-grouped batches in 12." */
+static void append_breakers(verdict *v)
+{
+    int listed = 0;
+    for (int which = RANDOM; which < BRS; which++)
+        if (!v->all[which].fits) {
+            uint64_t over = v->all[which].stats->cap_violations;
+            append(v, "%s %s in %" PRIu64 "%s", listed ? " and by" : " The cap is exceeded by",
+                   v->all[which].name, over,
+                   listed ? "" : over == 1 ? " micro-batch" : " micro-batches");
+            listed = 1;
+        }
+    if (listed)
+        append(v, ".");
+}
+
+static void append_no_fit(verdict *v)
+{
+    const comparison *r = v->result;
+    const char *cap = option_table_flag(BRS_OPT_MAX_TOKENS);
+    int opens = v->text[strlen(v->text) - 1] == ':'; /* the paragraph's first sentence */
+    append(v, " %s strategy keeps %s %" PRId64 ":", opens ? "no" : "No", cap, v->max_tokens);
+    if (r->brs_infeasible && r->least_max_tokens > 0)
+        append(v, " brs needs at least %" PRIu64 ".", r->least_max_tokens);
+    else if (r->brs_infeasible)
+        append(v, " brs cannot plan step %" PRIu64 " within it.", r->brs_infeasible_step);
+    append_breakers(v);
+    if (r->least_max_tokens > 0)
+        append(v, " Raise %s to %" PRIu64 " and pick brs,", cap, r->least_max_tokens);
+    else
+        append(v, " Raise %s and pick brs,", cap);
+    append(v, " or raise %s so that each step has more, smaller micro-batches.",
+           option_table_flag(BRS_OPT_GRAD_ACCUM));
+}
+
+/* Length-grouped batches may be faster than the pick: say at what price. */
+static void append_grouped(verdict *v, int best)
+{
+    const strategy *grouped = &v->all[GROUPED];
+    if (!grouped->fits || !faster(v, GROUPED, best))
+        return;
+    double gain = 100.0 * (1.0 - step_time(v, GROUPED) / step_time(v, best));
+    append(v, " %c%s%s are %.0f%% faster", toupper((unsigned char)grouped->name[0]),
+           grouped->name + 1, v->max_tokens > 0 ? " keep it too and" : "", gain);
+    if (v->max_tokens == 0 &&
+        grouped->stats->peak_padded_tokens > v->all[best].stats->peak_padded_tokens)
+        append(v, " where %" PRIu64 " padded tokens per micro-batch fit in memory",
+               grouped->stats->peak_padded_tokens);
+    append(v, ", at the price of steps of similar lengths.");
+}
+
+static void append_pick(verdict *v)
+{
+    int best = pick(v);
+    if (best < 0) {
+        append_no_fit(v);
+        return;
+    }
+    const char *cap = option_table_flag(BRS_OPT_MAX_TOKENS);
+    /* the strategies besides the pick that keep the cap and draw at random */
+    int rivals = v->all[RANDOM].fits + v->all[BRS].fits - 1;
+    if (v->max_tokens > 0 && rivals == 0)
+        append(v, " Under %s %" PRId64 ", pick %s: the only strategy that keeps it and draws "
+                  "its steps at random.",
+               cap, v->max_tokens, v->all[best].name);
+    else if (v->max_tokens > 0)
+        append(v, " Under %s %" PRId64 ", pick %s, the fastest of the strategies that keep it "
+                  "and draw their steps at random.",
+               cap, v->max_tokens, v->all[best].name);
+    else
+        append(v, " Pick %s, the fastest of the strategies that draw their steps at random.",
+               v->all[best].name);
+    append_breakers(v);
+    append_grouped(v, best);
+    if (v->max_tokens == 0)
+        append(v, " To check a memory budget, give it as %s%s.", cap,
+               best == BRS ? ": brs keeps every micro-batch within it" : "");
+}
+
+static int fits(const epoch_stats *stats, int64_t max_tokens)
+{
+    return max_tokens == 0 || stats->cap_violations == 0;
+}
+
+/* A strategy as the table names it, and its batches as the verdict does
+ * ("brs" alone: the command's own). */
+static void describe(strategy *out, const comparison *result, int64_t library, int64_t max_tokens)
+{
+    comparison_strategy_name(out->label, sizeof out->label, library);
+    snprintf(out->name, sizeof out->name, "%s%s", out->label,
+             library == BRS_STRATEGY_BALANCED ? "" : " batches");
+    out->stats = comparison_stats(result, library);
+    out->random_draw = library != BRS_STRATEGY_LENGTH_GROUPED;
+    out->fits = fits(out->stats, max_tokens);
+}
+
+void compare_verdict_print(FILE *out, const comparison *result, const compare_setting *setting)
+{
+    verdict v = {.result = result};
+    v.max_tokens = sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS);
+    v.sync_step = sampler_get_int(setting->sampler, BRS_OPT_SYNC) == BRS_SYNC_STEP;
+    for (int which = 0; which < STRATEGY_COUNT; which++)
+        describe(&v.all[which], result, library_strategy[which], v.max_tokens);
+    v.all[BRS].fits = !result->brs_infeasible && v.all[BRS].fits;
+    if (result->brs_infeasible)
+        append(&v, "In plain words:");
+    else
+        append_costs(&v);
+    append_pick(&v);
+    fputc('\n', out);
+    text_wrap_print(out, v.text, 80);
 }

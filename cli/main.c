@@ -1,15 +1,11 @@
 /* main.c - `brs`: dispatch to the command named by the first argument. */
+#include "cli.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <brs.h>
-
-#include "compare_command.h"
-#include "demo_command.h"
-#include "fail.h"
-#include "plan_command.h"
-#include "usage.h"
+/* `brs`: dispatch to the command named by the first argument. */
 
 typedef struct command {
     const char *name;

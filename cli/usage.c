@@ -1,16 +1,10 @@
 /* usage.c - help texts; the library's options, their help and defaults are
  * read from its option table, so nothing here restates them. */
-#include "usage.h"
+#include "cli.h"
+#include "demo_dataset.h"
 
 #include <inttypes.h>
 #include <stdio.h>
-
-#include <brs.h>
-
-#include "demo_dataset.h"
-#include "option_table.h"
-#include "options.h"
-#include "text_wrap.h"
 
 enum { HELP_COLUMN = 24, HELP_WIDTH = 80 };
 

@@ -99,7 +99,7 @@ def _number(text):
 
 
 def _add_option(parser, option):
-    """The flag of one library option, made as the C command makes it (cli/option_table.c)."""
+    """The flag of one library option, made as the C command makes it (cli/args.c)."""
     # argparse formats help with %: a literal percent sign in the library's text must be doubled
     default = option.from_native(option.default)
     dest = _keyword(option)

@@ -7,7 +7,7 @@ with a check that every value is a whole number in 1 .. 2**32 - 1 and an error n
 index that is not.
 
 read_file reads a lengths file (one token count per line) by the rules of docs/formats.md, the
-same as the brs command's reader (cli/lengths_parser.c); tests/vectors/formats checks both.
+same as the brs command's reader (cli/input.c); tests/vectors/formats checks both.
 
 Neither numpy nor torch is imported here: they are only looked up if the user already imported
 them (an object of their types cannot exist otherwise).
@@ -167,7 +167,7 @@ def _too_big(i, v):
     return f"lengths[{i}] is {v}, above the uint32 limit {UINT32_MAX} of libbrs"
 
 
-# -- lengths files (docs/formats.md; the C reader is cli/lengths_parser.c) ------------------------
+# -- lengths files (docs/formats.md; the C reader is in cli/input.c) ------------------------
 
 MAX_LINE = 128  # bytes of one line, its end excluded (LENGTHS_MAX_LINE)
 MAX_SAMPLES = 2**28  # lines of one file (LENGTHS_MAX_SAMPLES)

@@ -5,7 +5,7 @@ and the names of enum-like values. The sampler's keywords, attributes and state,
 ``python -m brs report``, are all made from ``TABLE``; nothing here restates a default or a range.
 
 Python spells an option's value in its own idiom, derived from the table entry alone (the C CLI
-makes the same three cases into flags, cli/option_table.c):
+makes the same three cases into flags, cli/args.c):
   - an integer option with named values takes the name (``strategy="random"``) or its number;
   - an unnamed integer option with bounds [0, 1] is a switch: ``True`` / ``False``;
   - any other option takes an int or a float.

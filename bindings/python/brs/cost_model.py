@@ -22,7 +22,7 @@ from ._flops import analytic_terms
 FORMAT = "brs-cost-model"
 VERSION = 1
 SOURCES = ("calibrated", "analytic", "fixed")
-# The limits of docs/formats.md, the C reader's (cli/cost_model_file.c, cli/json_reader.c).
+# The limits of docs/formats.md, the C reader's (cli/input.c, cli/json.c).
 MAX_FILE_SIZE = 16 << 20
 MAX_DEPTH = 64
 MAX_MEMBERS = 1024
@@ -147,7 +147,7 @@ class CostModel:
     @classmethod
     def from_dict(cls, data, where="cost model"):
         """A CostModel from a file's object, by the rules of docs/formats.md (the C command's
-        cli/cost_model_file.c checks the same, in the same order)."""
+        cli/input.c checks the same, in the same order)."""
         if not isinstance(data, dict):
             raise ValueError(f"{where}: expected a JSON object, got {type(data).__name__}")
         try:

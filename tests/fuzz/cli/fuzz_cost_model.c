@@ -1,6 +1,6 @@
 /*
  * fuzz_cost_model.c - libFuzzer harness of the CLI's cost-model reader
- * (cli/cost_model_file.c over cli/json_reader.c) over arbitrary bytes.
+ * (cli/input.c over cli/json.c) over arbitrary bytes.
  *
  * Checked on every input:
  * - the JSON reader returns 0 or -1, with a one-line printable message
@@ -18,10 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_config.h"
-#include "cost_model_file.h"
-#include "fail.h"
-#include "json_reader.h"
+#include "cli.h"
 
 #define CHECK(condition) \
     do { \

@@ -1,6 +1,6 @@
 /*
  * fuzz_lengths.c - libFuzzer harness of the CLI's lengths reader
- * (cli/lengths_parser.c through lengths_parse) over arbitrary bytes.
+ * (cli/input.c, its parser through lengths_parse) over arbitrary bytes.
  *
  * Checked on every input:
  * - success: the count equals the number of lines (LF, CRLF and lone CR
@@ -15,9 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fail.h"
-#include "lengths_file.h"
-#include "lengths_parser.h"
+#include "cli.h"
 
 #define CHECK(condition) \
     do { \

@@ -1,6 +1,6 @@
 /*
  * fuzz_options.c - libFuzzer harness of the CLI's option parser
- * (cli/options.c over the library's option table) on argument vectors made
+ * (cli/args.c over the library's option table) on argument vectors made
  * from the input: the bytes split at NUL into at most 64 arguments; the
  * first byte's low bit picks the command's flag set (plan or demo).
  *
@@ -17,10 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_config.h"
-#include "fail.h"
-#include "option_table.h"
-#include "options.h"
+#include "cli.h"
 
 #define CHECK(condition) \
     do { \

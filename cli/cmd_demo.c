@@ -1,18 +1,8 @@
-/* demo_command.c - `brs demo`: the comparison at a realistic configuration. */
-#include "demo_command.h"
+/* cmd_demo.c - `brs demo`: the comparison at a realistic configuration. */
+#include "cli.h"
+#include "demo_dataset.h"
 
 #include <stdio.h>
-
-#include "compare_report.h"
-#include "comparison.h"
-#include "demo_dataset.h"
-#include "fail.h"
-#include "options.h"
-#include "output_file.h"
-#include "sampler_setup.h"
-#include "selection.h"
-#include "text_wrap.h"
-#include "usage.h"
 
 /* A small data-parallel job: 8 ranks, 2 accumulation steps, 8 samples per
  * micro-batch on average; every other option keeps the library's default. */

@@ -1,16 +1,18 @@
-/* options.c - a table-driven parser: the command's own flags here, the
- * library's options from option_table.c. */
-#include "options.h"
+/* args.c - the command line: the library's options as flags, the parser
+ * that fills a cli_config, and strict decimal numbers. */
+#include "cli.h"
 
+#include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "fail.h"
-#include "strict_number.h"
-#include "text_escape.h"
+/* A table-driven parser: the command's own flags here, the
+ * library's options from the option table above. */
 
 typedef enum command_value {
     VALUE_PATH, /* const char * */
@@ -307,4 +309,216 @@ void options_require_lengths(const cli_config *config)
     if (config->lengths_path == NULL)
         cli_bad_input("--lengths FILE is required (one token count per line, '-' for standard "
                       "input)");
+}
+
+/* Build the flag table from the library's option queries. */
+
+static library_option table[OPTION_TABLE_MAX];
+static size_t table_count;
+static int table_ready;
+
+/* "batch_size" -> "--batch-size" (prefix "--" or "--no-"). */
+static int make_flag(char *flag, const char *prefix, const char *name)
+{
+    int written = snprintf(flag, OPTION_FLAG_MAX, "%s%s", prefix, name);
+    if (written < 0 || written >= OPTION_FLAG_MAX)
+        return -1;
+    for (char *c = flag; *c != '\0'; c++)
+        if (*c == '_')
+            *c = '-';
+    return 0;
+}
+
+/* Named values come first: an enum-like option with bounds [0, 1] (two
+ * names) must still take names, not become a switch. */
+static option_form form_of(library_option *option, int32_t type)
+{
+    if (type == BRS_OPTION_DOUBLE)
+        return OPTION_FORM_DOUBLE;
+    const char *name;
+    if (brs_option_value_name(&name, option->key, option->lower) == BRS_OK)
+        return OPTION_FORM_NAMED;
+    if (option->lower == 0 && option->upper == 1)
+        return OPTION_FORM_SWITCH;
+    return OPTION_FORM_INT;
+}
+
+static int describe(library_option *option, size_t index)
+{
+    int32_t type;
+    if (brs_option_key(&option->key, index) != BRS_OK ||
+        brs_option_name(&option->name, option->key) != BRS_OK ||
+        brs_option_type(&type, option->key) != BRS_OK)
+        return -1;
+    if (type == BRS_OPTION_DOUBLE) {
+        if (brs_option_bounds_double(&option->lower_double, &option->upper_double,
+                                     option->key) != BRS_OK)
+            return -1;
+    } else if (brs_option_bounds_int(&option->lower, &option->upper, option->key) != BRS_OK) {
+        return -1;
+    }
+    option->form = form_of(option, type);
+    option->negated[0] = '\0';
+    if (make_flag(option->flag, "--", option->name) != 0)
+        return -1;
+    if (option->form == OPTION_FORM_SWITCH && make_flag(option->negated, "--no-", option->name))
+        return -1;
+    return 0;
+}
+
+static int build(char *error, size_t error_size)
+{
+    size_t count = 0;
+    if (brs_option_count(&count) != BRS_OK || count > OPTION_TABLE_MAX) {
+        snprintf(error, error_size, "the library's option table cannot be read (%zu options; "
+                 "brs holds at most %d)", count, OPTION_TABLE_MAX);
+        return CLI_EXIT_FAILURE;
+    }
+    for (size_t i = 0; i < count; i++)
+        if (describe(&table[i], i) != 0) {
+            snprintf(error, error_size, "the library's option %zu cannot be described", i);
+            return CLI_EXIT_FAILURE;
+        }
+    table_count = count;
+    table_ready = 1;
+    return 0;
+}
+
+int option_table_get(const library_option **out, size_t *count, char *error, size_t error_size)
+{
+    if (!table_ready) {
+        int status = build(error, error_size);
+        if (status != 0)
+            return status;
+    }
+    *out = table;
+    *count = table_count;
+    return 0;
+}
+
+const library_option *option_table_find(brs_option key)
+{
+    const library_option *options;
+    size_t count;
+    char error[128];
+    if (option_table_get(&options, &count, error, sizeof error) != 0)
+        return NULL;
+    for (size_t i = 0; i < count; i++)
+        if (options[i].key == key)
+            return &options[i];
+    return NULL;
+}
+
+const char *option_table_flag(brs_option key)
+{
+    const library_option *option = option_table_find(key);
+    return option != NULL ? option->flag : "";
+}
+
+const char *option_table_value_name(const library_option *option, int64_t value)
+{
+    const char *name;
+    if (option->form != OPTION_FORM_NAMED ||
+        brs_option_value_name(&name, option->key, value) != BRS_OK)
+        return NULL;
+    return name;
+}
+
+/* The list of options given, at most one per key. */
+
+const option_setting *cli_config_find(const cli_config *config, brs_option key)
+{
+    for (size_t i = 0; i < config->setting_count; i++)
+        if (config->settings[i].key == key)
+            return &config->settings[i];
+    return NULL;
+}
+
+option_setting *cli_config_add(cli_config *config, brs_option key, const char *source)
+{
+    if (cli_config_find(config, key) != NULL || config->setting_count == OPTION_TABLE_MAX)
+        return NULL;
+    option_setting *setting = &config->settings[config->setting_count++];
+    *setting = (option_setting){key, 0, 0.0, ""};
+    snprintf(setting->source, sizeof setting->source, "%s", source);
+    return setting;
+}
+
+/* Check the grammar first, then convert. */
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static const char *skip_digits(const char *c)
+{
+    while (is_digit(*c))
+        c++;
+    return c;
+}
+
+strict_result strict_uint64(const char *text, uint64_t *out)
+{
+    if (!is_digit(text[0]))
+        return STRICT_SYNTAX;
+    uint64_t value = 0;
+    const char *c = text;
+    for (; is_digit(*c); c++) {
+        uint64_t digit = (uint64_t)(*c - '0');
+        if (value > (UINT64_MAX - digit) / 10)
+            return *skip_digits(c) == '\0' ? STRICT_RANGE : STRICT_SYNTAX;
+        value = value * 10 + digit;
+    }
+    if (*c != '\0')
+        return STRICT_SYNTAX;
+    *out = value;
+    return STRICT_OK;
+}
+
+strict_result strict_int64(const char *text, int64_t *out)
+{
+    int negative = text[0] == '-';
+    uint64_t magnitude;
+    strict_result result = strict_uint64(text + negative, &magnitude);
+    if (result != STRICT_OK)
+        return result;
+    uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    if (magnitude > limit)
+        return STRICT_RANGE;
+    /* Negate in unsigned arithmetic: -INT64_MIN overflows int64_t. */
+    *out = negative ? (int64_t)(0 - magnitude) : (int64_t)magnitude;
+    return STRICT_OK;
+}
+
+/* Whether text is a decimal number, and whether any digit is nonzero. */
+static int decimal_grammar(const char *text, int *nonzero)
+{
+    const char *c = text + (text[0] == '-');
+    const char *start = c;
+    *nonzero = 0;
+    for (; is_digit(*c) || *c == '.'; c++) {
+        if (*c == '.' && (c != skip_digits(start)))
+            return 0; /* a second point */
+        *nonzero |= *c >= '1' && *c <= '9';
+    }
+    if (c == start || (c - start == 1 && *start == '.'))
+        return 0; /* no digit in the mantissa */
+    if (*c == 'e' || *c == 'E') {
+        c++;
+        c += *c == '-' || *c == '+';
+        if (!is_digit(*c))
+            return 0;
+        c = skip_digits(c);
+    }
+    return *c == '\0';
+}
+
+strict_result strict_double(const char *text, double *out)
+{
+    int nonzero;
+    if (!decimal_grammar(text, &nonzero))
+        return STRICT_SYNTAX;
+    double value = strtod(text, NULL);
+    if (!isfinite(value) || (nonzero && fabs(value) < DBL_MIN))
+        return STRICT_RANGE;
+    *out = value;
+    return STRICT_OK;
 }

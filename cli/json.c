@@ -1,12 +1,17 @@
-/* json_reader.c - recursive descent with a depth limit. */
-#include "json_reader.h"
+/*
+ * json.c - a strict JSON reader: recursive descent with a depth limit.
+ *
+ * Hand-written rather than a library such as jansson or cJSON: those would
+ * have to be vendored or linked statically to keep the wheel's `brs`
+ * self-contained, and Python's CostModel.load must accept and refuse exactly
+ * the same files (docs/formats.md); the reader is small and fuzzed.
+ */
+#include "cli.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "text_escape.h"
 
 /* MAX_MEMBERS bounds the pairwise duplicate check: a name is compared with
  * every earlier one of its object, so a huge object would be quadratic. */

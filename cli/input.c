@@ -1,19 +1,248 @@
-/* cost_model_file.c - read the three settings of a cost-model file, and
- * the seconds of one cost unit when it was calibrated. The format's rules
- * are docs/formats.md's; tests/vectors/formats holds a file per rule. */
-#include "cost_model_file.h"
+/* input.c - the files a command reads: lengths files and cost-model files
+ * (whose JSON json.c checks). */
+#include "cli.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fail.h"
-#include "json_reader.h"
-#include "strict_number.h"
-#include "text_escape.h"
+/* Read a lengths file in fixed chunks through the parser. */
+
+enum { CHUNK_SIZE = 65536 };
+
+lengths_status lengths_parse(const char *data, size_t size, lengths *out, char *error,
+                             size_t error_size)
+{
+    lengths_parser parser;
+    lengths_parser_start(&parser, error, error_size);
+    lengths_parser_feed(&parser, data, size);
+    return lengths_parser_finish(&parser, out);
+}
+
+const char *lengths_display_name(const char *path)
+{
+    return strcmp(path, "-") == 0 ? "standard input" : path;
+}
+
+/* Feed the whole stream; a read error (not the end of the file) is an error
+ * too, so a truncated read never plans a part of the dataset. */
+static lengths_status read_stream(FILE *stream, lengths *out, const char *name, char *error,
+                                  size_t error_size)
+{
+    static char chunk[CHUNK_SIZE];
+    char problem[256];
+    lengths_parser parser;
+    lengths_parser_start(&parser, problem, sizeof problem);
+    size_t got;
+    do {
+        got = fread(chunk, 1, sizeof chunk, stream);
+        lengths_parser_feed(&parser, chunk, got);
+    } while (got == sizeof chunk && parser.status == 0);
+    if (parser.status == 0 && ferror(stream)) {
+        int cause = errno;
+        lengths_parser_finish(&parser, out);
+        snprintf(error, error_size, "cannot read %s: %s", name, strerror(cause));
+        return CLI_EXIT_BAD_INPUT;
+    }
+    lengths_status status = lengths_parser_finish(&parser, out);
+    if (status != 0)
+        snprintf(error, error_size, "%s %s", name, problem);
+    return status;
+}
+
+lengths_status lengths_read(const char *path, lengths *out, char *error, size_t error_size)
+{
+    char name[200];
+    text_escape(name, sizeof name, lengths_display_name(path), strlen(lengths_display_name(path)));
+    *out = (lengths){NULL, 0};
+    if (strcmp(path, "-") == 0)
+        return read_stream(stdin, out, name, error, error_size);
+    FILE *stream = fopen(path, "rb");
+    if (stream == NULL) {
+        snprintf(error, error_size, "cannot open lengths file '%s': %s", name, strerror(errno));
+        return CLI_EXIT_BAD_INPUT;
+    }
+    lengths_status status = read_stream(stream, out, name, error, error_size);
+    fclose(stream);
+    return status;
+}
+
+lengths lengths_load(const char *path)
+{
+    char error[512];
+    lengths data;
+    lengths_status status = lengths_read(path, &data, error, sizeof error);
+    if (status == CLI_EXIT_FAILURE)
+        cli_failure("%s", error);
+    if (status != 0)
+        cli_bad_input("%s", error);
+    return data;
+}
+
+void lengths_free(lengths *data)
+{
+    free(data->values);
+    data->values = NULL;
+    data->count = 0;
+}
+
+/* Strict parsing of one length per line, with the line
+ * number and an escaped quote of the line in every message. */
+
+static const char byte_order_mark[] = "\xEF\xBB\xBF";
+
+static void fail(lengths_parser *parser, lengths_status status, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void fail(lengths_parser *parser, lengths_status status, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vsnprintf(parser->error, parser->error_size, format, args);
+    va_end(args);
+    parser->status = status;
+}
+
+void lengths_parser_start(lengths_parser *parser, char *error, size_t error_size)
+{
+    memset(parser, 0, sizeof *parser);
+    parser->line_number = 1;
+    parser->error = error;
+    parser->error_size = error_size;
+    if (error_size > 0)
+        error[0] = '\0';
+}
+
+static int is_blank(char c) { return c == ' ' || c == '\t'; }
+
+/* Parse text[0..length) (blanks around allowed) as a length >= 1. Returns
+ * NULL on success, or what is wrong with the line, to follow its quote. */
+static const char *parse_length(const char *text, size_t length, uint32_t *out)
+{
+    size_t i = 0;
+    while (i < length && is_blank(text[i]))
+        i++;
+    size_t digits = i;
+    uint64_t value = 0;
+    for (; i < length && text[i] >= '0' && text[i] <= '9'; i++) {
+        value = value * 10 + (uint64_t)(text[i] - '0');
+        if (value > UINT32_MAX)
+            return "is larger than 4294967295, the largest length";
+    }
+    size_t end = i;
+    while (i < length && is_blank(text[i]))
+        i++;
+    if (end == digits || i != length)
+        return "is not a positive integer: write one token count >= 1 per line";
+    if (value == 0)
+        return "is a length of 0: every sample needs at least one token";
+    *out = (uint32_t)value;
+    return NULL;
+}
+
+static void append(lengths_parser *parser, uint32_t value)
+{
+    lengths *data = &parser->data;
+    if (data->count == LENGTHS_MAX_SAMPLES) {
+        fail(parser, CLI_EXIT_BAD_INPUT,
+             "has more than %zu lines, the most brs reads: plan a part of the dataset",
+             LENGTHS_MAX_SAMPLES);
+        return;
+    }
+    if (data->count == parser->capacity) {
+        size_t capacity = parser->capacity ? 2 * parser->capacity : 4096;
+        uint32_t *values = realloc(data->values, capacity * sizeof *values);
+        if (values == NULL) {
+            fail(parser, CLI_EXIT_FAILURE, "could not be read: out of memory after %zu lengths",
+                 data->count);
+            return;
+        }
+        data->values = values;
+        parser->capacity = capacity;
+    }
+    data->values[data->count++] = value;
+}
+
+static void end_line(lengths_parser *parser)
+{
+    const char *text = parser->line;
+    size_t length = parser->line_length;
+    if (parser->line_number == 1 && length >= 3 && memcmp(text, byte_order_mark, 3) == 0) {
+        text += 3;
+        length -= 3;
+    }
+    uint32_t value;
+    const char *problem = parse_length(text, length, &value);
+    if (problem != NULL) {
+        char quoted[48];
+        text_escape(quoted, sizeof quoted, text, length);
+        if (length == 0)
+            fail(parser, CLI_EXIT_BAD_INPUT,
+                 "line %zu is empty: write one token count >= 1 on every line",
+                 parser->line_number);
+        else
+            fail(parser, CLI_EXIT_BAD_INPUT, "line %zu: '%s' %s", parser->line_number, quoted,
+                 problem);
+        return;
+    }
+    append(parser, value);
+    parser->line_number++;
+    parser->line_length = 0;
+}
+
+static void take_byte(lengths_parser *parser, char byte)
+{
+    if (parser->after_cr && byte == '\n') {
+        parser->after_cr = 0; /* the LF of a CRLF: the line has ended already */
+        return;
+    }
+    parser->after_cr = byte == '\r';
+    if (byte == '\n' || byte == '\r') {
+        end_line(parser);
+    } else if (byte == '\0') {
+        fail(parser, CLI_EXIT_BAD_INPUT,
+             "line %zu: a NUL byte at column %zu: this is not a text file of one token count "
+             "per line",
+             parser->line_number, parser->line_length + 1);
+    } else if (parser->line_length == LENGTHS_MAX_LINE) {
+        fail(parser, CLI_EXIT_BAD_INPUT,
+             "line %zu is longer than %d bytes: write one token count >= 1 per line",
+             parser->line_number, LENGTHS_MAX_LINE);
+    } else {
+        parser->line[parser->line_length++] = byte;
+    }
+}
+
+lengths_status lengths_parser_feed(lengths_parser *parser, const char *bytes, size_t size)
+{
+    for (size_t i = 0; i < size && parser->status == 0; i++)
+        take_byte(parser, bytes[i]);
+    return parser->status;
+}
+
+lengths_status lengths_parser_finish(lengths_parser *parser, lengths *out)
+{
+    if (parser->status == 0 && parser->line_length > 0)
+        end_line(parser);
+    if (parser->status == 0 && parser->data.count == 0)
+        fail(parser, CLI_EXIT_BAD_INPUT,
+             "has no lengths (expected one token count >= 1 per line)");
+    if (parser->status != 0) {
+        free(parser->data.values);
+        parser->data.values = NULL;
+        parser->data.count = 0;
+    }
+    *out = parser->data;
+    return parser->status;
+}
+
+/* Read the three settings of a cost-model file, and
+ * the seconds of one cost unit when it was calibrated. The format's rules
+ * are docs/formats.md's; tests/vectors/formats holds a file per rule. */
 
 #define COST_MODEL_FORMAT "brs-cost-model"
 #define COST_MODEL_VERSION 1

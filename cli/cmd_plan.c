@@ -1,23 +1,12 @@
 /*
- * plan_command.c - `brs plan`: every selected micro-batch as one JSON line,
+ * cmd_plan.c - `brs plan`: every selected micro-batch as one JSON line,
  *   {"epoch":0,"step":0,"rank":0,"micro":0,"indices":[...],"padded_tokens":N,"cost":X}
  * in the order step, rank, micro-step.
  */
-#include "plan_command.h"
+#include "cli.h"
 
 #include <inttypes.h>
 #include <stdio.h>
-
-#include "cost_model_file.h"
-#include "fail.h"
-#include "json_number.h"
-#include "lengths_file.h"
-#include "options.h"
-#include "output_file.h"
-#include "planning.h"
-#include "sampler_setup.h"
-#include "selection.h"
-#include "usage.h"
 
 static void print_micro_batch(FILE *out, const brs_plan *plan, uint64_t epoch, uint64_t step,
                               int64_t rank, int64_t micro)

@@ -1,12 +1,12 @@
-/* sampler_setup.c - options go to the library, which owns their bounds. */
-#include "sampler_setup.h"
+/* sampler.c - the library's sampler and plans as the commands use them:
+ * set up from the command line, narrowed to the steps and ranks asked for,
+ * planned through checked calls. */
+#include "cli.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "fail.h"
-#include "lengths_file.h"
-#include "option_table.h"
+/* Options go to the library, which owns their bounds. */
 
 static void apply(brs_sampler *sampler, const option_setting *setting)
 {
@@ -129,4 +129,69 @@ uint64_t sampler_steps(brs_sampler *sampler)
     if (status != BRS_OK)
         cli_library_error(status, "", brs_sampler_last_error(sampler));
     return steps;
+}
+
+/* Narrow a command to the steps and ranks asked for. */
+
+selection selection_make(const cli_config *config, const brs_sampler *sampler,
+                         uint64_t steps_per_epoch)
+{
+    selection chosen = {0, steps_per_epoch, 0, sampler_get_int(sampler, BRS_OPT_DP_SIZE)};
+    if (config->has_step) {
+        if (config->step >= steps_per_epoch)
+            cli_bad_input("--step %" PRIu64 " is out of range: the epoch has %" PRIu64
+                          " steps, 0 to %" PRIu64,
+                          config->step, steps_per_epoch, steps_per_epoch - 1);
+        chosen.first_step = config->step;
+        chosen.end_step = config->step + 1;
+    }
+    /* The library option rank is what the command narrows to. */
+    const option_setting *rank = cli_config_find(config, BRS_OPT_RANK);
+    if (rank != NULL) {
+        chosen.first_rank = rank->int_value;
+        chosen.end_rank = rank->int_value + 1;
+    }
+    return chosen;
+}
+
+/* Thin checked wrappers over brs_plan_*. */
+
+brs_plan *planning_new(void)
+{
+    brs_plan *plan;
+    brs_status status = brs_plan_new(&plan);
+    if (status != BRS_OK)
+        cli_library_error(status, "creating a plan", "");
+    return plan;
+}
+
+void planning_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch, uint64_t step)
+{
+    brs_status status = brs_plan_compute(plan, sampler, epoch, step);
+    if (status != BRS_OK) {
+        /* The library's message names the step and says what to change. */
+        char context[96];
+        snprintf(context, sizeof context, "planning step %" PRIu64 " of epoch %" PRIu64, step,
+                 epoch);
+        const char *detail = brs_plan_last_error(plan);
+        cli_library_error(status, detail[0] != '\0' ? "" : context, detail);
+    }
+}
+
+int64_t planning_get_int(const brs_plan *plan, brs_plan_key key)
+{
+    int64_t value;
+    brs_status status = brs_plan_get_int(&value, plan, key);
+    if (status != BRS_OK)
+        cli_failure("reading plan property %d: %s", (int)key, brs_plan_last_error(plan));
+    return value;
+}
+
+double planning_get_double(const brs_plan *plan, brs_plan_key key)
+{
+    double value;
+    brs_status status = brs_plan_get_double(&value, plan, key);
+    if (status != BRS_OK)
+        cli_failure("reading plan property %d: %s", (int)key, brs_plan_last_error(plan));
+    return value;
 }

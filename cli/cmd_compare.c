@@ -1,0 +1,213 @@
+/* cmd_compare.c - `brs compare --lengths FILE [options]`: every strategy
+ * of the library over the same steps, summed per strategy. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli.h"
+
+#include <stdio.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC (POSIX): C11's timespec_get only has
+ * TIME_UTC, which moves when the wall clock is set. */
+
+static double monotonic_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* Sum the library's per-step numbers per strategy. */
+
+/* The cap is a bound on each micro-batch, so each one is read. */
+static uint64_t count_over_cap(const brs_plan *plan, uint64_t max_tokens)
+{
+    int64_t dp_size = planning_get_int(plan, BRS_PLAN_DP_SIZE);
+    int64_t grad_accum = planning_get_int(plan, BRS_PLAN_GRAD_ACCUM);
+    uint64_t over = 0;
+    for (int64_t rank = 0; rank < dp_size; rank++)
+        for (int64_t micro = 0; micro < grad_accum; micro++) {
+            uint64_t padded, real;
+            double cost;
+            brs_status status =
+                brs_plan_micro_batch_stats(&padded, &real, &cost, plan, rank, micro);
+            if (status != BRS_OK)
+                cli_library_error(status, "reading a micro-batch", brs_plan_last_error(plan));
+            over += padded > max_tokens;
+        }
+    return over;
+}
+
+void epoch_stats_add_plan(epoch_stats *stats, const brs_plan *plan, uint64_t max_tokens)
+{
+    uint64_t peak = (uint64_t)planning_get_int(plan, BRS_PLAN_MAX_PADDED_TOKENS);
+    stats->peak_padded_tokens = peak > stats->peak_padded_tokens ? peak : stats->peak_padded_tokens;
+    stats->padded_tokens += (uint64_t)planning_get_int(plan, BRS_PLAN_TOTAL_PADDED_TOKENS);
+    stats->real_tokens += (uint64_t)planning_get_int(plan, BRS_PLAN_TOTAL_REAL_TOKENS);
+    if (max_tokens != 0 && peak > max_tokens)
+        stats->cap_violations += count_over_cap(plan, max_tokens);
+    stats->micro_sync_time += planning_get_double(plan, BRS_PLAN_MICRO_SYNC_TIME);
+    stats->step_sync_time += planning_get_double(plan, BRS_PLAN_STEP_SYNC_TIME);
+    stats->steps += 1;
+}
+
+double epoch_stats_padding_efficiency(const epoch_stats *stats)
+{
+    return stats->padded_tokens ? (double)stats->real_tokens / (double)stats->padded_tokens : 1.0;
+}
+
+/* One pass per strategy over the same steps. */
+
+/* What a pass does besides its stats: brs's is timed and may find the cap
+ * infeasible, and the bound is summed from one strategy's plans only. */
+enum { PASS_BASELINE = 0, PASS_TIMED = 1, PASS_BOUND = 2, PASS_CAP_MAY_FAIL = 4 };
+
+/* Plan `step`; 0 when the cap cannot be kept in it and the pass allows
+ * that. Every other failure ends the command: planning_compute plans the
+ * step again (the same inputs, the same failure) and exits with the
+ * library's message. */
+static int plan_step(brs_plan *plan, brs_sampler *sampler, uint64_t epoch, uint64_t step,
+                     int pass)
+{
+    brs_status status = brs_plan_compute(plan, sampler, epoch, step);
+    if (status == BRS_ERR_CAP_INFEASIBLE && (pass & PASS_CAP_MAY_FAIL))
+        return 0;
+    if (status != BRS_OK)
+        planning_compute(plan, sampler, epoch, step);
+    return 1;
+}
+
+/* Returns 0, or the first step + 1 that cannot keep max_tokens (then
+ * *stats and the timing are left partial: the caller drops them). */
+static uint64_t measure(epoch_stats *stats, comparison *result, brs_sampler *sampler,
+                        uint64_t epoch, const selection *chosen, int pass)
+{
+    uint64_t max_tokens = (uint64_t)sampler_get_int(sampler, BRS_OPT_MAX_TOKENS);
+    brs_plan *plan = planning_new();
+    uint64_t failed = 0;
+    for (uint64_t step = chosen->first_step; step < chosen->end_step; step++) {
+        double started = monotonic_seconds();
+        if (!plan_step(plan, sampler, epoch, step, pass)) {
+            failed = step + 1;
+            break;
+        }
+        if (pass & PASS_TIMED) {
+            result->planning_seconds += monotonic_seconds() - started;
+            result->planned_samples += (uint64_t)planning_get_int(plan, BRS_PLAN_NUM_SAMPLES);
+        }
+        if (pass & PASS_BOUND)
+            result->time_lower_bound += planning_get_double(plan, BRS_PLAN_TIME_LOWER_BOUND);
+        epoch_stats_add_plan(stats, plan, max_tokens);
+        uint64_t megabatch = (uint64_t)planning_get_int(plan, BRS_PLAN_MEGABATCH_SIZE);
+        result->megabatch_size = megabatch != 0 ? megabatch : result->megabatch_size;
+    }
+    brs_plan_free(plan);
+    return failed;
+}
+
+/* brs cannot keep the cap in `step`: forget its partial pass, and ask the
+ * library for the least cap that plans the whole epoch. */
+static void mark_infeasible(comparison *result, const brs_sampler *sampler, uint64_t epoch,
+                            uint64_t step)
+{
+    *result = (comparison){.lowest_strategy = result->lowest_strategy,
+                           .highest_strategy = result->highest_strategy};
+    result->brs_infeasible = 1;
+    result->brs_infeasible_step = step;
+    uint64_t least, micro_batches;
+    brs_status status = brs_sampler_check_epoch(&least, &micro_batches, sampler, epoch);
+    if (status == BRS_OK || status == BRS_ERR_CAP_INFEASIBLE)
+        result->least_max_tokens = least;
+}
+
+/* The library's strategies, which the comparison holds one epoch_stats each of. */
+static void read_strategies(comparison *result)
+{
+    brs_status status = brs_option_bounds_int(&result->lowest_strategy,
+                                              &result->highest_strategy, BRS_OPT_STRATEGY);
+    if (status != BRS_OK)
+        cli_library_error(status, "reading the strategies", "");
+    if (result->highest_strategy - result->lowest_strategy >= COMPARISON_MAX_STRATEGIES)
+        cli_failure("the library has more strategies than brs compare can hold");
+}
+
+const epoch_stats *comparison_stats(const comparison *result, int64_t strategy)
+{
+    return &result->stats[strategy - result->lowest_strategy];
+}
+
+void comparison_strategy_name(char *out, size_t size, int64_t strategy)
+{
+    const char *name;
+    if (strategy == BRS_STRATEGY_BALANCED) {
+        snprintf(out, size, "brs");
+        return;
+    }
+    brs_status status = brs_option_value_name(&name, BRS_OPT_STRATEGY, strategy);
+    if (status != BRS_OK)
+        cli_library_error(status, "naming a strategy", "");
+    snprintf(out, size, "%s", name);
+    for (char *c = out; *c != '\0'; c++)
+        if (*c == '_')
+            *c = '-';
+}
+
+comparison comparison_run(brs_sampler *sampler, uint64_t epoch, const selection *chosen)
+{
+    comparison result = {0};
+    read_strategies(&result);
+    /* brs first: a step it cannot plan for another reason than the cap is
+     * bad input, and nothing else should run (or print) before that is known. */
+    sampler_set_int(sampler, BRS_OPT_STRATEGY, BRS_STRATEGY_BALANCED);
+    epoch_stats *brs = &result.stats[BRS_STRATEGY_BALANCED - result.lowest_strategy];
+    uint64_t failed = measure(brs, &result, sampler, epoch, chosen,
+                              PASS_TIMED | PASS_BOUND | PASS_CAP_MAY_FAIL);
+    if (failed)
+        mark_infeasible(&result, sampler, epoch, failed - 1);
+    /* The fixed-size strategies plan every step whatever the cap. Without
+     * brs's plans the bound comes from random's, which draw the same samples
+     * per step. */
+    for (int64_t strategy = result.lowest_strategy; strategy <= result.highest_strategy;
+         strategy++) {
+        if (strategy == BRS_STRATEGY_BALANCED)
+            continue;
+        int bound = result.brs_infeasible && strategy == BRS_STRATEGY_RANDOM;
+        sampler_set_int(sampler, BRS_OPT_STRATEGY, strategy);
+        measure(&result.stats[strategy - result.lowest_strategy], &result, sampler, epoch,
+                chosen, bound ? PASS_BOUND : PASS_BASELINE);
+    }
+    sampler_set_int(sampler, BRS_OPT_STRATEGY, BRS_STRATEGY_BALANCED);
+    return result;
+}
+
+/* `brs compare --lengths FILE [options]`. */
+
+int compare_command(int count, char **args)
+{
+    cli_config config = options_parse_command(count, args, OPTIONS_COMPARE);
+    if (config.help) {
+        usage_compare(stdout);
+        return CLI_EXIT_OK;
+    }
+    options_require_lengths(&config);
+    cost_model_file_apply(&config);
+    /* A cap brs cannot keep is a finding here, not an error: its row says
+     * so and the baselines, which never bend to the cap, are still shown. */
+    config.cap_marks_rows = 1;
+    FILE *out = output_open(config.output_path);
+    lengths data = lengths_load(config.lengths_path);
+    brs_sampler *sampler = sampler_setup(&config, data.values, data.count);
+    uint64_t steps = sampler_steps(sampler);
+    selection chosen = selection_make(&config, sampler, steps);
+    comparison result = comparison_run(sampler, config.epoch, &chosen);
+
+    compare_setting setting = {sampler, data.count, config.epoch, steps, &chosen,
+                               config.seconds_per_unit, config.cost_model_path};
+    fprintf(out, "brs compare: %s\n", config.lengths_path);
+    compare_report_print(out, &result, &setting);
+    output_commit(out, "the comparison");
+
+    brs_sampler_free(sampler);
+    lengths_free(&data);
+    return CLI_EXIT_OK;
+}
