@@ -39,7 +39,7 @@ __extension__ typedef unsigned __int128 brs_wide;
 struct brs_config {
 #define BRS_OPTION(key, name, type, lower, upper, fallback, fingerprinted, help, values) \
     BRS_CONFIG_FIELD_##type(name)
-#include "options.def"
+#include "api/options.def"
 #undef BRS_OPTION
 };
 
