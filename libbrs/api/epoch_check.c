@@ -10,7 +10,11 @@
  * that makes a step feasible is the least c with greedy(c) <= K (the count
  * never rises with c); the epoch's is the largest over its steps, and a
  * step needs a search only when it beats the largest so far. */
-#include "internal.h"
+#include "api/config.h"
+#include "api/handles.h"
+#include "api/message.h"
+#include "planner/cost_model.h"
+#include "planner/search.h"
 
 /* What the pass learns: the least cap for every step, and under the
  * configured cap the most micro-batches a step needs and the first step

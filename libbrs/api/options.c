@@ -1,7 +1,10 @@
 /* options.c - the option table (options.def) as data: keys, names, types,
  * bounds, defaults and help, the get/set entry points, the brs_option_*
  * queries and the fingerprint's share of the configuration. */
-#include "internal.h"
+#include "api/config.h"
+#include "api/handles.h"
+#include "api/message.h"
+#include "draw/draw.h"
 
 #include <stddef.h>
 #include <string.h>

@@ -4,7 +4,14 @@
  * describe them (plan_describe.c). brs_plan_step is that whole path for a
  * checked sampler, shared with brs_plan_compute_batch (plan_batch.c).
  * Loading is plan_load.c, queries plan_query.c. */
-#include "internal.h"
+#include "api/config.h"
+#include "api/handles.h"
+#include "api/message.h"
+#include "draw/draw.h"
+#include "planner/baselines.h"
+#include "planner/cost_model.h"
+#include "planner/planner.h"
+#include "util/wide.h"
 
 #include <stdlib.h>
 #include <string.h>

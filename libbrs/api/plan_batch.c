@@ -5,7 +5,10 @@
  * up so that one step holds them all), so the plan is by construction what
  * brs_plan_compute gives for that epoch, and its indices are positions into
  * the caller's array. */
-#include "internal.h"
+#include "api/config.h"
+#include "api/handles.h"
+#include "api/message.h"
+#include "planner/planner.h"
 
 #include <string.h>
 

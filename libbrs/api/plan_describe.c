@@ -1,8 +1,13 @@
 /* plan_describe.c - what a plan's micro-batches weigh: tokens and costs of
  * micro-batches formed elsewhere than by the planner (the baselines, a
  * loaded plan), the two synchronised step times of the slots as dealt, the
- * totals and the lower bounds, all with the one cost model of internal.h. */
-#include "internal.h"
+ * totals and the lower bounds, all with the one cost model of
+ * planner/cost_model.h. */
+#include "api/handles.h"
+#include "planner/cost_model.h"
+#include "planner/planner.h"
+#include "planner/search.h"
+#include "util/wide.h"
 
 void brs_plan_summarise(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
                       const struct brs_cost_model *model)

@@ -1,6 +1,8 @@
 /* plan_load.c - brs_plan_load: micro-batches made elsewhere (a peer
  * sampler's), checked and described like a computed plan. */
-#include "internal.h"
+#include "api/handles.h"
+#include "api/message.h"
+#include "planner/cost_model.h"
 
 static brs_status check_load(size_t *total, brs_plan *p, const brs_sampler *s,
                              const uint64_t *counts, size_t num_micro_batches)

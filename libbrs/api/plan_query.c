@@ -1,6 +1,8 @@
 /* plan_query.c - the read-only queries of a plan. Every failure writes the
  * plan's message, the const calls included (brs.h). */
-#include "internal.h"
+#include "api/handles.h"
+#include "api/message.h"
+#include "util/wide.h"
 
 static const char null_handle_message[] = "the handle is NULL";
 

@@ -1,6 +1,9 @@
 /* sampler.c - the sampler handle: lengths, configuration, validation,
  * steps per epoch and the fingerprint. */
-#include "internal.h"
+#include "api/config.h"
+#include "api/handles.h"
+#include "api/message.h"
+#include "draw/draw.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* version.c - the version of the library actually loaded. */
-#include "internal.h"
+#include "brs.h"
 
 #define BRS_STRINGIFY_(x) #x
 #define BRS_STRINGIFY(x) BRS_STRINGIFY_(x)

@@ -17,7 +17,10 @@
  *     head swapped with the very first so an OOM shows at once. That order
  *     needs O(N) work, so the plan caches it per (fingerprint, epoch).
  */
-#include "internal.h"
+#include "api/config.h"
+#include "api/handles.h"
+#include "draw/draw.h"
+#include "planner/baselines.h"
 
 #include <stdlib.h>
 

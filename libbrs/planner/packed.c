@@ -6,7 +6,11 @@
  * (karmarkar_karp.c), kept where it meets the cap. When LPT misses a packing
  * under the cap, first-fit decreasing and then (small steps) an exact search
  * try before the cap is reported infeasible. */
-#include "internal.h"
+#include "planner/candidates.h"
+#include "planner/cost_model.h"
+#include "planner/planner.h"
+#include "util/heap.h"
+#include "util/wide.h"
 
 #include <stdlib.h>
 #include <string.h>

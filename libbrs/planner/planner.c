@@ -15,7 +15,11 @@
  * sync the polished winner then meets every layering where a DP over the
  * cuts is small (brs_plan_layered_exact): no layered plan within the
  * budget beats the plan there. */
-#include "internal.h"
+#include "planner/candidates.h"
+#include "planner/cost_model.h"
+#include "planner/planner.h"
+#include "planner/search.h"
+#include "util/wide.h"
 
 #include <stdlib.h>
 #include <string.h>

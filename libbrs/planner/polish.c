@@ -10,7 +10,9 @@
  * kept move strictly improves the score, so the pass ends; it is also
  * bounded by a number of rounds.
  */
-#include "internal.h"
+#include "planner/cost_model.h"
+#include "planner/planner.h"
+#include "util/wide.h"
 
 #include <stdlib.h>
 #include <string.h>

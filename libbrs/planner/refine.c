@@ -12,7 +12,9 @@
  * so the leftmost best a is monotone in b and each layer is solved by
  * divide and conquer in O(W log W).
  */
-#include "internal.h"
+#include "planner/cost_model.h"
+#include "planner/planner.h"
+#include "util/wide.h"
 
 #include <stdlib.h>
 

@@ -11,7 +11,9 @@
  * exact, so where the search probes only decides its speed, never its
  * answer (docs/algorithm.md, step 4).
  */
-#include "internal.h"
+#include "planner/cost_model.h"
+#include "planner/search.h"
+#include "util/wide.h"
 
 #include <string.h>
 

@@ -2,7 +2,10 @@
  * is too large to search: the greedy groups from the short end (which the
  * search, refine.c, hands back), the costliest split in halves until there
  * are k; and the least-total split that falls back on it. */
-#include "internal.h"
+#include "planner/cost_model.h"
+#include "planner/planner.h"
+#include "util/cost_sort.h"
+#include "util/wide.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,8 @@
 /* cost_sort.c - group ids in the order the planner ranks groups: costliest
  * first, ties by the smaller id. The deal (assign.c) sorts every group of a
  * split, the split heuristic (split_heuristic.c) each batch it halves. */
-#include "internal.h"
+#include "util/cost_sort.h"
+#include "util/wide.h"
 
 #include <string.h>
 

@@ -8,7 +8,8 @@
  * levels of a binary heap, instead of reading each child's key through its
  * id. Each operation is written once and instantiated per direction,
  * `max_first` a constant in each. */
-#include "internal.h"
+#include "util/heap.h"
+#include "util/wide.h"
 
 enum { ARITY = 4 };
 

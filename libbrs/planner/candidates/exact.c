@@ -5,7 +5,10 @@
  * the total; brs_assign is exact for the sizes let through here (sorted
  * blocks per micro-step, branch and bound per step up to 10 groups), so the
  * best score found is the optimum under the model's cap. */
-#include "internal.h"
+#include "planner/candidates.h"
+#include "planner/cost_model.h"
+#include "planner/planner.h"
+#include "util/wide.h"
 
 #include <stdlib.h>
 #include <string.h>

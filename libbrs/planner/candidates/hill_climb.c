@@ -19,7 +19,10 @@
  * leaves fewer rounds than groups, too few to move each group once, while
  * each round still scans them all: the climb is not run there.
  */
-#include "internal.h"
+#include "draw/draw.h"
+#include "planner/candidates.h"
+#include "planner/cost_model.h"
+#include "util/wide.h"
 
 #include <stdlib.h>
 #include <string.h>

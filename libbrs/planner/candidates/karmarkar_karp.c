@@ -16,7 +16,10 @@
  * sample index it holds; ties between tuples go to the smaller name. The
  * result is then a function of the weights alone.
  */
-#include "internal.h"
+#include "planner/candidates.h"
+#include "planner/cost_model.h"
+#include "util/heap.h"
+#include "util/wide.h"
 
 #include <stdlib.h>
 

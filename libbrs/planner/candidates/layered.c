@@ -19,7 +19,11 @@
  * layers, a dynamic programme over the cut positions of more. It finds the fastest layering under the cap, so that no
  * plan of that shape beats the planner's within the budget.
  */
-#include "internal.h"
+#include "planner/candidates.h"
+#include "planner/cost_model.h"
+#include "planner/planner.h"
+#include "planner/search.h"
+#include "util/wide.h"
 
 #include <stdlib.h>
 

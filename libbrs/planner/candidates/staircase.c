@@ -11,7 +11,10 @@
  * synchronised step. `model` carries the token cap the staircase must keep
  * (max_tokens, or the other candidate's memory peak).
  */
-#include "internal.h"
+#include "planner/candidates.h"
+#include "planner/cost_model.h"
+#include "planner/search.h"
+#include "util/wide.h"
 
 /* One greedy group at `threshold` from `pos`, leaving a sample for each of
  * `groups_after` later groups. The layered planner shares it. */
