@@ -8,6 +8,7 @@
  * try before the cap is reported infeasible. */
 #include "planner/candidates.h"
 #include "planner/cost_model.h"
+#include "planner/objective.h"
 #include "planner/planner.h"
 #include "util/heap.h"
 #include "util/wide.h"
@@ -212,8 +213,7 @@ static brs_status plan_lpt(struct brs_split *split, const uint32_t *lengths, siz
 }
 
 /* A packing's costs and tokens per group and its score under the planner's
- * objective (the step time of brs_assign's deal, the peak tokens, the total
- * cost); 0 when it breaks the cap. */
+ * objective (objective.c); 0 when it breaks the cap. */
 struct packing {
     uint32_t *group_of;
     brs_wide *costs;
@@ -233,15 +233,11 @@ static int score_packing(struct packing *p, const uint32_t *lengths, size_t n, s
         p->costs[p->group_of[i]] += brs_sample_weight(model, lengths[i]);
         p->tokens[p->group_of[i]] += lengths[i];
     }
-    p->score.peak = p->score.total = 0;
-    for (size_t g = 0; g < k; g++) {
-        if (p->tokens[g] > p->score.peak) p->score.peak = p->tokens[g];
-        p->score.total += p->costs[g];
-    }
-    if (model->max_tokens && p->score.peak > model->max_tokens) return 0;
-    brs_wide micro, step;
-    *status = brs_assign(slot_scratch, &micro, &step, p->costs, k, dp_size, sync);
-    p->score.time = sync == BRS_SYNC_STEP ? step : micro;
+    uint64_t peak = 0;
+    for (size_t g = 0; g < k; g++)
+        if (p->tokens[g] > peak) peak = p->tokens[g];
+    if (model->max_tokens && peak > model->max_tokens) return 0;
+    *status = brs_objective_score(&p->score, p->costs, peak, k, dp_size, sync, slot_scratch);
     return *status == BRS_OK;
 }
 
@@ -263,7 +259,7 @@ static brs_status keep_better_kk(struct brs_split *split, const uint32_t *length
         score_packing(&kept, lengths, n, k, dp_size, sync, model, scratch, &status);
         if (status == BRS_OK &&
             score_packing(&kk, lengths, n, k, dp_size, sync, model, scratch, &status) &&
-            brs_score_better(&kk.score, &kept.score)) {
+            brs_objective_better(&kk.score, &kept.score)) {
             memcpy(split->group_of, kk_group_of, n * sizeof *kk_group_of);
             memcpy(split->costs, kk_costs, k * sizeof *kk_costs);
         }

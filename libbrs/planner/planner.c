@@ -17,6 +17,7 @@
  * budget beats the plan there. */
 #include "planner/candidates.h"
 #include "planner/cost_model.h"
+#include "planner/objective.h"
 #include "planner/planner.h"
 #include "planner/search.h"
 #include "util/wide.h"
@@ -29,37 +30,6 @@
 enum { WIDE_BUDGET_PER_SAMPLE = 64 };
 
 #define NO_LIMIT (~(brs_wide)0)
-
-/* The largest padded-token count of a contiguous split. */
-static uint64_t peak_tokens(const size_t *starts, const uint32_t *lengths, size_t k)
-{
-    uint64_t peak = 0;
-    for (size_t g = 0; g < k; g++) {
-        uint64_t tokens = (uint64_t)(starts[g + 1] - starts[g]) * lengths[starts[g]];
-        if (tokens > peak) peak = tokens;
-    }
-    return peak;
-}
-
-brs_status brs_score_split(struct brs_score *score, const size_t *starts, const brs_wide *costs,
-                           const uint32_t *lengths, size_t k, size_t dp_size, int sync,
-                           uint32_t *slot_scratch)
-{
-    brs_wide micro, step;
-    brs_status status = brs_assign(slot_scratch, &micro, &step, costs, k, dp_size, sync);
-    score->time = sync == BRS_SYNC_STEP ? step : micro;
-    score->peak = peak_tokens(starts, lengths, k);
-    score->total = 0;
-    for (size_t g = 0; g < k; g++) score->total += costs[g];
-    return status;
-}
-
-int brs_score_better(const struct brs_score *a, const struct brs_score *b)
-{
-    if (a->time != b->time) return a->time < b->time;
-    if (a->peak != b->peak) return a->peak < b->peak;
-    return a->total < b->total;
-}
 
 /* Front-loading pays when the optimum stands well above the average group
  * cost: a few long samples set it, and the first micro-step has room to
@@ -92,12 +62,13 @@ struct contest {
 static brs_status consider(struct contest *c, brs_status built)
 {
     if (built == BRS_ERR_NO_MEMORY) return built;
-    if (built != BRS_OK || peak_tokens(c->starts, c->lengths, c->k) > c->held.max_tokens)
+    if (built != BRS_OK ||
+        brs_objective_padded_peak(c->starts, c->lengths, c->k) > c->held.max_tokens)
         return BRS_OK;
     struct brs_score s;
-    brs_status status =
-        brs_score_split(&s, c->starts, c->costs, c->lengths, c->k, c->dp_size, c->sync, c->slots);
-    if (status != BRS_OK || !brs_score_better(&s, &c->best)) return status;
+    brs_status status = brs_objective_score_split(&s, c->starts, c->costs, c->lengths, c->k,
+                                                  c->dp_size, c->sync, c->slots);
+    if (status != BRS_OK || !brs_objective_better(&s, &c->best)) return status;
     c->best = s;
     memcpy(c->split->starts, c->starts, (c->k + 1) * sizeof *c->starts);
     memcpy(c->split->costs, c->costs, c->k * sizeof *c->costs);
@@ -125,13 +96,13 @@ static brs_status fastest_layering(struct contest *c)
     size_t dp = c->dp_size, ga = c->k / dp;
     if (dp == 1 || c->sync != BRS_SYNC_MICRO_STEP) return BRS_OK;
     struct brs_score before;
-    brs_status status = brs_score_split(&before, c->split->starts, c->split->costs, c->lengths,
-                                        c->k, dp, c->sync, c->slots);
+    brs_status status = brs_objective_score_split(&before, c->split->starts, c->split->costs,
+                                                  c->lengths, c->k, dp, c->sync, c->slots);
     if (status != BRS_OK) return status;
     c->best = before;
     status = consider(c, brs_plan_layered_exact(c->starts, c->costs, c->lengths, c->cache, c->n,
                                                 dp, ga, &c->held, before.time));
-    if (status != BRS_OK || !brs_score_better(&c->best, &before)) return status;
+    if (status != BRS_OK || !brs_objective_better(&c->best, &before)) return status;
     return brs_polish(c->split->starts, c->split->costs, c->lengths, c->n, c->k, dp, c->sync,
                       &c->held);
 }
@@ -183,14 +154,15 @@ static brs_status improve(struct brs_split *split, const uint32_t *lengths, size
 {
     struct contest c = {split, lengths, cache, n, k, dp_size, sync, *model,
                         {0, 0, 0}, NULL, NULL, NULL};
-    if (c.held.max_tokens == 0) c.held.max_tokens = peak_tokens(split->starts, lengths, k);
+    if (c.held.max_tokens == 0)
+        c.held.max_tokens = brs_objective_padded_peak(split->starts, lengths, k);
     c.starts = malloc((k + 1) * sizeof *c.starts);
     c.costs = malloc(k * sizeof *c.costs);
     c.slots = malloc(k * sizeof *c.slots);
     brs_status status = c.starts && c.costs && c.slots ? BRS_OK : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK)
-        status = brs_score_split(&c.best, split->starts, split->costs, lengths, k, dp_size, sync,
-                                 c.slots);
+        status = brs_objective_score_split(&c.best, split->starts, split->costs, lengths, k,
+                                           dp_size, sync, c.slots);
     if (status == BRS_OK) status = try_candidates(&c, best);
     free(c.starts);
     free(c.costs);

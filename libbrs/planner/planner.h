@@ -66,17 +66,6 @@ brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengt
                                   size_t k, const struct brs_cost_model *model,
                                   brs_wide threshold, size_t budget, size_t *greedy_groups);
 
-/* planner.c: a candidate's score, lexicographic: the step time of the sync
- * model (the deal of brs_assign), the peak padded tokens, the total cost.
- * slot_scratch holds k. */
-struct brs_score {
-    brs_wide time, peak, total;
-};
-brs_status brs_score_split(struct brs_score *score, const size_t *starts, const brs_wide *costs,
-                           const uint32_t *lengths, size_t k, size_t dp_size, int sync,
-                           uint32_t *slot_scratch);
-int brs_score_better(const struct brs_score *a, const struct brs_score *b);
-
 /* polish.c: boundary moves on a split (starts/costs, changed in place)
  * while its score improves within the model's cap. */
 brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n, size_t k,

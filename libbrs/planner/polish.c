@@ -11,6 +11,7 @@
  * bounded by a number of rounds.
  */
 #include "planner/cost_model.h"
+#include "planner/objective.h"
 #include "planner/planner.h"
 #include "util/wide.h"
 
@@ -105,8 +106,8 @@ static int trial(struct polish *p, size_t b, size_t to, struct brs_score *out, b
     p->try_starts[b] = to;
     p->try_costs[b - 1] = brs_group_cost(p->model, p->lengths[p->starts[b - 1]], to - p->starts[b - 1]);
     p->try_costs[b] = brs_group_cost(p->model, p->lengths[to], p->starts[b + 1] - to);
-    *status = brs_score_split(out, p->try_starts, p->try_costs, p->lengths, p->k, p->dp_size,
-                              p->sync, p->try_slots);
+    *status = brs_objective_score_split(out, p->try_starts, p->try_costs, p->lengths, p->k,
+                                        p->dp_size, p->sync, p->try_slots);
     return *status == BRS_OK;
 }
 
@@ -130,7 +131,7 @@ static brs_status try_boundary(struct polish *p, size_t b, int forward, struct m
             continue;
         }
         const struct brs_score *bar = best->found ? &best->score : &p->score;
-        if (brs_score_better(&s, bar)) *best = (struct move){b, to, s, 1};
+        if (brs_objective_better(&s, bar)) *best = (struct move){b, to, s, 1};
     }
     return status;
 }
@@ -154,8 +155,8 @@ static brs_status round_once(struct polish *p, int *moved)
     p->costs[b - 1] = brs_group_cost(p->model, p->lengths[p->starts[b - 1]], best.to - p->starts[b - 1]);
     p->costs[b] = brs_group_cost(p->model, p->lengths[best.to], p->starts[b + 1] - best.to);
     p->score = best.score;
-    return brs_score_split(&p->score, p->starts, p->costs, p->lengths, p->k, p->dp_size, p->sync,
-                           p->slots);
+    return brs_objective_score_split(&p->score, p->starts, p->costs, p->lengths, p->k,
+                                     p->dp_size, p->sync, p->slots);
 }
 
 brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n, size_t k,
@@ -170,7 +171,8 @@ brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, 
                             ? BRS_OK
                             : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK)
-        status = brs_score_split(&p.score, starts, costs, lengths, k, dp_size, sync, p.slots);
+        status = brs_objective_score_split(&p.score, starts, costs, lengths, k, dp_size, sync,
+                                           p.slots);
     int moved = 1;
     for (int round = 0; round < POLISH_ROUNDS && moved && status == BRS_OK; round++)
         status = round_once(&p, &moved);

@@ -7,7 +7,7 @@
  * best score found is the optimum under the model's cap. */
 #include "planner/candidates.h"
 #include "planner/cost_model.h"
-#include "planner/planner.h"
+#include "planner/objective.h"
 #include "util/wide.h"
 
 #include <stdlib.h>
@@ -43,13 +43,13 @@ struct enumeration {
 static void score_current(struct enumeration *e)
 {
     struct brs_score s;
-    brs_status status = brs_score_split(&s, e->starts, e->costs, e->lengths, e->k, e->dp_size,
-                                        e->sync, e->slots);
+    brs_status status = brs_objective_score_split(&s, e->starts, e->costs, e->lengths, e->k,
+                                                  e->dp_size, e->sync, e->slots);
     if (status != BRS_OK) {
         e->status = status;
         return;
     }
-    if (e->found && !brs_score_better(&s, &e->best)) return;
+    if (e->found && !brs_objective_better(&s, &e->best)) return;
     e->best = s;
     e->found = 1;
     memcpy(e->best_starts, e->starts, (e->k + 1) * sizeof *e->starts);
