@@ -51,6 +51,7 @@ struct contest {
     size_t n, k, dp_size;
     int sync;
     struct brs_cost_model held; /* the cap is the memory budget */
+    brs_wide min_max;           /* the exact min-max cost T* */
     struct brs_score best;
     size_t *starts;
     brs_wide *costs;
@@ -107,41 +108,95 @@ static brs_status fastest_layering(struct contest *c)
                       &c->held);
 }
 
-/* With grad_accum > 1 (one micro-step is planned directly, see
- * brs_plan_padded). */
-static brs_status try_candidates(struct contest *c, brs_wide best)
+/* The candidates' builders: each writes its split into c->starts/costs. */
+static brs_status build_staircase(struct contest *c)
 {
-    size_t n = c->n, k = c->k, dp = c->dp_size, ga = k / dp;
-    brs_status status = BRS_OK;
-    /* the staircase: with one rank it cannot help */
-    if (dp > 1 && worth_a_staircase(best, c->split->weight_sum, k, &c->held))
-        status = consider_polished(c, brs_plan_staircase(c->starts, c->costs, c->lengths, c->cache,
-                                                n, k, dp, &c->held, best));
-    /* the layers, one per micro-step */
-    if (status == BRS_OK && dp > 1)
-        status = consider_polished(c, brs_plan_layered(c->starts, c->costs, c->lengths, c->cache,
-                                              n, dp, ga, &c->held));
+    return brs_plan_staircase(c->starts, c->costs, c->lengths, c->cache, c->n, c->k, c->dp_size,
+                              &c->held, c->min_max);
+}
+
+static brs_status build_layers(struct contest *c)
+{
+    return brs_plan_layered(c->starts, c->costs, c->lengths, c->cache, c->n, c->dp_size,
+                            c->k / c->dp_size, &c->held);
+}
+
+static brs_status build_rebalance_climb(struct contest *c)
+{
+    return brs_plan_rebalance_climb(c->starts, c->costs, c->lengths, c->n, c->k, c->dp_size,
+                                    &c->held);
+}
+
+static brs_status build_least_total(struct contest *c)
+{
+    struct brs_split part = {.starts = c->starts, .costs = c->costs};
+    size_t budget = WIDE_BUDGET_PER_SAMPLE * c->n + BRS_REFINE_CELLS_BASE;
+    return brs_refine_least_total(&part, c->lengths, c->n, c->k, &c->held, NO_LIMIT, budget,
+                                  NULL);
+}
+
+static brs_status build_exhaustive(struct contest *c)
+{
+    return brs_plan_exhaustive(c->starts, c->costs, c->lengths, c->n, c->k, c->dp_size, c->sync,
+                               &c->held);
+}
+
+/* When each candidate applies. */
+static int staircase_applies(const struct contest *c)
+{
+    /* with one rank it cannot help */
+    return c->dp_size > 1 && worth_a_staircase(c->min_max, c->split->weight_sum, c->k, &c->held);
+}
+
+static int several_ranks(const struct contest *c) { return c->dp_size > 1; }
+
+/* one rank: the step time is the total cost, whatever the max */
+static int one_rank(const struct contest *c) { return c->dp_size == 1 && c->k > 1; }
+
+static int always(const struct contest *c)
+{
+    (void)c;
+    return 1;
+}
+
+/* A row of the candidates' table. A `settles` candidate is exact where it
+ * can be built (anything but BRS_ERR_TOO_LARGE): its outcome is the plan. */
+struct candidate {
+    const char *name;
+    int (*applies)(const struct contest *c);
+    brs_status (*build)(struct contest *c);
+    int polished;
+    int settles;
+};
+
+/* In the order they are tried (docs/algorithm.md); ties keep the earlier. */
+static const struct candidate CANDIDATES[] = {
+    {"staircase", staircase_applies, build_staircase, 1, 0},
+    {"layers, one per micro-step", several_ranks, build_layers, 1, 0},
     /* the split of the sampler users replace, so that it never beats the plan */
-    if (status == BRS_OK && dp > 1)
-        status = consider_polished(c, brs_plan_rebalance_climb(c->starts, c->costs, c->lengths, n,
-                                                               k, dp, &c->held));
-    /* one rank: the step time is the total cost, whatever the max */
-    if (status == BRS_OK && dp == 1 && k > 1) {
-        struct brs_split part = {.starts = c->starts, .costs = c->costs};
-        size_t budget = WIDE_BUDGET_PER_SAMPLE * n + BRS_REFINE_CELLS_BASE;
-        status = consider(c, brs_refine_least_total(&part, c->lengths, n, k, &c->held, NO_LIMIT,
-                                                    budget, NULL));
-    }
+    {"transformers' batch_rebalance split", several_ranks, build_rebalance_climb, 1, 0},
+    {"least total under the budget alone", one_rank, build_least_total, 0, 0},
     /* small steps: all of them (exact; nothing is left to polish) */
-    if (status == BRS_OK) {
-        brs_status exact = brs_plan_exhaustive(c->starts, c->costs, c->lengths, n, k, dp, c->sync,
-                                               &c->held);
-        status = consider(c, exact);
-        if (exact != BRS_ERR_TOO_LARGE) return status;
+    {"every contiguous split", always, build_exhaustive, 0, 1},
+};
+
+/* With grad_accum > 1 (one micro-step is planned directly, see
+ * brs_plan_padded): the table's candidates, then the polish of the winner
+ * and, last, every layering. */
+static brs_status try_candidates(struct contest *c)
+{
+    brs_status status = BRS_OK;
+    size_t count = sizeof CANDIDATES / sizeof CANDIDATES[0];
+    for (size_t i = 0; i < count && status == BRS_OK; i++) {
+        const struct candidate *row = &CANDIDATES[i];
+        if (!row->applies(c)) continue;
+        brs_status built = row->build(c);
+        status = row->polished ? consider_polished(c, built) : consider(c, built);
+        if (row->settles && built != BRS_ERR_TOO_LARGE) return status;
     }
-    if (status == BRS_OK && k > 1)
-        status = brs_polish(c->split->starts, c->split->costs, c->lengths, n, k, dp, c->sync,
-                            &c->held);
+    if (status == BRS_OK && c->k > 1)
+        status = brs_polish(c->split->starts, c->split->costs, c->lengths, c->n, c->k, c->dp_size,
+                            c->sync, &c->held);
     if (status == BRS_OK) status = fastest_layering(c);
     return status;
 }
@@ -153,7 +208,7 @@ static brs_status improve(struct brs_split *split, const uint32_t *lengths, size
                           struct brs_probe_cache cache, brs_wide best)
 {
     struct contest c = {split, lengths, cache, n, k, dp_size, sync, *model,
-                        {0, 0, 0}, NULL, NULL, NULL};
+                        best, {0, 0, 0}, NULL, NULL, NULL};
     if (c.held.max_tokens == 0)
         c.held.max_tokens = brs_objective_padded_peak(split->starts, lengths, k);
     c.starts = malloc((k + 1) * sizeof *c.starts);
@@ -163,7 +218,7 @@ static brs_status improve(struct brs_split *split, const uint32_t *lengths, size
     if (status == BRS_OK)
         status = brs_objective_score_split(&c.best, split->starts, split->costs, lengths, k,
                                            dp_size, sync, c.slots);
-    if (status == BRS_OK) status = try_candidates(&c, best);
+    if (status == BRS_OK) status = try_candidates(&c);
     free(c.starts);
     free(c.costs);
     free(c.slots);
