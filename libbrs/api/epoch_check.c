@@ -2,7 +2,7 @@
  * step of an epoch be planned, decided before the first step is planned.
  *
  * The balanced padded planner refuses a step exactly when the greedy split
- * from the long end (brs_groups_for_cap: each micro-batch as large as its
+ * from the long end (brs_search_groups_for_cap: each micro-batch as large as its
  * longest sample allows) needs more than K = dp_size x grad_accum groups;
  * by contiguity that greedy count is the least any split needs. So the
  * check draws and sorts each step as brs_plan_compute does and asks the
@@ -28,17 +28,17 @@ struct epoch_need {
 static size_t greedy_groups(const uint32_t *sorted, size_t n, uint64_t cap, size_t limit)
 {
     struct brs_cost_model model = {0, 0, cap};
-    return brs_groups_for_cap_upto(sorted, n, &model, limit);
+    return brs_search_groups_for_cap_upto(sorted, n, &model, limit);
 }
 
 /* The least cap above `known` (a cap some earlier step needed) with which
  * k groups hold these n >= k samples sorted longest first, or `known` if
  * that already does. Bracketed below by the pigeonhole bound (among the
  * (m - 1)k + 1 longest samples some group holds m, and its head is at least
- * the last of them: brs_lower_bound's argument, in tokens) and above by k
+ * the last of them: brs_search_lower_bound's argument, in tokens) and above by k
  * groups of ceil(n / k) samples, which fit under any head; then bisection,
  * each probe O(k). No overflow: a head < 2^32 times a size <= 2^24. */
-uint64_t brs_least_cap(const uint32_t *sorted, size_t n, size_t k, uint64_t known)
+uint64_t brs_epoch_check_least_cap(const uint32_t *sorted, size_t n, size_t k, uint64_t known)
 {
     if (known >= sorted[0] && greedy_groups(sorted, n, known, k) <= k) return known;
     uint64_t low = known + 1;
@@ -78,14 +78,14 @@ static brs_status changed_length(const brs_sampler *s, const brs_plan *p, uint64
 static brs_status scan_epoch(struct epoch_need *need, const brs_sampler *s, brs_plan *p,
                              uint64_t epoch, uint64_t cap)
 {
-    uint64_t steps = brs_steps_in_epoch(s);
+    uint64_t steps = brs_sampler_steps_in_epoch(s);
     for (uint64_t step = 0; step < steps; step++) {
         brs_status status = brs_plan_draw_sorted(p, s, epoch, step);
         if (status != BRS_OK)
             return brs_fail(&s->message, status, "%s", brs_message_text(&p->message));
         const uint32_t *sorted = p->sorted_length;
         size_t n = p->num_samples;
-        need->cap = brs_least_cap(sorted, n, p->k, need->cap);
+        need->cap = brs_epoch_check_least_cap(sorted, n, p->k, need->cap);
         if (cap == 0) continue;
         if (sorted[0] > cap) return changed_length(s, p, cap);
         size_t groups = greedy_groups(sorted, n, cap, n);
@@ -130,7 +130,7 @@ brs_status brs_sampler_check_epoch(uint64_t *min_max_tokens, uint64_t *micro_bat
                         "brs_sampler_check_epoch: %s is NULL",
                         !min_max_tokens ? "min_max_tokens" : "micro_batches");
     /* A sample above the cap is an error the pass can still size. */
-    brs_status config_status = brs_config_check(sampler, &sampler->message);
+    brs_status config_status = brs_sampler_check_config(sampler, &sampler->message);
     if (config_status != BRS_OK && config_status != BRS_ERR_SAMPLE_TOO_LONG) return config_status;
     const struct brs_config *c = &sampler->config;
     if (c->packed)
@@ -148,7 +148,7 @@ brs_status brs_sampler_check_epoch(uint64_t *min_max_tokens, uint64_t *micro_bat
     if (brs_plan_new(&plan) != BRS_OK)
         return brs_fail(&sampler->message, BRS_ERR_NO_MEMORY, "cannot allocate a plan");
     uint64_t cap = config_status == BRS_OK ? (uint64_t)c->max_tokens : 0;
-    /* brs_config_check refuses a cap below the dataset's longest sample,
+    /* brs_sampler_check_config refuses a cap below the dataset's longest sample,
      * drawn in this epoch or not (drop_last may leave it out). */
     struct epoch_need need = {sampler->max_length, cap == 0 ? 1 : 0, 0};
     brs_status status = scan_epoch(&need, sampler, plan, epoch, cap);

@@ -82,16 +82,16 @@ brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked);
 brs_status brs_plan_draw_sorted(brs_plan *p, const brs_sampler *s, uint64_t epoch,
                                 uint64_t step);
 /* plan.c: step `step` of `epoch` of a sampler whose configuration is
- * checked (brs_config_check, or brs_plan_compute_batch's own checks) and
+ * checked (brs_sampler_check_config, or brs_plan_compute_batch's own checks) and
  * the step in range: drawn, gathered, planned with its strategy. */
 brs_status brs_plan_step(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
 /* epoch_check.c: the least max_tokens above `known` with which k groups
  * hold n >= k lengths sorted longest first (padded), or `known` if that
  * already does. */
-uint64_t brs_least_cap(const uint32_t *sorted, size_t n, size_t k, uint64_t known);
+uint64_t brs_epoch_check_least_cap(const uint32_t *sorted, size_t n, size_t k, uint64_t known);
 /* plan_batch.c: the cap error of a brs_plan_compute_batch step. */
-brs_status brs_batch_cap_message(brs_plan *p, const brs_sampler *s,
-                                 const struct brs_split *split);
+brs_status brs_plan_batch_cap_message(brs_plan *p, const brs_sampler *s,
+                                      const struct brs_split *split);
 /* plan_describe.c: totals, peaks and the time bound of the filled slots
  * (lower_bound and weight_sum those of the step's samples); and the whole
  * description of slots filled elsewhere than by the planner. */
@@ -101,7 +101,8 @@ void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_
                        int packed);
 
 /* sampler.c */
-brs_status brs_config_check(const struct brs_sampler *sampler, const struct brs_message *message);
-uint64_t brs_steps_in_epoch(const struct brs_sampler *sampler);
+brs_status brs_sampler_check_config(const struct brs_sampler *sampler,
+                                    const struct brs_message *message);
+uint64_t brs_sampler_steps_in_epoch(const struct brs_sampler *sampler);
 
 #endif

@@ -244,7 +244,7 @@ static void fill_slots(brs_plan *p, int packed)
  * weight_sum are those of the step's samples. */
 static brs_status cap_message(brs_plan *p, const brs_sampler *s, const struct brs_split *split)
 {
-    if (p->batch) return brs_batch_cap_message(p, s, split);
+    if (p->batch) return brs_plan_batch_cap_message(p, s, split);
     if (split->needed > 0)
         return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
                         "step %llu of epoch %llu needs at least %zu micro-batches to keep every "
@@ -286,10 +286,10 @@ static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
     int packed = (int)s->config.packed, sync = (int)s->config.sync;
     struct brs_split split = {.starts = p->starts, .group_of = p->group_of,
                               .costs = p->group_cost};
-    brs_status status = packed ? brs_plan_packed(&split, p->sorted_length, p->num_samples, p->k,
-                                                 p->dp_size, sync, model, p->pack_scratch)
-                               : brs_plan_padded(&split, p->sorted_length, p->num_samples, p->k,
-                                                 p->dp_size, sync, model, p->sort_scratch);
+    brs_status status = packed ? brs_packed_split(&split, p->sorted_length, p->num_samples, p->k,
+                                                  p->dp_size, sync, model, p->pack_scratch)
+                               : brs_planner_split(&split, p->sorted_length, p->num_samples, p->k,
+                                                   p->dp_size, sync, model, p->sort_scratch);
     if (status == BRS_ERR_CAP_INFEASIBLE) return cap_message(p, s, &split);
     if (status == BRS_OK)
         status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, p->k,
@@ -319,7 +319,7 @@ brs_status brs_plan_step(brs_plan *plan, const brs_sampler *sampler, uint64_t ep
         return brs_fail(&plan->message, BRS_ERR_NO_MEMORY,
                         "cannot allocate the length_grouped order of %zu samples",
                         sampler->count);
-    if (epoch_order) plan->megabatch_size = brs_grouped_megabatch(sampler);
+    if (epoch_order) plan->megabatch_size = brs_baselines_megabatch(sampler);
     draw(plan, sampler, epoch, step, b, epoch_order);
     brs_status status = brs_plan_gather(plan, sampler, 1);
     if (status != BRS_OK) return status;
@@ -329,8 +329,8 @@ brs_status brs_plan_step(brs_plan *plan, const brs_sampler *sampler, uint64_t ep
         status = plan_balanced(plan, sampler, &model);
         if (status != BRS_OK) return status;
     } else {
-        brs_baseline_slots(plan->indices, plan->slot_start, plan->draw_index, plan->num_samples,
-                           plan->dp_size, plan->grad_accum);
+        brs_baselines_slots(plan->indices, plan->slot_start, plan->draw_index, plan->num_samples,
+                            plan->dp_size, plan->grad_accum);
         brs_plan_describe(plan, sampler, &model, (int)c->packed);
     }
     brs_message_clear(&plan->message);
@@ -346,9 +346,9 @@ brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t
     plan->batch = 0;
     if (!sampler)
         return brs_fail(&plan->message, BRS_ERR_NULL_POINTER, "brs_plan_compute: sampler is NULL");
-    brs_status status = brs_config_check(sampler, &plan->message);
+    brs_status status = brs_sampler_check_config(sampler, &plan->message);
     if (status != BRS_OK) return status;
-    uint64_t steps = brs_steps_in_epoch(sampler);
+    uint64_t steps = brs_sampler_steps_in_epoch(sampler);
     if (step >= steps)
         return brs_fail(&plan->message, BRS_ERR_OUT_OF_RANGE,
                         "step %llu is out of range: an epoch has %llu steps (0..%llu)",

@@ -38,7 +38,7 @@ static brs_status check_lengths(struct brs_sampler *view, brs_plan *p, uint64_t 
     return BRS_OK;
 }
 
-/* The shape checks: the ones brs_config_check makes for a dataset, in the
+/* The shape checks: the ones brs_sampler_check_config makes for a dataset, in the
  * batch's words (there is no batch_size or drop_last to change here). */
 static brs_status check_shape(brs_plan *p, const struct brs_config *c, size_t n)
 {
@@ -64,15 +64,15 @@ static brs_status check_shape(brs_plan *p, const struct brs_config *c, size_t n)
     return BRS_OK;
 }
 
-brs_status brs_batch_cap_message(brs_plan *p, const brs_sampler *s,
-                                 const struct brs_split *split)
+brs_status brs_plan_batch_cap_message(brs_plan *p, const brs_sampler *s,
+                                      const struct brs_split *split)
 {
     long long cap = (long long)s->config.max_tokens;
     if (split->needed > 0) {
         /* the padded planner's refusal: the greedy count from the long end
          * is the least any split needs, so the least cap is exact too */
-        uint64_t least = brs_least_cap(p->sorted_length, p->num_samples, p->k,
-                                       p->sorted_length[0]);
+        uint64_t least = brs_epoch_check_least_cap(p->sorted_length, p->num_samples, p->k,
+                                                   p->sorted_length[0]);
         return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
                         "the batch of %zu samples needs at least %zu micro-batches to keep "
                         "every micro-batch within max_tokens %lld, but dp_size x grad_accum "

@@ -87,7 +87,7 @@ void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_
     slot_sync_times(p);
     brs_wide weight_sum, bound =
         packed ? packed_lower_bound(p->sorted_length, p->num_samples, p->k, model, &weight_sum)
-               : brs_lower_bound(p->sorted_length, p->num_samples, p->k, model, &weight_sum);
+               : brs_search_lower_bound(p->sorted_length, p->num_samples, p->k, model, &weight_sum);
     brs_plan_summarise(p, bound, weight_sum, model);
     if (!packed) {
         /* the padded planner's certified bound, as for a computed plan; one
@@ -95,7 +95,7 @@ void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_
         struct brs_cost_model m = *model;
         if (m.max_tokens && p->max_padded > m.max_tokens) m.max_tokens = 0;
         brs_wide certified =
-            brs_step_time_bound(p->sorted_length, p->num_samples, p->k, p->dp_size, &m);
+            brs_planner_step_time_bound(p->sorted_length, p->num_samples, p->k, p->dp_size, &m);
         if (certified > p->time_lower_bound) p->time_lower_bound = certified;
     }
 }

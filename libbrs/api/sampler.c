@@ -87,7 +87,7 @@ static uint64_t global_batch(const struct brs_config *c)
     return (uint64_t)c->batch_size * (uint64_t)c->dp_size * (uint64_t)c->grad_accum;
 }
 
-uint64_t brs_steps_in_epoch(const struct brs_sampler *sampler)
+uint64_t brs_sampler_steps_in_epoch(const struct brs_sampler *sampler)
 {
     uint64_t b = global_batch(&sampler->config), n = sampler->count;
     return sampler->config.drop_last ? n / b : (n + b - 1) / b;
@@ -95,7 +95,8 @@ uint64_t brs_steps_in_epoch(const struct brs_sampler *sampler)
 
 /* Checks that need several options or the lengths; the single-option bounds
  * were checked on set. Writes the reason into `message`. */
-brs_status brs_config_check(const struct brs_sampler *sampler, const struct brs_message *message)
+brs_status brs_sampler_check_config(const struct brs_sampler *sampler,
+                                    const struct brs_message *message)
 {
     const struct brs_config *c = &sampler->config;
     if (!sampler->lengths)
@@ -115,7 +116,7 @@ brs_status brs_config_check(const struct brs_sampler *sampler, const struct brs_
                         "the global batch batch_size * dp_size * grad_accum = %llu exceeds %d "
                         "samples per step: lower batch_size",
                         (unsigned long long)b, BRS_MAX_STEP_SAMPLES);
-    if (brs_steps_in_epoch(sampler) == 0)
+    if (brs_sampler_steps_in_epoch(sampler) == 0)
         return brs_fail(message, BRS_ERR_TOO_FEW_SAMPLES,
                         "%zu samples are fewer than one global batch of %llu (batch_size %lld x "
                         "dp_size %lld x grad_accum %lld) with drop_last: lower the batch size or "
@@ -134,7 +135,7 @@ brs_status brs_config_check(const struct brs_sampler *sampler, const struct brs_
 brs_status brs_sampler_validate(brs_sampler *sampler)
 {
     if (!sampler) return BRS_ERR_NULL_POINTER;
-    brs_status status = brs_config_check(sampler, &sampler->message);
+    brs_status status = brs_sampler_check_config(sampler, &sampler->message);
     if (status == BRS_OK) brs_message_clear(&sampler->message);
     return status;
 }
@@ -147,7 +148,7 @@ brs_status brs_sampler_steps_per_epoch(uint64_t *out, brs_sampler *sampler)
                         "brs_sampler_steps_per_epoch: out is NULL");
     brs_status status = brs_sampler_validate(sampler);
     if (status != BRS_OK) return status;
-    *out = brs_steps_in_epoch(sampler);
+    *out = brs_sampler_steps_in_epoch(sampler);
     return BRS_OK;
 }
 

@@ -342,7 +342,7 @@ brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sy
         uint32_t *rank_of = order + k, *spare = order + 2 * k; /* spare: 2k */
         /* wide is free until the deal: it holds the sort's keys (2k words) */
         for (size_t g = 0; g < k; g++) order[g] = (uint32_t)g;
-        brs_sort_by_cost(order, k, k, costs, rank_of, (uint64_t *)(void *)wide);
+        brs_cost_sort_ids(order, k, k, costs, rank_of, (uint64_t *)(void *)wide);
         for (size_t p = 0; p < k; p++) cost_at[p] = costs[order[p]];
         struct deal d = {cost_at, order, k, dp_size, grad_accum, rank_of, count, wide + k, tree, NULL};
         if (sync == BRS_SYNC_STEP && dp_size > 1 && grad_accum > 1) {

@@ -24,8 +24,8 @@
 
 #include <stdlib.h>
 
-void brs_baseline_slots(uint64_t *indices, size_t *slot_start, const uint64_t *drawn, size_t n,
-                        size_t dp_size, size_t grad_accum)
+void brs_baselines_slots(uint64_t *indices, size_t *slot_start, const uint64_t *drawn, size_t n,
+                         size_t dp_size, size_t grad_accum)
 {
     size_t k = dp_size * grad_accum;
     slot_start[0] = 0;
@@ -44,7 +44,7 @@ void brs_baseline_slots(uint64_t *indices, size_t *slot_start, const uint64_t *d
 
 /* transformers: mult = min(N // (4 * batch), 50), or 1 when that is 0;
  * batch = batch_size * grad_accum, the batch the Trainer passes it. */
-size_t brs_grouped_megabatch(const brs_sampler *sampler)
+size_t brs_baselines_megabatch(const brs_sampler *sampler)
 {
     size_t n = sampler->count;
     size_t batch = (size_t)(sampler->config.batch_size * sampler->config.grad_accum);
@@ -80,7 +80,7 @@ static brs_status build_grouped_order(struct brs_grouped_order *cache, const brs
 {
     const struct brs_config *c = &s->config;
     size_t n = s->count;
-    size_t size = brs_grouped_megabatch(s);
+    size_t size = brs_baselines_megabatch(s);
     uint64_t *order = realloc(cache->order, n * sizeof *order);
     if (!order) return BRS_ERR_NO_MEMORY;
     cache->order = order;

@@ -7,15 +7,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* baselines.c: the fixed-size strategies. brs_baseline_slots deals the n
+/* baselines.c: the fixed-size strategies. brs_baselines_slots deals the n
  * drawn dataset indices (read order) into K = dp_size * grad_accum chunks,
  * chunk c to slot (c % dp_size) * grad_accum + c / dp_size, writing
  * slot_start[0..K] and the indices slot by slot. */
-void brs_baseline_slots(uint64_t *indices, size_t *slot_start, const uint64_t *drawn, size_t n,
-                        size_t dp_size, size_t grad_accum);
+void brs_baselines_slots(uint64_t *indices, size_t *slot_start, const uint64_t *drawn, size_t n,
+                         size_t dp_size, size_t grad_accum);
 /* Samples per megabatch of transformers' length grouping of this sampler's
  * dataset (at most N). */
-size_t brs_grouped_megabatch(const brs_sampler *sampler);
+size_t brs_baselines_megabatch(const brs_sampler *sampler);
 /* The length-grouped epoch order (N dataset indices), cached in the plan
  * handle for one (sampler fingerprint, epoch); never global state. */
 struct brs_grouped_order {

@@ -251,7 +251,7 @@ static brs_status keep_better_kk(struct brs_split *split, const uint32_t *length
     brs_wide *kk_costs = malloc(k * sizeof *kk_costs);
     uint64_t *tokens = malloc(k * sizeof *tokens);
     brs_status status = kk_group_of && kk_costs && tokens ? BRS_OK : BRS_ERR_NO_MEMORY;
-    if (status == BRS_OK) status = brs_karmarkar_karp(kk_group_of, lengths, n, k, model);
+    if (status == BRS_OK) status = brs_karmarkar_karp_split(kk_group_of, lengths, n, k, model);
     if (status == BRS_ERR_TOO_LARGE) status = BRS_OK; /* over its budget: no candidate */
     else if (status == BRS_OK) {
         struct packing kept = {split->group_of, split->costs, tokens, {0, 0, 0}};
@@ -270,9 +270,9 @@ static brs_status keep_better_kk(struct brs_split *split, const uint32_t *length
     return status;
 }
 
-brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                           size_t dp_size, int sync, const struct brs_cost_model *model,
-                           uint32_t *scratch)
+brs_status brs_packed_split(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
+                            size_t dp_size, int sync, const struct brs_cost_model *model,
+                            uint32_t *scratch)
 {
     uint64_t cap = model->max_tokens;
     if (cap) {

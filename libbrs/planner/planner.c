@@ -4,7 +4,7 @@
  *
  * The exact min-max cost T* (search.c) comes first. With one micro-step it
  * is the step time, and the least peak at T*, then the least total, is the
- * exact answer (brs_plan_layer). Otherwise the least-total split at T*
+ * exact answer (brs_layered_split_one). Otherwise the least-total split at T*
  * (refine.c, or split_heuristic.c where that search is too large) follows:
  * its peak is the memory budget when no max_tokens is set. Other candidates
  * are held to the budget and kept when they score better: the staircase
@@ -13,7 +13,7 @@
  * there the step time is the total), and for small steps every contiguous
  * split (exact.c), which makes the plan exact there. Under per-micro-step
  * sync the polished winner then meets every layering where a DP over the
- * cuts is small (brs_plan_layered_exact): no layered plan within the
+ * cuts is small (brs_layered_split_fastest): no layered plan within the
  * budget beats the plan there. */
 #include "planner/candidates.h"
 #include "planner/cost_model.h"
@@ -26,7 +26,8 @@
 #include <string.h>
 
 /* Cells the least-total search may use where that split is itself the
- * answer (one rank): more than brs_least_total_split's few per sample. */
+ * answer (one rank): more than brs_split_heuristic_least_total's few per
+ * sample. */
 enum { WIDE_BUDGET_PER_SAMPLE = 64 };
 
 #define NO_LIMIT (~(brs_wide)0)
@@ -101,8 +102,8 @@ static brs_status fastest_layering(struct contest *c)
                                                   c->lengths, c->k, dp, c->sync, c->slots);
     if (status != BRS_OK) return status;
     c->best = before;
-    status = consider(c, brs_plan_layered_exact(c->starts, c->costs, c->lengths, c->cache, c->n,
-                                                dp, ga, &c->held, before.time));
+    status = consider(c, brs_layered_split_fastest(c->starts, c->costs, c->lengths, c->cache, c->n,
+                                                   dp, ga, &c->held, before.time));
     if (status != BRS_OK || !brs_objective_better(&c->best, &before)) return status;
     return brs_polish(c->split->starts, c->split->costs, c->lengths, c->n, c->k, dp, c->sync,
                       &c->held);
@@ -111,20 +112,20 @@ static brs_status fastest_layering(struct contest *c)
 /* The candidates' builders: each writes its split into c->starts/costs. */
 static brs_status build_staircase(struct contest *c)
 {
-    return brs_plan_staircase(c->starts, c->costs, c->lengths, c->cache, c->n, c->k, c->dp_size,
-                              &c->held, c->min_max);
+    return brs_staircase_split(c->starts, c->costs, c->lengths, c->cache, c->n, c->k, c->dp_size,
+                               &c->held, c->min_max);
 }
 
 static brs_status build_layers(struct contest *c)
 {
-    return brs_plan_layered(c->starts, c->costs, c->lengths, c->cache, c->n, c->dp_size,
-                            c->k / c->dp_size, &c->held);
+    return brs_layered_split(c->starts, c->costs, c->lengths, c->cache, c->n, c->dp_size,
+                             c->k / c->dp_size, &c->held);
 }
 
 static brs_status build_rebalance_climb(struct contest *c)
 {
-    return brs_plan_rebalance_climb(c->starts, c->costs, c->lengths, c->n, c->k, c->dp_size,
-                                    &c->held);
+    return brs_hill_climb_split(c->starts, c->costs, c->lengths, c->n, c->k, c->dp_size,
+                                &c->held);
 }
 
 static brs_status build_least_total(struct contest *c)
@@ -137,8 +138,8 @@ static brs_status build_least_total(struct contest *c)
 
 static brs_status build_exhaustive(struct contest *c)
 {
-    return brs_plan_exhaustive(c->starts, c->costs, c->lengths, c->n, c->k, c->dp_size, c->sync,
-                               &c->held);
+    return brs_exact_split(c->starts, c->costs, c->lengths, c->n, c->k, c->dp_size, c->sync,
+                           &c->held);
 }
 
 /* When each candidate applies. */
@@ -181,7 +182,7 @@ static const struct candidate CANDIDATES[] = {
 };
 
 /* With grad_accum > 1 (one micro-step is planned directly, see
- * brs_plan_padded): the table's candidates, then the polish of the winner
+ * brs_planner_split): the table's candidates, then the polish of the winner
  * and, last, every layering. */
 static brs_status try_candidates(struct contest *c)
 {
@@ -225,9 +226,9 @@ static brs_status improve(struct brs_split *split, const uint32_t *lengths, size
     return status;
 }
 
-brs_wide brs_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                              const struct brs_cost_model *model, brs_wide min_max,
-                              brs_wide weight_sum)
+brs_wide brs_planner_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                                      const struct brs_cost_model *model, brs_wide min_max,
+                                      brs_wide weight_sum)
 {
     /* Every sample pays at least its own weight and every group its
      * intercept; the exact least total replaces that where it is cheap and
@@ -250,35 +251,35 @@ brs_wide brs_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_
     return per_rank > min_max ? per_rank : min_max;
 }
 
-brs_wide brs_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                             const struct brs_cost_model *model)
+brs_wide brs_planner_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                                     const struct brs_cost_model *model)
 {
     struct brs_cost_model m = *model;
-    if (m.max_tokens && brs_groups_for_cap(lengths, n, &m) > k) m.max_tokens = 0;
-    brs_wide weight_sum, bound = brs_lower_bound(lengths, n, k, &m, &weight_sum);
+    if (m.max_tokens && brs_search_groups_for_cap(lengths, n, &m) > k) m.max_tokens = 0;
+    brs_wide weight_sum, bound = brs_search_lower_bound(lengths, n, k, &m, &weight_sum);
     uint64_t *memory = malloc(2 * n * sizeof *memory);
     if (!memory) return bound; /* still a bound, only a looser one */
     struct brs_probe_cache cache = brs_probe_cache_build(memory, lengths, n);
-    brs_wide min_max = brs_min_max_threshold(lengths, cache, n, k, &m, bound);
+    brs_wide min_max = brs_search_min_max(lengths, cache, n, k, &m, bound);
     free(memory);
-    return brs_time_lower_bound(lengths, n, k, dp_size, &m, min_max, weight_sum);
+    return brs_planner_time_lower_bound(lengths, n, k, dp_size, &m, min_max, weight_sum);
 }
 
-brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                           size_t dp_size, int sync, const struct brs_cost_model *model,
-                           uint64_t *scratch)
+brs_status brs_planner_split(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
+                             size_t dp_size, int sync, const struct brs_cost_model *model,
+                             uint64_t *scratch)
 {
     if (model->max_tokens) {
-        size_t needed = brs_groups_for_cap(lengths, n, model);
+        size_t needed = brs_search_groups_for_cap(lengths, n, model);
         if (needed > k) {
             split->needed = needed;
             return BRS_ERR_CAP_INFEASIBLE;
         }
     }
-    split->lower_bound = brs_lower_bound(lengths, n, k, model, &split->weight_sum);
+    split->lower_bound = brs_search_lower_bound(lengths, n, k, model, &split->weight_sum);
     /* scratch (2n words) holds the searches' cache */
     struct brs_probe_cache cache = brs_probe_cache_build(scratch, lengths, n);
-    brs_wide best = brs_min_max_threshold(lengths, cache, n, k, model, split->lower_bound);
+    brs_wide best = brs_search_min_max(lengths, cache, n, k, model, split->lower_bound);
 
     brs_status status;
     if (k == dp_size && k > 1 && n > k) {
@@ -286,9 +287,10 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
          * so the least peak at the optimum, then the least total, is the
          * exact answer, and within the default budget (the least-total
          * split at the optimum is one of the splits it ranges over). */
-        status = brs_plan_layer(split->starts, split->costs, lengths, cache, n, k, model, best);
+        status =
+            brs_layered_split_one(split->starts, split->costs, lengths, cache, n, k, model, best);
     } else {
-        status = brs_least_total_split(split, lengths, n, k, model, best);
+        status = brs_split_heuristic_least_total(split, lengths, n, k, model, best);
         /* with n == k there is one split, and nothing to improve */
         if (status == BRS_OK && k > 1 && n > k)
             status = improve(split, lengths, n, k, dp_size, sync, model, cache, best);
@@ -298,6 +300,6 @@ brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, siz
     for (size_t g = 0; g < k; g++)
         if (split->costs[g] > split->max_cost) split->max_cost = split->costs[g];
     split->time_lower_bound =
-        brs_time_lower_bound(lengths, n, k, dp_size, model, best, split->weight_sum);
+        brs_planner_time_lower_bound(lengths, n, k, dp_size, model, best, split->weight_sum);
     return BRS_OK;
 }

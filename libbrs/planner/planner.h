@@ -28,34 +28,35 @@ struct brs_split {
     size_t needed;
     brs_wide time_lower_bound;
 };
-brs_status brs_plan_padded(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                           size_t dp_size, int sync, const struct brs_cost_model *model,
-                           uint64_t *scratch);
-brs_status brs_plan_packed(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                           size_t dp_size, int sync, const struct brs_cost_model *model,
-                           uint32_t *scratch);
+brs_status brs_planner_split(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
+                             size_t dp_size, int sync, const struct brs_cost_model *model,
+                             uint64_t *scratch);
+brs_status brs_packed_split(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
+                            size_t dp_size, int sync, const struct brs_cost_model *model,
+                            uint32_t *scratch);
 
 /* A lower bound on the step time under `sync` of every plan of these
  * samples (sorted longest first) within the model's cap: the min-max
  * `min_max` and the least total cost over dp_size. */
-brs_wide brs_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                              const struct brs_cost_model *model, brs_wide min_max,
-                              brs_wide weight_sum);
+brs_wide brs_planner_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                                      const struct brs_cost_model *model, brs_wide min_max,
+                                      brs_wide weight_sum);
 /* The same bound computed from scratch (the min-max searched here): for
  * plans made elsewhere. A cap the samples cannot meet in k groups is
  * ignored, so the bound holds for every plan. */
-brs_wide brs_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                             const struct brs_cost_model *model);
+brs_wide brs_planner_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                                     const struct brs_cost_model *model);
 
-/* split_heuristic.c. brs_least_total_split: the least total cost among
+/* split_heuristic.c. brs_split_heuristic_least_total: the least total cost among
  * splits of max cost <= limit (refine.c, within a budget of
  * BRS_REFINE_CELLS_PER_SAMPLE * n + BRS_REFINE_CELLS_BASE cells), else the
  * greedy from the right split to k. */
 enum { BRS_REFINE_CELLS_PER_SAMPLE = 4, BRS_REFINE_CELLS_BASE = 4096 };
-brs_status brs_least_total_split(struct brs_split *split, const uint32_t *lengths, size_t n,
-                                 size_t k, const struct brs_cost_model *model, brs_wide limit);
-brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,
-                          size_t groups, size_t k, const struct brs_cost_model *model);
+brs_status brs_split_heuristic_least_total(struct brs_split *split, const uint32_t *lengths,
+                                           size_t n, size_t k, const struct brs_cost_model *model,
+                                           brs_wide limit);
+brs_status brs_split_heuristic_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,
+                                    size_t groups, size_t k, const struct brs_cost_model *model);
 
 /* refine.c: the split of least total cost among those with max cost <=
  * threshold (at least the optimum), if its search needs at most `budget`

@@ -200,16 +200,17 @@ static struct probe_result peak_probe(const struct probe_input *in, brs_wide pea
 }
 
 /* The fewest groups that meet the token cap alone. */
-size_t brs_groups_for_cap(const uint32_t *lengths, size_t n, const struct brs_cost_model *model)
+size_t brs_search_groups_for_cap(const uint32_t *lengths, size_t n,
+                                 const struct brs_cost_model *model)
 {
-    return brs_groups_for_cap_upto(lengths, n, model, n);
+    return brs_search_groups_for_cap_upto(lengths, n, model, n);
 }
 
 /* The greedy from the long end is exact for the cap alone (contiguity:
  * each group as large as its head allows). It stops past `limit` groups,
  * which is all a feasibility question needs. */
-size_t brs_groups_for_cap_upto(const uint32_t *lengths, size_t n,
-                               const struct brs_cost_model *model, size_t limit)
+size_t brs_search_groups_for_cap_upto(const uint32_t *lengths, size_t n,
+                                      const struct brs_cost_model *model, size_t limit)
 {
     size_t i = 0, groups = 0;
     while (i < n && groups <= limit) {
@@ -222,8 +223,8 @@ size_t brs_groups_for_cap_upto(const uint32_t *lengths, size_t n,
 /* LB = max(intercept + ceil(sum w / k), max_m intercept + m * w(L_((m-1)k))):
  * the average, and the pigeonhole bound (among the (m-1)k + 1 longest
  * samples some group holds m, and its head is at least that long). */
-brs_wide brs_lower_bound(const uint32_t *lengths, size_t n, size_t k,
-                         const struct brs_cost_model *model, brs_wide *weight_sum)
+brs_wide brs_search_lower_bound(const uint32_t *lengths, size_t n, size_t k,
+                                const struct brs_cost_model *model, brs_wide *weight_sum)
 {
     /* sum w = 1e6 sum L + alpha sum L^2: sum L < 2^56 and each L^2 < 2^64.
      * Below 2^16 (lengths[0] is the longest) the squares sum in 64 bits:
@@ -341,9 +342,9 @@ struct brs_probe_cache brs_probe_cache_build(uint64_t *memory, const uint32_t *l
     return cache;
 }
 
-brs_wide brs_min_max_threshold(const uint32_t *lengths, struct brs_probe_cache cache, size_t n,
-                               size_t k, const struct brs_cost_model *model,
-                               brs_wide lower_bound)
+brs_wide brs_search_min_max(const uint32_t *lengths, struct brs_probe_cache cache, size_t n,
+                            size_t k, const struct brs_cost_model *model,
+                            brs_wide lower_bound)
 {
     struct probe_input in = probe_input(lengths, cache, n, k, model, 0);
     /* all samples in one group: within the cap's k groups, so feasible */
@@ -364,8 +365,8 @@ static brs_wide peak_lower_bound(const uint32_t *lengths, size_t n, size_t k)
     return bound;
 }
 
-uint64_t brs_least_peak(const uint32_t *lengths, struct brs_probe_cache cache, size_t n, size_t k,
-                        const struct brs_cost_model *model, brs_wide time)
+uint64_t brs_search_least_peak(const uint32_t *lengths, struct brs_probe_cache cache, size_t n,
+                               size_t k, const struct brs_cost_model *model, brs_wide time)
 {
     struct probe_input in = probe_input(lengths, cache, n, k, model, time);
     /* a peak of all samples bounds nothing: the cost probe at `time` */

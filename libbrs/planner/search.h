@@ -9,13 +9,14 @@
 #include <stdint.h>
 
 /* search.c, on n samples sorted longest first */
-brs_wide brs_lower_bound(const uint32_t *lengths, size_t n, size_t k,
-                         const struct brs_cost_model *model, brs_wide *weight_sum);
-size_t brs_groups_for_cap(const uint32_t *lengths, size_t n, const struct brs_cost_model *model);
+brs_wide brs_search_lower_bound(const uint32_t *lengths, size_t n, size_t k,
+                                const struct brs_cost_model *model, brs_wide *weight_sum);
+size_t brs_search_groups_for_cap(const uint32_t *lengths, size_t n,
+                                 const struct brs_cost_model *model);
 /* The same count, or some count above `limit` once it exceeds it. Every
  * length must be within the cap (else a group could take no sample). */
-size_t brs_groups_for_cap_upto(const uint32_t *lengths, size_t n,
-                               const struct brs_cost_model *model, size_t limit);
+size_t brs_search_groups_for_cap_upto(const uint32_t *lengths, size_t n,
+                                      const struct brs_cost_model *model, size_t limit);
 /* What the searches keep of a step's sorted lengths. Where lengths repeat
  * (at most n / BRS_RUNS_SHARE distinct): each sample's rank among the
  * step's distinct lengths (longest first), and by rank where its run of
@@ -48,12 +49,12 @@ static inline struct brs_probe_cache brs_probe_cache_at(struct brs_probe_cache c
 }
 /* The exact least max cost of k contiguous non-empty groups (n >= k, the
  * cap feasible), searched up from a lower bound. */
-brs_wide brs_min_max_threshold(const uint32_t *lengths, struct brs_probe_cache cache, size_t n,
-                               size_t k, const struct brs_cost_model *model,
-                               brs_wide lower_bound);
+brs_wide brs_search_min_max(const uint32_t *lengths, struct brs_probe_cache cache, size_t n,
+                            size_t k, const struct brs_cost_model *model,
+                            brs_wide lower_bound);
 /* The exact least peak of padded tokens among splits into k contiguous
  * non-empty groups of cost <= time under the model's cap (time feasible). */
-uint64_t brs_least_peak(const uint32_t *lengths, struct brs_probe_cache cache, size_t n, size_t k,
-                        const struct brs_cost_model *model, brs_wide time);
+uint64_t brs_search_least_peak(const uint32_t *lengths, struct brs_probe_cache cache, size_t n,
+                               size_t k, const struct brs_cost_model *model, brs_wide time);
 
 #endif

@@ -64,7 +64,7 @@ static uint32_t split_group(struct groups *g, uint32_t id, const uint32_t *lengt
  * A heap would split one group at a time. The splits come in batches
  * instead: no half is costlier than `limit`, the costliest half in the
  * pool, so the groups above it are split before any half and in the
- * heap's order, costliest first and ties by id (brs_sort_by_cost); the same
+ * heap's order, costliest first and ties by id (brs_cost_sort_ids); the same
  * splits, with the same new ids, as one at a time. */
 static void split_costliest(struct groups *g, struct splittable *pool, struct splittable *next,
                             const struct batch_sort *sort, const uint32_t *lengths, size_t k,
@@ -84,7 +84,7 @@ static void split_costliest(struct groups *g, struct splittable *pool, struct sp
             else
                 next[kept++] = pool[i];
         }
-        brs_sort_by_cost(sort->ids, batch, k, g->costs, sort->scratch, sort->keys);
+        brs_cost_sort_ids(sort->ids, batch, k, g->costs, sort->scratch, sort->keys);
         for (size_t i = 0; i < batch && g->count < k; i++) {
             uint32_t id = sort->ids[i], added = split_group(g, id, lengths, model);
             add_splittable(next, &kept, g, id, lengths, model);
@@ -110,8 +110,8 @@ static void write_in_position_order(struct brs_split *split, const struct groups
     for (size_t i = 0; i < out; i++) split->costs[i] = costs_in_order[i];
 }
 
-brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,
-                          size_t groups, size_t k, const struct brs_cost_model *model)
+brs_status brs_split_heuristic_to_k(struct brs_split *split, const uint32_t *lengths, size_t n,
+                                    size_t groups, size_t k, const struct brs_cost_model *model)
 {
     struct groups g = {malloc(k * sizeof(size_t)), malloc(k * sizeof(size_t)),
                        malloc(k * sizeof(uint32_t)), split->costs, groups};
@@ -142,13 +142,14 @@ brs_status brs_split_to_k(struct brs_split *split, const uint32_t *lengths, size
     return status;
 }
 
-brs_status brs_least_total_split(struct brs_split *split, const uint32_t *lengths, size_t n,
-                                 size_t k, const struct brs_cost_model *model, brs_wide limit)
+brs_status brs_split_heuristic_least_total(struct brs_split *split, const uint32_t *lengths,
+                                           size_t n, size_t k, const struct brs_cost_model *model,
+                                           brs_wide limit)
 {
     size_t groups;
     brs_status status =
         brs_refine_least_total(split, lengths, n, k, model, limit,
                                BRS_REFINE_CELLS_PER_SAMPLE * n + BRS_REFINE_CELLS_BASE, &groups);
     if (status != BRS_ERR_TOO_LARGE) return status;
-    return brs_split_to_k(split, lengths, n, groups, k, model);
+    return brs_split_heuristic_to_k(split, lengths, n, groups, k, model);
 }

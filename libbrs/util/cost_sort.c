@@ -99,8 +99,8 @@ static void merge_sort(uint32_t *ids, size_t count, const brs_wide *costs, uint3
         for (size_t i = 0; i < count; i++) ids[i] = from[i];
 }
 
-void brs_sort_by_cost(uint32_t *ids, size_t count, size_t id_bound, const brs_wide *costs,
-                      uint32_t *scratch, uint64_t *keys)
+void brs_cost_sort_ids(uint32_t *ids, size_t count, size_t id_bound, const brs_wide *costs,
+                       uint32_t *scratch, uint64_t *keys)
 {
     if (count >= RADIX_IDS && radix_sort(ids, count, id_bound, costs, keys)) return;
     merge_sort(ids, count, costs, scratch);

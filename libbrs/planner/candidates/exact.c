@@ -74,9 +74,9 @@ static void visit(struct enumeration *e, size_t g)
     }
 }
 
-brs_status brs_plan_exhaustive(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n,
-                               size_t k, size_t dp_size, int sync,
-                               const struct brs_cost_model *model)
+brs_status brs_exact_split(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n,
+                           size_t k, size_t dp_size, int sync,
+                           const struct brs_cost_model *model)
 {
     if (!few_splits(n, k) || (sync == BRS_SYNC_STEP && k > EXACT_STEP_GROUPS))
         return BRS_ERR_TOO_LARGE;

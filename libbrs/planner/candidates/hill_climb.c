@@ -206,9 +206,9 @@ static size_t next_power_of_two(size_t x)
     return p;
 }
 
-brs_status brs_plan_rebalance_climb(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                                    size_t n, size_t k, size_t dp_size,
-                                    const struct brs_cost_model *model)
+brs_status brs_hill_climb_split(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                                size_t n, size_t k, size_t dp_size,
+                                const struct brs_cost_model *model)
 {
     if (k > CLIMB_MAX_GROUPS) return BRS_ERR_TOO_LARGE;
     size_t rounds = CLIMB_ROUNDS_PER_GROUP * k > n ? CLIMB_ROUNDS_PER_GROUP * k : n;

@@ -157,8 +157,8 @@ static void write_groups(uint32_t *group_of, const struct kk *s, uint32_t tuple)
     }
 }
 
-brs_status brs_karmarkar_karp(uint32_t *group_of, const uint32_t *lengths, size_t n, size_t k,
-                              const struct brs_cost_model *model)
+brs_status brs_karmarkar_karp_split(uint32_t *group_of, const uint32_t *lengths, size_t n, size_t k,
+                                    const struct brs_cost_model *model)
 {
     if ((uint64_t)(n - 1) * k > KK_MAX_WORK) return BRS_ERR_TOO_LARGE;
     struct kk s = {.k = k};

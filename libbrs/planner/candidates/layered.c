@@ -10,11 +10,11 @@
  * moving one cut at a time by 1, 2, 4, ... 64 samples, then a push: each layer grows as far as its own
  * time allows, which only shrinks the layers after it. Inside each layer the
  * groups take the least memory peak that keeps the layer's time, then the
- * least total cost (brs_plan_layer): with one layer (grad_accum 1) that is
+ * least total cost (brs_layered_split_one): with one layer (grad_accum 1) that is
  * the exact lexicographic optimum, and the planner's whole answer.
  * `model` carries the memory budget as its token cap.
  *
- * brs_plan_layered_exact is the same candidate with every cut, on the exact
+ * brs_layered_split_fastest is the same candidate with every cut, on the exact
  * layer times, where its work is small: a bisection over the one cut of two
  * layers, a dynamic programme over the cut positions of more. It finds the fastest layering under the cap, so that no
  * plan of that shape beats the planner's within the budget.
@@ -98,10 +98,11 @@ static brs_wide layer_time(const struct layers *l, size_t a, size_t b)
 {
     size_t size = b - a;
     if (b <= a || size < l->ranks) return NO_TIME;
-    if (l->model->max_tokens && brs_groups_for_cap(l->lengths + a, size, l->model) > l->ranks)
+    if (l->model->max_tokens &&
+        brs_search_groups_for_cap(l->lengths + a, size, l->model) > l->ranks)
         return NO_TIME;
-    return brs_min_max_threshold(l->lengths + a, brs_probe_cache_at(l->cache, a), size, l->ranks,
-                                 l->model, estimate(l, a, b));
+    return brs_search_min_max(l->lengths + a, brs_probe_cache_at(l->cache, a), size, l->ranks,
+                              l->model, estimate(l, a, b));
 }
 
 /* ---- the estimate and the dynamic programme over grid cuts ---------------- */
@@ -194,8 +195,8 @@ static void push(struct layers *l)
         if (l->time[m] == NO_TIME) return;
         size_t pos = l->cut[m], after = l->ranks * (l->count - m - 1);
         for (size_t r = 0; r < l->ranks; r++)
-            pos += brs_greedy_group(l->lengths, l->n, pos, after + l->ranks - 1 - r, l->model,
-                                    l->time[m]);
+            pos += brs_staircase_greedy_group(l->lengths, l->n, pos, after + l->ranks - 1 - r,
+                                              l->model, l->time[m]);
         if (pos > l->cut[m + 1]) {
             l->cut[m + 1] = pos;
             l->time[m + 1] = layer_time(l, l->cut[m + 1], l->cut[m + 2]);
@@ -215,22 +216,23 @@ static void refine_cuts(struct layers *l)
 
 /* ---- the groups of one layer ---------------------------------------------- */
 
-brs_status brs_plan_layer(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                          struct brs_probe_cache cache, size_t n, size_t ranks,
-                          const struct brs_cost_model *model, brs_wide time)
+brs_status brs_layered_split_one(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                                 struct brs_probe_cache cache, size_t n, size_t ranks,
+                                 const struct brs_cost_model *model, brs_wide time)
 {
     struct brs_cost_model held = *model;
-    held.max_tokens = brs_least_peak(lengths, cache, n, ranks, model, time);
+    held.max_tokens = brs_search_least_peak(lengths, cache, n, ranks, model, time);
     struct brs_split part = {starts, NULL, costs, 0, 0, 0, 0, 0};
-    return brs_least_total_split(&part, lengths, n, ranks, &held, time);
+    return brs_split_heuristic_least_total(&part, lengths, n, ranks, &held, time);
 }
 
 /* Layer m's `ranks` groups into starts/costs (absolute positions). */
 static brs_status build_layer(const struct layers *l, size_t m, size_t *starts, brs_wide *costs)
 {
     size_t a = l->cut[m];
-    brs_status status = brs_plan_layer(starts, costs, l->lengths + a, brs_probe_cache_at(l->cache, a),
-                                       l->cut[m + 1] - a, l->ranks, l->model, l->time[m]);
+    brs_status status =
+        brs_layered_split_one(starts, costs, l->lengths + a, brs_probe_cache_at(l->cache, a),
+                              l->cut[m + 1] - a, l->ranks, l->model, l->time[m]);
     for (size_t r = 0; r < l->ranks && status == BRS_OK; r++) starts[r] += a;
     return status;
 }
@@ -267,9 +269,9 @@ static brs_status build_layers(const struct layers *l, size_t *starts, brs_wide 
     return status;
 }
 
-brs_status brs_plan_layered(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                            struct brs_probe_cache cache, size_t n, size_t dp_size,
-                            size_t grad_accum, const struct brs_cost_model *model)
+brs_status brs_layered_split(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                             struct brs_probe_cache cache, size_t n, size_t dp_size,
+                             size_t grad_accum, const struct brs_cost_model *model)
 {
     struct layers l;
     brs_status status = layers_open(&l, lengths, cache, n, dp_size, grad_accum, model);
@@ -413,10 +415,10 @@ static int exact_fits(size_t n, size_t ranks, size_t count, size_t slack)
     return times * ranks <= EXACT_WORK_PER_SAMPLE * (uint64_t)n + EXACT_WORK_BASE;
 }
 
-brs_status brs_plan_layered_exact(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                                  struct brs_probe_cache cache, size_t n, size_t dp_size,
-                                  size_t grad_accum, const struct brs_cost_model *model,
-                                  brs_wide beat)
+brs_status brs_layered_split_fastest(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                                     struct brs_probe_cache cache, size_t n, size_t dp_size,
+                                     size_t grad_accum, const struct brs_cost_model *model,
+                                     brs_wide beat)
 {
     size_t k = dp_size * grad_accum;
     if (grad_accum < 2 || n <= k) return BRS_ERR_TOO_LARGE;

@@ -18,8 +18,9 @@
 
 /* One greedy group at `threshold` from `pos`, leaving a sample for each of
  * `groups_after` later groups. The layered planner shares it. */
-size_t brs_greedy_group(const uint32_t *lengths, size_t n, size_t pos, size_t groups_after,
-                           const struct brs_cost_model *model, brs_wide threshold)
+size_t brs_staircase_greedy_group(const uint32_t *lengths, size_t n, size_t pos,
+                                  size_t groups_after, const struct brs_cost_model *model,
+                                  brs_wide threshold)
 {
     size_t limit = brs_cap_size(model, lengths[pos], n - pos - groups_after);
     brs_wide w = brs_sample_weight(model, lengths[pos]);
@@ -36,9 +37,9 @@ size_t brs_greedy_group(const uint32_t *lengths, size_t n, size_t pos, size_t gr
     return size;
 }
 
-brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                              struct brs_probe_cache cache, size_t n, size_t k, size_t dp_size,
-                              const struct brs_cost_model *model, brs_wide top)
+brs_status brs_staircase_split(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                               struct brs_probe_cache cache, size_t n, size_t k, size_t dp_size,
+                               const struct brs_cost_model *model, brs_wide top)
 {
     size_t pos = 0;
     brs_wide threshold = top;
@@ -47,14 +48,16 @@ brs_status brs_plan_staircase(size_t *starts, brs_wide *costs, const uint32_t *l
         if (g == dp_size) {
             /* The greedy prefix leaves a suffix the cap allows in the groups
              * left; checked all the same, as the search assumes it. */
-            if (brs_groups_for_cap(lengths + pos, n - pos, model) > groups_left)
+            if (brs_search_groups_for_cap(lengths + pos, n - pos, model) > groups_left)
                 return BRS_ERR_CAP_INFEASIBLE;
             brs_wide unused;
-            brs_wide bound = brs_lower_bound(lengths + pos, n - pos, groups_left, model, &unused);
-            threshold = brs_min_max_threshold(lengths + pos, brs_probe_cache_at(cache, pos), n - pos,
-                                              groups_left, model, bound);
+            brs_wide bound =
+                brs_search_lower_bound(lengths + pos, n - pos, groups_left, model, &unused);
+            threshold = brs_search_min_max(lengths + pos, brs_probe_cache_at(cache, pos), n - pos,
+                                           groups_left, model, bound);
         }
-        size_t size = brs_greedy_group(lengths, n, pos, groups_left - 1, model, threshold);
+        size_t size =
+            brs_staircase_greedy_group(lengths, n, pos, groups_left - 1, model, threshold);
         starts[g] = pos;
         costs[g] = brs_group_cost(model, lengths[pos], size);
         pos += size;
