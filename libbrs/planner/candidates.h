@@ -6,6 +6,7 @@
 #include "brs.h"
 #include "planner/cost_model.h"
 #include "planner/search.h"
+#include "util/wide.h"
 
 #include <stddef.h>
 #include <stdint.h>

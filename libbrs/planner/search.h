@@ -4,6 +4,7 @@
 #define BRS_PLANNER_SEARCH_H
 
 #include "planner/cost_model.h"
+#include "util/wide.h"
 
 #include <stddef.h>
 #include <stdint.h>
