@@ -1,4 +1,4 @@
-/* test_permutation.c - the epoch permutation (libbrs/prng.c), read through
+/* test_permutation.c - the epoch permutation (libbrs/draw/prng.c), read through
  * the public API: with the random strategy, dp 1, grad_accum 1 and
  * batch_size = N, the one micro-batch of step 0 is the whole epoch order.
  * It must be a bijection of [0, N) for every N, differ between (seed,
@@ -118,7 +118,7 @@ static void test_bijection_for_many_n(void)
 }
 
 /* Steps of any size read the one epoch order: however a step's positions
- * fall into blocks and lanes (libbrs/prng.c), each gets its own value. */
+ * fall into blocks and lanes (libbrs/draw/prng.c), each gets its own value. */
 static void test_steps_read_one_order(void)
 {
     const size_t sizes[] = {100, 1000, 10007, 65537};

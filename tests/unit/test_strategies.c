@@ -34,7 +34,7 @@ static bt_config shaped(const uint32_t *len, size_t n, int64_t p, int64_t g, int
 }
 
 /* The step's micro-batches in read order: chunk c is slot
- * (c % dp) * ga + c / dp (libbrs/baselines.c). */
+ * (c % dp) * ga + c / dp (libbrs/planner/baselines.c). */
 static size_t read_order(uint64_t *out, const brs_plan *p)
 {
     int64_t dp = bt_plan_int(p, BRS_PLAN_DP_SIZE), ga = bt_plan_int(p, BRS_PLAN_GRAD_ACCUM);

@@ -1,6 +1,6 @@
 """The library's option table, read once through the brs_option_* queries.
 
-libbrs holds the one list of options (libbrs/options.c): names, types, bounds, defaults, help
+libbrs holds the one list of options (libbrs/api/options.c): names, types, bounds, defaults, help
 and the names of enum-like values. The sampler's keywords, attributes and state, and the flags of
 ``python -m brs report``, are all made from ``TABLE``; nothing here restates a default or a range.
 

@@ -1,0 +1,51 @@
+/* errors.c - status names and the per-handle detail messages. */
+#include "api/message.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+const char *brs_strerror(brs_status status)
+{
+    switch (status) {
+    case BRS_OK: return "success";
+    case BRS_ERR_NULL_POINTER: return "a required pointer argument is NULL";
+    case BRS_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case BRS_ERR_UNSUPPORTED: return "unsupported key for this version of libbrs";
+    case BRS_ERR_OUT_OF_RANGE: return "value out of range";
+    case BRS_ERR_NO_MEMORY: return "out of memory";
+    case BRS_ERR_STATE: return "handle not ready for this call";
+    case BRS_ERR_INVALID_LENGTH: return "invalid sample length (must be >= 1)";
+    case BRS_ERR_TOO_FEW_SAMPLES: return "too few samples for the configuration";
+    case BRS_ERR_SAMPLE_TOO_LONG: return "a sample is longer than max_tokens";
+    case BRS_ERR_CAP_INFEASIBLE: return "max_tokens cannot be met with this many micro-batches";
+    case BRS_ERR_TOO_LARGE: return "configuration exceeds a limit of libbrs";
+    default: return "unknown status";
+    }
+}
+
+/* The message buffers live in the handles, so two threads working on two
+ * handles never share state; the flag only orders two failing calls on one
+ * handle (api/message.h). */
+brs_status brs_fail(const struct brs_message *message, brs_status status, const char *format,
+                    ...)
+{
+    struct brs_message *m = (struct brs_message *)message;
+    while (atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire)) {
+    }
+    va_list args;
+    va_start(args, format);
+    vsnprintf(m->text, sizeof m->text, format, args);
+    va_end(args);
+    atomic_flag_clear_explicit(&m->busy, memory_order_release);
+    return status;
+}
+
+void brs_message_clear(struct brs_message *message)
+{
+    message->text[0] = '\0';
+}
+
+const char *brs_message_text(const struct brs_message *message)
+{
+    return message->text;
+}

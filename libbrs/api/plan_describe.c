@@ -1,0 +1,101 @@
+/* plan_describe.c - what a plan's micro-batches weigh: tokens and costs of
+ * micro-batches formed elsewhere than by the planner (the baselines, a
+ * loaded plan), the two synchronised step times of the slots as dealt, the
+ * totals and the lower bounds, all with the one cost model of
+ * planner/cost_model.h. */
+#include "api/handles.h"
+#include "planner/cost_model.h"
+#include "planner/planner.h"
+#include "planner/search.h"
+#include "util/wide.h"
+
+void brs_plan_summarise(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
+                      const struct brs_cost_model *model)
+{
+    size_t k = p->k;
+    p->lower_bound = lower_bound;
+    p->max_cost = p->total_cost = 0;
+    p->total_padded = p->total_real = p->max_padded = 0;
+    for (size_t s = 0; s < k; s++) {
+        if (p->slot_cost[s] > p->max_cost) p->max_cost = p->slot_cost[s];
+        p->total_cost += p->slot_cost[s];
+        p->total_padded += p->padded[s];
+        p->total_real += p->real[s];
+        if (p->padded[s] > p->max_padded) p->max_padded = p->padded[s];
+    }
+    /* Both sync times are at least the largest cost, and at least the share
+     * of one rank in the least possible work: k intercepts plus every
+     * sample's weight (each sample pays at least its own). */
+    brs_wide work = (brs_wide)k * model->intercept + weight_sum;
+    brs_wide per_rank = (work + p->dp_size - 1) / p->dp_size;
+    p->time_lower_bound = per_rank > lower_bound ? per_rank : lower_bound;
+}
+
+/* The two synchronised step times of the slots as dealt (docs/design.md):
+ * per micro-step the slowest rank, and the slowest rank's sum. */
+static void slot_sync_times(brs_plan *p)
+{
+    size_t g_count = p->grad_accum;
+    p->micro_sync = p->step_sync = 0;
+    for (size_t m = 0; m < g_count; m++) {
+        brs_wide slowest = 0;
+        for (size_t r = 0; r < p->dp_size; r++)
+            if (p->slot_cost[r * g_count + m] > slowest) slowest = p->slot_cost[r * g_count + m];
+        p->micro_sync += slowest;
+    }
+    for (size_t r = 0; r < p->dp_size; r++) {
+        brs_wide sum = 0;
+        for (size_t m = 0; m < g_count; m++) sum += p->slot_cost[r * g_count + m];
+        if (sum > p->step_sync) p->step_sync = sum;
+    }
+}
+
+/* The packed planner's bound (packed.c): the average load and the longest
+ * sample alone. */
+static brs_wide packed_lower_bound(const uint32_t *sorted, size_t n, size_t k,
+                                   const struct brs_cost_model *model, brs_wide *weight_sum)
+{
+    brs_wide sum = 0;
+    for (size_t i = 0; i < n; i++) sum += brs_sample_weight(model, sorted[i]);
+    *weight_sum = sum;
+    brs_wide average = model->intercept + (sum + k - 1) / k;
+    brs_wide longest = model->intercept + brs_sample_weight(model, sorted[0]);
+    return average > longest ? average : longest;
+}
+
+/* Tokens and costs of micro-batches formed elsewhere than by the planner
+ * (the baselines, a loaded plan): slot_start and indices are filled, the
+ * step's sorted lengths are in sorted_length. */
+void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
+                           int packed)
+{
+    for (size_t slot = 0; slot < p->k; slot++) {
+        uint64_t longest = 0, real = 0;
+        brs_wide weights = 0;
+        size_t count = p->slot_start[slot + 1] - p->slot_start[slot];
+        for (size_t i = p->slot_start[slot]; i < p->slot_start[slot + 1]; i++) {
+            uint32_t length = s->lengths[p->indices[i]];
+            if (length > longest) longest = length;
+            real += length;
+            weights += brs_sample_weight(model, length);
+        }
+        p->real[slot] = real;
+        p->padded[slot] = packed ? real : (uint64_t)count * longest;
+        p->slot_cost[slot] = packed ? model->intercept + weights
+                                    : brs_group_cost(model, (uint32_t)longest, count);
+    }
+    slot_sync_times(p);
+    brs_wide weight_sum, bound =
+        packed ? packed_lower_bound(p->sorted_length, p->num_samples, p->k, model, &weight_sum)
+               : brs_search_lower_bound(p->sorted_length, p->num_samples, p->k, model, &weight_sum);
+    brs_plan_summarise(p, bound, weight_sum, model);
+    if (!packed) {
+        /* the padded planner's certified bound, as for a computed plan; one
+         * that breaks the cap is bounded without it */
+        struct brs_cost_model m = *model;
+        if (m.max_tokens && p->max_padded > m.max_tokens) m.max_tokens = 0;
+        brs_wide certified =
+            brs_planner_step_time_bound(p->sorted_length, p->num_samples, p->k, p->dp_size, &m);
+        if (certified > p->time_lower_bound) p->time_lower_bound = certified;
+    }
+}

@@ -1,0 +1,174 @@
+/* sampler.c - the sampler handle: lengths, configuration, validation,
+ * steps per epoch and the fingerprint. */
+#include "api/config.h"
+#include "api/handles.h"
+#include "api/message.h"
+#include "draw/draw.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char null_handle_message[] = "the handle is NULL";
+
+brs_status brs_sampler_new(brs_sampler **out)
+{
+    if (!out) return BRS_ERR_NULL_POINTER;
+    *out = calloc(1, sizeof **out);
+    if (!*out) return BRS_ERR_NO_MEMORY;
+    brs_config_defaults(&(*out)->config);
+    return BRS_OK;
+}
+
+void brs_sampler_free(brs_sampler *sampler)
+{
+    if (!sampler) return;
+    free(sampler->owned);
+    free(sampler);
+}
+
+/* Chained multiply-rotate: a fast 64-bit digest of the lengths, part of the
+ * fingerprint (not a cryptographic hash). */
+static uint64_t hash_lengths(const uint32_t *lengths, size_t n)
+{
+    uint64_t h = 0x243F6A8885A308D3ull ^ (uint64_t)n;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ lengths[i]) * 0x9E3779B97F4A7C15ull;
+        h = (h << 31) | (h >> 33);
+    }
+    return brs_splitmix64(h);
+}
+
+brs_status brs_sampler_set_lengths(brs_sampler *sampler, const uint32_t *lengths, size_t n,
+                                   int32_t mode)
+{
+    if (!sampler) return BRS_ERR_NULL_POINTER;
+    if (!lengths)
+        return brs_fail(&sampler->message, BRS_ERR_NULL_POINTER,
+                        "brs_sampler_set_lengths: lengths is NULL");
+    if (mode != BRS_LENGTHS_COPY && mode != BRS_LENGTHS_BORROW)
+        return brs_fail(&sampler->message, BRS_ERR_INVALID_ARGUMENT,
+                        "mode %d is neither BRS_LENGTHS_COPY (0) nor BRS_LENGTHS_BORROW (1)",
+                        (int)mode);
+    if (n == 0)
+        return brs_fail(&sampler->message, BRS_ERR_INVALID_ARGUMENT,
+                        "the dataset is empty: give at least one length");
+    uint32_t longest = 0;
+    size_t longest_index = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (lengths[i] == 0)
+            return brs_fail(&sampler->message, BRS_ERR_INVALID_LENGTH,
+                            "lengths[%zu] is 0: every sample needs at least one token", i);
+        if (lengths[i] > longest) {
+            longest = lengths[i];
+            longest_index = i;
+        }
+    }
+    uint32_t *copy = NULL;
+    if (mode == BRS_LENGTHS_COPY) {
+        copy = malloc(n * sizeof *copy);
+        if (!copy)
+            return brs_fail(&sampler->message, BRS_ERR_NO_MEMORY, "cannot allocate %zu lengths",
+                            n);
+        memcpy(copy, lengths, n * sizeof *copy);
+    }
+    free(sampler->owned);
+    sampler->owned = copy;
+    sampler->lengths = copy ? copy : lengths;
+    sampler->count = n;
+    sampler->max_length = longest;
+    sampler->max_length_index = longest_index;
+    sampler->lengths_hash = hash_lengths(lengths, n);
+    brs_message_clear(&sampler->message);
+    return BRS_OK;
+}
+
+static uint64_t global_batch(const struct brs_config *c)
+{
+    return (uint64_t)c->batch_size * (uint64_t)c->dp_size * (uint64_t)c->grad_accum;
+}
+
+uint64_t brs_sampler_steps_in_epoch(const struct brs_sampler *sampler)
+{
+    uint64_t b = global_batch(&sampler->config), n = sampler->count;
+    return sampler->config.drop_last ? n / b : (n + b - 1) / b;
+}
+
+/* Checks that need several options or the lengths; the single-option bounds
+ * were checked on set. Writes the reason into `message`. */
+brs_status brs_sampler_check_config(const struct brs_sampler *sampler,
+                                    const struct brs_message *message)
+{
+    const struct brs_config *c = &sampler->config;
+    if (!sampler->lengths)
+        return brs_fail(message, BRS_ERR_STATE, "no lengths: call brs_sampler_set_lengths first");
+    if (c->rank >= c->dp_size)
+        return brs_fail(message, BRS_ERR_OUT_OF_RANGE,
+                        "rank %lld is out of range for dp_size %lld: use 0..%lld",
+                        (long long)c->rank, (long long)c->dp_size, (long long)c->dp_size - 1);
+    uint64_t k = (uint64_t)c->dp_size * (uint64_t)c->grad_accum;
+    if (k > BRS_MAX_MICRO_BATCHES)
+        return brs_fail(message, BRS_ERR_TOO_LARGE,
+                        "dp_size * grad_accum = %llu exceeds %d micro-batches per step",
+                        (unsigned long long)k, BRS_MAX_MICRO_BATCHES);
+    uint64_t b = global_batch(c);
+    if (b > BRS_MAX_STEP_SAMPLES)
+        return brs_fail(message, BRS_ERR_TOO_LARGE,
+                        "the global batch batch_size * dp_size * grad_accum = %llu exceeds %d "
+                        "samples per step: lower batch_size",
+                        (unsigned long long)b, BRS_MAX_STEP_SAMPLES);
+    if (brs_sampler_steps_in_epoch(sampler) == 0)
+        return brs_fail(message, BRS_ERR_TOO_FEW_SAMPLES,
+                        "%zu samples are fewer than one global batch of %llu (batch_size %lld x "
+                        "dp_size %lld x grad_accum %lld) with drop_last: lower the batch size or "
+                        "turn drop_last off",
+                        sampler->count, (unsigned long long)b, (long long)c->batch_size,
+                        (long long)c->dp_size, (long long)c->grad_accum);
+    if (c->max_tokens > 0 && sampler->max_length > (uint64_t)c->max_tokens)
+        return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
+                        "sample %zu has %u tokens, more than max_tokens %lld: raise max_tokens "
+                        "to at least %u or truncate the sample",
+                        sampler->max_length_index, sampler->max_length,
+                        (long long)c->max_tokens, sampler->max_length);
+    return BRS_OK;
+}
+
+brs_status brs_sampler_validate(brs_sampler *sampler)
+{
+    if (!sampler) return BRS_ERR_NULL_POINTER;
+    brs_status status = brs_sampler_check_config(sampler, &sampler->message);
+    if (status == BRS_OK) brs_message_clear(&sampler->message);
+    return status;
+}
+
+brs_status brs_sampler_steps_per_epoch(uint64_t *out, brs_sampler *sampler)
+{
+    if (!sampler) return BRS_ERR_NULL_POINTER;
+    if (!out)
+        return brs_fail(&sampler->message, BRS_ERR_NULL_POINTER,
+                        "brs_sampler_steps_per_epoch: out is NULL");
+    brs_status status = brs_sampler_validate(sampler);
+    if (status != BRS_OK) return status;
+    *out = brs_sampler_steps_in_epoch(sampler);
+    return BRS_OK;
+}
+
+brs_status brs_sampler_fingerprint(uint64_t *out, const brs_sampler *sampler)
+{
+    if (!sampler) return BRS_ERR_NULL_POINTER;
+    if (!out)
+        return brs_fail(&sampler->message, BRS_ERR_NULL_POINTER,
+                        "brs_sampler_fingerprint: out is NULL");
+    if (!sampler->lengths)
+        return brs_fail(&sampler->message, BRS_ERR_STATE,
+                        "no lengths to fingerprint: call brs_sampler_set_lengths first");
+    uint64_t h = brs_splitmix64(BRS_PLAN_ALGORITHM_VERSION);
+    h = brs_splitmix64(h ^ sampler->count);
+    h = brs_splitmix64(h ^ sampler->lengths_hash);
+    *out = brs_config_mix(h, &sampler->config);
+    return BRS_OK;
+}
+
+const char *brs_sampler_last_error(const brs_sampler *sampler)
+{
+    return sampler ? brs_message_text(&sampler->message) : null_handle_message;
+}

@@ -1,0 +1,185 @@
+/* polish.c - the last pass of the padded planner: boundary moves on the
+ * chosen split, kept while the score (step time, peak, total) improves and
+ * the memory budget holds.
+ *
+ * Only the groups that set the step time can shorten it: under per-micro-
+ * step sync the costliest group of each micro-step, under per-step sync the
+ * groups of the slowest rank; the group at the memory peak can lower the
+ * peak. Each of them gives samples to a neighbour, from its head or its
+ * tail, by 1, 2, 4, ... samples; the best move of a round is kept. Every
+ * kept move strictly improves the score, so the pass ends; it is also
+ * bounded by a number of rounds.
+ */
+#include "planner/cost_model.h"
+#include "planner/objective.h"
+#include "planner/planner.h"
+#include "util/wide.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Rounds, and trial scores: each costs O(k log k), so (8 n + 2048) / k of
+ * them (at most 256) keep the pass within a small multiple of the rest of
+ * the planner. */
+enum { POLISH_MAX_GROUPS = 1024, POLISH_ROUNDS = 256, TRIAL_WORK_PER_SAMPLE = 8, TRIAL_WORK_BASE = 2048, MAX_TRIALS = 256 };
+
+static size_t trial_budget(size_t n, size_t k)
+{
+    if (k > POLISH_MAX_GROUPS) return 0; /* a trial costs too much there */
+    size_t trials = (TRIAL_WORK_PER_SAMPLE * n + TRIAL_WORK_BASE) / k;
+    return trials < MAX_TRIALS ? trials : MAX_TRIALS;
+}
+
+struct polish {
+    size_t *starts;   /* the split being polished */
+    brs_wide *costs;
+    const uint32_t *lengths;
+    size_t n, k, dp_size;
+    int sync;
+    const struct brs_cost_model *model; /* the cap is the memory budget */
+    struct brs_score score;
+    size_t trials_left;
+    uint32_t *slots;     /* k: the deal of the current split */
+    uint8_t *setter;     /* k: whether a group is tried this round */
+    size_t *try_starts;  /* k + 1 */
+    brs_wide *try_costs; /* k */
+    uint32_t *try_slots; /* k */
+};
+
+/* Marks the groups that set the step time (and the one at the peak). */
+static void mark_setters(struct polish *p)
+{
+    size_t ga = p->k / p->dp_size;
+    memset(p->setter, 0, p->k);
+    uint32_t *group_at = p->try_slots; /* free until the next trial */
+    for (size_t g = 0; g < p->k; g++) group_at[p->slots[g]] = (uint32_t)g;
+    if (p->sync == BRS_SYNC_STEP) {
+        size_t slow = 0;
+        brs_wide worst = 0;
+        for (size_t r = 0; r < p->dp_size; r++) {
+            brs_wide sum = 0;
+            for (size_t m = 0; m < ga; m++) sum += p->costs[group_at[r * ga + m]];
+            if (sum > worst) worst = sum, slow = r;
+        }
+        for (size_t m = 0; m < ga; m++) p->setter[group_at[slow * ga + m]] = 1;
+    } else {
+        /* the costliest group of each micro-step and the runner-up, which
+         * becomes the costliest once the first shrinks */
+        for (size_t m = 0; m < ga; m++) {
+            size_t top = group_at[m], second = p->k;
+            for (size_t r = 1; r < p->dp_size; r++) {
+                size_t g = group_at[r * ga + m];
+                if (p->costs[g] > p->costs[top]) {
+                    second = top;
+                    top = g;
+                } else if (second == p->k || p->costs[g] > p->costs[second]) {
+                    second = g;
+                }
+            }
+            p->setter[top] = 1;
+            if (second < p->k) p->setter[second] = 1;
+        }
+    }
+    uint64_t peak = 0;
+    size_t at = 0;
+    for (size_t g = 0; g < p->k; g++) {
+        uint64_t tokens = (uint64_t)(p->starts[g + 1] - p->starts[g]) * p->lengths[p->starts[g]];
+        if (tokens > peak) peak = tokens, at = g;
+    }
+    p->setter[at] = 1;
+}
+
+static int fits(const struct polish *p, size_t from, size_t to)
+{
+    return !p->model->max_tokens ||
+           (uint64_t)(to - from) * p->lengths[from] <= p->model->max_tokens;
+}
+
+/* Boundary b (1 <= b < k) moved to `to`; the trial's score if it fits. */
+static int trial(struct polish *p, size_t b, size_t to, struct brs_score *out, brs_status *status)
+{
+    if (to <= p->starts[b - 1] || to >= p->starts[b + 1] || p->trials_left == 0) return 0;
+    p->trials_left--;
+    if (!fits(p, p->starts[b - 1], to) || !fits(p, to, p->starts[b + 1])) return 0;
+    memcpy(p->try_starts, p->starts, (p->k + 1) * sizeof *p->starts);
+    memcpy(p->try_costs, p->costs, p->k * sizeof *p->costs);
+    p->try_starts[b] = to;
+    p->try_costs[b - 1] = brs_group_cost(p->model, p->lengths[p->starts[b - 1]], to - p->starts[b - 1]);
+    p->try_costs[b] = brs_group_cost(p->model, p->lengths[to], p->starts[b + 1] - to);
+    *status = brs_objective_score_split(out, p->try_starts, p->try_costs, p->lengths, p->k,
+                                        p->dp_size, p->sync, p->try_slots);
+    return *status == BRS_OK;
+}
+
+struct move {
+    size_t boundary, to;
+    struct brs_score score;
+    int found;
+};
+
+/* Group g's boundary b moved by growing steps in direction `shrink_g`. */
+static brs_status try_boundary(struct polish *p, size_t b, int forward, struct move *best)
+{
+    brs_status status = BRS_OK;
+    for (size_t step = 1;; step *= 2) {
+        size_t here = p->starts[b];
+        if (forward ? here + step >= p->starts[b + 1] : here <= p->starts[b - 1] + step) break;
+        size_t to = forward ? here + step : here - step;
+        struct brs_score s;
+        if (!trial(p, b, to, &s, &status)) {
+            if (status != BRS_OK) return status;
+            continue;
+        }
+        const struct brs_score *bar = best->found ? &best->score : &p->score;
+        if (brs_objective_better(&s, bar)) *best = (struct move){b, to, s, 1};
+    }
+    return status;
+}
+
+/* One round: the best move of any setter; 0 when none improves. */
+static brs_status round_once(struct polish *p, int *moved)
+{
+    struct move best = {0, 0, {0, 0, 0}, 0};
+    brs_status status = BRS_OK;
+    mark_setters(p);
+    for (size_t g = 0; g < p->k && status == BRS_OK; g++) {
+        if (!p->setter[g]) continue;
+        if (g > 0) status = try_boundary(p, g, 1, &best); /* head to the group before */
+        if (status == BRS_OK && g + 1 < p->k)
+            status = try_boundary(p, g + 1, 0, &best); /* tail to the group after */
+    }
+    *moved = best.found;
+    if (status != BRS_OK || !best.found) return status;
+    size_t b = best.boundary;
+    p->starts[b] = best.to;
+    p->costs[b - 1] = brs_group_cost(p->model, p->lengths[p->starts[b - 1]], best.to - p->starts[b - 1]);
+    p->costs[b] = brs_group_cost(p->model, p->lengths[best.to], p->starts[b + 1] - best.to);
+    p->score = best.score;
+    return brs_objective_score_split(&p->score, p->starts, p->costs, p->lengths, p->k,
+                                     p->dp_size, p->sync, p->slots);
+}
+
+brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n, size_t k,
+                      size_t dp_size, int sync, const struct brs_cost_model *model)
+{
+    /* no trial to make: the split stays as it is, without scoring it */
+    if (trial_budget(n, k) == 0) return BRS_OK;
+    struct polish p = {starts, costs, lengths, n, k, dp_size, sync, model, {0, 0, 0},
+                       trial_budget(n, k), malloc(k * sizeof(uint32_t)), malloc(k), malloc((k + 1) * sizeof(size_t)),
+                       malloc(k * sizeof(brs_wide)), malloc(k * sizeof(uint32_t))};
+    brs_status status = p.slots && p.setter && p.try_starts && p.try_costs && p.try_slots
+                            ? BRS_OK
+                            : BRS_ERR_NO_MEMORY;
+    if (status == BRS_OK)
+        status = brs_objective_score_split(&p.score, starts, costs, lengths, k, dp_size, sync,
+                                           p.slots);
+    int moved = 1;
+    for (int round = 0; round < POLISH_ROUNDS && moved && status == BRS_OK; round++)
+        status = round_once(&p, &moved);
+    free(p.slots);
+    free(p.setter);
+    free(p.try_starts);
+    free(p.try_costs);
+    free(p.try_slots);
+    return status;
+}
