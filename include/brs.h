@@ -49,10 +49,10 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define BRS_VERSION_MAJOR 1
-#define BRS_VERSION_MINOR 2
+#define BRS_VERSION_MINOR 3
 #define BRS_VERSION_PATCH 0
 /** MAJOR * 10000 + MINOR * 100 + PATCH, the value brs_version_number() returns. */
-#define BRS_VERSION_NUMBER 10200
+#define BRS_VERSION_NUMBER 10300
 
 /**
  * The version of the library actually loaded, MAJOR * 10000 + MINOR * 100 + PATCH.
