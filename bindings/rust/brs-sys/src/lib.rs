@@ -15,10 +15,10 @@ use core::ffi::c_char;
 // ---------------------------------------------------------------------------
 
 pub const BRS_VERSION_MAJOR: u32 = 1;
-pub const BRS_VERSION_MINOR: u32 = 2;
+pub const BRS_VERSION_MINOR: u32 = 3;
 pub const BRS_VERSION_PATCH: u32 = 0;
 /// MAJOR * 10000 + MINOR * 100 + PATCH, the value `brs_version_number()` returns.
-pub const BRS_VERSION_NUMBER: u32 = 10200;
+pub const BRS_VERSION_NUMBER: u32 = 10300;
 
 // ---------------------------------------------------------------------------
 // Status codes
