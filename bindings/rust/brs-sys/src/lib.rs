@@ -192,10 +192,8 @@ extern "C" {
         epoch: u64,
     ) -> brs_status;
     // LIBBRS_1.3
-    pub fn brs_sampler_stream_fingerprint(
-        out: *mut u64,
-        sampler: *const brs_sampler,
-    ) -> brs_status;
+    pub fn brs_sampler_stream_fingerprint(out: *mut u64, sampler: *const brs_sampler)
+        -> brs_status;
     pub fn brs_sampler_last_error(sampler: *const brs_sampler) -> *const c_char;
 
     pub fn brs_plan_new(out: *mut *mut brs_plan) -> brs_status;
