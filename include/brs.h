@@ -49,10 +49,10 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define BRS_VERSION_MAJOR 1
-#define BRS_VERSION_MINOR 2
+#define BRS_VERSION_MINOR 3
 #define BRS_VERSION_PATCH 0
 /** MAJOR * 10000 + MINOR * 100 + PATCH, the value brs_version_number() returns. */
-#define BRS_VERSION_NUMBER 10200
+#define BRS_VERSION_NUMBER 10300
 
 /**
  * The version of the library actually loaded, MAJOR * 10000 + MINOR * 100 + PATCH.
@@ -383,6 +383,22 @@ BRS_API brs_status brs_sampler_steps_per_epoch(uint64_t *out, brs_sampler *sampl
  * (a failure writes the sampler's message; failures at once are serialised).
  */
 BRS_API brs_status brs_sampler_fingerprint(uint64_t *out, const brs_sampler *sampler);
+
+/**
+ * A 64-bit hash of what decides an epoch's sample stream (since 1.3): the
+ * lengths, the plan algorithm version and every option that
+ * brs_sampler_fingerprint covers except those that only split a step among
+ * ranks and micro-steps (dp_size, batch_size, grad_accum, sync; never the
+ * rank). Two samplers that agree on it draw the same samples in the same
+ * order, each step being the next global batch of batch_size x grad_accum x
+ * dp_size samples (up to hash collisions): a state saved on one number of
+ * ranks resumes on another with the same global batch, which the caller
+ * compares itself.
+ * BRS_ERR_STATE if no lengths are set.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if out or sampler is NULL.
+ * Thread-safety: as brs_sampler_fingerprint.
+ */
+BRS_API brs_status brs_sampler_stream_fingerprint(uint64_t *out, const brs_sampler *sampler);
 
 /**
  * Whether max_tokens lets brs_plan_compute plan every step of `epoch`,

@@ -7,6 +7,8 @@
  *           shuffle=1, drop_last=1, alpha=0.001, intercept=0.0,
  *           max_tokens=0, packed=0)         lengths: a native list of ints
  *     .set_epoch(e) .epoch() .steps_per_epoch() .fingerprint() (16 hex chars)
+ *     .stream_fingerprint() (16 hex chars; leaves out dp_size, batch_size,
+ *                      grad_accum and sync: equal for one sample stream split otherwise)
  *     .check_epoch() -> [least max_tokens that plans the epoch, micro-batches needed]
  *     .plan(step)   -> [rank][micro] -> [dataset indices]   (epoch from set_epoch)
  *     .plan_batch(lengths) -> [rank][micro] -> [positions into lengths]: one step
@@ -436,8 +438,15 @@ typedef struct {
     uint64_t epoch;
     int planned;      /* plan holds a step */
     int64_t dp_size, grad_accum;  /* the shape of that step */
-    char fingerprint[17];
+    char fingerprint[17];  /* the hex digits either fingerprint returns */
 } Sampler;
+
+/* The 16 hex digits of a fingerprint, in storage that lives as long as self. */
+static const char *sampler_hex(Sampler *self, uint64_t value)
+{
+    snprintf(self->fingerprint, sizeof self->fingerprint, "%016" PRIx64, value);
+    return self->fingerprint;
+}
 
 static int sampler_check(BrsError *err, Sampler *self, brs_status status)
 {
@@ -592,8 +601,15 @@ typedef struct {} Sampler;
     const char *fingerprint(BrsError *err) {
         uint64_t value = 0;
         sampler_check(err, $self, brs_sampler_fingerprint(&value, $self->sampler));
-        snprintf($self->fingerprint, sizeof $self->fingerprint, "%016" PRIx64, value);
-        return $self->fingerprint;
+        return sampler_hex($self, value);
+    }
+
+    /* Equal for samplers that draw the same samples in the same order, however
+     * each step is split among ranks and micro-steps. */
+    const char *stream_fingerprint(BrsError *err) {
+        uint64_t value = 0;
+        sampler_check(err, $self, brs_sampler_stream_fingerprint(&value, $self->sampler));
+        return sampler_hex($self, value);
     }
 
     void validate(BrsError *err) {

@@ -31,5 +31,8 @@ double brs_micro_to_double(uint64_t micro);
 /* The fingerprint's share of the configuration: every fingerprinted option
  * of options.def mixed into h in table order. */
 uint64_t brs_config_mix(uint64_t h, const struct brs_config *config);
+/* brs_config_mix without the options that only split a step among ranks and
+ * micro-steps (dp_size, batch_size, grad_accum, sync): the stream's share. */
+uint64_t brs_config_mix_stream(uint64_t h, const struct brs_config *config);
 
 #endif

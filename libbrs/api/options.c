@@ -89,11 +89,20 @@ static uint64_t mix(uint64_t h, uint64_t value)
     return brs_splitmix64(h ^ value);
 }
 
-uint64_t brs_config_mix(uint64_t h, const struct brs_config *config)
+/* The options that only decide which rank and micro-step trains which sample
+ * of a step: the stream fingerprint leaves them out. */
+static int splits_a_step(brs_option key)
+{
+    return key == BRS_OPT_DP_SIZE || key == BRS_OPT_BATCH_SIZE || key == BRS_OPT_GRAD_ACCUM ||
+           key == BRS_OPT_SYNC;
+}
+
+static uint64_t mix_options(uint64_t h, const struct brs_config *config, int skip_split)
 {
     for (size_t i = 0; i < OPTION_COUNT; i++) {
         const struct option_spec *spec = &options[i];
         if (!spec->fingerprinted) continue;
+        if (skip_split && splits_a_step(spec->key)) continue;
         uint64_t word = read_field(config, spec);
         if (spec->key <= BRS_OPT_LAST_OF_1_0) {
             h = mix(h, word);
@@ -104,6 +113,16 @@ uint64_t brs_config_mix(uint64_t h, const struct brs_config *config)
         }
     }
     return h;
+}
+
+uint64_t brs_config_mix(uint64_t h, const struct brs_config *config)
+{
+    return mix_options(h, config, 0);
+}
+
+uint64_t brs_config_mix_stream(uint64_t h, const struct brs_config *config)
+{
+    return mix_options(h, config, 1);
 }
 
 /* ------------------------------------------------------------------------ */

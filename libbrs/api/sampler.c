@@ -1,5 +1,5 @@
 /* sampler.c - the sampler handle: lengths, configuration, validation,
- * steps per epoch and the fingerprint. */
+ * steps per epoch and the fingerprints. */
 #include "api/config.h"
 #include "api/handles.h"
 #include "api/message.h"
@@ -152,19 +152,35 @@ brs_status brs_sampler_steps_per_epoch(uint64_t *out, brs_sampler *sampler)
     return BRS_OK;
 }
 
-brs_status brs_sampler_fingerprint(uint64_t *out, const brs_sampler *sampler)
+/* Both fingerprints: the checks they share, then the plan algorithm version
+ * and the lengths, to which each mixes its share of the configuration. */
+static brs_status fingerprint_lengths(uint64_t *out, const brs_sampler *sampler,
+                                      const char *function)
 {
     if (!sampler) return BRS_ERR_NULL_POINTER;
-    if (!out)
-        return brs_fail(&sampler->message, BRS_ERR_NULL_POINTER,
-                        "brs_sampler_fingerprint: out is NULL");
+    if (!out) return brs_fail(&sampler->message, BRS_ERR_NULL_POINTER, "%s: out is NULL", function);
     if (!sampler->lengths)
         return brs_fail(&sampler->message, BRS_ERR_STATE,
                         "no lengths to fingerprint: call brs_sampler_set_lengths first");
     uint64_t h = brs_splitmix64(BRS_PLAN_ALGORITHM_VERSION);
     h = brs_splitmix64(h ^ sampler->count);
-    h = brs_splitmix64(h ^ sampler->lengths_hash);
-    *out = brs_config_mix(h, &sampler->config);
+    *out = brs_splitmix64(h ^ sampler->lengths_hash);
+    return BRS_OK;
+}
+
+brs_status brs_sampler_fingerprint(uint64_t *out, const brs_sampler *sampler)
+{
+    brs_status status = fingerprint_lengths(out, sampler, "brs_sampler_fingerprint");
+    if (status != BRS_OK) return status;
+    *out = brs_config_mix(*out, &sampler->config);
+    return BRS_OK;
+}
+
+brs_status brs_sampler_stream_fingerprint(uint64_t *out, const brs_sampler *sampler)
+{
+    brs_status status = fingerprint_lengths(out, sampler, "brs_sampler_stream_fingerprint");
+    if (status != BRS_OK) return status;
+    *out = brs_config_mix_stream(*out, &sampler->config);
     return BRS_OK;
 }
 

@@ -63,8 +63,12 @@
     X(brs_sampler_check_epoch,     STATUS, 4, (U64_P, U64_P, SAMPLER_CP, U64))           \
     X(brs_plan_compute_batch,      STATUS, 4, (PLAN_P, SAMPLER_CP, U32_CP, SIZE))
 
+#define BRS_ABI_TABLE_1_3(X)                                                            \
+    X(brs_sampler_stream_fingerprint, STATUS, 2, (U64_P, SAMPLER_CP))
+
 /* Every function, node by node. */
-#define BRS_ABI_TABLE(X) BRS_ABI_TABLE_1_0(X) BRS_ABI_TABLE_1_1(X) BRS_ABI_TABLE_1_2(X)
+#define BRS_ABI_TABLE(X)                                                                \
+    BRS_ABI_TABLE_1_0(X) BRS_ABI_TABLE_1_1(X) BRS_ABI_TABLE_1_2(X) BRS_ABI_TABLE_1_3(X)
 
 /*
  * The type vocabulary. ABI_PTR_T is 1 for pointer types: the NULL-handle

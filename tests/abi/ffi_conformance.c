@@ -11,7 +11,7 @@
  *     with _Generic: a changed header fails the build of this test);
  *   - the table names exactly the symbols of the version script, and each
  *     resolves in the .so in the version node of its table (LIBBRS_1.0,
- *     LIBBRS_1.1, LIBBRS_1.2, ...);
+ *     LIBBRS_1.1, LIBBRS_1.2, LIBBRS_1.3, ...);
  *   - every function taking pointers rejects NULL with BRS_ERR_NULL_POINTER
  *     (the *_free functions accept NULL, the *_last_error functions return a
  *     static message);
@@ -67,8 +67,9 @@ struct abi_fn {
 #define FN_ROW_1_0(name, ret, n, args) FN_ROW("LIBBRS_1.0", name, ret, n, args)
 #define FN_ROW_1_1(name, ret, n, args) FN_ROW("LIBBRS_1.1", name, ret, n, args)
 #define FN_ROW_1_2(name, ret, n, args) FN_ROW("LIBBRS_1.2", name, ret, n, args)
+#define FN_ROW_1_3(name, ret, n, args) FN_ROW("LIBBRS_1.3", name, ret, n, args)
 static struct abi_fn fns[FN_COUNT] = {BRS_ABI_TABLE_1_0(FN_ROW_1_0) BRS_ABI_TABLE_1_1(FN_ROW_1_1)
-                                          BRS_ABI_TABLE_1_2(FN_ROW_1_2)};
+                                          BRS_ABI_TABLE_1_2(FN_ROW_1_2) BRS_ABI_TABLE_1_3(FN_ROW_1_3)};
 
 static int failures;
 
@@ -802,6 +803,30 @@ static void check_batch(const brs_sampler *s, const uint32_t *lengths)
     free_sampler(one);
 }
 
+static uint64_t stream_fingerprint(const brs_sampler *s)
+{
+    uint64_t v = 0;
+    uint64_t *out = &v;
+    expect_status(call_status(FN_brs_sampler_stream_fingerprint, ARGS(&out, &s)), BRS_OK,
+                  "brs_sampler_stream_fingerprint");
+    return v;
+}
+
+/* The stream fingerprint follows the seed but not how a step is split into
+ * micro-steps; the sampler is left configured as it came. */
+static void check_stream_fingerprint(brs_sampler *s)
+{
+    uint64_t stream = stream_fingerprint(s), fp = fingerprint(s);
+    expect_status(set_int(s, BRS_OPT_GRAD_ACCUM, GRAD_ACCUM + 1), BRS_OK,
+                  "set_int(GRAD_ACCUM, GRAD_ACCUM + 1)");
+    check(stream_fingerprint(s) == stream, "the stream fingerprint covers grad_accum");
+    check(fingerprint(s) != fp, "the fingerprint ignores grad_accum");
+    expect_status(set_int(s, BRS_OPT_GRAD_ACCUM, GRAD_ACCUM), BRS_OK, "set_int(GRAD_ACCUM)");
+    expect_status(set_int(s, BRS_OPT_SEED, 8), BRS_OK, "set_int(SEED, 8)");
+    check(stream_fingerprint(s) != stream, "the stream fingerprint ignores the seed");
+    expect_status(set_int(s, BRS_OPT_SEED, 7), BRS_OK, "set_int(SEED, 7)");
+}
+
 static void check_session(void)
 {
     uint32_t lengths[N_SAMPLES];
@@ -816,6 +841,7 @@ static void check_session(void)
     check(fingerprint(s) != fp, "the fingerprint ignores the seed");
     expect_status(set_int(s, BRS_OPT_SEED, 7), BRS_OK, "set_int(SEED, 7)");
     check(fingerprint(s) == fp, "the fingerprint is not a function of the configuration");
+    check_stream_fingerprint(s);
 
     check_epoch_cap(s);
     check_batch(s, lengths);

@@ -5,12 +5,11 @@ B = per_device_batch_size x grad_accum x dp_size, the seed and the options (docs
 how B is split into ranks and micro-steps only decides which rank trains which samples of a
 step. So a state saved at an optimizer-step boundary on R ranks resumes on R' ranks at the
 same step, provided B is the same; the fingerprints differ (they cover the split), so the
-saver's one is recomputed by the library for the saved split on this sampler's lengths.
+library's stream fingerprint, which leaves the split out, is compared instead. A state saved
+before it recorded one ("stream_fingerprint", libbrs 1.3) resumes only with the same split.
 """
 
 import logging
-
-from . import _options
 
 logger = logging.getLogger("brs")
 
@@ -29,7 +28,8 @@ def split_of(sampler):
 def accepts(sampler, state):
     """True when ``state`` is this sampler's stream saved with another split (logged).
 
-    False when it is not (the caller reports the fingerprint mismatch); ValueError when it is
+    False when it is not, or records no stream fingerprint (saved before libbrs 1.3: only the
+    same split resumes it), and the caller reports the fingerprint mismatch; ValueError when it is
     the same stream but cannot be resumed here (another global batch, a position inside a step).
     """
     saved = _saved_split(state)
@@ -37,7 +37,7 @@ def accepts(sampler, state):
     if None in saved.values() or saved == current:
         return False
     saved_batch, batch = _global_batch(saved), _global_batch(current)
-    if _saver_fingerprint(sampler, saved, _saved_sync(state)) != state["fingerprint"]:
+    if state.get("stream_fingerprint") != sampler.stream_fingerprint:
         return False
     if saved_batch != batch:
         raise ValueError(
@@ -75,41 +75,3 @@ def _grad_accum_hint(saved_batch, current):
 def _describe(split):
     return (f"dp_size={split['dp_size']}, per_device_batch_size="
             f"{split['per_device_batch_size']}, grad_accum={split['grad_accum']}")
-
-
-def _saved_sync(state):
-    """{"sync": C value} when ``state`` records its sync model, else {}.
-
-    Like the split, sync only decides which rank and micro-step trains which sample of a step;
-    the integrations choose it from the ranks and micro-steps (sync="auto"), so it may change
-    with them.
-    """
-    options = state.get("options") if isinstance(state.get("options"), dict) else {}
-    if "sync" not in options:
-        return {}
-    try:
-        return {"sync": _options.BY_NAME["sync"].to_native(options["sync"], "state sync")}
-    except (TypeError, ValueError):  # not a sync this library knows: not this stream
-        return {}
-
-
-def _saver_fingerprint(sampler, saved, sync):
-    """The library's fingerprint of this sampler with the saved split and sync (no rank)."""
-    state = sampler.__getstate__()
-    split = {"dp_size": saved["dp_size"], "rank": 0,
-             "per_device_batch_size": saved["per_device_batch_size"],
-             "grad_accum": saved["grad_accum"]}
-    # The pickled state holds the constructor's arguments by keyword ("args") or the options
-    # that were set by library option name ("given").
-    if "args" in state:
-        state["args"] = dict(state["args"], **split)
-    if "given" in state:
-        state["given"] = dict(state["given"], rank=0, **sync, **{_OPTION_NAMES[key]: split[key]
-                                                                 for key in SPLIT})
-    state["frozen"] = (saved["dp_size"], 0)
-    twin = type(sampler).__new__(type(sampler))
-    try:
-        twin.__setstate__(state)
-    except ValueError:  # the saved split is not valid for these lengths: not this stream
-        return None
-    return twin.fingerprint

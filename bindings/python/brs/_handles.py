@@ -70,6 +70,11 @@ class NativeSampler:
         self._check(n.lib.brs_sampler_fingerprint(ctypes.byref(out), self.handle))
         return f"{out.value:016x}"
 
+    def stream_fingerprint(self):
+        out = ctypes.c_uint64()
+        self._check(n.lib.brs_sampler_stream_fingerprint(ctypes.byref(out), self.handle))
+        return f"{out.value:016x}"
+
     def check_epoch(self, epoch):
         """(least max_tokens that plans every step of ``epoch``, most micro-batches a step
         needs); raises when max_tokens cannot plan the epoch. None in packed mode, whose cap

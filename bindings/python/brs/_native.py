@@ -125,6 +125,7 @@ SIGNATURES = {
     "brs_sampler_validate": (_status, [SamplerPtr]),
     "brs_sampler_steps_per_epoch": (_status, [_u64p, SamplerPtr]),
     "brs_sampler_fingerprint": (_status, [_u64p, SamplerPtr]),
+    "brs_sampler_stream_fingerprint": (_status, [_u64p, SamplerPtr]),
     "brs_sampler_check_epoch": (_status, [_u64p, _u64p, SamplerPtr, ctypes.c_uint64]),
     "brs_sampler_last_error": (ctypes.c_char_p, [SamplerPtr]),
     "brs_plan_new": (_status, [ctypes.POINTER(PlanPtr)]),

@@ -221,6 +221,14 @@ class BatchRebalanceSampler(_SamplerBase):
         return self._native.fingerprint()
 
     @property
+    def stream_fingerprint(self):
+        """16 hex digits; equal on two samplers that draw the same samples in the same order,
+        however each step is split among ranks and micro-steps (dp_size, per_device_batch_size,
+        grad_accum, sync): what a resume on another number of ranks compares."""
+        self._topology()
+        return self._native.stream_fingerprint()
+
+    @property
     def lengths(self):
         """The uint32 buffer libbrs reads (the caller's own array when borrowed)."""
         return self._native.lengths.owner
@@ -460,7 +468,8 @@ class BatchRebalanceSampler(_SamplerBase):
                                  "of an epoch on this rank")
             step, micro = divmod(consumed, self.grad_accum)
         return {"epoch": self._epoch, "step": step, "micro": micro,
-                "fingerprint": self.fingerprint, "options": self._shared_options(),
+                "fingerprint": self.fingerprint, "stream_fingerprint": self.stream_fingerprint,
+                "options": self._shared_options(),
                 "version": STATE_VERSION, **_elastic.split_of(self), **self._cost_state()}
 
     def _shared_options(self):
@@ -473,7 +482,8 @@ class BatchRebalanceSampler(_SamplerBase):
 
         A state saved on another dp_size (at an optimizer-step boundary, with the same global
         batch per_device_batch_size x grad_accum x dp_size) resumes at the same step; the
-        change is logged on the "brs" logger.
+        change is logged on the "brs" logger. A state without "stream_fingerprint" (saved
+        before libbrs 1.3) resumes only with the same split.
         """
         kept = (dict(self._given), self._provenance, self._cost_switch, self.measurements)
         try:

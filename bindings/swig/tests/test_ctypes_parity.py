@@ -55,6 +55,7 @@ class CtypesParity(unittest.TestCase):
             with self.subTest(vector=vector["name"]):
                 swig, ctypes = swig_sampler(vector), ctypes_sampler(vector)
                 self.assertEqual(swig.fingerprint(), ctypes.fingerprint)
+                self.assertEqual(swig.stream_fingerprint(), ctypes.stream_fingerprint)
                 self.assertEqual(swig.steps_per_epoch(), ctypes.steps_per_epoch)
                 epochs = {p["epoch"] for p in vector["plans"]} | {0, 1}
                 for epoch in sorted(epochs):

@@ -21,6 +21,7 @@ module BatchRebalance
 
 export Sampler, BrsError, MicroBatch, StepPlan
 export plan, set_epoch!, steps_per_epoch, fingerprint, getoption, option_bounds, check_epoch
+export stream_fingerprint
 export library_version, library_version_number
 
 include("libbrs.jl")

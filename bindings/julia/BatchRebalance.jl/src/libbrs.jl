@@ -183,6 +183,11 @@ brs_sampler_check_epoch(min_max_tokens::Ref{UInt64}, micro_batches::Ref{UInt64},
           (Ref{UInt64}, Ref{UInt64}, Ptr{Cvoid}, UInt64), min_max_tokens, micro_batches, sampler,
           epoch)
 
+# LIBBRS_1.3
+brs_sampler_stream_fingerprint(out::Ref{UInt64}, sampler::Ptr{Cvoid}) =
+    ccall((:brs_sampler_stream_fingerprint, libbrs()), Int32, (Ref{UInt64}, Ptr{Cvoid}), out,
+          sampler)
+
 brs_sampler_last_error(sampler::Ptr{Cvoid}) =
     ccall((:brs_sampler_last_error, libbrs()), Ptr{UInt8}, (Ptr{Cvoid},), sampler)
 

@@ -200,6 +200,17 @@ function fingerprint(s::Sampler)
 end
 
 """
+The fingerprint without dp_size, per_device_batch_size, grad_accum and sync: equal for samplers
+that draw the same samples in the same order however each step is split among ranks and
+micro-steps (a resume on another number of ranks compares it, and the global batch).
+"""
+function stream_fingerprint(s::Sampler)
+    out = Ref{UInt64}(0)
+    GC.@preserve s check(brs_sampler_stream_fingerprint(out, s.handle), () -> sampler_error(s))
+    return out[]
+end
+
+"""
     check_epoch(s, epoch = s.epoch) -> (min_max_tokens, micro_batches)
 
 Whether max_tokens lets every step of `epoch` be planned, decided in one pass

@@ -133,6 +133,11 @@ const CONFIG = (per_device_batch_size=4, grad_accum=2, dp_size=3, seed=7)
         @test collect(other_seed) != collect(a)
         @test fingerprint(other_seed) != fingerprint(a)
         @test fingerprint(Sampler(lengths; CONFIG..., rank=2)) == fingerprint(a)
+        # the same global batch of 24 split otherwise: one stream
+        regrouped = Sampler(lengths; CONFIG..., per_device_batch_size=2, grad_accum=4)
+        @test stream_fingerprint(regrouped) == stream_fingerprint(a)
+        @test fingerprint(regrouped) != fingerprint(a)
+        @test stream_fingerprint(other_seed) != stream_fingerprint(a)
         epoch0 = collect(a)
         set_epoch!(a, 1)
         @test collect(a) != epoch0

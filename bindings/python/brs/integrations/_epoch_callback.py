@@ -40,7 +40,8 @@ class RebalanceEpochCallback(TrainerCallback, ExportableState):
         sampler = self._sampler
         if sampler is None:
             return {"args": {}, "attributes": {}}
-        attributes = {"fingerprint": sampler.fingerprint}
+        attributes = {"fingerprint": sampler.fingerprint,
+                      "stream_fingerprint": sampler.stream_fingerprint}
         attributes.update({name: getattr(sampler, name) for name in _SETTINGS})
         if sampler.measurements is not None:  # online calibration: the model in force
             attributes["cost"] = sampler._cost_state()
@@ -87,10 +88,9 @@ def _saved_attributes(state, name):
 def _as_sampler_state(saved, state, sampler):
     """The checkpoint's plan settings in the form of a sampler state at its optimizer step."""
     epoch, step = divmod(state.global_step, sampler.steps_per_epoch)
-    # The sync model, like the split, may follow the number of processes (sync="auto").
-    options = {"sync": saved["sync"]} if "sync" in saved else {}
-    return {"fingerprint": saved["fingerprint"], "epoch": epoch, "step": step, "micro": 0,
-            "options": options, **{key: saved.get(key) for key in _elastic.SPLIT}}
+    return {"fingerprint": saved["fingerprint"],
+            "stream_fingerprint": saved.get("stream_fingerprint"), "epoch": epoch, "step": step,
+            "micro": 0, **{key: saved.get(key) for key in _elastic.SPLIT}}
 
 
 def _mismatch_message(saved, current):

@@ -53,7 +53,7 @@ def resolve(sampler, framework, model, why):
         option = _options.BY_NAME["sync"]
         value = option.to_native(choice.sync, "sync")
         sampler._set(option, value)
-        # Kept where the sampler's given options travel: pickling, with_options, a resume's twin.
+        # Kept where the sampler's given options travel: pickling, with_options.
         sampler._given[option.name] = value
     log(framework, choice, sampler)
     return choice

@@ -178,7 +178,8 @@ def test_checkpoints_hold_the_plan_fingerprint(checkpoint):
                                     per_device_batch_size=cfg.PER_DEVICE, grad_accum=cfg.GRAD_ACCUM,
                                     dp_size=RANKS, rank=0, seed=7, drop_last=False,
                                     cost_model=TRAINER_COST_MODEL, sync=TRAINER_SYNC)
-    assert saved == {"fingerprint": sampler.fingerprint, "dp_size": RANKS,
+    assert saved == {"fingerprint": sampler.fingerprint,
+                     "stream_fingerprint": sampler.stream_fingerprint, "dp_size": RANKS,
                      "grad_accum": cfg.GRAD_ACCUM, "per_device_batch_size": cfg.PER_DEVICE,
                      "seed": 7, "drop_last": False, "sync": TRAINER_SYNC}
 

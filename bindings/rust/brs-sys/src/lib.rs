@@ -15,10 +15,10 @@ use core::ffi::c_char;
 // ---------------------------------------------------------------------------
 
 pub const BRS_VERSION_MAJOR: u32 = 1;
-pub const BRS_VERSION_MINOR: u32 = 2;
+pub const BRS_VERSION_MINOR: u32 = 3;
 pub const BRS_VERSION_PATCH: u32 = 0;
 /// MAJOR * 10000 + MINOR * 100 + PATCH, the value `brs_version_number()` returns.
-pub const BRS_VERSION_NUMBER: u32 = 10200;
+pub const BRS_VERSION_NUMBER: u32 = 10300;
 
 // ---------------------------------------------------------------------------
 // Status codes
@@ -191,6 +191,9 @@ extern "C" {
         sampler: *const brs_sampler,
         epoch: u64,
     ) -> brs_status;
+    // LIBBRS_1.3
+    pub fn brs_sampler_stream_fingerprint(out: *mut u64, sampler: *const brs_sampler)
+        -> brs_status;
     pub fn brs_sampler_last_error(sampler: *const brs_sampler) -> *const c_char;
 
     pub fn brs_plan_new(out: *mut *mut brs_plan) -> brs_status;

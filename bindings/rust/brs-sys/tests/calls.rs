@@ -94,6 +94,10 @@ fn null_pointers_are_refused() {
             brs_sampler_check_epoch(&mut u, &mut v, null(), 0),
             BRS_ERR_NULL_POINTER
         );
+        assert_eq!(
+            brs_sampler_stream_fingerprint(&mut u, null()),
+            BRS_ERR_NULL_POINTER
+        );
         assert!(!text(brs_sampler_last_error(null())).is_empty());
         assert_eq!(brs_plan_new(null_mut()), BRS_ERR_NULL_POINTER);
         brs_plan_free(null_mut());

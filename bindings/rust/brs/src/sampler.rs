@@ -158,6 +158,17 @@ impl Sampler<'_> {
         Ok(hash)
     }
 
+    /// The fingerprint without dp_size, per_device_batch_size, grad_accum
+    /// and sync: equal for samplers that draw the same samples in the same
+    /// order however each step is split among ranks and micro-steps (a
+    /// resume on another number of ranks compares it, and the global batch).
+    pub fn stream_fingerprint(&self) -> Result<u64> {
+        let mut hash = 0;
+        // SAFETY: live handle, valid out-parameter.
+        self.check(unsafe { sys::brs_sampler_stream_fingerprint(&mut hash, self.raw()) })?;
+        Ok(hash)
+    }
+
     /// Whether max_tokens lets every step of `epoch` be planned, decided in
     /// one pass before any step is planned: `Ok` with the least max_tokens
     /// that plans the epoch and the most micro-batches a step needs;

@@ -165,6 +165,25 @@ fn the_fingerprint_ignores_the_rank_and_follows_everything_else() {
 }
 
 #[test]
+fn the_stream_fingerprint_ignores_the_split_and_follows_the_stream() {
+    let lengths = synthetic_lengths(300, 2);
+    let base = builder(4, 2, 4, true);
+    let stream = |b: SamplerBuilder, lengths: &[u32]| {
+        b.build(lengths).unwrap().stream_fingerprint().unwrap()
+    };
+    let reference = stream(base.clone(), &lengths);
+    // the same global batch of 32, split otherwise
+    assert_eq!(stream(builder(8, 4, 1, true), &lengths), reference);
+    assert_eq!(stream(base.clone().rank(3), &lengths), reference);
+    assert_ne!(stream(base.clone().seed(18), &lengths), reference);
+    assert_ne!(stream(base.clone().shuffle(false), &lengths), reference);
+    assert_ne!(stream(builder(4, 2, 4, false), &lengths), reference);
+    let mut changed = lengths.clone();
+    changed[100] += 1;
+    assert_ne!(stream(base, &changed), reference);
+}
+
+#[test]
 fn seeds_and_epochs_draw_different_orders_and_the_key_is_not_their_sum() {
     let lengths = synthetic_lengths(256, 3);
     let order = |seed: u64, epoch: u64| {
