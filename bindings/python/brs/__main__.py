@@ -213,11 +213,12 @@ def _plotter():
 
 
 def _calibrate(argv):
-    """python -m brs calibrate: Python's own command (it times a torch model), _calibrate_cli.py."""
-    from . import _calibrate_cli
+    """python -m brs calibrate, Python's own command (it times a torch model):
+    calibration/cli.py."""
+    from .calibration import cli as calibration_cli
 
     parser = argparse.ArgumentParser(prog="python -m brs")
-    _calibrate_cli.register(parser.add_subparsers(dest="command", required=True))
+    calibration_cli.register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
     args.handler(args)
     return 0
