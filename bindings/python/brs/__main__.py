@@ -101,7 +101,7 @@ def _number(text):
 def _add_option(parser, option):
     """The flag of one library option, made as the C command makes it (cli/option_table.c)."""
     # argparse formats help with %: a literal percent sign in the library's text must be doubled
-    default = option.from_native(option.default)
+    default = option.default_value
     dest = _keyword(option)
     help_text = f"{option.help} (default: the library's, {default})".replace("%", "%%")
     if option.is_switch:
