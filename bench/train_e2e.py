@@ -31,7 +31,7 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 import brs  # noqa: E402
-from brs import _memory, _shapes  # noqa: E402
+from brs.calibration import memory as _memory, shapes as _shapes  # noqa: E402
 from e2e import measure, plans, summary  # noqa: E402
 from e2e.lengths import dataset_lengths  # noqa: E402
 
@@ -164,7 +164,8 @@ def main(argv=None):
                                    brs.CostModel.from_dict(results["calibration"])), out)
         return 0
     clock = Clock(args.time_budget)
-    # every sampler trains under it, as brs.calibrate measures (brs._memory.keep_freed_memory)
+    # every sampler trains under it, as brs.calibrate measures
+    # (brs.calibration.memory.keep_freed_memory)
     allocator = _memory.keep_freed_memory() if device.type == "cpu" else None
     config = _shapes.shape_config(args.shape)
     model = _shapes.build_model(config, device=device, dtype=dtype, attention="sdpa")

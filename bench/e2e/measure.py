@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from brs import _memory
+from brs.calibration import memory as _memory
 
 PAD_ID = 0
 CPU_MEMORY_METHOD = ("torch profiler memory events: peak bytes of each step's largest "

@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import brs  # noqa: E402
-from brs import _memory, _shapes  # noqa: E402
+from brs.calibration import memory as _memory, shapes as _shapes  # noqa: E402
 from brs.integrations import _online_fit  # noqa: E402
 from e2e import measure, plans, summary  # noqa: E402
 from e2e.lengths import dataset_lengths  # noqa: E402

@@ -32,7 +32,7 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 import brs  # noqa: E402
-from brs import _memory, _shapes  # noqa: E402
+from brs.calibration import memory as _memory, shapes as _shapes  # noqa: E402
 from e2e import plans  # noqa: E402
 from e2e.lengths import dataset_lengths  # noqa: E402
 

@@ -18,16 +18,13 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 
 import numpy as np
 import torch
 
-import brs  # noqa: F401 - loads brs.calibrate
-from brs import _memory, _shapes
-
-calibration = sys.modules["brs.calibrate"]
+from brs import calibration
+from brs.calibration import memory as _memory, shapes as _shapes
 
 TINY = {
     "gpt2-tiny": ("GPT2Config", dict(n_layer=2, n_embd=128, n_head=4, vocab_size=8192,
@@ -54,7 +51,7 @@ def held_out_shapes(grid, count, seed=1):
     while len(shapes) < count:
         bs = int(rng.choice([b for b in (3, 5, 6, 7, 10, 12) if b not in sizes]))
         length = int(rng.integers(16, 513))
-        if length not in lengths and bs * length <= calibration.CPU_MAX_GRID_TOKENS:
+        if length not in lengths and bs * length <= calibration.grid.CPU_MAX_GRID_TOKENS:
             shapes.add((bs, length))
     return sorted(shapes, key=lambda s: (s[0] * s[1], s))
 
@@ -91,16 +88,18 @@ def evaluate(name, held_out_count, rounds):
     model = _shapes.build_model(getattr(transformers, class_name)(**kwargs)).train()
     device, lengths = torch.device("cpu"), dataset_lengths()
     started = time.perf_counter()
-    grid = calibration._grid(model, lengths, device, None, None)
+    grid = calibration.grid.build(model, lengths, device, None, None)
     shapes = held_out_shapes(grid, held_out_count)
     load_before = os.getloadavg()[0]
-    rows, clock = calibration._measure(model, sorted(grid + shapes, key=lambda s: s[0] * s[1]),
-                                       kwargs["vocab_size"], rounds, None,
-                                       _memory.PeakProbe(device), device, False, torch)
+    rows, clock = calibration.timing.measure(model,
+                                             sorted(grid + shapes, key=lambda s: s[0] * s[1]),
+                                             kwargs["vocab_size"], rounds, None,
+                                             _memory.PeakProbe(device), device, False, torch)
     fitted = [r for r in rows if (r["batch_size"], r["length"]) in set(grid)]
     held = [r for r in rows if (r["batch_size"], r["length"]) in set(shapes)]
-    timing = calibration._timing_info(clock, rounds, rows, load_before, os.getloadavg()[0], [])
-    cm = calibration._fitted(fitted, lengths, None, "none", "", name, device, timing)
+    timing = calibration.record.timing_info(clock, rounds, rows, load_before,
+                                            os.getloadavg()[0], [])
+    cm = calibration.result.cost_model(fitted, lengths, None, "none", "", name, device, timing)
     measured = np.array([r["seconds"] for r in held])
     bs = np.array([r["batch_size"] for r in held])
     length = np.array([r["length"] for r in held])
@@ -120,7 +119,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--output", default="cost_model_accuracy.json")
     parser.add_argument("--held-out", type=int, default=24)
-    parser.add_argument("--rounds", type=int, default=calibration.DEFAULT_REPEATS)
+    parser.add_argument("--rounds", type=int, default=calibration.run.DEFAULT_REPEATS)
     parser.add_argument("--models", default=",".join(TINY))
     args = parser.parse_args()
     torch.set_num_threads(1)

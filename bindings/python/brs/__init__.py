@@ -14,7 +14,7 @@ from .sampler import BatchRebalanceSampler
 from .batch import plan_batch
 from .stream import RebalancedStream
 from .cost_model import CostModel
-from .calibrate import calibrate  # noqa: E402 - after the submodule import it shadows
+from .calibration import calibrate
 
 __all__ = ["BatchRebalanceSampler", "plan_batch", "RebalancedStream", "Plan", "MicroBatch", "BrsError", "library_version",
            "CostModel", "calibrate"]

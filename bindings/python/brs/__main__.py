@@ -101,7 +101,7 @@ def _number(text):
 def _add_option(parser, option):
     """The flag of one library option, made as the C command makes it (cli/args.c)."""
     # argparse formats help with %: a literal percent sign in the library's text must be doubled
-    default = option.from_native(option.default)
+    default = option.default_value
     dest = _keyword(option)
     help_text = f"{option.help} (default: the library's, {default})".replace("%", "%%")
     if option.is_switch:
@@ -213,11 +213,12 @@ def _plotter():
 
 
 def _calibrate(argv):
-    """python -m brs calibrate: Python's own command (it times a torch model), _calibrate_cli.py."""
-    from . import _calibrate_cli
+    """python -m brs calibrate, Python's own command (it times a torch model):
+    calibration/cli.py."""
+    from .calibration import cli as calibration_cli
 
     parser = argparse.ArgumentParser(prog="python -m brs")
-    _calibrate_cli.register(parser.add_subparsers(dest="command", required=True))
+    calibration_cli.register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
     args.handler(args)
     return 0

@@ -41,6 +41,11 @@ class Option(NamedTuple):
         return not self.is_double and not self.value_names and (self.lower, self.upper) == (0, 1)
 
     @property
+    def default_value(self):
+        """The library's default as Python spells it (see from_native)."""
+        return self.from_native(self.default)
+
+    @property
     def flag(self):
         return "--" + self.name.replace("_", "-")
 

@@ -16,8 +16,7 @@ import os
 import sys
 import tempfile
 
-from . import _args
-from ._flops import analytic_terms
+from . import _args, _options
 
 FORMAT = "brs-cost-model"
 VERSION = 1
@@ -26,10 +25,10 @@ SOURCES = ("calibrated", "analytic", "fixed")
 MAX_FILE_SIZE = 16 << 20
 MAX_DEPTH = 64
 MAX_MEMBERS = 1024
-# The library's defaults for alpha and intercept (BRS_OPT_ALPHA / BRS_OPT_INTERCEPT); the
-# sampler's signature states the same values, so a CostModel("fixed") plans like no cost model.
-FIXED_ALPHA = 0.001
-FIXED_INTERCEPT = 0.0
+# The library's defaults for alpha and intercept (BRS_OPT_ALPHA / BRS_OPT_INTERCEPT), from its
+# option table: a CostModel("fixed") plans like no cost model.
+FIXED_ALPHA = _options.BY_NAME["alpha"].default
+FIXED_INTERCEPT = _options.BY_NAME["intercept"].default
 
 
 class CostModel:
@@ -116,6 +115,10 @@ class CostModel:
         (eager attention computes all of it: pass causal=False). The intercept is 0: launch and
         optimizer overheads are not FLOPs; calibrate to measure them.
         """
+        # Imported on use: brs.calibration imports this module (it makes CostModels), so a
+        # top-level import would be circular.
+        from .calibration.flops import analytic_terms
+
         terms = analytic_terms(config, causal=causal)
         alpha = terms["attention_per_token_per_length"] / terms["linear_per_token"]
         name = getattr(config, "model_type", None) or type(config).__name__

@@ -19,8 +19,7 @@ def strategy_names():
 
 
 def default_strategy():
-    option = _options.BY_NAME["strategy"]
-    return option.value_names[option.default - option.lower]
+    return _options.BY_NAME["strategy"].default_value
 
 
 @dataclass

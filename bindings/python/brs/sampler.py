@@ -599,7 +599,7 @@ def _option_attribute(option):
 def _options_doc():
     lines = ["", "    Options, from the library's table (None: the library's default):", ""]
     for option in _options.TABLE:
-        default = option.from_native(option.default)
+        default = option.default_value
         lines.append(f"    ``{_keyword(option)}``: {option.help} (default: the library's, "
                      f"{default!r})")
     return "\n".join(lines) + "\n"

@@ -19,9 +19,9 @@ transformers = pytest.importorskip("transformers")
 
 import brs  # noqa: E402
 from brs import CostModel  # noqa: E402
-from brs import _fit  # noqa: E402
+from brs.calibration import memory, record as timing_record, timing  # noqa: E402
+from brs.calibration.fit import fit_three_terms  # noqa: E402
 
-calibrate_module = sys.modules["brs.calibrate"]
 LENGTHS = [int(x) for x in np.random.default_rng(0).integers(16, 200, 300)]
 
 
@@ -37,7 +37,7 @@ def test_the_fit_recovers_known_coefficients_from_noisy_timings():
     c0, a, b = 2e-3, 3e-6, 5e-9
     clean = c0 + a * bs * length + b * bs * length ** 2
     noisy = clean * np.random.default_rng(1).normal(1.0, 0.02, clean.size)
-    fit = _fit.fit_three_terms(bs, length, noisy)
+    fit = fit_three_terms(bs, length, noisy)
     assert fit["c2"] / fit["c1"] == pytest.approx(b / a, rel=0.1)
     assert fit["c0"] / fit["c1"] == pytest.approx(c0 / a, rel=0.15)
     assert fit["r2"] > 0.99 and fit["worst"] < 0.1
@@ -46,9 +46,9 @@ def test_the_fit_recovers_known_coefficients_from_noisy_timings():
 def test_the_fit_never_returns_a_negative_coefficient():
     bs, length = grid()
     values = 1e-6 * bs * length - 1e-3 + 1e-2  # a large intercept, then one forced to 0 below
-    assert _fit.fit_three_terms(bs, length, values)["c0"] > 0
+    assert fit_three_terms(bs, length, values)["c0"] > 0
     falling = 5e-3 + 1e-6 * bs * length - 1e-12 * bs * length ** 2
-    fit = _fit.fit_three_terms(bs, length, falling)
+    fit = fit_three_terms(bs, length, falling)
     assert min(fit["c0"], fit["c1"], fit["c2"]) >= 0
 
 
@@ -56,14 +56,14 @@ def test_one_slowed_shape_is_left_out_of_a_robust_fit():
     bs, length = grid()
     values = 1e-3 + 2e-6 * bs * length + 4e-9 * bs * length ** 2
     values[3] *= 10  # another process stole the core for that shape
-    fit = _fit.fit_three_terms(bs, length, values, robust=True)
+    fit = fit_three_terms(bs, length, values, robust=True)
     assert fit["outliers"] == [3]
     assert fit["c2"] / fit["c1"] == pytest.approx(2e-3, rel=1e-6)
 
 
 def test_a_grid_with_one_length_cannot_fit():
     with pytest.raises(ValueError, match="cannot fit"):
-        _fit.fit_three_terms([1, 2, 4], [64, 64, 64], [1.0, 2.0, 4.0])
+        fit_three_terms([1, 2, 4], [64, 64, 64], [1.0, 2.0, 4.0])
 
 
 # -- calibrate on a model with known cost -------------------------------------------------------
@@ -117,9 +117,9 @@ class FakeProbe:
 @pytest.fixture
 def known(monkeypatch):
     clock, log = FakeClock(), []
-    monkeypatch.setattr(calibrate_module, "time", clock)
-    monkeypatch.setattr(calibrate_module, "_load_average", lambda: 0.0)  # a quiet machine
-    monkeypatch.setattr(calibrate_module._memory, "PeakProbe", lambda device: FakeProbe(log))
+    monkeypatch.setattr(timing, "time", clock)
+    monkeypatch.setattr(timing_record, "load_average", lambda: 0.0)  # a quiet machine
+    monkeypatch.setattr(memory, "PeakProbe", lambda device: FakeProbe(log))
     return KnownCostModel(clock, log)
 
 

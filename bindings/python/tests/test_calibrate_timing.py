@@ -21,12 +21,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import brs  # noqa: E402
-from brs import _memory  # noqa: E402
+from brs.calibration import extension, memory, record as timing_record, timing  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 import test_calibrate as known_cost  # noqa: E402  (its fixture and fake model)
 
-calibrate_module = sys.modules["brs.calibrate"]
 known = known_cost.known
 LENGTHS = known_cost.LENGTHS
 C0, A, B = known_cost.C0, known_cost.A, known_cost.B
@@ -90,11 +89,11 @@ def test_the_timing_record_survives_the_json_file(known, tmp_path):
 def test_on_cpu_glibc_is_made_to_keep_freed_memory_and_the_record_says_so(known):
     cm = brs.calibrate(known, LENGTHS, batch_sizes=[1, 2], seq_lens=[16, 64], repeats=2,
                        memory_budget="64MiB", progress=False)
-    assert cm.timing["allocator"] == _memory.KEPT_FREED_MEMORY  # every mallopt call accepted
+    assert cm.timing["allocator"] == memory.KEPT_FREED_MEMORY  # every mallopt call accepted
 
 
 def test_a_busy_machine_is_recorded_and_warned_about(known, monkeypatch):
-    monkeypatch.setattr(calibrate_module, "_load_average", lambda: 64.0)
+    monkeypatch.setattr(timing_record, "load_average", lambda: 64.0)
     with pytest.warns(UserWarning, match="machine was busy"):
         cm = brs.calibrate(known, LENGTHS, batch_sizes=[1, 2], seq_lens=[16, 64], repeats=2,
                            memory_budget="64MiB", progress=False)
@@ -103,9 +102,9 @@ def test_a_busy_machine_is_recorded_and_warned_about(known, monkeypatch):
 
 def test_the_clock_is_the_threads_cpu_time_on_one_torch_thread(monkeypatch):
     monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
-    assert calibrate_module._Clock(torch.device("cpu"), torch).name == "thread_time"
+    assert timing.Clock(torch.device("cpu"), torch).name == "thread_time"
     monkeypatch.setattr(torch, "get_num_threads", lambda: 4)
-    assert calibrate_module._Clock(torch.device("cpu"), torch).name == "wall"
+    assert timing.Clock(torch.device("cpu"), torch).name == "wall"
 
 
 # -- launch-bound grids ------------------------------------------------------------------------
@@ -140,7 +139,7 @@ def test_an_extension_stops_at_the_memory_budget(known):
     with pytest.warns(UserWarning, match="launch-bound"):
         cm = brs.calibrate(model, [32] * 10, seq_lens=[16, 32], repeats=1,
                            memory_budget="4MiB", progress=False)
-    budget = calibrate_module.EXTENSION_MEMORY_FRACTION * 4 * 2**20
+    budget = extension.EXTENSION_MEMORY_FRACTION * 4 * 2**20
     assert all(row["peak_bytes"] <= budget for row in cm.timings)
 
 
@@ -179,7 +178,7 @@ def busy_machine():
     """Two busy-looping processes per CPU, killed whatever the test does."""
     procs = []
     try:
-        for _ in range(2 * calibrate_module._cpu_count()):
+        for _ in range(2 * timing_record.cpu_count()):
             procs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
         yield procs
     finally:

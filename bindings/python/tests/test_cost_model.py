@@ -9,7 +9,7 @@ import pytest
 
 import brs
 from brs import BatchRebalanceSampler, CostModel
-from brs import cost_model as cost_model_module
+from brs import _options, cost_model as cost_model_module
 
 LENGTHS = [(i * 37) % 500 + 10 for i in range(400)]
 
@@ -123,8 +123,8 @@ def test_the_sampler_refuses_other_cost_model_types(tmp_path):
 
 
 def test_resolve_falls_back_to_the_library_defaults():
-    assert cost_model_module.resolve(None, None, None, None) == (
-        cost_model_module.FIXED_ALPHA, cost_model_module.FIXED_INTERCEPT, None)
+    alpha, intercept = (_options.BY_NAME[name].default for name in ("alpha", "intercept"))
+    assert cost_model_module.resolve(None, None, None, None) == (alpha, intercept, None)
 
 
 # -- from_config -------------------------------------------------------------------------------

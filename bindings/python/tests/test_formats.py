@@ -11,7 +11,7 @@ import pytest
 
 from brs import CostModel, __main__ as brs_main
 from brs._lengths import read_file
-from brs.calibrate import _lengths as calibrate_lengths
+from brs.calibration.arguments import resolve_lengths as calibrate_lengths
 
 VECTORS = pathlib.Path(__file__).resolve().parents[3] / "tests" / "vectors" / "formats"
 MANIFEST = json.loads((VECTORS / "manifest.json").read_text())

@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 import brs  # noqa: E402
-from brs import _memory, _shapes  # noqa: E402
+from brs.calibration import memory, shapes  # noqa: E402
 
 BUDGET = 64 * 2**20
 
@@ -23,7 +23,7 @@ BUDGET = 64 * 2**20
 def tiny_model():
     config = transformers.GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=512,
                                      n_positions=512, bos_token_id=0, eos_token_id=0)
-    model = _shapes.build_model(config, device="cpu", dtype=torch.float32)
+    model = shapes.build_model(config, device="cpu", dtype=torch.float32)
     model.config.use_cache = False
     return model.train()
 
@@ -38,7 +38,7 @@ def test_the_calibrated_cap_holds_on_the_trained_micro_batches():
     assert cm.max_tokens is not None and cm.max_tokens >= max(lengths)
     sampler = brs.BatchRebalanceSampler(lengths, per_device_batch_size=8, dp_size=2,
                                         grad_accum=2, rank=0, cost_model=cm)
-    probe = _memory.PeakProbe(torch.device("cpu"))
+    probe = memory.PeakProbe(torch.device("cpu"))
     peaks = []
     for step in range(sampler.steps_per_epoch):
         for rank in sampler.plan(step).micro_batches:

@@ -3,8 +3,8 @@
 Without a cap brs's budget is the peak of its least-total split, and a user whose device has
 memory to spare would plan tighter than the sampler brs replaces. So an integration that knows
 the model derives a cap from a memory budget: on CUDA by default (free memory plus torch's pool,
-less a margin: brs._memory.default_budget), on any device when a budget is given; on CPU nothing
-is derived by default, the planner's own default holds there.
+less a margin: brs.calibration.memory.default_budget), on any device when a budget is given; on
+CPU nothing is derived by default, the planner's own default holds there.
 
 From the budget it subtracts what the optimizer step will still allocate (a gradient per
 trainable parameter, and AdamW's two fp32 moments: an estimate for other optimizers) and the
@@ -16,7 +16,8 @@ bytes_per_token_length) or the analytic activation bytes of the model's config
 
 import logging
 
-from brs import CostModel, _memory
+from brs import CostModel
+from brs.calibration import memory as _memory
 
 logger = logging.getLogger("brs.integrations")
 

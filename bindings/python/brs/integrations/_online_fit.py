@@ -107,7 +107,7 @@ class Statistics:
 def _nnls_normal(a, b, n, scale):
     """argmin c^T a c - 2 b.c + n subject to c >= 0: the best feasible support of the three
     coefficients (the optimum of a convex problem under c >= 0 is the unconstrained one on its
-    support; brs._fit.nnls does the same on the points themselves)."""
+    support; brs.calibration.fit.nnls does the same on the points themselves)."""
     best, best_value = np.zeros(3), n
     for support in ((0,), (1,), (2,), (0, 1), (0, 2), (1, 2), (0, 1, 2)):
         cols = list(support)

@@ -16,7 +16,7 @@ _DTYPES = ("float32", "bfloat16", "float16")
 
 def register(commands):
     """Add the calibrate subcommand to python -m brs's subparsers."""
-    from ._shapes import SHAPES
+    from .shapes import SHAPES
 
     p = commands.add_parser("calibrate", help="time the model and fit alpha, intercept and "
                             "max_tokens to it (docs/calibration.md)")
@@ -63,8 +63,8 @@ def _calibrate(args):
     if not os.path.isdir(folder):
         raise ValueError(f"-o '{args.output}': folder '{folder}' does not exist")
 
-    from . import _shapes
-    from .calibrate import calibrate
+    from . import shapes as _shapes
+    from .run import calibrate
 
     device = torch.device(args.device) if args.device else torch.device(
         "cuda" if torch.cuda.is_available() else "cpu")
@@ -111,7 +111,7 @@ def _ints(flag, text):
 
 def summary(cm, model, seconds, output, dtype):
     """The lines the CLI prints: the three numbers, the fit quality and the peers' alphas."""
-    from .cost_model import CostModel
+    from ..cost_model import CostModel
 
     analytic = _analytic_alpha(model)
     shapes = len(cm.timings)
@@ -152,7 +152,7 @@ def _timing_line(timing):
 
 
 def _analytic_alpha(model):
-    from .cost_model import CostModel
+    from ..cost_model import CostModel
 
     try:
         return CostModel.from_config(model.config).alpha
