@@ -374,3 +374,12 @@ int bt_run(const char *suite, const bt_test *tests, int argc, char **argv)
         return 99;
     return failed == 0 && ran > 0 ? 0 : 1;
 }
+
+uint32_t *bt_lognormal_lengths(size_t n, uint64_t seed)
+{
+    bt_rng r = {seed};
+    uint32_t *len = malloc(n * sizeof *len);
+    for (size_t i = 0; i < n; i++)
+        len[i] = bt_lognormal(&r, 5.0, 1.0, 16, 1024);
+    return len;
+}

@@ -212,6 +212,9 @@ double bt_rng_normal(bt_rng *r);
 
 /* lognormal(mu, sigma) rounded and clamped to [lo, hi]. */
 uint32_t bt_lognormal(bt_rng *r, double mu, double sigma, uint32_t lo, uint32_t hi);
+/* n lengths drawn lognormal(5, 1) in [16, 1024], upstream's benchmark
+ * distribution, seeded (malloc'd). */
+uint32_t *bt_lognormal_lengths(size_t n, uint64_t seed);
 
 /* True when msg contains value as a whole decimal number. */
 bool bt_has_number(const char *msg, uint64_t value);

@@ -13,15 +13,6 @@
 
 static const char *data_dir = "data";
 
-static uint32_t *synthetic(size_t n, uint64_t seed)
-{
-    bt_rng r = {seed};
-    uint32_t *len = malloc(n * sizeof *len);
-    for (size_t i = 0; i < n; i++)
-        len[i] = bt_lognormal(&r, 5.0, 1.0, 16, 1024);
-    return len;
-}
-
 static bt_config shaped(const uint32_t *len, size_t n, int64_t p, int64_t dp, int64_t ga)
 {
     bt_config c = bt_config_default(len, n);
@@ -83,7 +74,7 @@ typedef struct {
 
 static void check_drop_last(const shape_cfg *sh, int64_t shuffle)
 {
-    uint32_t *len = synthetic(sh->n, sh->n);
+    uint32_t *len = bt_lognormal_lengths(sh->n, sh->n);
     bt_config c = shaped(len, sh->n, sh->p, sh->dp, sh->ga);
     c.shuffle = shuffle;
     size_t b = (size_t)(sh->p * sh->dp * sh->ga);
@@ -126,7 +117,7 @@ static void test_drop_last_drops_exactly_the_tail(void)
  * 2 + q times; with shuffle off they are the first indices. */
 static void check_keep_last(const shape_cfg *sh, int64_t shuffle)
 {
-    uint32_t *len = synthetic(sh->n, 7 * sh->n);
+    uint32_t *len = bt_lognormal_lengths(sh->n, 7 * sh->n);
     bt_config c = shaped(len, sh->n, sh->p, sh->dp, sh->ga);
     c.shuffle = shuffle;
     c.drop_last = 0;
@@ -183,7 +174,7 @@ static void test_keep_last_tops_up_only_to_k(void)
 static void test_equal_micro_batch_counts_no_empty(void)
 {
     size_t n = 4000;
-    uint32_t *len = synthetic(n, 11);
+    uint32_t *len = bt_lognormal_lengths(n, 11);
     bt_config c = shaped(len, n, 3, 5, 4); /* B = 60, K = 20 */
     c.drop_last = 0;
     brs_sampler *s = NULL;
@@ -224,7 +215,7 @@ static void test_equal_micro_batch_counts_no_empty(void)
 static void test_deterministic_and_sensitive_to_epoch_and_seed(void)
 {
     size_t n = 3000;
-    uint32_t *len = synthetic(n, 21);
+    uint32_t *len = bt_lognormal_lengths(n, 21);
     bt_config c = shaped(len, n, 4, 4, 2);
     c.seed = 1234;
     bt_epoch a, b, other_epoch, other_seed;
@@ -247,7 +238,7 @@ static void test_deterministic_and_sensitive_to_epoch_and_seed(void)
 static void test_plan_independent_of_rank_option(void)
 {
     size_t n = 2000;
-    uint32_t *len = synthetic(n, 31);
+    uint32_t *len = bt_lognormal_lengths(n, 31);
     bt_config c = shaped(len, n, 5, 4, 3);
     bt_epoch a, b;
     CU_ASSERT_FATAL(load_epoch(&a, &c, 0, false));
@@ -262,7 +253,7 @@ static void test_plan_independent_of_rank_option(void)
 static void test_random_access_equals_sequential(void)
 {
     size_t n = 5000;
-    uint32_t *len = synthetic(n, 41);
+    uint32_t *len = bt_lognormal_lengths(n, 41);
     bt_config c = shaped(len, n, 7, 3, 2);
     c.drop_last = 0;
     c.max_tokens = 20000;
@@ -305,7 +296,7 @@ static void test_random_access_equals_sequential(void)
 static void test_borrow_and_copy_plan_alike(void)
 {
     size_t n = 1500;
-    uint32_t *len = synthetic(n, 51);
+    uint32_t *len = bt_lognormal_lengths(n, 51);
     bt_config c = shaped(len, n, 4, 2, 2);
     bt_epoch copied, borrowed, after;
     CU_ASSERT_FATAL(load_epoch(&copied, &c, 0, false));
@@ -351,7 +342,7 @@ static void test_step_samples_independent_of_layout(void)
 {
     const int64_t layouts[][3] = {{48, 1, 1}, {6, 4, 2}, {1, 8, 6}, {2, 24, 1}, {3, 2, 8}};
     size_t n = 5000; /* 104 full steps of 48, and 8 samples left */
-    uint32_t *len = synthetic(n, 61);
+    uint32_t *len = bt_lognormal_lengths(n, 61);
     for (int64_t drop = 0; drop <= 1; drop++) {
         bt_epoch ref;
         bt_config c = shaped(len, n, 48, 1, 1);
@@ -379,7 +370,7 @@ static void test_step_samples_independent_of_layout(void)
 static void test_shuffle_off_is_identity_order(void)
 {
     size_t n = 1000;
-    uint32_t *len = synthetic(n, 71);
+    uint32_t *len = bt_lognormal_lengths(n, 71);
     for (int64_t seed = 0; seed < 3; seed++) {
         bt_config c = shaped(len, n, 5, 3, 2); /* B = 30 */
         c.shuffle = 0;
@@ -405,7 +396,7 @@ static void test_shuffle_off_is_identity_order(void)
 static void test_seed_and_epoch_are_mixed(void)
 {
     size_t n = 2000;
-    uint32_t *len = synthetic(n, 81);
+    uint32_t *len = bt_lognormal_lengths(n, 81);
     bt_config c = shaped(len, n, 10, 2, 1);
     bt_epoch s0e1, s1e0, s0e0, ident;
     CU_ASSERT_FATAL(load_epoch(&s0e1, &c, 1, false));
@@ -493,7 +484,7 @@ static uint64_t fingerprint_of(const bt_config *c)
 static void test_fingerprint_covers_configuration(void)
 {
     size_t n = 500;
-    uint32_t *len = synthetic(n, 91);
+    uint32_t *len = bt_lognormal_lengths(n, 91);
     bt_config c = shaped(len, n, 4, 2, 2);
     uint64_t base = fingerprint_of(&c);
     CU_ASSERT(fingerprint_of(&c) == base);
@@ -567,7 +558,7 @@ static void *plan_in_thread(void *arg)
 static void test_one_sampler_many_threads(void)
 {
     size_t n = 4000;
-    uint32_t *len = synthetic(n, 101);
+    uint32_t *len = bt_lognormal_lengths(n, 101);
     bt_config c = shaped(len, n, 5, 4, 2);
     c.max_tokens = 16384;
     brs_sampler *s = NULL;

@@ -8,15 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t *synthetic(size_t n, uint64_t seed)
-{
-    bt_rng r = {seed};
-    uint32_t *len = malloc(n * sizeof *len);
-    for (size_t i = 0; i < n; i++)
-        len[i] = bt_lognormal(&r, 5.0, 1.0, 16, 1024);
-    return len;
-}
-
 /* Global batch 16 as dp_size x batch_size x grad_accum = 2 x 4 x 2. */
 static bt_config split_2x4x2(const uint32_t *len, size_t n)
 {
@@ -42,7 +33,7 @@ static uint64_t stream_fingerprint_of(const bt_config *c)
 static void test_split_is_left_out(void)
 {
     size_t n = 400;
-    uint32_t *len = synthetic(n, 17);
+    uint32_t *len = bt_lognormal_lengths(n, 17);
     bt_config c = split_2x4x2(len, n);
     uint64_t base = stream_fingerprint_of(&c);
     bt_config split[5];
@@ -64,7 +55,7 @@ static void test_split_is_left_out(void)
 static void test_stream_changes_are_in(void)
 {
     size_t n = 400;
-    uint32_t *len = synthetic(n, 17);
+    uint32_t *len = bt_lognormal_lengths(n, 17);
     bt_config c = split_2x4x2(len, n);
     uint64_t base = stream_fingerprint_of(&c);
     bt_config changed[3];
@@ -89,7 +80,7 @@ static void test_stream_changes_are_in(void)
 static void test_equal_streams_draw_the_same_steps(void)
 {
     size_t n = 400;
-    uint32_t *len = synthetic(n, 29);
+    uint32_t *len = bt_lognormal_lengths(n, 29);
     bt_config a = split_2x4x2(len, n), b = a;
     b.dp_size = 1, b.batch_size = 2, b.grad_accum = 8;
     BT_ASSERT(stream_fingerprint_of(&a) == stream_fingerprint_of(&b));
