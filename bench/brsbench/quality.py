@@ -36,12 +36,13 @@ def _log(msg: str) -> None:
 
 def _capped_run(lengths, cfg, order, cap):
     """brs with a hard cap; a cap that K micro-batches cannot meet on some step is raised by 25%
-    until it can (the sampler refuses it when built, or the step when planned; the report gives the cap used and how often it was raised)."""
+    until it can (the sampler refuses it when built, or the step when planned; the report gives
+    the cap used and how often it was raised)."""
     raised = 0
     while True:
         try:
             return peers.brs_epoch(lengths, cfg, name="brs_capped", order=order, max_tokens=cap), cap, raised
-        except (peers.BrsInfeasible, ValueError):  # ValueError: refused by the epoch check
+        except (peers.BrsInfeasible, ValueError):  # ValueError: the epoch check's refusal
             if raised == 12:
                 raise
             cap, raised = math.ceil(cap * 1.25), raised + 1
