@@ -292,7 +292,7 @@ static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
                                                    p->dp_size, sync, model, p->sort_scratch);
     if (status == BRS_ERR_CAP_INFEASIBLE) return cap_message(p, s, &split);
     if (status == BRS_OK)
-        status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, p->k,
+        status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, NULL, p->k,
                             p->dp_size, sync);
     if (status != BRS_OK)
         return brs_fail(&p->message, status, "the planner failed: %s", brs_strerror(status));

@@ -5,11 +5,13 @@
 #include "planner/planner.h"
 #include "util/wide.h"
 
-brs_status brs_objective_score(struct brs_score *score, const brs_wide *costs, uint64_t peak,
-                               size_t k, size_t dp_size, int sync, uint32_t *slot_scratch)
+brs_status brs_objective_score(struct brs_score *score, const brs_wide *costs,
+                               const uint32_t *cost_order, uint64_t peak, size_t k, size_t dp_size,
+                               int sync, uint32_t *slot_scratch)
 {
     brs_wide micro, step;
-    brs_status status = brs_assign(slot_scratch, &micro, &step, costs, k, dp_size, sync);
+    brs_status status =
+        brs_assign(slot_scratch, &micro, &step, costs, cost_order, k, dp_size, sync);
     score->time = sync == BRS_SYNC_STEP ? step : micro;
     score->peak = peak;
     score->total = 0;
@@ -31,7 +33,7 @@ brs_status brs_objective_score_split(struct brs_score *score, const size_t *star
                                      const brs_wide *costs, const uint32_t *lengths, size_t k,
                                      size_t dp_size, int sync, uint32_t *slot_scratch)
 {
-    return brs_objective_score(score, costs, brs_objective_padded_peak(starts, lengths, k), k,
+    return brs_objective_score(score, costs, NULL, brs_objective_padded_peak(starts, lengths, k), k,
                                dp_size, sync, slot_scratch);
 }
 

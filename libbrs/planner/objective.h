@@ -17,9 +17,11 @@ struct brs_score {
 };
 
 /* The score of k groups of these costs whose largest holds `peak` tokens.
- * slot_scratch holds k. */
-brs_status brs_objective_score(struct brs_score *score, const brs_wide *costs, uint64_t peak,
-                               size_t k, size_t dp_size, int sync, uint32_t *slot_scratch);
+ * cost_order: the groups in cost order, or NULL (brs_assign). slot_scratch
+ * holds k. */
+brs_status brs_objective_score(struct brs_score *score, const brs_wide *costs,
+                               const uint32_t *cost_order, uint64_t peak, size_t k, size_t dp_size,
+                               int sync, uint32_t *slot_scratch);
 /* The same of a contiguous split of lengths sorted longest first (padded:
  * a group holds its size times its head's length). */
 brs_status brs_objective_score_split(struct brs_score *score, const size_t *starts,

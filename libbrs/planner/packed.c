@@ -237,7 +237,7 @@ static int score_packing(struct packing *p, const uint32_t *lengths, size_t n, s
     for (size_t g = 0; g < k; g++)
         if (p->tokens[g] > peak) peak = p->tokens[g];
     if (model->max_tokens && peak > model->max_tokens) return 0;
-    *status = brs_objective_score(&p->score, p->costs, peak, k, dp_size, sync, slot_scratch);
+    *status = brs_objective_score(&p->score, p->costs, NULL, peak, k, dp_size, sync, slot_scratch);
     return *status == BRS_OK;
 }
 

@@ -13,6 +13,7 @@
 #include "planner/cost_model.h"
 #include "planner/objective.h"
 #include "planner/planner.h"
+#include "util/cost_sort.h"
 #include "util/wide.h"
 
 #include <stdlib.h>
@@ -40,11 +41,23 @@ struct polish {
     struct brs_score score;
     size_t trials_left;
     uint32_t *slots;     /* k: the deal of the current split */
+    uint32_t *order;     /* k: its groups in cost order; a move changes two costs, so
+                          * a trial's order is merged from it instead of sorted */
     uint8_t *setter;     /* k: whether a group is tried this round */
     size_t *try_starts;  /* k + 1 */
     brs_wide *try_costs; /* k */
     uint32_t *try_slots; /* k */
+    uint32_t *try_order; /* k */
 };
+
+/* The score of a split (starts, costs) whose groups are in cost order. */
+static brs_status score(const struct polish *p, struct brs_score *out, const size_t *starts,
+                        const brs_wide *costs, const uint32_t *order, uint32_t *slots)
+{
+    return brs_objective_score(out, costs, order,
+                               brs_objective_padded_peak(starts, p->lengths, p->k), p->k,
+                               p->dp_size, p->sync, slots);
+}
 
 /* Marks the groups that set the step time (and the one at the peak). */
 static void mark_setters(struct polish *p)
@@ -106,8 +119,8 @@ static int trial(struct polish *p, size_t b, size_t to, struct brs_score *out, b
     p->try_starts[b] = to;
     p->try_costs[b - 1] = brs_group_cost(p->model, p->lengths[p->starts[b - 1]], to - p->starts[b - 1]);
     p->try_costs[b] = brs_group_cost(p->model, p->lengths[to], p->starts[b + 1] - to);
-    *status = brs_objective_score_split(out, p->try_starts, p->try_costs, p->lengths, p->k,
-                                        p->dp_size, p->sync, p->try_slots);
+    brs_cost_sort_moved(p->try_order, p->order, p->k, p->try_costs, (uint32_t)(b - 1), (uint32_t)b);
+    *status = score(p, out, p->try_starts, p->try_costs, p->try_order, p->try_slots);
     return *status == BRS_OK;
 }
 
@@ -154,9 +167,11 @@ static brs_status round_once(struct polish *p, int *moved)
     p->starts[b] = best.to;
     p->costs[b - 1] = brs_group_cost(p->model, p->lengths[p->starts[b - 1]], best.to - p->starts[b - 1]);
     p->costs[b] = brs_group_cost(p->model, p->lengths[best.to], p->starts[b + 1] - best.to);
-    p->score = best.score;
-    return brs_objective_score_split(&p->score, p->starts, p->costs, p->lengths, p->k,
-                                     p->dp_size, p->sync, p->slots);
+    brs_cost_sort_moved(p->try_order, p->order, p->k, p->costs, (uint32_t)(b - 1), (uint32_t)b);
+    uint32_t *order = p->order;
+    p->order = p->try_order;
+    p->try_order = order;
+    return score(p, &p->score, p->starts, p->costs, p->order, p->slots);
 }
 
 brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n, size_t k,
@@ -165,21 +180,28 @@ brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, 
     /* no trial to make: the split stays as it is, without scoring it */
     if (trial_budget(n, k) == 0) return BRS_OK;
     struct polish p = {starts, costs, lengths, n, k, dp_size, sync, model, {0, 0, 0},
-                       trial_budget(n, k), malloc(k * sizeof(uint32_t)), malloc(k), malloc((k + 1) * sizeof(size_t)),
-                       malloc(k * sizeof(brs_wide)), malloc(k * sizeof(uint32_t))};
-    brs_status status = p.slots && p.setter && p.try_starts && p.try_costs && p.try_slots
+                       trial_budget(n, k), malloc(k * sizeof(uint32_t)), malloc(k * sizeof(uint32_t)),
+                       malloc(k), malloc((k + 1) * sizeof(size_t)), malloc(k * sizeof(brs_wide)),
+                       malloc(k * sizeof(uint32_t)), malloc(k * sizeof(uint32_t))};
+    brs_status status = p.slots && p.order && p.setter && p.try_starts && p.try_costs &&
+                                p.try_slots && p.try_order
                             ? BRS_OK
                             : BRS_ERR_NO_MEMORY;
-    if (status == BRS_OK)
-        status = brs_objective_score_split(&p.score, starts, costs, lengths, k, dp_size, sync,
-                                           p.slots);
+    if (status == BRS_OK) {
+        /* the sort's scratch: try_slots (k words) and try_costs (2k) */
+        for (size_t g = 0; g < k; g++) p.order[g] = (uint32_t)g;
+        brs_cost_sort_ids(p.order, k, k, costs, p.try_slots, (uint64_t *)(void *)p.try_costs);
+        status = score(&p, &p.score, starts, costs, p.order, p.slots);
+    }
     int moved = 1;
     for (int round = 0; round < POLISH_ROUNDS && moved && status == BRS_OK; round++)
         status = round_once(&p, &moved);
     free(p.slots);
+    free(p.order);
     free(p.setter);
     free(p.try_starts);
     free(p.try_costs);
     free(p.try_slots);
+    free(p.try_order);
     return status;
 }

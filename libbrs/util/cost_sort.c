@@ -99,6 +99,21 @@ static void merge_sort(uint32_t *ids, size_t count, const brs_wide *costs, uint3
         for (size_t i = 0; i < count; i++) ids[i] = from[i];
 }
 
+void brs_cost_sort_moved(uint32_t *out, const uint32_t *sorted, size_t count,
+                         const brs_wide *costs, uint32_t a, uint32_t b)
+{
+    uint32_t moved[2] = {a, b};
+    if (ranks_before(costs, b, a)) moved[0] = b, moved[1] = a;
+    size_t next = 0, o = 0;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t id = sorted[i];
+        if (id == a || id == b) continue;
+        while (next < 2 && ranks_before(costs, moved[next], id)) out[o++] = moved[next++];
+        out[o++] = id;
+    }
+    while (next < 2) out[o++] = moved[next++];
+}
+
 void brs_cost_sort_ids(uint32_t *ids, size_t count, size_t id_bound, const brs_wide *costs,
                        uint32_t *scratch, uint64_t *keys)
 {
