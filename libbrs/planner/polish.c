@@ -44,8 +44,6 @@ struct polish {
     uint32_t *order;     /* k: its groups in cost order; a move changes two costs, so
                           * a trial's order is merged from it instead of sorted */
     uint8_t *setter;     /* k: whether a group is tried this round */
-    size_t *try_starts;  /* k + 1 */
-    brs_wide *try_costs; /* k */
     uint32_t *try_slots; /* k */
     uint32_t *try_order; /* k */
 };
@@ -114,13 +112,17 @@ static int trial(struct polish *p, size_t b, size_t to, struct brs_score *out, b
     if (to <= p->starts[b - 1] || to >= p->starts[b + 1] || p->trials_left == 0) return 0;
     p->trials_left--;
     if (!fits(p, p->starts[b - 1], to) || !fits(p, to, p->starts[b + 1])) return 0;
-    memcpy(p->try_starts, p->starts, (p->k + 1) * sizeof *p->starts);
-    memcpy(p->try_costs, p->costs, p->k * sizeof *p->costs);
-    p->try_starts[b] = to;
-    p->try_costs[b - 1] = brs_group_cost(p->model, p->lengths[p->starts[b - 1]], to - p->starts[b - 1]);
-    p->try_costs[b] = brs_group_cost(p->model, p->lengths[to], p->starts[b + 1] - to);
-    brs_cost_sort_moved(p->try_order, p->order, p->k, p->try_costs, (uint32_t)(b - 1), (uint32_t)b);
-    *status = score(p, out, p->try_starts, p->try_costs, p->try_order, p->try_slots);
+    /* the split itself is tried, and restored: a move changes three words */
+    size_t here = p->starts[b];
+    brs_wide before = p->costs[b - 1], after = p->costs[b];
+    p->starts[b] = to;
+    p->costs[b - 1] = brs_group_cost(p->model, p->lengths[p->starts[b - 1]], to - p->starts[b - 1]);
+    p->costs[b] = brs_group_cost(p->model, p->lengths[to], p->starts[b + 1] - to);
+    brs_cost_sort_moved(p->try_order, p->order, p->k, p->costs, (uint32_t)(b - 1), (uint32_t)b);
+    *status = score(p, out, p->starts, p->costs, p->try_order, p->try_slots);
+    p->starts[b] = here;
+    p->costs[b - 1] = before;
+    p->costs[b] = after;
     return *status == BRS_OK;
 }
 
@@ -181,26 +183,23 @@ brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, 
     if (trial_budget(n, k) == 0) return BRS_OK;
     struct polish p = {starts, costs, lengths, n, k, dp_size, sync, model, {0, 0, 0},
                        trial_budget(n, k), malloc(k * sizeof(uint32_t)), malloc(k * sizeof(uint32_t)),
-                       malloc(k), malloc((k + 1) * sizeof(size_t)), malloc(k * sizeof(brs_wide)),
-                       malloc(k * sizeof(uint32_t)), malloc(k * sizeof(uint32_t))};
-    brs_status status = p.slots && p.order && p.setter && p.try_starts && p.try_costs &&
-                                p.try_slots && p.try_order
+                       malloc(k), malloc(k * sizeof(uint32_t)), malloc(k * sizeof(uint32_t))};
+    uint64_t *keys = malloc(2 * k * sizeof *keys); /* the sort's */
+    brs_status status = p.slots && p.order && p.setter && p.try_slots && p.try_order && keys
                             ? BRS_OK
                             : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK) {
-        /* the sort's scratch: try_slots (k words) and try_costs (2k) */
         for (size_t g = 0; g < k; g++) p.order[g] = (uint32_t)g;
-        brs_cost_sort_ids(p.order, k, k, costs, p.try_slots, (uint64_t *)(void *)p.try_costs);
+        brs_cost_sort_ids(p.order, k, k, costs, p.try_slots, keys);
         status = score(&p, &p.score, starts, costs, p.order, p.slots);
     }
+    free(keys);
     int moved = 1;
     for (int round = 0; round < POLISH_ROUNDS && moved && status == BRS_OK; round++)
         status = round_once(&p, &moved);
     free(p.slots);
     free(p.order);
     free(p.setter);
-    free(p.try_starts);
-    free(p.try_costs);
     free(p.try_slots);
     free(p.try_order);
     return status;

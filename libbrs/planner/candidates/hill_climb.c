@@ -27,7 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CLIMB_ROUNDS_PER_GROUP = 30, CLIMB_WORK = 1 << 24, CLIMB_MAX_GROUPS = 1 << 12 };
+/* BLOCK: the groups whose extremes are kept together (see struct climb). */
+enum { CLIMB_ROUNDS_PER_GROUP = 30, CLIMB_WORK = 1 << 24, CLIMB_MAX_GROUPS = 1 << 12, BLOCK = 32 };
 
 struct ranked {
     brs_wide cost;
@@ -42,6 +43,11 @@ struct climb {
     struct ranked *rank;
     brs_wide *costs;
     uint8_t *frozen, *member;
+    /* The costliest and the cheapest active group of each block of BLOCK
+     * groups (k: none), kept as groups are repriced: a round finds the
+     * extremes among the blocks', and a move touches the blocks it spans. */
+    size_t *block_hi, *block_lo;
+    size_t active; /* groups not frozen */
     uint64_t *seen; /* open addressing, 0 = empty */
     size_t seen_mask;
     uint64_t hash; /* of the counts: a sum over groups, so one move updates it */
@@ -59,13 +65,39 @@ static void spend(struct climb *c, size_t work)
     c->work_left = c->work_left > work ? c->work_left - work : 0;
 }
 
+/* Whether group a costs more than group b; narrow costs compare as 64 bits. */
+static BRS_ALWAYS_INLINE int costlier(const struct climb *c, size_t a, size_t b, int narrow)
+{
+    return narrow ? (uint64_t)c->costs[a] > (uint64_t)c->costs[b] : c->costs[a] > c->costs[b];
+}
+
+/* Candidates for the costliest (hi) and the cheapest (lo) met in index
+ * order, so that ties keep the first (k: none yet, or no candidate). */
+static BRS_ALWAYS_INLINE void meet(const struct climb *c, size_t *hi, size_t *lo, size_t hi_candidate,
+                                   size_t lo_candidate, int narrow)
+{
+    if (hi_candidate != c->k && (*hi == c->k || costlier(c, hi_candidate, *hi, narrow)))
+        *hi = hi_candidate;
+    if (lo_candidate != c->k && (*lo == c->k || costlier(c, *lo, lo_candidate, narrow)))
+        *lo = lo_candidate;
+}
+
+/* Prices the blocks that hold groups first..last (start[] is current up to
+ * there; the others in those blocks are priced again unchanged) and keeps
+ * their extremes. */
 static BRS_ALWAYS_INLINE void price_groups(struct climb *c, size_t first, size_t last,
                                             int narrow)
 {
-    for (size_t g = first; g <= last; g++) {
-        c->start[g + 1] = c->start[g] + c->counts[g];
-        uint32_t head = c->lengths[c->start[g]];
-        c->costs[g] = brs_group_cost_narrow(c->model, head, c->counts[g], narrow);
+    for (size_t b = first / BLOCK; b <= last / BLOCK; b++) {
+        size_t hi = c->k, lo = c->k, end = (b + 1) * BLOCK < c->k ? (b + 1) * BLOCK : c->k;
+        for (size_t g = b * BLOCK; g < end; g++) {
+            c->start[g + 1] = c->start[g] + c->counts[g];
+            uint32_t head = c->lengths[c->start[g]];
+            c->costs[g] = brs_group_cost_narrow(c->model, head, c->counts[g], narrow);
+            if (!c->frozen[g]) meet(c, &hi, &lo, g, g, narrow);
+        }
+        c->block_hi[b] = hi;
+        c->block_lo[b] = lo;
     }
 }
 
@@ -153,38 +185,38 @@ static void relieve_and_freeze(struct climb *c, size_t pivot)
         }
     }
     for (size_t g = 0; g < c->k; g++)
-        if (c->member[g]) c->frozen[g] = 1;
+        if (c->member[g] && !c->frozen[g]) {
+            c->frozen[g] = 1;
+            c->active--;
+        }
+    /* the blocks' extremes without the frozen groups (priced unchanged,
+     * not spent: the work bound counts moves) */
+    if (c->narrow)
+        price_groups(c, 0, c->k - 1, 1);
+    else
+        price_groups(c, 0, c->k - 1, 0);
 }
 
-/* The costliest and the cheapest active group (first by index on ties);
- * returns the number of active groups. Narrow costs compare as 64 bits. */
-static BRS_ALWAYS_INLINE size_t find_extremes(const struct climb *c, size_t *hi, size_t *lo,
-                                              int narrow)
+/* The costliest and the cheapest active group (first by index on ties),
+ * from the blocks' in index order. */
+static BRS_ALWAYS_INLINE void find_extremes(const struct climb *c, size_t *hi, size_t *lo,
+                                            int narrow)
 {
-    size_t active = 0;
     *hi = *lo = c->k;
-    for (size_t g = 0; g < c->k; g++) {
-        if (c->frozen[g]) continue;
-        active++;
-        if (narrow) {
-            uint64_t cost = (uint64_t)c->costs[g];
-            if (*hi == c->k || cost > (uint64_t)c->costs[*hi]) *hi = g;
-            if (*lo == c->k || cost < (uint64_t)c->costs[*lo]) *lo = g;
-        } else {
-            if (*hi == c->k || c->costs[g] > c->costs[*hi]) *hi = g;
-            if (*lo == c->k || c->costs[g] < c->costs[*lo]) *lo = g;
-        }
-    }
-    return active;
+    for (size_t b = 0; b * BLOCK < c->k; b++)
+        meet(c, hi, lo, c->block_hi[b], c->block_lo[b], narrow);
 }
 
 /* One round; 0 when the climb is over. */
 static int climb_once(struct climb *c, brs_wide *best_spread)
 {
     if (seen_before(c)) return 0;
+    if (c->active <= 1) return 0;
     size_t hi, lo;
-    size_t active = c->narrow ? find_extremes(c, &hi, &lo, 1) : find_extremes(c, &hi, &lo, 0);
-    if (active <= 1) return 0;
+    if (c->narrow)
+        find_extremes(c, &hi, &lo, 1);
+    else
+        find_extremes(c, &hi, &lo, 0);
     brs_wide spread = c->costs[hi] - c->costs[lo];
     if (spread < *best_spread) {
         *best_spread = spread;
@@ -213,9 +245,10 @@ brs_status brs_hill_climb_split(size_t *starts, brs_wide *costs, const uint32_t 
     if (k > CLIMB_MAX_GROUPS) return BRS_ERR_TOO_LARGE;
     size_t rounds = CLIMB_ROUNDS_PER_GROUP * k > n ? CLIMB_ROUNDS_PER_GROUP * k : n;
     if (rounds > CLIMB_WORK / k + 1) rounds = CLIMB_WORK / k + 1;
-    struct climb c = {lengths, k, dp_size, model, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-                      NULL, next_power_of_two(2 * rounds) - 1, 0, CLIMB_WORK,
-                      brs_fits_64_bits(lengths, n, model)};
+    struct climb c = {.lengths = lengths, .k = k, .dp_size = dp_size, .model = model,
+                      .active = k, .seen_mask = next_power_of_two(2 * rounds) - 1,
+                      .work_left = CLIMB_WORK, .narrow = brs_fits_64_bits(lengths, n, model)};
+    size_t blocks = (k + BLOCK - 1) / BLOCK;
     c.counts = malloc(k * sizeof *c.counts);
     c.best = malloc(k * sizeof *c.best);
     c.start = malloc((k + 1) * sizeof *c.start);
@@ -223,8 +256,11 @@ brs_status brs_hill_climb_split(size_t *starts, brs_wide *costs, const uint32_t 
     c.costs = malloc(k * sizeof *c.costs);
     c.frozen = calloc(k, 1);
     c.member = calloc(k, 1);
+    c.block_hi = malloc(blocks * sizeof *c.block_hi);
+    c.block_lo = malloc(blocks * sizeof *c.block_lo);
     c.seen = calloc(c.seen_mask + 1, sizeof *c.seen);
-    brs_status status = c.counts && c.best && c.start && c.rank && c.costs && c.frozen && c.member && c.seen
+    brs_status status = c.counts && c.best && c.start && c.rank && c.costs && c.frozen &&
+                                c.member && c.block_hi && c.block_lo && c.seen
                             ? BRS_OK
                             : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK) {
@@ -251,6 +287,8 @@ brs_status brs_hill_climb_split(size_t *starts, brs_wide *costs, const uint32_t 
     free(c.costs);
     free(c.frozen);
     free(c.member);
+    free(c.block_hi);
+    free(c.block_lo);
     free(c.seen);
     return status;
 }
