@@ -93,7 +93,9 @@ def _switch(value, argument):
             getattr(value, "dtype", None) == bool:
         return int(bool(value))  # numpy.bool_, e.g. from a config array
     if isinstance(value, numbers.Integral):
-        return int(value)  # 0 or 1; the library rejects anything else with its bounds
+        if value in (0, 1):
+            return int(value)
+        raise ValueError(f"{argument} must be True or False (or 0 or 1); got {value!r}")
     raise TypeError(f"{argument} must be True or False; got {value!r} ({type(value).__name__})")
 
 

@@ -61,7 +61,7 @@ OPTIONS = [  # (keyword, bad value, exception, what the message must say)
     ("max_tokens", 1.5, TypeError, r"max_tokens must be an int; got 1\.5"),
     ("max_tokens", 10, ValueError, r"max_tokens.*10"),
     ("shuffle", "yes", TypeError, r"shuffle must be True or False; got 'yes'"),
-    ("drop_last", 2, ValueError, r"drop_last = 2 is out of range \[0, 1\]"),
+    ("drop_last", 2, ValueError, r"drop_last must be True or False \(or 0 or 1\); got 2"),
     ("packed", "no", TypeError, r"packed must be True or False; got 'no'"),
     ("strategy", "fastest", ValueError, r"strategy must be one of 'balanced', 'random'"),
     ("sync", 1.5, TypeError, r"sync must be one of 'micro_step', 'step'"),
