@@ -17,8 +17,10 @@ def summary(cases: list[Case], points: list[Point], command: str) -> str:
     text = [table(stats.SUMMARY_HEADER, stats.summary_rows(cases, points))] if cases else []
     up = [p for p in points if p.ratio and p.dist == "uniform" and p.B == 4096]
     if up:
-        text.append("\nPlanning time per optimizer step, upstream / brs (C), B = 4096: " + ", ".join(
-            f"K={p.K}: {p.ratio:,.0f}x ({p.up_ns_step / 1e6:.1f} ms vs {p.c_ns_step / 1e3:.0f} us)"
+        text.append("\nPlanning time per optimizer step, upstream / brs (C), B = 4096, brs under per-micro-step "
+                    "sync; per-step sync: " + ", ".join(
+            f"K={p.K}: {p.ratio:,.0f}x ({p.up_ns_step / 1e6:.1f} ms vs {p.c_ns_step / 1e3:.0f} us); "
+            f"{p.ratio_step_sync:,.0f}x ({p.c_step_sync_ns_step / 1e3:.0f} us)"
             for p in sorted(up, key=lambda p: p.K)) + ".")
     typical = [p for p in points if (p.B, p.K) == TYPICAL and p.py_iter_ns_step]
     if typical:
@@ -52,6 +54,7 @@ def _speed_rows(points: list[Point]) -> list[list]:
     rows = []
     for p in sorted(points, key=lambda p: (p.dist, p.K, p.B)):
         rows.append([p.B, p.K, f"{p.dp}x{p.ga}", p.dist, f"{p.n:,}", f"{p.c_ns_sample:.2f}", _fmt_ms(p.c_ns_step),
+                     _fmt_ms(p.c_step_sync_ns_step),
                      _fmt_ms(p.py_plan_ns_step), _fmt_ms(p.py_iter_ns_step),
                      _fmt_overhead(p.py_overhead_ns_micro),
                      "" if p.py_overhead_ns_index is None or p.py_overhead_ns_index < 0
@@ -62,6 +65,7 @@ def _speed_rows(points: list[Point]) -> list[list]:
 
 
 SPEED_HEADER = ["B", "K", "dp x ga", "lengths", "N", "brs C ns/sample", "brs C ms/step",
+                "brs C ms/step, per-step sync",
                 "brs Python plan() ms/step (all ranks)", "brs Python iter ms/step (one rank)",
                 "Python overhead us/micro-batch", "Python overhead ns/index", "upstream ms/step", "upstream / brs C",
                 "upstream / brs Python iter"]

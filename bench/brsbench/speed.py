@@ -28,6 +28,7 @@ GRID_K = [4, 64, 1024, 16384]
 GRID_B = [4096, 16384, 65536, 262144, 1048576]
 ISSUE2 = [(4096, 64), (65536, 4096), (1000000, 100000)]  # the planning-speed targets of bench/README.md
 TYPICAL = (128, 16)  # 8x2x8: where the Python per-micro-batch overhead matters most
+STEP_SYNC = (4096, 1024, 15.0)  # B, K and the ms a step brs may plan in under per-step sync
 UPSTREAM_SEED = 42
 
 
@@ -39,8 +40,9 @@ class Point:
     dp: int
     ga: int
     n: int = 0  # dataset size (the steps timed are drawn from it)
-    c_ns_step: float = 0.0  # fastest brs_plan_compute
+    c_ns_step: float = 0.0  # fastest brs_plan_compute (the default sync, per micro-step)
     c_ns_sample: float = 0.0
+    c_step_sync_ns_step: float = 0.0  # the same under per-step sync
     py_plan_ns_step: float | None = None  # brs Sampler.plan(step): all ranks as Python objects
     py_iter_ns_step: float | None = None  # iterating this rank's micro-batches, per step
     py_overhead_ns_micro: float | None = None  # (py_iter - C) / grad_accum
@@ -52,6 +54,10 @@ class Point:
     @property
     def ratio(self) -> float | None:
         return self.up_ns_step / self.c_ns_step if self.up_ns_step else None
+
+    @property
+    def ratio_step_sync(self) -> float | None:
+        return self.up_ns_step / self.c_step_sync_ns_step if self.up_ns_step else None
 
     @property
     def ratio_py(self) -> float | None:
@@ -78,16 +84,23 @@ def _reps_for(b: int, quick: bool) -> int:
 
 
 def time_c(plan_speed: Path, p: Point, dump: Path | None, quick: bool, steps: int | None = None) -> None:
+    """brs in C under the default sync (per micro-step) and, with grad_accum > 1, under per-step
+    sync (the same steps: the deal differs); with one micro-step the two plans are the same."""
     P = p.B // p.K
     cmd = [str(plan_speed), "--batch-size", str(P), "--dp-size", str(p.dp), "--grad-accum", str(p.ga),
            "--dist", p.dist, "--steps", str(steps or _steps_for(p.B)), "--reps", str(_reps_for(p.B, quick))]
-    if dump:
-        cmd += ["--dump", str(dump)]
-    out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    out = json.loads(subprocess.run(cmd + (["--dump", str(dump)] if dump else []), check=True,
+                                    capture_output=True, text=True).stdout)
     p.n = out["n"]
     p.c_ns_step = out["min_ns_per_step"]
     p.c_ns_sample = p.c_ns_step / p.B
     p.extra["c_median_ns_step"] = out["median_ns_per_step"]
+    p.c_step_sync_ns_step = p.c_ns_step
+    if p.ga > 1:
+        out = json.loads(subprocess.run(cmd + ["--sync", "step"], check=True, capture_output=True,
+                                        text=True).stdout)
+        p.c_step_sync_ns_step = out["min_ns_per_step"]
+        p.extra["c_step_sync_median_ns_step"] = out["median_ns_per_step"]
 
 
 def _timed(fn, reps: int, budget_s: float) -> list[int]:
@@ -188,7 +201,7 @@ def points(quick: bool) -> list[Point]:
         for b in GRID_B:
             if b >= k:
                 add(b, k, "uniform")
-    for b, k in ISSUE2:
+    for b, k in ISSUE2 + [STEP_SYNC[:2]]:
         for dist in ("uniform", "longtail"):
             add(b, k, dist)
     add(*TYPICAL, "uniform")

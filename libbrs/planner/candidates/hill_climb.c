@@ -65,10 +65,16 @@ static void spend(struct climb *c, size_t work)
     c->work_left = c->work_left > work ? c->work_left - work : 0;
 }
 
-/* Whether group a costs more than group b; narrow costs compare as 64 bits. */
+/* a > b; narrow costs compare as 64 bits. */
+static BRS_ALWAYS_INLINE int above(brs_wide a, brs_wide b, int narrow)
+{
+    return narrow ? (uint64_t)a > (uint64_t)b : a > b;
+}
+
+/* Whether group a costs more than group b. */
 static BRS_ALWAYS_INLINE int costlier(const struct climb *c, size_t a, size_t b, int narrow)
 {
-    return narrow ? (uint64_t)c->costs[a] > (uint64_t)c->costs[b] : c->costs[a] > c->costs[b];
+    return above(c->costs[a], c->costs[b], narrow);
 }
 
 /* Candidates for the costliest (hi) and the cheapest (lo) met in index
@@ -90,11 +96,15 @@ static BRS_ALWAYS_INLINE void price_groups(struct climb *c, size_t first, size_t
 {
     for (size_t b = first / BLOCK; b <= last / BLOCK; b++) {
         size_t hi = c->k, lo = c->k, end = (b + 1) * BLOCK < c->k ? (b + 1) * BLOCK : c->k;
+        brs_wide top = 0, bottom = 0; /* the costs of hi and lo */
         for (size_t g = b * BLOCK; g < end; g++) {
             c->start[g + 1] = c->start[g] + c->counts[g];
             uint32_t head = c->lengths[c->start[g]];
-            c->costs[g] = brs_group_cost_narrow(c->model, head, c->counts[g], narrow);
-            if (!c->frozen[g]) meet(c, &hi, &lo, g, g, narrow);
+            brs_wide cost = brs_group_cost_narrow(c->model, head, c->counts[g], narrow);
+            c->costs[g] = cost;
+            if (c->frozen[g]) continue;
+            if (hi == c->k || above(cost, top, narrow)) hi = g, top = cost;
+            if (lo == c->k || above(bottom, cost, narrow)) lo = g, bottom = cost;
         }
         c->block_hi[b] = hi;
         c->block_lo[b] = lo;
