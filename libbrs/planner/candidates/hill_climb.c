@@ -44,9 +44,10 @@ struct climb {
     brs_wide *costs;
     uint8_t *frozen, *member;
     /* The costliest and the cheapest active group of each block of BLOCK
-     * groups (k: none), kept as groups are repriced: a round finds the
-     * extremes among the blocks', and a move touches the blocks it spans. */
+     * groups (k: none): a round finds the extremes among the blocks', and
+     * only blocks repriced since (stale) are scanned again. */
     size_t *block_hi, *block_lo;
+    uint8_t *stale;
     size_t active; /* groups not frozen */
     uint64_t *seen; /* open addressing, 0 = empty */
     size_t seen_mask;
@@ -88,27 +89,31 @@ static BRS_ALWAYS_INLINE void meet(const struct climb *c, size_t *hi, size_t *lo
         *lo = lo_candidate;
 }
 
-/* Prices the blocks that hold groups first..last (start[] is current up to
- * there; the others in those blocks are priced again unchanged) and keeps
- * their extremes. */
+/* Block b's extremes found again from its groups' costs. */
+static BRS_ALWAYS_INLINE void block_extremes(struct climb *c, size_t b, int narrow)
+{
+    size_t hi = c->k, lo = c->k, end = (b + 1) * BLOCK < c->k ? (b + 1) * BLOCK : c->k;
+    brs_wide top = 0, bottom = 0; /* the costs of hi and lo */
+    for (size_t g = b * BLOCK; g < end; g++) {
+        if (c->frozen[g]) continue;
+        brs_wide cost = c->costs[g];
+        if (hi == c->k || above(cost, top, narrow)) hi = g, top = cost;
+        if (lo == c->k || above(bottom, cost, narrow)) lo = g, bottom = cost;
+    }
+    c->block_hi[b] = hi;
+    c->block_lo[b] = lo;
+    c->stale[b] = 0;
+}
+
 static BRS_ALWAYS_INLINE void price_groups(struct climb *c, size_t first, size_t last,
                                             int narrow)
 {
-    for (size_t b = first / BLOCK; b <= last / BLOCK; b++) {
-        size_t hi = c->k, lo = c->k, end = (b + 1) * BLOCK < c->k ? (b + 1) * BLOCK : c->k;
-        brs_wide top = 0, bottom = 0; /* the costs of hi and lo */
-        for (size_t g = b * BLOCK; g < end; g++) {
-            c->start[g + 1] = c->start[g] + c->counts[g];
-            uint32_t head = c->lengths[c->start[g]];
-            brs_wide cost = brs_group_cost_narrow(c->model, head, c->counts[g], narrow);
-            c->costs[g] = cost;
-            if (c->frozen[g]) continue;
-            if (hi == c->k || above(cost, top, narrow)) hi = g, top = cost;
-            if (lo == c->k || above(bottom, cost, narrow)) lo = g, bottom = cost;
-        }
-        c->block_hi[b] = hi;
-        c->block_lo[b] = lo;
+    for (size_t g = first; g <= last; g++) {
+        c->start[g + 1] = c->start[g] + c->counts[g];
+        uint32_t head = c->lengths[c->start[g]];
+        c->costs[g] = brs_group_cost_narrow(c->model, head, c->counts[g], narrow);
     }
+    memset(c->stale + first / BLOCK, 1, last / BLOCK - first / BLOCK + 1);
 }
 
 /* Prices groups first..last from their counts (start[first] is current). */
@@ -147,14 +152,20 @@ static int seen_before(struct climb *c)
 
 /* The cheapest active group outside the frozen micro-steps and `member`,
  * with more than one sample (first by index); k if none. */
-static size_t cheapest_donor(const struct climb *c)
+static BRS_ALWAYS_INLINE size_t cheapest_donor_as(const struct climb *c, int narrow)
 {
     size_t donor = c->k;
-    for (size_t g = 0; g < c->k; g++)
-        if (!c->frozen[g] && !c->member[g] && c->counts[g] > 1 &&
-            (donor == c->k || c->costs[g] < c->costs[donor]))
-            donor = g;
+    brs_wide least = 0; /* donor's cost */
+    for (size_t g = 0; g < c->k; g++) {
+        if (c->frozen[g] || c->member[g] || c->counts[g] <= 1) continue;
+        if (donor == c->k || above(least, c->costs[g], narrow)) donor = g, least = c->costs[g];
+    }
     return donor;
+}
+
+static size_t cheapest_donor(const struct climb *c)
+{
+    return c->narrow ? cheapest_donor_as(c, 1) : cheapest_donor_as(c, 0);
 }
 
 /* Costliest first, ties by index (upstream's stable descending sort). */
@@ -199,22 +210,18 @@ static void relieve_and_freeze(struct climb *c, size_t pivot)
             c->frozen[g] = 1;
             c->active--;
         }
-    /* the blocks' extremes without the frozen groups (priced unchanged,
-     * not spent: the work bound counts moves) */
-    if (c->narrow)
-        price_groups(c, 0, c->k - 1, 1);
-    else
-        price_groups(c, 0, c->k - 1, 0);
+    memset(c->stale, 1, (c->k + BLOCK - 1) / BLOCK); /* without the frozen groups */
 }
 
 /* The costliest and the cheapest active group (first by index on ties),
  * from the blocks' in index order. */
-static BRS_ALWAYS_INLINE void find_extremes(const struct climb *c, size_t *hi, size_t *lo,
-                                            int narrow)
+static BRS_ALWAYS_INLINE void find_extremes(struct climb *c, size_t *hi, size_t *lo, int narrow)
 {
     *hi = *lo = c->k;
-    for (size_t b = 0; b * BLOCK < c->k; b++)
+    for (size_t b = 0; b * BLOCK < c->k; b++) {
+        if (c->stale[b]) block_extremes(c, b, narrow);
         meet(c, hi, lo, c->block_hi[b], c->block_lo[b], narrow);
+    }
 }
 
 /* One round; 0 when the climb is over. */
@@ -268,9 +275,10 @@ brs_status brs_hill_climb_split(size_t *starts, brs_wide *costs, const uint32_t 
     c.member = calloc(k, 1);
     c.block_hi = malloc(blocks * sizeof *c.block_hi);
     c.block_lo = malloc(blocks * sizeof *c.block_lo);
+    c.stale = malloc(blocks);
     c.seen = calloc(c.seen_mask + 1, sizeof *c.seen);
     brs_status status = c.counts && c.best && c.start && c.rank && c.costs && c.frozen &&
-                                c.member && c.block_hi && c.block_lo && c.seen
+                                c.member && c.block_hi && c.block_lo && c.stale && c.seen
                             ? BRS_OK
                             : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK) {
@@ -299,6 +307,7 @@ brs_status brs_hill_climb_split(size_t *starts, brs_wide *costs, const uint32_t 
     free(c.member);
     free(c.block_hi);
     free(c.block_lo);
+    free(c.stale);
     free(c.seen);
     return status;
 }
