@@ -423,20 +423,23 @@ static void slots_from_ranks(uint32_t *slot_of, const struct deal *d)
     }
 }
 
-/* Both synchronised times of a deal given as slot_of. */
+/* The synchronised times of a deal given as slot_of, those asked for. */
 static void sync_times_of_slots(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs,
                                 const uint32_t *slot_of, size_t k, size_t dp_size,
                                 brs_wide *by_slot)
 {
     size_t grad_accum = k / dp_size;
     for (size_t g = 0; g < k; g++) by_slot[slot_of[g]] = costs[g];
-    *micro_sync = 0;
-    for (size_t m = 0; m < grad_accum; m++) {
-        brs_wide worst = 0;
-        for (size_t r = 0; r < dp_size; r++)
-            if (by_slot[r * grad_accum + m] > worst) worst = by_slot[r * grad_accum + m];
-        *micro_sync += worst;
+    if (micro_sync) {
+        *micro_sync = 0;
+        for (size_t m = 0; m < grad_accum; m++) {
+            brs_wide worst = 0;
+            for (size_t r = 0; r < dp_size; r++)
+                if (by_slot[r * grad_accum + m] > worst) worst = by_slot[r * grad_accum + m];
+            *micro_sync += worst;
+        }
     }
+    if (!step_sync) return;
     *step_sync = 0;
     for (size_t r = 0; r < dp_size; r++) {
         brs_wide sum = 0;

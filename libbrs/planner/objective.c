@@ -9,10 +9,10 @@ brs_status brs_objective_score(struct brs_score *score, const brs_wide *costs,
                                const uint32_t *cost_order, uint64_t peak, size_t k, size_t dp_size,
                                int sync, uint32_t *slot_scratch)
 {
-    brs_wide micro, step;
-    brs_status status =
-        brs_assign(slot_scratch, &micro, &step, costs, cost_order, k, dp_size, sync);
-    score->time = sync == BRS_SYNC_STEP ? step : micro;
+    int per_step = sync == BRS_SYNC_STEP;
+    brs_status status = brs_assign(slot_scratch, per_step ? NULL : &score->time,
+                                   per_step ? &score->time : NULL, costs, cost_order, k, dp_size,
+                                   sync);
     score->peak = peak;
     score->total = 0;
     for (size_t g = 0; g < k; g++) score->total += costs[g];

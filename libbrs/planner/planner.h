@@ -75,7 +75,8 @@ brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, 
 
 /* assign.c: slot_of[g] gets the rank-major slot (rank * grad_accum + micro)
  * of group g for the sync model, and the two synchronised step times of that
- * deal; a function of the costs alone. cost_order: the groups in the order
+ * deal (either pointer may be NULL: not computed); a function of the costs
+ * alone. cost_order: the groups in the order
  * of brs_cost_sort_ids (util/cost_sort.h) for these costs, or NULL to sort
  * them here. */
 brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sync,

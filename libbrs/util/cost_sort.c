@@ -99,19 +99,35 @@ static void merge_sort(uint32_t *ids, size_t count, const brs_wide *costs, uint3
         for (size_t i = 0; i < count; i++) ids[i] = from[i];
 }
 
+/* id inserted into ids[0..count) (ids has room for one more), in order. */
+static void insert_ranked(uint32_t *ids, size_t count, const brs_wide *costs, uint32_t id)
+{
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ranks_before(costs, ids[mid], id))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(ids + lo + 1, ids + lo, (count - lo) * sizeof *ids);
+    ids[lo] = id;
+}
+
 void brs_cost_sort_moved(uint32_t *out, const uint32_t *sorted, size_t count,
                          const brs_wide *costs, uint32_t a, uint32_t b)
 {
-    uint32_t moved[2] = {a, b};
-    if (ranks_before(costs, b, a)) moved[0] = b, moved[1] = a;
-    size_t next = 0, o = 0;
-    for (size_t i = 0; i < count; i++) {
-        uint32_t id = sorted[i];
-        if (id == a || id == b) continue;
-        while (next < 2 && ranks_before(costs, moved[next], id)) out[o++] = moved[next++];
-        out[o++] = id;
+    /* the others keep their order: copied around a and b, which are then
+     * placed by binary search */
+    size_t kept = 0;
+    for (size_t i = 0, from = 0; i <= count; i++) {
+        if (i < count && sorted[i] != a && sorted[i] != b) continue;
+        memcpy(out + kept, sorted + from, (i - from) * sizeof *out);
+        kept += i - from;
+        from = i + 1;
     }
-    while (next < 2) out[o++] = moved[next++];
+    insert_ranked(out, kept, costs, a);
+    insert_ranked(out, kept + 1, costs, b);
 }
 
 void brs_cost_sort_ids(uint32_t *ids, size_t count, size_t id_bound, const brs_wide *costs,
