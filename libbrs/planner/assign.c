@@ -134,7 +134,8 @@ static void deal_lpt(struct deal *d)
     struct rank_tree *open = &d->light;
     uint64_t none = ~(uint64_t)0, mask = open->leaves - 1;
     if (d->narrow) {
-        for (size_t r = 0; r < open->leaves; r++) open->node[open->leaves + r] = r < d->ranks ? r : none;
+        for (size_t r = 0; r < open->leaves; r++)
+            open->node[open->leaves + r] = r < d->ranks ? r : none;
         rank_tree_build(open);
     }
     for (size_t p = 0; p < d->k; p++) {
@@ -471,9 +472,10 @@ brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sy
             brs_cost_sort_ids(order, k, k, costs, rank_of, (uint64_t *)(void *)wide);
         }
         for (size_t p = 0; p < k; p++) cost_at[p] = costs[order[p]];
-        struct deal d = {cost_at, order,  k,    dp_size,          grad_accum,
-                         rank_of, count,  wide + k, NULL,         0,
-                         bits,    {tree, leaves}, {tree + 2 * leaves, leaves}};
+        struct deal d = {.cost_at = cost_at, .order = order, .k = k, .ranks = dp_size,
+                         .per_rank = grad_accum, .rank_of = rank_of, .count = count,
+                         .load = wide + k, .bits = bits, .light = {tree, leaves},
+                         .heavy = {tree + 2 * leaves, leaves}};
         if (sync == BRS_SYNC_STEP && dp_size > 1 && grad_accum > 1) {
             deal_per_step(&d, spare);
         } else {
