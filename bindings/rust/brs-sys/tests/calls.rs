@@ -189,15 +189,24 @@ fn a_raw_session_plans_every_sample_once() {
 
         // A cap of the longest sample: one sample per micro-batch at the
         // long end, so the step needs more than 4; the least cap plans it.
-        assert_eq!(brs_sampler_set_int(sampler, BRS_OPT_MAX_TOKENS, 160), BRS_OK);
+        assert_eq!(
+            brs_sampler_set_int(sampler, BRS_OPT_MAX_TOKENS, 160),
+            BRS_OK
+        );
         let (mut cap, mut needed) = (0u64, 0u64);
         assert_eq!(
             brs_sampler_check_epoch(&mut cap, &mut needed, sampler, 3),
             BRS_ERR_CAP_INFEASIBLE
         );
         assert!(cap > 160 && needed > 4);
-        assert_eq!(brs_sampler_set_int(sampler, BRS_OPT_MAX_TOKENS, cap as i64), BRS_OK);
-        assert_eq!(brs_sampler_check_epoch(&mut cap, &mut needed, sampler, 3), BRS_OK);
+        assert_eq!(
+            brs_sampler_set_int(sampler, BRS_OPT_MAX_TOKENS, cap as i64),
+            BRS_OK
+        );
+        assert_eq!(
+            brs_sampler_check_epoch(&mut cap, &mut needed, sampler, 3),
+            BRS_OK
+        );
         assert!(needed <= 4);
         assert_eq!(brs_sampler_set_int(sampler, BRS_OPT_MAX_TOKENS, 0), BRS_OK);
 

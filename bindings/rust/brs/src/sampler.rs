@@ -180,7 +180,10 @@ impl Sampler<'_> {
         self.check(unsafe {
             sys::brs_sampler_check_epoch(&mut min_max_tokens, &mut micro_batches, self.raw(), epoch)
         })?;
-        Ok(EpochCheck { min_max_tokens, micro_batches })
+        Ok(EpochCheck {
+            min_max_tokens,
+            micro_batches,
+        })
     }
 
     /// One step of `lengths` alone (an RL batch, a window of a stream),
