@@ -12,6 +12,7 @@ from brs.integrations.transformers import BatchRebalanceTrainer, RebalanceOption
 
 LENGTHS = scaled_lengths(101)
 MiB = 2**20
+GiB = 2**30
 
 
 def sampler_of(tmp_path, options):
@@ -61,6 +62,32 @@ def test_a_cost_models_own_cap_and_user_caps_win(tmp_path):
     assert device_max_tokens(tiny_gpt2(), LENGTHS, cost_model=capped, memory_budget=MiB) == 4096
     sampler = sampler_of(tmp_path, RebalanceOptions(max_tokens=512, memory_budget="1MiB"))
     assert sampler.max_tokens == 512
+
+
+def on_a_fake_cuda_device(monkeypatch, free, total, reserved):
+    """The model reads as on cuda:0, whose memory torch reports as given (no GPU here)."""
+    import torch
+    from brs.integrations import _memory_budget
+
+    monkeypatch.setattr(_memory_budget, "_device_of", lambda model: torch.device("cuda", 0))
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (free, total))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device=None: reserved)
+
+
+def test_auto_on_cuda_is_free_memory_plus_the_pool_less_a_margin(monkeypatch, tmp_path):
+    on_a_fake_cuda_device(monkeypatch, free=3 * GiB, total=16 * GiB, reserved=GiB // 2)
+    budget = 3 * GiB + GiB // 2 - GiB  # the margin: max(1 GiB, 5% of 16 GiB)
+    expected = device_max_tokens(tiny_gpt2(), LENGTHS, memory_budget=budget)
+    assert device_max_tokens(tiny_gpt2(), LENGTHS) == expected
+    assert sampler_of(tmp_path, RebalanceOptions()).max_tokens == expected
+    assert not sampler_of(tmp_path, RebalanceOptions(memory_budget=None)).max_tokens
+
+
+def test_auto_on_a_full_cuda_device_plans_without_a_cap(monkeypatch, tmp_path, caplog):
+    on_a_fake_cuda_device(monkeypatch, free=GiB // 4, total=16 * GiB, reserved=0)
+    with caplog.at_level("WARNING", logger="brs.integrations"):
+        assert device_max_tokens(tiny_gpt2(), LENGTHS) is None
+    assert "planning without a cap" in caplog.text
 
 
 def test_none_turns_it_off(tmp_path):
