@@ -19,8 +19,6 @@ online plans against the starting plans, both sync models, with 95% bootstrap in
 the (paired) steps (summary.ratio_interval).
 """
 
-import argparse
-import json
 import os
 import platform
 import sys
@@ -36,21 +34,14 @@ import torch  # noqa: E402
 import brs  # noqa: E402
 from brs.calibration import memory as _memory, shapes as _shapes  # noqa: E402
 from brs.integrations import _online_fit  # noqa: E402
-from e2e import measure, plans, summary  # noqa: E402
+from e2e import job, measure, plans, summary  # noqa: E402
 from e2e.lengths import dataset_lengths  # noqa: E402
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--shape", default="gpt2-tiny")
-    p.add_argument("--datasets", default="lognormal,gsm8k")
-    p.add_argument("--dp", type=int, default=8)
-    p.add_argument("--grad-accum", type=int, default=2)
-    p.add_argument("--batch-size", type=int, default=4)
+    p = job.parser(__doc__.split("\n")[0], datasets="lognormal,gsm8k")
     p.add_argument("--fit-steps", type=int, default=4)
     p.add_argument("--steps", type=int, default=12)
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--out", type=Path, required=True)
     return p.parse_args(argv)
 
 
@@ -163,9 +154,7 @@ def main(argv=None):
         results["datasets"].append(compare(name, lengths, args, model, config.vocab_size, start))
         print(f"{name}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     results["load_average_end"] = load_average()
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    (args.out / "report.md").write_text(markdown(results))
+    job.write(args.out, results, markdown(results))
     print(markdown(results))
     return 0
 

@@ -16,8 +16,6 @@ total against upstream's, and the steps where brs is measured slower by more tha
 own spread (the median relative gap between a shape's two fastest repeats).
 """
 
-import argparse
-import json
 import os
 import platform
 import random
@@ -33,17 +31,12 @@ import transformers  # noqa: E402
 
 import brs  # noqa: E402
 from brs.calibration import memory as _memory, shapes as _shapes  # noqa: E402
-from e2e import plans  # noqa: E402
+from e2e import job, plans  # noqa: E402
 from e2e.lengths import dataset_lengths  # noqa: E402
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--shape", default="gpt2-tiny")
-    p.add_argument("--datasets", default="lognormal,manpages,gsm8k")
-    p.add_argument("--dp", type=int, default=8)
-    p.add_argument("--grad-accum", type=int, default=2)
-    p.add_argument("--batch-size", type=int, default=4, help="per-device batch size")
+    p = job.parser(__doc__.split("\n")[0], datasets="lognormal,manpages,gsm8k")
     p.add_argument("--steps", type=int, default=12)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--sync", choices=("micro_step", "step"), default="micro_step")
@@ -51,8 +44,6 @@ def parse_args(argv):
                    help="a cost model from `python -m brs calibrate` on this model (default: "
                    "calibrate here)")
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--out", type=Path, required=True)
     return p.parse_args(argv)
 
 
@@ -177,9 +168,7 @@ def main(argv=None):
               f" steps ({len(r['steps_brs_slower_beyond_spread'])} beyond the spread "
               f"{r['own_spread']:.1%})", file=sys.stderr, flush=True)
     results["load_average_end"] = load_average()
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    (args.out / "report.md").write_text(markdown(results))
+    job.write(args.out, results, markdown(results))
     print(markdown(results))
     return 0
 
