@@ -92,7 +92,7 @@ brs_status brs_plan_micro_batch(const uint64_t **indices, size_t *count, const b
     static const char call[] = "brs_plan_micro_batch";
     if (!plan) return BRS_ERR_NULL_POINTER;
     if (!indices || !count) return null_out(plan, call);
-    size_t slot;
+    size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
     brs_status status = slot_index(&slot, plan, rank, micro, call);
     if (status != BRS_OK) return status;
     *indices = plan->indices + plan->slot_start[slot];
@@ -107,7 +107,7 @@ brs_status brs_plan_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real_to
     static const char call[] = "brs_plan_micro_batch_stats";
     if (!plan) return BRS_ERR_NULL_POINTER;
     if (!padded_tokens || !real_tokens || !cost) return null_out(plan, call);
-    size_t slot;
+    size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
     brs_status status = slot_index(&slot, plan, rank, micro, call);
     if (status != BRS_OK) return status;
     *padded_tokens = plan->padded[slot];

@@ -167,12 +167,6 @@ static void key_ranks(struct deal *d)
     rank_tree_build(&d->heavy);
 }
 
-/* a < b, as 64 bits where the deal is narrow (one compare instead of two). */
-static BRS_ALWAYS_INLINE int below(brs_wide a, brs_wide b, int narrow)
-{
-    return narrow ? (uint64_t)a < (uint64_t)b : a < b;
-}
-
 /* The first position of the cost order from `from` on whose cost is below
  * `bound` (costs fall along the order): a galloping search, as the answer
  * is usually near `from`. */
@@ -180,14 +174,14 @@ static BRS_ALWAYS_INLINE size_t first_below(const struct deal *d, size_t from, b
                                             int narrow)
 {
     size_t lo = from, hi = from, step = 1;
-    while (hi < d->k && !below(d->cost_at[hi], bound, narrow)) {
+    while (hi < d->k && !brs_wide_below(d->cost_at[hi], bound, narrow)) {
         lo = hi + 1;
         hi = d->k - hi > step ? hi + step : d->k;
         step *= 2;
     }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (below(d->cost_at[mid], bound, narrow))
+        if (brs_wide_below(d->cost_at[mid], bound, narrow))
             hi = mid;
         else
             lo = mid + 1;

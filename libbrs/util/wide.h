@@ -20,4 +20,10 @@ __extension__ typedef unsigned __int128 brs_wide;
  * width flag is a constant in each copy. */
 #define BRS_ALWAYS_INLINE inline __attribute__((always_inline))
 
+/* a < b; as 64 bits where `narrow` says both fit (one compare instead of two). */
+static BRS_ALWAYS_INLINE int brs_wide_below(brs_wide a, brs_wide b, int narrow)
+{
+    return narrow ? (uint64_t)a < (uint64_t)b : a < b;
+}
+
 #endif

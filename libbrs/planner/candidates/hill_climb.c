@@ -17,7 +17,7 @@
  * groups priced), after which the best counts so far stand, as upstream's
  * own iteration bound does. Beyond CLIMB_MAX_GROUPS groups that bound
  * leaves fewer rounds than groups, too few to move each group once, while
- * each round still scans them all: the climb is not run there.
+ * each move still reprices up to all of them: the climb is not run there.
  */
 #include "draw/draw.h"
 #include "planner/candidates.h"
@@ -66,16 +66,10 @@ static void spend(struct climb *c, size_t work)
     c->work_left = c->work_left > work ? c->work_left - work : 0;
 }
 
-/* a > b; narrow costs compare as 64 bits. */
-static BRS_ALWAYS_INLINE int above(brs_wide a, brs_wide b, int narrow)
-{
-    return narrow ? (uint64_t)a > (uint64_t)b : a > b;
-}
-
-/* Whether group a costs more than group b. */
+/* Whether group a costs more than group b; narrow costs compare as 64 bits. */
 static BRS_ALWAYS_INLINE int costlier(const struct climb *c, size_t a, size_t b, int narrow)
 {
-    return above(c->costs[a], c->costs[b], narrow);
+    return brs_wide_below(c->costs[b], c->costs[a], narrow);
 }
 
 /* Candidates for the costliest (hi) and the cheapest (lo) met in index
@@ -97,8 +91,8 @@ static BRS_ALWAYS_INLINE void block_extremes(struct climb *c, size_t b, int narr
     for (size_t g = b * BLOCK; g < end; g++) {
         if (c->frozen[g]) continue;
         brs_wide cost = c->costs[g];
-        if (hi == c->k || above(cost, top, narrow)) hi = g, top = cost;
-        if (lo == c->k || above(bottom, cost, narrow)) lo = g, bottom = cost;
+        if (hi == c->k || brs_wide_below(top, cost, narrow)) hi = g, top = cost;
+        if (lo == c->k || brs_wide_below(cost, bottom, narrow)) lo = g, bottom = cost;
     }
     c->block_hi[b] = hi;
     c->block_lo[b] = lo;
@@ -158,7 +152,7 @@ static BRS_ALWAYS_INLINE size_t cheapest_donor_as(const struct climb *c, int nar
     brs_wide least = 0; /* donor's cost */
     for (size_t g = 0; g < c->k; g++) {
         if (c->frozen[g] || c->member[g] || c->counts[g] <= 1) continue;
-        if (donor == c->k || above(least, c->costs[g], narrow)) donor = g, least = c->costs[g];
+        if (donor == c->k || brs_wide_below(c->costs[g], least, narrow)) donor = g, least = c->costs[g];
     }
     return donor;
 }
