@@ -79,13 +79,22 @@ class NativeSampler:
         """(least max_tokens that plans every step of ``epoch``, most micro-batches a step
         needs); raises when max_tokens cannot plan the epoch. None in packed mode, whose cap
         only planning a step settles."""
-        cap, needed = ctypes.c_uint64(), ctypes.c_uint64()
-        status = n.lib.brs_sampler_check_epoch(ctypes.byref(cap), ctypes.byref(needed),
-                                               self.handle, epoch)
+        status, cap, needed = self.epoch_feasibility(epoch)
         if status == n.ERR_UNSUPPORTED:
             return None
         self._check(status)
-        return cap.value, needed.value
+        return cap, needed
+
+    def epoch_feasibility(self, epoch):
+        """(status, least max_tokens, most micro-batches a step needs) of ``epoch``, without
+        raising for a cap the epoch cannot keep: a whole run's check names every epoch's cap.
+        Other failures raise; ERR_UNSUPPORTED (packed mode) comes back as a status."""
+        cap, needed = ctypes.c_uint64(), ctypes.c_uint64()
+        status = n.lib.brs_sampler_check_epoch(ctypes.byref(cap), ctypes.byref(needed),
+                                               self.handle, epoch)
+        if status not in (n.OK, n.ERR_UNSUPPORTED, n.ERR_CAP_INFEASIBLE, n.ERR_SAMPLE_TOO_LONG):
+            self._check(status)
+        return status, cap.value, needed.value
 
 
 class NativePlan:

@@ -16,7 +16,7 @@ try:
 except ImportError:
     _SamplerBase = object
 
-from . import _args, _elastic, _options, _recreation, cost_model as _cost_model, distributed
+from . import _args, _elastic, _options, _recreation, _run_check, cost_model as _cost_model, distributed
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
@@ -208,6 +208,23 @@ class BatchRebalanceSampler(_SamplerBase):
         One pass over the epoch's lengths, so only where a cap is set."""
         if self._native.get_int(_options.BY_NAME["max_tokens"].key) != 0:
             self._native.check_epoch(epoch)
+
+    def check_epochs(self, epochs):
+        """Check, before the first step, that max_tokens plans every step of epochs 0 ..
+        ``epochs``-1: the sampler checks each epoch only when it starts, so a cap that epoch 0
+        keeps may still fail a later epoch's shuffle, after hours of training.
+
+        Raises ValueError naming the least max_tokens that works for the whole run and each
+        failing epoch's. Returns that least cap; None without a cap (every step plans) and in
+        packed mode, where every step of every epoch is planned instead (slower: a packed cap
+        is bin packing, which the library's one-pass check does not cover). One pass over the
+        lengths per epoch. The integrations call it where they know the epoch count.
+        """
+        epochs = _args.integer("epochs", epochs, 1)
+        if not self.max_tokens:
+            return None
+        self._topology()
+        return _run_check.check(self, epochs)
 
     @property
     def steps_per_epoch(self):

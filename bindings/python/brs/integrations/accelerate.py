@@ -61,7 +61,7 @@ class RebalanceBatchSampler:
         self.sampler.set_epoch(epoch)
 
 
-def prepare_dataloader(accelerator, dataloader):
+def prepare_dataloader(accelerator, dataloader, *, epochs=None):
     """``accelerator.prepare_data_loader(dataloader)`` for a DataLoader built on a brs sampler.
 
     ``dataloader`` must not be prepared yet and must have been created as
@@ -82,10 +82,17 @@ def prepare_dataloader(accelerator, dataloader):
     "micro_step" under FSDP, DeepSpeed ZeRO-2/3 and ``sync_each_batch=True``; else the
     library's default. The choice is logged on the "brs" logger.
 
+    ``epochs``: the number of epochs the loop will train, if known: every one of them is
+    checked now against the sampler's max_tokens (BatchRebalanceSampler.check_epochs), so an
+    infeasible cap fails before the first step rather than when a later epoch starts.
+
     Raises ValueError for accelerator settings that would redistribute batches behind the
-    sampler's back (dispatch_batches, split_batches) and for a sampler whose dp_size or rank
-    disagrees with the accelerator's data-parallel topology.
+    sampler's back (dispatch_batches, split_batches), for a sampler whose dp_size or rank
+    disagrees with the accelerator's data-parallel topology, and for a max_tokens that some
+    epoch of ``epochs`` cannot keep.
     """
+    if epochs is not None:
+        _rebalance_sampler_of(dataloader).check_epochs(epochs)
     return _prepare(accelerator, dataloader, resolve_sync=True)
 
 

@@ -35,7 +35,7 @@ from lightning.pytorch.strategies import (DDPStrategy, DeepSpeedStrategy, FSDPSt
 
 from brs import BatchRebalanceSampler
 
-from . import _sync_choice
+from . import _run_epochs, _sync_choice
 from ._metrics import plan_metrics, planned_time_name
 from ._online_fit import OnlineCalibration, batch_shape
 from ._sampler_lookup import find_rebalance_sampler
@@ -116,6 +116,11 @@ class RebalanceCallback(pl.Callback):
         kwargs = trainer.distributed_sampler_kwargs or {"num_replicas": 1, "rank": 0}
         _check_topology(sampler, kwargs.get("num_replicas"), kwargs.get("rank"),
                         f"the {type(trainer.strategy).__name__}")
+        # Every epoch the fit trains, before its first step (unbounded fits check each epoch
+        # as it starts).
+        epochs = _run_epochs.lightning_epochs(trainer, sampler.steps_per_epoch)
+        if epochs is not None:
+            sampler.check_epochs(epochs)
         # Before a checkpoint's position is loaded: its fingerprint holds the resolved sync.
         # Lightning creates the DataLoader iterator before this hook (FitLoop.setup_data): with
         # num_workers > 0, the steps already prefetched keep the previous sync on every rank.

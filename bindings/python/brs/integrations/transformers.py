@@ -27,7 +27,7 @@ from transformers.utils import is_datasets_available
 
 from brs import BatchRebalanceSampler, _args, _options
 
-from . import _cost_choice, _memory_budget, _sync_choice
+from . import _cost_choice, _memory_budget, _run_epochs, _sync_choice
 from ._dataset_lengths import dataset_lengths
 from ._epoch_callback import RebalanceEpochCallback
 from ._metrics_callback import RebalanceMetricsCallback
@@ -138,6 +138,8 @@ class BatchRebalanceMixin:
         self._check_rebalance_supported(dataset)
         # Before column pruning: the length column is no model input and would be removed.
         sampler = self._rebalance_sampler(self._train_lengths(dataset))
+        # Every epoch the run trains, before its first step: not a failure at epoch 3's start.
+        sampler.check_epochs(_run_epochs.trainer_epochs(self.args, sampler.steps_per_epoch))
         dataset, collator = self._pruned_dataset_and_collator(dataset)
         loader = DataLoader(dataset, batch_sampler=sampler, **self._train_loader_kwargs(collator))
         self._warn_if_loss_is_biased()
@@ -319,9 +321,12 @@ def _check_map_style(dataset):
     if isinstance(dataset, IterableDataset) or not has_length(dataset):
         raise ValueError(
             "BatchRebalanceTrainer needs a map-style training dataset with __len__ (a "
-            "datasets.Dataset or a torch Dataset): each step is planned from the lengths of all "
+            "datasets.Dataset or a torch Dataset): each epoch is planned from the lengths of all "
             f"samples, which an IterableDataset ({type(dataset).__name__}) cannot give. Load "
-            "the dataset without streaming, or use the plain Trainer.")
+            "the dataset without streaming; for a stream, brs.RebalancedStream(dataset, "
+            "length=..., per_device_batch_size=...) plans balanced micro-batches one window at "
+            "a time: iterate DataLoader(stream, batch_size=None, collate_fn=collator) in your own "
+            "loop (docs/python.md, streams).")
 
 
 class BatchRebalanceTrainer(BatchRebalanceMixin, Trainer):
