@@ -37,14 +37,18 @@ class CostModel:
     ``seconds_per_unit`` (calibrated models only) converts a cost back to seconds: the fitted
     time of one padded token's linear work; ``predict`` uses it. ``timing`` says how the
     timings were taken (clock, estimator, rounds, the machine's load average).
+    ``first_shape_seconds`` is what the first run of a new (batch size, padded length) costs
+    beyond its warm runs (the median over the calibrated shapes; 0 where not measured): a
+    one-time price per distinct shape that the per-micro-batch model leaves out.
     """
 
     __slots__ = ("alpha", "intercept", "max_tokens", "r2", "worst_residual", "source", "model",
-                 "device", "seconds_per_unit", "memory", "timings", "timing")
+                 "device", "seconds_per_unit", "memory", "timings", "timing",
+                 "first_shape_seconds")
 
     def __init__(self, alpha, intercept=0.0, max_tokens=None, *, r2=None, worst_residual=None,
                  source="fixed", model="", device="", seconds_per_unit=None, memory=None,
-                 timings=None, timing=None):
+                 timings=None, timing=None, first_shape_seconds=0.0):
         self.alpha = _non_negative("alpha", alpha)
         self.intercept = _non_negative("intercept", intercept)
         self.max_tokens = _args.optional_integer("max_tokens", max_tokens, 1)
@@ -61,6 +65,7 @@ class CostModel:
         self.memory = dict(memory) if memory else {}
         self.timings = list(timings) if timings else []
         self.timing = dict(timing) if timing else {}  # how the timings were taken
+        self.first_shape_seconds = _non_negative("first_shape_seconds", first_shape_seconds)
 
     # -- the cost of a micro-batch ---------------------------------------------------------
 
@@ -144,7 +149,8 @@ class CostModel:
                 "intercept": self.intercept, "max_tokens": self.max_tokens, "r2": self.r2,
                 "worst_residual": self.worst_residual, "source": self.source,
                 "model": self.model, "device": self.device,
-                "seconds_per_unit": self.seconds_per_unit, "memory": self.memory,
+                "seconds_per_unit": self.seconds_per_unit,
+                "first_shape_seconds": self.first_shape_seconds, "memory": self.memory,
                 "timings": self.timings, "timing": self.timing}
 
     @classmethod
@@ -158,10 +164,12 @@ class CostModel:
             alpha, intercept = (_cost_term(data, key) for key in ("alpha", "intercept"))
             max_tokens = _max_tokens(data.get("max_tokens"))
             seconds_per_unit = _seconds_per_unit(data.get("seconds_per_unit"))
+            first_shape = _first_shape_seconds(data.get("first_shape_seconds"))
             record = _record(data)
         except ValueError as exc:
             raise ValueError(f"{where}: {exc} (see docs/formats.md)") from None
-        return cls(alpha, intercept, max_tokens, seconds_per_unit=seconds_per_unit, **record)
+        return cls(alpha, intercept, max_tokens, seconds_per_unit=seconds_per_unit,
+                   first_shape_seconds=first_shape, **record)
 
     def save(self, path):
         """Write the JSON atomically: a temporary file beside ``path``, then a rename."""
@@ -397,6 +405,16 @@ def _seconds_per_unit(value):
         raise ValueError(f'key "seconds_per_unit" is {_shown(value)}, out of range: it must be a '
                          "finite number above 0, or null when the model was not calibrated")
     return float(value)
+
+
+def _first_shape_seconds(value):
+    """Absent or null in files written before calibration timed first runs: 0, not measured."""
+    if value is None:
+        return 0.0
+    if not _finite("first_shape_seconds", value) >= 0:
+        raise ValueError(f'key "first_shape_seconds" is {_shown(value)}, out of range: it must '
+                         "be a finite number >= 0, or null")
+    return float(value) + 0.0
 
 
 # The keys the planner does not use, with their JSON types; null means absent for each.

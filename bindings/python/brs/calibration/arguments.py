@@ -1,30 +1,74 @@
-"""calibrate's arguments, checked and turned into what it runs: the torch module, its device,
-the dataset's lengths, the memory budget, the optimizer and the vocabulary ids are drawn from."""
+"""calibrate's arguments, checked and turned into what it runs: the model (built only once the
+lengths, grid and budget are known good), its device, the dataset's lengths, the memory budget
+and whether it holds the model, the optimizer and the vocabulary ids are drawn from."""
 
 from . import memory as _memory, shapes as _shapes
 from .._lengths import read_file as read_lengths_file
 
 
-def resolve_module(model, device):
-    import torch
+class ModelSpec:
+    """The model to calibrate, checked but not built yet: a torch module as given, or a config
+    (from itself, a shape name or a directory) that build() turns into one."""
 
-    if model is None:
-        raise TypeError("calibrate: model is required (a torch module, a transformers config, a "
-                        "built-in shape name or a directory with config.json)")
-    if isinstance(model, torch.nn.Module):
-        if device is not None:
-            model = model.to(_device(device))
-        return model, type(model).__name__
-    config = model
-    if isinstance(model, str) or hasattr(model, "__fspath__"):
-        config = _shapes.load_config(model)
-    elif not hasattr(model, "to_dict") or not hasattr(model, "model_type"):
-        raise TypeError(f"calibrate: model must be a torch.nn.Module, a transformers config, a "
-                        f"shape name or a directory; got {type(model).__name__}")
-    target = _device(device) if device is not None else _default_device()
-    dtype = torch.bfloat16 if target.type == "cuda" else torch.float32
-    label = str(model) if isinstance(model, str) else config.model_type
-    return _shapes.build_model(config, device=target, dtype=dtype), label
+    def __init__(self, model, device, dtype):
+        import torch
+
+        if model is None:
+            raise TypeError("calibrate: model is required (a torch module, a transformers "
+                            "config, a built-in shape name or a directory with config.json)")
+        self.module = self.config = None
+        if isinstance(model, torch.nn.Module):
+            if dtype is not None:
+                raise TypeError("calibrate: dtype is for a model calibrate builds from a "
+                                "config; convert the module itself (module.to(dtype))")
+            self.module, self.name = model, type(model).__name__
+            self.device = _device(device) if device is not None else parameter_device(model)
+            return
+        self.config = model
+        if isinstance(model, str) or hasattr(model, "__fspath__"):
+            self.config = _shapes.load_config(model)
+        elif not hasattr(model, "to_dict") or not hasattr(model, "model_type"):
+            raise TypeError(f"calibrate: model must be a torch.nn.Module, a transformers "
+                            f"config, a shape name or a directory; got {type(model).__name__}")
+        self.device = _device(device) if device is not None else _default_device()
+        self.dtype = dtype or (torch.bfloat16 if self.device.type == "cuda" else torch.float32)
+        self.name = str(model) if isinstance(model, str) else self.config.model_type
+
+    def max_positions(self):
+        return _shapes.max_positions(self.module if self.module is not None else self.config)
+
+    def held_bytes(self, optimizer):
+        """memory.model_bytes of the model, counted on the meta device for a config: nothing
+        is allocated before the budget is known to hold it."""
+        import torch
+
+        if self.module is not None:
+            return _memory.model_bytes(self.module, optimizer)
+        with torch.device("meta"):
+            meta = _shapes.build_model(self.config, device="meta", dtype=self.dtype)
+        return _memory.model_bytes(meta, optimizer)
+
+    def build(self):
+        if self.module is not None:
+            return self.module.to(self.device)
+        return _shapes.build_model(self.config, device=self.device, dtype=self.dtype)
+
+
+def check_budget(budget, rule, held):
+    """A budget below the model's own bytes (parameters, gradients, optimizer state) cannot
+    run one micro-batch: refused before anything is built or timed."""
+    if budget is not None and budget <= held:
+        raise ValueError(f"calibrate: memory_budget {budget} bytes ({rule}) cannot hold the "
+                         f"model: its parameters, gradients and optimizer state take {held} "
+                         f"bytes ({held / 2**30:.2f} GiB) before any batch; raise "
+                         "memory_budget above that")
+
+
+def check_callable(name, value):
+    if value is not None and not callable(value):
+        raise TypeError(f"calibrate: {name} must be a callable or None; got "
+                        f"{type(value).__name__}")
+    return value
 
 
 def _device(device):
@@ -51,6 +95,8 @@ def parameter_device(module):
 
 
 def resolve_lengths(lengths):
+    """int64 array of the token counts of a sequence, an array, a lengths file's path or a
+    tokenized dataset (its "length" column, else each row's input_ids)."""
     import numpy as np
 
     if isinstance(lengths, str) or hasattr(lengths, "__fspath__"):
@@ -58,15 +104,36 @@ def resolve_lengths(lengths):
             data = np.asarray(read_lengths_file(lengths), dtype=np.int64)
         except ValueError as exc:
             raise ValueError(f"calibrate: {exc}") from None
+    elif _is_dataset(lengths):
+        from ..integrations._dataset_lengths import dataset_lengths
+
+        try:
+            data = dataset_lengths(lengths, column="length", input_name="input_ids",
+                                   show_progress=False)
+        except ValueError as exc:
+            raise ValueError(f"calibrate: {exc}") from None
     else:
         try:
             data = np.asarray(lengths, dtype=np.int64).reshape(-1)
         except (TypeError, ValueError):
-            raise TypeError("calibrate: lengths must be a sequence of token counts or a "
-                            f"lengths file's path; got {type(lengths).__name__}") from None
+            raise TypeError("calibrate: lengths must be a sequence of token counts, a lengths "
+                            "file's path or a tokenized dataset; got "
+                            f"{type(lengths).__name__}") from None
     if data.size == 0 or data.min() < 1:
         raise ValueError("calibrate: lengths must hold at least one token count, each >= 1")
     return data
+
+
+def _is_dataset(value):
+    """A datasets.Dataset, or a sized sequence whose rows are dicts."""
+    from collections.abc import Mapping
+
+    if hasattr(value, "column_names"):
+        return True
+    try:
+        return len(value) > 0 and isinstance(value[0], Mapping)
+    except (TypeError, KeyError, IndexError):
+        return False
 
 
 def positive_int(name, value):

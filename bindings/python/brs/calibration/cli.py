@@ -76,14 +76,16 @@ def _calibrate(args):
         torch.set_num_threads(args.threads)
     dtype = getattr(torch, args.dtype) if args.dtype else (
         torch.bfloat16 if device.type == "cuda" else torch.float32)
-    model = _shapes.build_model(_shapes.load_config(args.model), device=device, dtype=dtype)
     optimizer = (lambda params: torch.optim.AdamW(params, lr=1e-5)) \
         if args.optimizer == "adamw" else None
     start = time.perf_counter()
     repeats = {} if args.repeats is None else {"repeats": args.repeats}
     with warnings.catch_warnings(record=True) as caught:  # one line each, not a source line
         warnings.simplefilter("always")
-        cm = calibrate(model, args.lengths, batch_sizes=_ints("--batch-sizes", args.batch_sizes),
+        # calibrate reads the lengths and checks the grid and the budget before it builds
+        # the model from its name: a bad input costs no model
+        cm = calibrate(args.model, args.lengths, device=device, dtype=dtype,
+                       batch_sizes=_ints("--batch-sizes", args.batch_sizes),
                        seq_lens=_ints("--seq-lens", args.seq_lens),
                        memory_budget=args.memory_budget, optimizer=optimizer,
                        progress=not args.no_progress, **repeats)
@@ -96,7 +98,8 @@ def _calibrate(args):
         cm.save(args.output)
     except OSError as exc:
         raise ValueError(f"cannot write -o '{args.output}': {exc.strerror}") from None
-    print(summary(cm, model, seconds, args.output, str(dtype).replace("torch.", "")))
+    config = _shapes.load_config(args.model)
+    print(summary(cm, config, seconds, args.output, str(dtype).replace("torch.", "")))
 
 
 def _ints(flag, text):
@@ -109,11 +112,12 @@ def _ints(flag, text):
                          f"{text!r}") from None
 
 
-def summary(cm, model, seconds, output, dtype):
-    """The lines the CLI prints: the three numbers, the fit quality and the peers' alphas."""
+def summary(cm, config, seconds, output, dtype):
+    """The lines the CLI prints: the three numbers, the fit quality, the peers' alphas and
+    what a shape's first run costs."""
     from ..cost_model import CostModel
 
-    analytic = _analytic_alpha(model)
+    analytic = _analytic_alpha(config)
     shapes = len(cm.timings)
     outliers = sum(1 for row in cm.timings if row.get("outlier"))
     memory = cm.memory
@@ -129,14 +133,34 @@ def summary(cm, model, seconds, output, dtype):
         f"  time fit    R^2 {cm.r2:.4f}, worst relative residual {cm.worst_residual:.1%}"
         + (f", {outliers} outlier shape(s) left out" if outliers else ""),
     ]
+    lines.append(f"  first shape {_first_shape_line(cm)}")
     if cm.timing:
         lines.append(f"  timing      {_timing_line(cm.timing)}")
     if "r2" in memory:
         lines.append(f"  memory fit  R^2 {memory['r2']:.4f}, "
                      f"{memory['bytes_per_token'] / 1024:.1f} KiB per padded token, "
-                     f"{memory['bytes_per_token_length']:.3g} B per bs*L^2")
+                     f"{memory['bytes_per_token_length']:.3g} B per bs*L^2"
+                     + _reserved_note(memory))
     lines.append(f"  wrote {output}")
     return "\n".join(lines)
+
+
+def _first_shape_line(cm):
+    rows = sorted(r["seconds"] for r in cm.timings)
+    median = rows[len(rows) // 2] if rows else 0.0
+    measured = sum(1 for r in cm.timings if r.get("first_seconds") is not None)
+    share = f", {cm.first_shape_seconds / median:.0%} of the median warm micro-batch" \
+        if median > 0 else ""
+    return (f"{cm.first_shape_seconds * 1e3:.2f} ms more than a warm run (median over "
+            f"{measured} shapes{share}): paid once per distinct (batch size, padded length)")
+
+
+def _reserved_note(memory):
+    if memory.get("measure") != "reserved":
+        return ""
+    return (f"; reserved bytes: {memory['reserved_over_allocated']:.2f}x allocated over the "
+            f"shuffled shapes, expandable_segments "
+            f"{'on' if memory.get('expandable_segments') else 'off'}")
 
 
 def _timing_line(timing):
@@ -151,10 +175,10 @@ def _timing_line(timing):
     return line
 
 
-def _analytic_alpha(model):
+def _analytic_alpha(config):
     from ..cost_model import CostModel
 
     try:
-        return CostModel.from_config(model.config).alpha
+        return CostModel.from_config(config).alpha
     except (AttributeError, ValueError, TypeError, ZeroDivisionError):
         return None

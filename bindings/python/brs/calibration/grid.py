@@ -1,8 +1,6 @@
 """The (batch size, length) shapes calibrate times: the ones given, or batch sizes 1 to 8 at
 quantiles of the dataset's lengths (docs/calibration.md)."""
 
-from . import shapes as _shapes
-
 DEFAULT_QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
 DEFAULT_BATCH_SIZES = (1, 2, 4, 8)
 #: Default grids skip shapes above this many padded tokens on CPU, where a large shape takes
@@ -11,13 +9,13 @@ CPU_MAX_GRID_TOKENS = 4096
 _LENGTH_ROUND = 8
 
 
-def build(module, data, device, batch_sizes, seq_lens):
-    """(bs, L) shapes, smallest bs*L first: a shape that runs out of memory comes last."""
+def build(limit, data, device, batch_sizes, seq_lens):
+    """(bs, L) shapes, smallest bs*L first: a shape that runs out of memory comes last.
+    ``limit``: the model's positions (shapes.max_positions), or None."""
     import numpy as np
 
     from . import fit as _fit
 
-    limit = _shapes.max_positions(module)
     explicit = batch_sizes is not None or seq_lens is not None
     sizes = _int_list("batch_sizes", batch_sizes) if batch_sizes is not None \
         else list(DEFAULT_BATCH_SIZES)

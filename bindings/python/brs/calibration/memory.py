@@ -1,7 +1,9 @@
 """Memory budgets and peak-memory probes for calibration and the benchmarks.
 
 CUDA: torch.cuda.max_memory_allocated (the caching allocator's peak of live tensors, the
-model's own included). CPU: torch keeps no allocator statistics there, so the peak comes from
+model's own included) of each shape, scaled to the allocator's reserved bytes by the overhead
+measured over the shuffled rounds (PeakProbe.reserved_record): a cap must hold in the bytes
+the pool takes from the device, not in the live ones. CPU: torch keeps no allocator statistics there, so the peak comes from
 its profiler's memory events (cpu_peak_bytes): the bytes torch allocated during the call above
 what was live before it, exact, and blind to other processes and to the C allocator's cached
 pages, which a resident-set probe is not.
@@ -99,15 +101,18 @@ def _meminfo_bytes(field):
 
 
 class PeakProbe:
-    """The peak memory of one call: measure(fn) -> (fn's result, bytes or None)."""
+    """The peak memory of one call: measure(fn) -> (fn's result, bytes or None); on CUDA also
+    the caching allocator's reserved bytes of every call watched, shape by shape."""
 
     def __init__(self, device):
         import torch
 
         self._torch, self.device = torch, device
         self.cuda = device.type == "cuda"
-        self.method = ("torch.cuda.max_memory_allocated" if self.cuda else
+        self.method = ("torch.cuda.max_memory_allocated of each shape, times the reserved / "
+                       "allocated overhead of the shuffled sequence of shapes" if self.cuda else
                        "torch profiler memory events (peak above the tensors live before)")
+        self._shapes = {}  # shape -> [allocated, reserved] peaks over its watched calls
 
     def measure(self, fn):
         """Run fn() and return (its result, its peak bytes). On CPU the profiler slows fn():
@@ -116,10 +121,71 @@ class PeakProbe:
             result = []
             peak = cpu_peak_bytes(lambda: result.append(fn()))
             return result[0], peak
-        self._torch.cuda.reset_peak_memory_stats(self.device)
+        result, (allocated, _) = self._peaks(fn)
+        return result, allocated
+
+    def watch(self, shape, fn):
+        """fn()'s result; on CUDA its allocated and reserved peaks are kept for the shape."""
+        if not self.cuda:
+            return fn()
+        result, peaks = self._peaks(fn)
+        kept = self._shapes.setdefault(shape, [0, 0])
+        kept[:] = [max(a, b) for a, b in zip(kept, peaks)]
+        return result
+
+    def watched(self, shape):
+        """The row fields of a shape's watched calls (none on CPU)."""
+        if shape not in self._shapes:
+            return {}
+        allocated, reserved = self._shapes[shape]
+        return {"allocated_bytes": allocated, "reserved_bytes": reserved}
+
+    def reserved_record(self):
+        """How the CUDA fit turns allocated bytes into reserved ones (memory's record), or {}.
+
+        The caching allocator keeps freed blocks for reuse; over shapes that change, blocks cut
+        for one shape do not fit the next, and the pool grows beyond the live tensors. Training
+        runs shapes in no particular order, so the overhead is measured over the calibration's
+        shuffled rounds: the pool's peak over the live tensors' peak, at least 1."""
+        if not self._shapes:
+            return {}
+        allocated = max(a for a, _ in self._shapes.values())
+        reserved = max(r for _, r in self._shapes.values())
+        return {"measure": "reserved", "sequence_allocated_bytes": allocated,
+                "sequence_reserved_bytes": reserved,
+                "reserved_over_allocated": max(1.0, reserved / allocated) if allocated else 1.0,
+                "expandable_segments": expandable_segments()}
+
+    def _peaks(self, fn):
+        cuda = self._torch.cuda
+        cuda.reset_peak_memory_stats(self.device)
         result = fn()
-        self._torch.cuda.synchronize(self.device)
-        return result, int(self._torch.cuda.max_memory_allocated(self.device))
+        cuda.synchronize(self.device)
+        return result, (int(cuda.max_memory_allocated(self.device)),
+                        int(cuda.max_memory_reserved(self.device)))
+
+
+def expandable_segments():
+    """Whether PYTORCH_CUDA_ALLOC_CONF (or PYTORCH_ALLOC_CONF) turns on expandable segments,
+    which let the pool grow a segment in place instead of cutting new ones (less overhead)."""
+    for name in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"):
+        for item in os.environ.get(name, "").split(","):
+            key, _, value = item.partition(":")
+            if key.strip() == "expandable_segments":
+                return value.strip().lower() in ("true", "1")
+    return False
+
+
+def model_bytes(module, optimizer):
+    """Bytes the model holds before any batch: its parameters, a gradient per trainable one,
+    and with an optimizer two fp32 moments per trainable parameter (AdamW's state; an
+    estimate for others)."""
+    total = 0
+    for p in module.parameters():
+        total += p.numel() * p.element_size()
+        if p.requires_grad:
+            total += p.numel() * (p.element_size() + (8 if optimizer is not None else 0))
+    return total
 
 
 def cpu_peak_bytes(fn):

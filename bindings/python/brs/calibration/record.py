@@ -45,3 +45,24 @@ def warn_if_busy(timing):
     warnings.warn(f"calibrate: the machine was busy (load average {load:.1f} on "
                   f"{timing['cpus']} CPUs; the median shape's repeats spread "
                   f"{timing['median_spread']:.0%}); {advice}", stacklevel=3)
+
+
+#: The first run of a shape is worth a warning when its extra time exceeds this fraction of
+#: the median warm micro-batch: over an epoch of mostly new shapes it is then a large share of
+#: the time, which a per-micro-batch cost model cannot plan around.
+FIRST_SHAPE_WARN_FRACTION = 0.25
+
+
+def warn_if_first_shapes_cost(cost_model, device):
+    rows = sorted(r["seconds"] for r in cost_model.timings)
+    median = rows[len(rows) // 2] if rows else 0.0
+    extra = cost_model.first_shape_seconds
+    if not rows or extra <= FIRST_SHAPE_WARN_FRACTION * median:
+        return
+    backend = ("; on CUDA, another attention backend (attn_implementation) may build less per "
+               "shape" if device.type == "cuda" else "")
+    warnings.warn(f"calibrate: the first run of a new (batch size, padded length) took "
+                  f"{extra * 1e3:.1f} ms more than its warm runs (median over the shapes), "
+                  f"{extra / median:.0%} of the median warm micro-batch ({median * 1e3:.1f} ms); "
+                  "training pays it once per distinct shape: fewer distinct shapes help (the "
+                  f"sampler's length_buckets or pad_to_multiple_of){backend}", stacklevel=3)

@@ -8,8 +8,12 @@ from ..cost_model import CostModel
 MAX_TOKENS_CAP = 2**53
 
 
-def cost_model(rows, data, budget, budget_rule, memory_method, name, device, timing):
-    """The calibrated CostModel of the rows; ValueError when the time did not grow per token."""
+def cost_model(rows, data, budget, budget_rule, memory_method, name, device, timing,
+               reserved=None):
+    """The calibrated CostModel of the rows; ValueError when the time did not grow per token.
+
+    ``reserved`` (CUDA: PeakProbe.reserved_record) turns the fitted allocated peaks into the
+    caching allocator's reserved bytes before the cap is derived."""
     from . import fit as _fit
 
     bs = [r["batch_size"] for r in rows]
@@ -25,22 +29,36 @@ def cost_model(rows, data, budget, budget_rule, memory_method, name, device, tim
                          "is launch-bound (or the timings too noisy) over this grid; give larger "
                          "batch_sizes or seq_lens (unset batch_sizes extends the grid itself)")
     memory, max_tokens = _memory_fit(rows, bs, length, int(data.max()), budget, budget_rule,
-                                     memory_method)
+                                     memory_method, reserved or {})
     return CostModel(b / a, c0 / a, max_tokens, r2=fit["r2"], worst_residual=fit["worst"],
                      source="calibrated", model=name, device=_device_name(device),
-                     seconds_per_unit=a, memory=memory, timings=rows, timing=timing)
+                     seconds_per_unit=a, memory=memory, timings=rows, timing=timing,
+                     first_shape_seconds=first_shape_seconds(rows))
 
 
-def _memory_fit(rows, bs, length, longest, budget, budget_rule, method):
+def first_shape_seconds(rows):
+    """The median over the shapes whose first run was timed of (first run - fastest warm run),
+    at least 0; 0 when no first run was timed."""
+    extra = sorted(r["first_seconds"] - r["seconds"] for r in rows
+                   if r.get("first_seconds") is not None)
+    if not extra:
+        return 0.0
+    middle = len(extra) // 2
+    median = extra[middle] if len(extra) % 2 else (extra[middle - 1] + extra[middle]) / 2
+    return max(0.0, median)
+
+
+def _memory_fit(rows, bs, length, longest, budget, budget_rule, method, reserved):
     from . import fit as _fit
 
     peaks = [r["peak_bytes"] for r in rows]
     info = {"method": method, "budget_bytes": budget, "budget_rule": budget_rule,
-            "longest_length": longest}
+            "longest_length": longest, **reserved}
     if any(p is None for p in peaks) or budget is None:
         info["note"] = "peak memory not measurable here: max_tokens left unset"
         return info, None
-    fit = _fit.fit_three_terms(bs, length, [max(p, 1) for p in peaks], relative=False)
+    scale = reserved.get("reserved_over_allocated", 1.0)
+    fit = _fit.fit_three_terms(bs, length, [max(p * scale, 1) for p in peaks], relative=False)
     m0, m1, m2 = fit["c0"], fit["c1"], fit["c2"]
     info.update(base_bytes=m0, bytes_per_token=m1, bytes_per_token_length=m2, r2=fit["r2"],
                 worst_residual=fit["worst"])

@@ -68,8 +68,9 @@ def build_model(config, *, device="cpu", dtype=None, attention="sdpa"):
 
 
 def max_positions(model):
-    """The longest sequence the model's position table holds, or None if it does not say."""
-    config = getattr(model, "config", None)
+    """The longest sequence the model's (or a config's) position table holds, or None if it
+    does not say."""
+    config = getattr(model, "config", model)
     for name in ("n_positions", "max_position_embeddings"):
         value = getattr(config, name, None)
         if value:
