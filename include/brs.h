@@ -49,10 +49,10 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define BRS_VERSION_MAJOR 1
-#define BRS_VERSION_MINOR 3
+#define BRS_VERSION_MINOR 4
 #define BRS_VERSION_PATCH 0
 /** MAJOR * 10000 + MINOR * 100 + PATCH, the value brs_version_number() returns. */
-#define BRS_VERSION_NUMBER 10300
+#define BRS_VERSION_NUMBER 10400
 
 /**
  * The version of the library actually loaded, MAJOR * 10000 + MINOR * 100 + PATCH.
@@ -95,7 +95,8 @@ typedef int32_t brs_status;
  *  grad_accum, so an epoch has no full step. With drop_last 0 any N >= 1
  *  plans (a short last step is topped up to K samples, N=1, K=8 included). */
 #define BRS_ERR_TOO_FEW_SAMPLES (-8)
-/** A sample is longer than max_tokens, so no plan can respect the cap. */
+/** A sample is longer than max_tokens (padded as its micro-batch will be),
+ *  or than the last length bucket, so no plan can respect the cap. */
 #define BRS_ERR_SAMPLE_TOO_LONG (-9)
 /** The step cannot be split into K micro-batches under max_tokens; the
  *  message says the smallest number of micro-batches that would do. */
@@ -119,6 +120,8 @@ BRS_API const char *brs_strerror(brs_status status);
 #define BRS_MAX_STEP_SAMPLES 16777216
 /** Largest number of micro-batches in one step (K = dp_size * grad_accum). */
 #define BRS_MAX_MICRO_BATCHES 16777216
+/** Largest number of length buckets (brs_sampler_set_length_buckets, since 1.4). */
+#define BRS_MAX_LENGTH_BUCKETS 65536
 
 /* ------------------------------------------------------------------------ */
 /* Options: typed keys; an unknown key returns BRS_ERR_UNSUPPORTED.          */
@@ -183,6 +186,16 @@ typedef int32_t brs_option;
 #define BRS_SYNC_MICRO_STEP 0
 /** sync "step": DDP under no_sync: a step takes the largest per-rank sum. */
 #define BRS_SYNC_STEP 1
+/** int: pad_to_multiple_of, 1 .. 65536 (since 1.4). A padded micro-batch's
+ *  length is its longest sample rounded up to a multiple of this, as a
+ *  collator's pad_to_multiple_of builds it, then to the smallest length
+ *  bucket at least as long when buckets are set
+ *  (brs_sampler_set_length_buckets): its cost, max_tokens, padded tokens and
+ *  bounds are those of that rounded length. In packed mode the micro-batch's
+ *  total (its one packed row) is rounded so: max_tokens caps the rounded
+ *  total, padded tokens report it, and the cost stays that of the samples.
+ *  1 rounds nothing. Default 1. */
+#define BRS_OPT_PAD_TO_MULTIPLE_OF 14
 
 /** Option types (brs_option_type). */
 #define BRS_OPTION_INT 0
@@ -426,6 +439,78 @@ BRS_API brs_status brs_sampler_stream_fingerprint(uint64_t *out, const brs_sampl
  */
 BRS_API brs_status brs_sampler_check_epoch(uint64_t *min_max_tokens, uint64_t *micro_batches,
                                            const brs_sampler *sampler, uint64_t epoch);
+
+/**
+ * Set the length buckets (since 1.4): the padded lengths a micro-batch may
+ * take. A padded micro-batch's length becomes the smallest bucket at least
+ * its longest sample (rounded up to pad_to_multiple_of first); a packed
+ * micro-batch's total is rounded the same way, and no total may exceed the
+ * last bucket. The plan, its costs and max_tokens use the rounded length.
+ * buckets[0..n-1] must be >= 1 and strictly increasing, n <=
+ * BRS_MAX_LENGTH_BUCKETS; n = 0 clears them (buckets may then be NULL).
+ * A sample longer than the last bucket is BRS_ERR_SAMPLE_TOO_LONG from
+ * brs_sampler_validate and everything that validates. The buckets enter
+ * both fingerprints when set. On error the sampler keeps its buckets
+ * (BRS_ERR_INVALID_ARGUMENT: a 0 or an order that is not increasing, named
+ * by the message; BRS_ERR_TOO_LARGE: too many).
+ * Ownership: the array is copied. NULL: BRS_ERR_NULL_POINTER if sampler is
+ * NULL, or buckets is NULL with n > 0.
+ * Thread-safety: not concurrently with any other call on this sampler.
+ */
+BRS_API brs_status brs_sampler_set_length_buckets(brs_sampler *sampler, const uint32_t *buckets,
+                                                  size_t n);
+
+/**
+ * The sampler's length buckets (since 1.4): *buckets points at *count
+ * values, increasing; *count is 0 (and *buckets NULL) when none are set.
+ * Ownership: the array belongs to the sampler; valid until the buckets are
+ * set again or the sampler is freed. NULL: BRS_ERR_NULL_POINTER if buckets,
+ * count or sampler is NULL.
+ * Thread-safety: concurrently with other read-only calls on this sampler.
+ */
+BRS_API brs_status brs_sampler_get_length_buckets(const uint32_t **buckets, size_t *count,
+                                                  const brs_sampler *sampler);
+
+/**
+ * The library's default ladder of length buckets for the sampler's lengths
+ * (since 1.4): steps_per_doubling evenly spaced lengths per doubling (0: the
+ * default, 4, i.e. 64, 80, 96, 112, 128, 160, ...: a bucket at most 25%
+ * above any length it holds), from the power of two at or below the
+ * shortest sample to the first rung at or above the longest, each rounded
+ * up to the sampler's pad_to_multiple_of, without repeats. Writes up to
+ * capacity buckets and *count, the ladder's length; BRS_ERR_OUT_OF_RANGE
+ * when *count > capacity (call again with room for *count; buckets NULL
+ * with capacity 0 asks for the length only and returns BRS_OK) or
+ * steps_per_doubling > 64;
+ * BRS_ERR_STATE without lengths. The ladder is not set: pass it to
+ * brs_sampler_set_length_buckets.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if count or sampler is NULL,
+ * or buckets is NULL with capacity > 0.
+ * Thread-safety: concurrently with other read-only calls on this sampler.
+ */
+BRS_API brs_status brs_sampler_bucket_ladder(uint32_t *buckets, size_t *count,
+                                             const brs_sampler *sampler,
+                                             uint32_t steps_per_doubling, size_t capacity);
+
+/**
+ * The distinct shapes the sampler's rank runs in `epoch` (since 1.4),
+ * computed by planning every step, before any training, so that they can be
+ * warmed or captured (CUDA graphs, compilers) once: pairs (batch size,
+ * padded length), the padded length as the micro-batch is padded (rounded
+ * by pad_to_multiple_of and the length buckets; in packed mode the padded
+ * total of its one row), sorted by batch size, then length. shapes[2i] and
+ * shapes[2i+1] get pair i for i < capacity; *count the number of pairs.
+ * BRS_ERR_OUT_OF_RANGE when *count > capacity (call again with room; at most
+ * steps per epoch x grad_accum pairs exist); shapes NULL with capacity 0
+ * asks for the count only and returns BRS_OK. Other errors: those of
+ * brs_plan_compute for any step of the epoch (the message names it).
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if count or sampler is NULL,
+ * or shapes is NULL with capacity > 0.
+ * Thread-safety: concurrently with other read-only calls on this sampler
+ * (a failure writes the sampler's message; failures at once are serialised).
+ */
+BRS_API brs_status brs_sampler_shapes(uint64_t *shapes, size_t *count, const brs_sampler *sampler,
+                                      uint64_t epoch, size_t capacity);
 
 /**
  * The detail message of the latest failed call on this sampler, read-only

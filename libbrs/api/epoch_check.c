@@ -14,6 +14,7 @@
 #include "api/handles.h"
 #include "api/message.h"
 #include "planner/cost_model.h"
+#include "planner/padding.h"
 #include "planner/search.h"
 
 /* What the pass learns: the least cap for every step, and under the
@@ -83,7 +84,7 @@ static brs_status scan_epoch(struct epoch_need *need, const brs_sampler *s, brs_
         brs_status status = brs_plan_draw_sorted(p, s, epoch, step);
         if (status != BRS_OK)
             return brs_fail(&s->message, status, "%s", brs_message_text(&p->message));
-        const uint32_t *sorted = p->sorted_length;
+        const uint32_t *sorted = p->planned_length;
         size_t n = p->num_samples;
         need->cap = brs_epoch_check_least_cap(sorted, n, p->k, need->cap);
         if (cap == 0) continue;
@@ -132,6 +133,10 @@ brs_status brs_sampler_check_epoch(uint64_t *min_max_tokens, uint64_t *micro_bat
     /* A sample above the cap is an error the pass can still size. */
     brs_status config_status = brs_sampler_check_config(sampler, &sampler->message);
     if (config_status != BRS_OK && config_status != BRS_ERR_SAMPLE_TOO_LONG) return config_status;
+    /* ... unless it is above the last length bucket: no cap helps then. */
+    struct brs_padding padding = brs_sampler_padding(sampler);
+    uint64_t longest = brs_padding_apply(&padding, sampler->max_length);
+    if (longest == 0) return config_status;
     const struct brs_config *c = &sampler->config;
     if (c->packed)
         return brs_fail(&sampler->message, BRS_ERR_UNSUPPORTED,
@@ -140,7 +145,7 @@ brs_status brs_sampler_check_epoch(uint64_t *min_max_tokens, uint64_t *micro_bat
     if (c->strategy != BRS_STRATEGY_BALANCED) {
         /* The fixed-size strategies do not bend to max_tokens: only a
          * sample above it stops them, and any count of micro-batches plans. */
-        *min_max_tokens = sampler->max_length;
+        *min_max_tokens = longest;
         *micro_batches = config_status == BRS_OK ? 1 : 0;
         return config_status;
     }
@@ -150,7 +155,7 @@ brs_status brs_sampler_check_epoch(uint64_t *min_max_tokens, uint64_t *micro_bat
     uint64_t cap = config_status == BRS_OK ? (uint64_t)c->max_tokens : 0;
     /* brs_sampler_check_config refuses a cap below the dataset's longest sample,
      * drawn in this epoch or not (drop_last may leave it out). */
-    struct epoch_need need = {sampler->max_length, cap == 0 ? 1 : 0, 0};
+    struct epoch_need need = {longest, cap == 0 ? 1 : 0, 0};
     brs_status status = scan_epoch(&need, sampler, plan, epoch, cap);
     brs_plan_free(plan);
     if (status != BRS_OK) return status;

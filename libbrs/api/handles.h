@@ -8,6 +8,7 @@
 #include "api/message.h"
 #include "planner/baselines.h"
 #include "planner/cost_model.h"
+#include "planner/padding.h"
 #include "util/wide.h"
 
 #include <stddef.h>
@@ -24,9 +25,11 @@ struct brs_sampler {
     const uint32_t *lengths; /* borrowed, or == owned */
     uint32_t *owned;
     size_t count;
-    uint32_t max_length;
+    uint32_t max_length, min_length;
     size_t max_length_index;
     uint64_t lengths_hash;
+    uint32_t *buckets; /* owned, strictly increasing; NULL when none are set */
+    size_t bucket_count;
     struct brs_config config;
     struct brs_message message;
 };
@@ -56,6 +59,8 @@ struct brs_plan {
     uint32_t *draw_length;   /* n */
     uint64_t *sorted_index;  /* n: draw_index, longest first */
     uint32_t *sorted_length; /* n */
+    uint32_t *padded_length; /* n: sorted_length padded, when the padding rounds */
+    const uint32_t *planned_length; /* what the padded planner splits: one of the two */
     uint64_t *sort_scratch;  /* 2n */
     uint32_t *group_of;      /* n: packed mode */
     size_t *starts;          /* k + 1: padded mode */
@@ -76,6 +81,9 @@ brs_status brs_plan_reserve(brs_plan *p, size_t n, size_t k);
 void brs_plan_set_shape(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
 struct brs_cost_model brs_plan_cost_model(const brs_sampler *s);
 brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked);
+/* plan.c: the padded tokens of packed slots whose real tokens are filled:
+ * each row's total rounded by the sampler's padding. */
+void brs_plan_pad_packed(brs_plan *p, const brs_sampler *s);
 /* plan.c: step `step` of `epoch` of the epoch permutation drawn into p,
  * gathered and sorted as brs_plan_gather does (0 lengths checked, the cap
  * not): what the balanced planner starts from. The sampler is checked. */
@@ -100,6 +108,11 @@ void brs_plan_summarise(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
 void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
                        int packed);
 
+/* sampler.c: the padding of the sampler's micro-batches (pad_to_multiple_of,
+ * length buckets), and the largest sample length it admits under its cap
+ * (brs_padding_limit). */
+struct brs_padding brs_sampler_padding(const struct brs_sampler *sampler);
+uint64_t brs_sampler_length_limit(const struct brs_sampler *sampler);
 /* sampler.c */
 brs_status brs_sampler_check_config(const struct brs_sampler *sampler,
                                     const struct brs_message *message);

@@ -30,6 +30,7 @@ static void free_buffers(brs_plan *p)
     free(p->draw_length);
     free(p->sorted_index);
     free(p->sorted_length);
+    free(p->padded_length);
     free(p->sort_scratch);
     free(p->group_of);
     free(p->slot_start);
@@ -68,6 +69,7 @@ brs_status brs_plan_reserve(brs_plan *p, size_t n, size_t k)
             !grow((void **)&p->draw_length, n, sizeof(uint32_t)) ||
             !grow((void **)&p->sorted_index, n, sizeof(uint64_t)) ||
             !grow((void **)&p->sorted_length, n, sizeof(uint32_t)) ||
+            !grow((void **)&p->padded_length, n, sizeof(uint32_t)) ||
             !grow((void **)&p->sort_scratch, 2 * n, sizeof(uint64_t)) ||
             !grow((void **)&p->group_of, n, sizeof(uint32_t)))
             return BRS_ERR_NO_MEMORY;
@@ -123,14 +125,15 @@ static void draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t ste
     }
 }
 
-/* The error of the first drawn sample whose length is 0 or above the cap
- * (cap 0: none); the lengths were checked by set_lengths, but a borrowed
- * array may have been changed since, and such a length would break the
- * planner's arithmetic, so it is an error here, never a crash. */
-static brs_status length_error(brs_plan *p, uint64_t cap)
+/* The error of the first drawn sample whose length is 0 or above `limit`
+ * (the longest length the cap and the padding admit); the lengths were
+ * checked by set_lengths, but a borrowed array may have been changed since,
+ * and such a length would break the planner's arithmetic, so it is an error
+ * here, never a crash. */
+static brs_status length_error(brs_plan *p, uint64_t limit, uint64_t cap)
 {
     size_t j = 0;
-    while (p->draw_length[j] != 0 && (cap == 0 || p->draw_length[j] <= cap)) j++;
+    while (p->draw_length[j] != 0 && p->draw_length[j] <= limit) j++;
     uint32_t length = p->draw_length[j];
     if (length == 0)
         return brs_fail(&p->message, BRS_ERR_INVALID_LENGTH,
@@ -139,17 +142,37 @@ static brs_status length_error(brs_plan *p, uint64_t cap)
                         "set the lengths again",
                         (unsigned long long)p->draw_index[j], (unsigned long long)p->epoch,
                         (unsigned long long)p->step);
+    if (limit == cap)
+        return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
+                        "lengths[%llu] = %u is above max_tokens %llu (epoch %llu, step "
+                        "%llu): the borrowed lengths array changed after "
+                        "brs_sampler_set_lengths; keep it unchanged or set the lengths again",
+                        (unsigned long long)p->draw_index[j], length, (unsigned long long)cap,
+                        (unsigned long long)p->epoch, (unsigned long long)p->step);
     return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
-                    "lengths[%llu] = %u is above max_tokens %llu (epoch %llu, step "
-                    "%llu): the borrowed lengths array changed after "
+                    "lengths[%llu] = %u is above %llu, the longest sample that max_tokens %llu "
+                    "and the padding (pad_to_multiple_of, length buckets) admit (epoch %llu, "
+                    "step %llu): the borrowed lengths array changed after "
                     "brs_sampler_set_lengths; keep it unchanged or set the lengths again",
-                    (unsigned long long)p->draw_index[j], length, (unsigned long long)cap,
-                    (unsigned long long)p->epoch, (unsigned long long)p->step);
+                    (unsigned long long)p->draw_index[j], length, (unsigned long long)limit,
+                    (unsigned long long)cap, (unsigned long long)p->epoch,
+                    (unsigned long long)p->step);
 }
 
 /* How many samples ahead the gather asks for a length, from how large a
  * dataset on (4 MiB of lengths). */
 enum { PREFETCH_AHEAD = 64, PREFETCH_DATASET = 1 << 20 };
+
+/* The lengths the padded planner splits: the sorted lengths, padded as the
+ * collator pads (planner/padding.h) when the padding rounds any. */
+static void pad_sorted(brs_plan *p, const brs_sampler *s)
+{
+    struct brs_padding padding = brs_sampler_padding(s);
+    p->planned_length = p->sorted_length;
+    if (brs_padding_is_identity(&padding)) return;
+    brs_padding_apply_all(p->padded_length, p->sorted_length, p->num_samples, &padding);
+    p->planned_length = p->padded_length;
+}
 
 /* Gathers the drawn samples' lengths, checks them (length_error; the cap
  * only when cap_checked) and sorts them longest first. */
@@ -160,7 +183,8 @@ brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked)
      * compare; the flags are or-ed without a branch, which keeps the loads
      * independent, so cache misses on a large lengths array overlap instead
      * of queueing. */
-    uint64_t limit = cap != 0 ? cap : UINT64_C(1) << 32;
+    struct brs_padding padding = brs_sampler_padding(s);
+    uint64_t limit = brs_padding_limit(&padding, cap);
     uint64_t bad = 0;
     size_t n = p->num_samples, ahead = n > PREFETCH_AHEAD ? n - PREFETCH_AHEAD : 0;
     /* On a large dataset each length misses every cache: the next ones are
@@ -173,9 +197,10 @@ brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked)
         p->draw_length[j] = length;
         bad |= (uint64_t)length - 1 >= limit;
     }
-    if (bad) return length_error(p, cap);
+    if (bad) return length_error(p, limit, cap);
     brs_sort_by_length_desc(p->sorted_index, p->sorted_length, p->draw_length, p->draw_index,
                             p->num_samples, p->sort_scratch);
+    pad_sorted(p, s);
     return BRS_OK;
 }
 
@@ -232,12 +257,10 @@ static void fill_slots(brs_plan *p, int packed)
                 real += p->sorted_length[i];
             }
             p->real[slot] = real;
-            p->padded[slot] = (uint64_t)(end - first) * p->sorted_length[first];
+            p->padded[slot] = (uint64_t)(end - first) * p->planned_length[first];
         }
     }
     for (size_t g = 0; g < k; g++) p->slot_cost[p->slot_of[g]] = p->group_cost[g];
-    if (packed)
-        for (size_t s = 0; s < k; s++) p->padded[s] = p->real[s];
 }
 
 /* Totals, peaks and the time bound of the filled slots; lower_bound and
@@ -275,7 +298,21 @@ struct brs_cost_model brs_plan_cost_model(const brs_sampler *s)
 {
     struct brs_cost_model model = {s->config.intercept_micro, s->config.alpha_micro,
                                    (uint64_t)s->config.max_tokens};
+    /* A packed row's padded total must stay within the cap: its raw total
+     * then may not exceed the longest the padding admits (the last bucket,
+     * when there is no cap). */
+    struct brs_padding padding = brs_sampler_padding(s);
+    if (s->config.packed && !brs_padding_is_identity(&padding) &&
+        (model.max_tokens != 0 || padding.bucket_count != 0))
+        model.max_tokens = brs_padding_limit(&padding, model.max_tokens);
     return model;
+}
+
+void brs_plan_pad_packed(brs_plan *p, const brs_sampler *s)
+{
+    struct brs_padding padding = brs_sampler_padding(s);
+    for (size_t slot = 0; slot < p->k; slot++)
+        p->padded[slot] = brs_padding_apply(&padding, p->real[slot]);
 }
 
 /* The balanced planner on the gathered step, dealt for the sync model
@@ -288,8 +325,8 @@ static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
                               .costs = p->group_cost};
     brs_status status = packed ? brs_packed_split(&split, p->sorted_length, p->num_samples, p->k,
                                                   p->dp_size, sync, model, p->pack_scratch)
-                               : brs_planner_split(&split, p->sorted_length, p->num_samples, p->k,
-                                                   p->dp_size, sync, model, p->sort_scratch);
+                               : brs_planner_split(&split, p->planned_length, p->num_samples,
+                                                   p->k, p->dp_size, sync, model, p->sort_scratch);
     if (status == BRS_ERR_CAP_INFEASIBLE) return cap_message(p, s, &split);
     if (status == BRS_OK)
         status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, NULL, p->k,
@@ -297,6 +334,7 @@ static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
     if (status != BRS_OK)
         return brs_fail(&p->message, status, "the planner failed: %s", brs_strerror(status));
     fill_slots(p, packed);
+    if (packed) brs_plan_pad_packed(p, s);
     brs_plan_summarise(p, split.lower_bound, split.weight_sum, model);
     /* the padded planner certifies a tighter bound on the step time */
     if (split.time_lower_bound > p->time_lower_bound) p->time_lower_bound = split.time_lower_bound;

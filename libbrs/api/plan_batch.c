@@ -8,14 +8,18 @@
 #include "api/config.h"
 #include "api/handles.h"
 #include "api/message.h"
+#include "planner/padding.h"
 #include "planner/planner.h"
 
 #include <string.h>
 
-/* Checks the batch's lengths (none 0, none above a cap) and records the
- * longest, as brs_sampler_set_lengths does for a dataset. */
-static brs_status check_lengths(struct brs_sampler *view, brs_plan *p, uint64_t cap)
+/* Checks the batch's lengths (none 0, none above what the cap and the
+ * padding admit) and records the longest, as brs_sampler_set_lengths does
+ * for a dataset. */
+static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
 {
+    uint64_t cap = (uint64_t)view->config.max_tokens, limit = brs_sampler_length_limit(view);
+    struct brs_padding padding = brs_sampler_padding(view);
     uint32_t longest = 0;
     size_t longest_index = 0;
     for (size_t i = 0; i < view->count; i++) {
@@ -23,11 +27,18 @@ static brs_status check_lengths(struct brs_sampler *view, brs_plan *p, uint64_t 
         if (length == 0)
             return brs_fail(&p->message, BRS_ERR_INVALID_LENGTH,
                             "lengths[%zu] is 0: every sample needs at least one token", i);
-        if (cap != 0 && length > cap)
+        if (length > limit && brs_padding_apply(&padding, length) == 0)
             return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
-                            "lengths[%zu] = %u is above max_tokens %llu: raise max_tokens to at "
-                            "least %u or truncate the sample",
-                            i, length, (unsigned long long)cap, length);
+                            "lengths[%zu] = %u is above the last length bucket %u: add a bucket "
+                            "of at least %u or truncate the sample",
+                            i, length, view->buckets[view->bucket_count - 1], length);
+        if (length > limit)
+            return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
+                            "lengths[%zu] = %u is above max_tokens %llu%s: raise max_tokens to at "
+                            "least %llu or truncate the sample",
+                            i, length, (unsigned long long)cap,
+                            limit == cap ? "" : " once padded",
+                            (unsigned long long)brs_padding_apply(&padding, length));
         if (length > longest) {
             longest = length;
             longest_index = i;
@@ -71,8 +82,8 @@ brs_status brs_plan_batch_cap_message(brs_plan *p, const brs_sampler *s,
     if (split->needed > 0) {
         /* the padded planner's refusal: the greedy count from the long end
          * is the least any split needs, so the least cap is exact too */
-        uint64_t least = brs_epoch_check_least_cap(p->sorted_length, p->num_samples, p->k,
-                                                   p->sorted_length[0]);
+        uint64_t least = brs_epoch_check_least_cap(p->planned_length, p->num_samples, p->k,
+                                                   p->planned_length[0]);
         return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
                         "the batch of %zu samples needs at least %zu micro-batches to keep "
                         "every micro-batch within max_tokens %lld, but dp_size x grad_accum "
@@ -112,7 +123,9 @@ brs_status brs_plan_compute_batch(brs_plan *plan, const brs_sampler *config,
     view.config.batch_size = (int64_t)((n + k - 1) / k);
     view.lengths = lengths;
     view.count = n;
-    status = check_lengths(&view, plan, (uint64_t)view.config.max_tokens);
+    view.buckets = config->buckets;
+    view.bucket_count = config->bucket_count;
+    status = check_lengths(&view, plan);
     if (status != BRS_OK) return status;
     /* The length_grouped order cache is keyed by the sampler's fingerprint,
      * which a view without a lengths hash does not give: rebuild it. */

@@ -5,6 +5,7 @@
  * planner/cost_model.h. */
 #include "api/handles.h"
 #include "planner/cost_model.h"
+#include "planner/padding.h"
 #include "planner/planner.h"
 #include "planner/search.h"
 #include "util/wide.h"
@@ -65,10 +66,13 @@ static brs_wide packed_lower_bound(const uint32_t *sorted, size_t n, size_t k,
 
 /* Tokens and costs of micro-batches formed elsewhere than by the planner
  * (the baselines, a loaded plan): slot_start and indices are filled, the
- * step's sorted lengths are in sorted_length. */
+ * step's sorted lengths are in sorted_length, padded in planned_length. A
+ * micro-batch is padded to its longest sample, rounded by the sampler's
+ * padding. */
 void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
                            int packed)
 {
+    struct brs_padding padding = brs_sampler_padding(s);
     for (size_t slot = 0; slot < p->k; slot++) {
         uint64_t longest = 0, real = 0;
         brs_wide weights = 0;
@@ -80,14 +84,17 @@ void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_
             weights += brs_sample_weight(model, length);
         }
         p->real[slot] = real;
-        p->padded[slot] = packed ? real : (uint64_t)count * longest;
+        uint64_t padded_length = brs_padding_apply(&padding, longest);
+        p->padded[slot] = packed ? real : (uint64_t)count * padded_length;
         p->slot_cost[slot] = packed ? model->intercept + weights
-                                    : brs_group_cost(model, (uint32_t)longest, count);
+                                    : brs_group_cost(model, (uint32_t)padded_length, count);
     }
+    if (packed) brs_plan_pad_packed(p, s);
     slot_sync_times(p);
     brs_wide weight_sum, bound =
         packed ? packed_lower_bound(p->sorted_length, p->num_samples, p->k, model, &weight_sum)
-               : brs_search_lower_bound(p->sorted_length, p->num_samples, p->k, model, &weight_sum);
+               : brs_search_lower_bound(p->planned_length, p->num_samples, p->k, model,
+                                        &weight_sum);
     brs_plan_summarise(p, bound, weight_sum, model);
     if (!packed) {
         /* the padded planner's certified bound, as for a computed plan; one
@@ -95,7 +102,7 @@ void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_
         struct brs_cost_model m = *model;
         if (m.max_tokens && p->max_padded > m.max_tokens) m.max_tokens = 0;
         brs_wide certified =
-            brs_planner_step_time_bound(p->sorted_length, p->num_samples, p->k, p->dp_size, &m);
+            brs_planner_step_time_bound(p->planned_length, p->num_samples, p->k, p->dp_size, &m);
         if (certified > p->time_lower_bound) p->time_lower_bound = certified;
     }
 }

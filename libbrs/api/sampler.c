@@ -23,6 +23,7 @@ void brs_sampler_free(brs_sampler *sampler)
 {
     if (!sampler) return;
     free(sampler->owned);
+    free(sampler->buckets);
     free(sampler);
 }
 
@@ -52,7 +53,7 @@ brs_status brs_sampler_set_lengths(brs_sampler *sampler, const uint32_t *lengths
     if (n == 0)
         return brs_fail(&sampler->message, BRS_ERR_INVALID_ARGUMENT,
                         "the dataset is empty: give at least one length");
-    uint32_t longest = 0;
+    uint32_t longest = 0, shortest = UINT32_MAX;
     size_t longest_index = 0;
     for (size_t i = 0; i < n; i++) {
         if (lengths[i] == 0)
@@ -62,6 +63,7 @@ brs_status brs_sampler_set_lengths(brs_sampler *sampler, const uint32_t *lengths
             longest = lengths[i];
             longest_index = i;
         }
+        if (lengths[i] < shortest) shortest = lengths[i];
     }
     uint32_t *copy = NULL;
     if (mode == BRS_LENGTHS_COPY) {
@@ -77,6 +79,7 @@ brs_status brs_sampler_set_lengths(brs_sampler *sampler, const uint32_t *lengths
     sampler->count = n;
     sampler->max_length = longest;
     sampler->max_length_index = longest_index;
+    sampler->min_length = shortest;
     sampler->lengths_hash = hash_lengths(lengths, n);
     brs_message_clear(&sampler->message);
     return BRS_OK;
@@ -91,6 +94,60 @@ uint64_t brs_sampler_steps_in_epoch(const struct brs_sampler *sampler)
 {
     uint64_t b = global_batch(&sampler->config), n = sampler->count;
     return sampler->config.drop_last ? n / b : (n + b - 1) / b;
+}
+
+struct brs_padding brs_sampler_padding(const struct brs_sampler *sampler)
+{
+    struct brs_padding padding = {(uint64_t)sampler->config.pad_to_multiple_of,
+                                  sampler->buckets, sampler->bucket_count};
+    return padding;
+}
+
+uint64_t brs_sampler_length_limit(const struct brs_sampler *sampler)
+{
+    struct brs_padding padding = brs_sampler_padding(sampler);
+    return brs_padding_limit(&padding, (uint64_t)sampler->config.max_tokens);
+}
+
+/* The longest sample, padded as its micro-batch will be, against the last
+ * bucket and max_tokens: the one sample every plan must hold. */
+static brs_status check_padded_longest(const struct brs_sampler *sampler,
+                                       const struct brs_message *message)
+{
+    const struct brs_config *c = &sampler->config;
+    struct brs_padding padding = brs_sampler_padding(sampler);
+    uint32_t longest = sampler->max_length;
+    if (longest > brs_padding_limit(&padding, 0)) {
+        if (sampler->bucket_count > 0)
+            return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
+                            "sample %zu has %u tokens, more than the last length bucket %u "
+                            "(pad_to_multiple_of %lld): add a bucket of at least %llu or "
+                            "truncate the sample",
+                            sampler->max_length_index, longest,
+                            sampler->buckets[sampler->bucket_count - 1],
+                            (long long)c->pad_to_multiple_of,
+                            (unsigned long long)brs_padding_apply(&(struct brs_padding){
+                                padding.multiple, NULL, 0}, longest));
+        return brs_fail(message, BRS_ERR_TOO_LARGE,
+                        "sample %zu has %u tokens: padded to a multiple of %lld it exceeds "
+                        "2^32 - 1 tokens; lower pad_to_multiple_of",
+                        sampler->max_length_index, longest, (long long)c->pad_to_multiple_of);
+    }
+    if (c->max_tokens == 0 || longest <= brs_sampler_length_limit(sampler)) return BRS_OK;
+    uint64_t padded = brs_padding_apply(&padding, longest);
+    if (padded == longest)
+        return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
+                        "sample %zu has %u tokens, more than max_tokens %lld: raise max_tokens "
+                        "to at least %u or truncate the sample",
+                        sampler->max_length_index, longest, (long long)c->max_tokens, longest);
+    return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
+                    "sample %zu has %u tokens, padded to %llu (pad_to_multiple_of %lld%s), more "
+                    "than max_tokens %lld: raise max_tokens to at least %llu or truncate the "
+                    "sample",
+                    sampler->max_length_index, longest, (unsigned long long)padded,
+                    (long long)c->pad_to_multiple_of,
+                    sampler->bucket_count > 0 ? ", length buckets" : "",
+                    (long long)c->max_tokens, (unsigned long long)padded);
 }
 
 /* Checks that need several options or the lengths; the single-option bounds
@@ -123,13 +180,7 @@ brs_status brs_sampler_check_config(const struct brs_sampler *sampler,
                         "turn drop_last off",
                         sampler->count, (unsigned long long)b, (long long)c->batch_size,
                         (long long)c->dp_size, (long long)c->grad_accum);
-    if (c->max_tokens > 0 && sampler->max_length > (uint64_t)c->max_tokens)
-        return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
-                        "sample %zu has %u tokens, more than max_tokens %lld: raise max_tokens "
-                        "to at least %u or truncate the sample",
-                        sampler->max_length_index, sampler->max_length,
-                        (long long)c->max_tokens, sampler->max_length);
-    return BRS_OK;
+    return check_padded_longest(sampler, message);
 }
 
 brs_status brs_sampler_validate(brs_sampler *sampler)
@@ -168,11 +219,22 @@ static brs_status fingerprint_lengths(uint64_t *out, const brs_sampler *sampler,
     return BRS_OK;
 }
 
+/* The length buckets, when set: their count and their values after a tag
+ * that no option key takes, so that a sampler without buckets keeps the
+ * fingerprint it had before buckets existed. */
+static uint64_t mix_buckets(uint64_t h, const brs_sampler *sampler)
+{
+    if (sampler->bucket_count == 0) return h;
+    h = brs_splitmix64(h ^ UINT64_C(0x6275636b657473)); /* "buckets" */
+    h = brs_splitmix64(h ^ sampler->bucket_count);
+    return brs_splitmix64(h ^ hash_lengths(sampler->buckets, sampler->bucket_count));
+}
+
 brs_status brs_sampler_fingerprint(uint64_t *out, const brs_sampler *sampler)
 {
     brs_status status = fingerprint_lengths(out, sampler, "brs_sampler_fingerprint");
     if (status != BRS_OK) return status;
-    *out = brs_config_mix(*out, &sampler->config);
+    *out = mix_buckets(brs_config_mix(*out, &sampler->config), sampler);
     return BRS_OK;
 }
 
@@ -180,7 +242,7 @@ brs_status brs_sampler_stream_fingerprint(uint64_t *out, const brs_sampler *samp
 {
     brs_status status = fingerprint_lengths(out, sampler, "brs_sampler_stream_fingerprint");
     if (status != BRS_OK) return status;
-    *out = brs_config_mix_stream(*out, &sampler->config);
+    *out = mix_buckets(brs_config_mix_stream(*out, &sampler->config), sampler);
     return BRS_OK;
 }
 
