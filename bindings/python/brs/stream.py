@@ -17,6 +17,14 @@ which items are its own, and every rank yields the same number of micro-batches.
 give the same items in the same order on every pass and every rank, which ``state_dict()``
 relies on too: a resume re-reads the stream and skips the windows already done (the window is
 never pickled).
+
+Where torch is installed it is a torch.utils.data.IterableDataset: ``DataLoader(stream,
+batch_size=None, collate_fn=collate)`` hands each micro-batch (a list of items) to ``collate``.
+With ``num_workers=W`` every worker reads the whole stream and plans every window, and worker w
+yields the micro-batches w, w+W, w+2W, ... of this rank: the DataLoader takes one from each
+worker in turn, so the loop sees exactly the order of ``num_workers=0`` (workers parallelise
+the collation, not the reading). The stream must then be iterable in each worker (re-iterable,
+and picklable under the spawn start method).
 """
 
 import itertools
@@ -25,15 +33,29 @@ from . import _args, _options, distributed
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
+try:
+    # A torch IterableDataset where torch is installed, so that a DataLoader iterates it as a
+    # stream (no len(), no sampler); a plain class without torch, which the package never needs.
+    from torch.utils.data import IterableDataset as _StreamBase, get_worker_info
+except ImportError:
+    _StreamBase = object
+
+    def get_worker_info():
+        return None
+
 STATE_VERSION = 1
 
 
-class RebalancedStream:
+class RebalancedStream(_StreamBase):
     """Iterate this rank's balanced micro-batches (lists of items) over ``iterable``.
 
     ``length(item)`` is the item's token count. ``dp_size`` and ``rank`` default to the job's
     (accelerate, torch.distributed, RANK/WORLD_SIZE). ``max_tokens`` caps a micro-batch's padded
     tokens (its token sum when ``packed``).
+
+    ``state_dict()`` holds the position and ``fingerprint``; ``load_state_dict`` refuses a state
+    of another configuration. Under a DataLoader with workers the stream in the main process
+    does not move: pass ``state_dict(consumed=k)``, the micro-batches the loop has trained.
     """
 
     def __init__(self, iterable, *, length, per_device_batch_size, dp_size=None, rank=None,
@@ -61,6 +83,9 @@ class RebalancedStream:
         if self._dp_size is not None and self._rank is not None:
             self._topology()
         self._window = self._step = self._micro = 0  # the next micro-batch this rank yields
+        # Where this pass's round-robin among DataLoader workers starts (a micro-batch count):
+        # the loaded position, so that worker 0 yields the first micro-batch after a resume.
+        self._anchor = 0
         self._window_of([1], topology=(1, 0))  # an option out of the library's bounds fails here
 
     def _topology(self):
@@ -110,6 +135,8 @@ class RebalancedStream:
 
     def _iterate(self):
         window, step, micro = self._window, self._step, self._micro
+        worker, workers = _worker_share()
+        anchor = self._anchor
         iterator = iter(self.iterable)
         # Resume: the windows before the saved one are read and skipped, never planned.
         for _ in itertools.islice(iterator, window * self.window_size):
@@ -121,9 +148,13 @@ class RebalancedStream:
                 break
             native, steps = self._steps(items, window)
             for s in range(step, steps):
-                plan.compute(native.handle, window, s)
+                first = self._micro_index(window, s, 0)  # of this rank's micro-batches
+                mine = [m for m in range(micro, self.grad_accum)
+                        if (first + m - anchor) % workers == worker]
+                if mine:
+                    plan.compute(native.handle, window, s)
                 for m in range(micro, self.grad_accum):
-                    batch = [items[i] for i in plan.indices(self.rank, m)]
+                    batch = [items[i] for i in plan.indices(self.rank, m)] if m in mine else None
                     # Advance first: the position is the next micro-batch, even while suspended;
                     # past a window's last one it is the next window's first.
                     if m + 1 < self.grad_accum:
@@ -132,13 +163,15 @@ class RebalancedStream:
                         self._window, self._step, self._micro = window, s + 1, 0
                     else:
                         self._window, self._step, self._micro = window + 1, 0, 0
-                    yield batch
+                    if batch is not None:
+                        yield batch
                 micro = 0
             window, step, micro = window + 1, 0, 0
             self._window, self._step, self._micro = window, 0, 0
             if len(items) < self.window_size:
                 break
         self._window = self._step = self._micro = 0  # the next pass starts at the beginning
+        self._anchor = 0
 
     def _steps(self, items, window):
         """(sampler of the window, steps in it): 0 steps for a short window drop_last empties."""
@@ -151,10 +184,38 @@ class RebalancedStream:
         except ValueError as exc:
             raise ValueError(f"window {window} of the stream: {exc}") from None
 
-    def state_dict(self):
-        """The position of the next micro-batch this rank yields: window, step, micro-step."""
-        return {"window": self._window, "step": self._step, "micro": self._micro,
-                "options": self._options(), "version": STATE_VERSION}
+    def _micro_index(self, window, step, micro):
+        """This rank's micro-batch count before (window, step, micro): every window before the
+        last holds window_steps whole steps, so a position and a count are the same thing."""
+        return (window * self.window_steps + step) * self.grad_accum + micro
+
+    @property
+    def fingerprint(self):
+        """16 hex digits of the configuration: the library's fingerprint of a window of
+        window_size unit-length items (options, window size, planning algorithm's version)."""
+        return self._window_of([1] * self.window_size).fingerprint()
+
+    def state_dict(self, *, consumed=None):
+        """The position of the next micro-batch this rank yields: window, step, micro-step.
+
+        ``consumed``: the micro-batches of this pass the training loop has processed, for a
+        DataLoader with workers (they iterate copies, so this object's own position stays put)
+        or one that prefetches; the position is then computed from it.
+        """
+        window, step, micro = self._window, self._step, self._micro
+        # Outside a worker the loader that resumes starts its round-robin at the position.
+        in_worker = get_worker_info() is not None
+        anchor = self._anchor if in_worker else self._micro_index(window, step, micro)
+        if consumed is not None:
+            consumed = _args.integer("consumed", consumed, 0)
+            window, rest = divmod(consumed, self.window_steps * self.grad_accum)
+            step, micro = divmod(rest, self.grad_accum)
+            anchor = consumed  # a plain DataLoader restarts its round-robin at worker 0
+        # A worker's own state (torchdata's StatefulDataLoader saves one per worker) keeps the
+        # anchor of its pass, so that every worker resumes its own share of the round-robin.
+        return {"window": window, "step": step, "micro": micro, "anchor": anchor,
+                "options": self._options(), "fingerprint": self.fingerprint,
+                "version": STATE_VERSION}
 
     def _options(self):
         return {"per_device_batch_size": self.per_device_batch_size, "dp_size": self.dp_size,
@@ -175,14 +236,27 @@ class RebalancedStream:
             raise ValueError(f"load_state_dict: the state was saved with other {differing} "
                              f"({ {name: saved.get(name) for name in differing} }); build the "
                              "stream with those to resume it")
+        # The same options but another fingerprint: another planning algorithm (libbrs version).
+        if "fingerprint" in state and state["fingerprint"] != self.fingerprint:
+            raise ValueError(f"load_state_dict: the state was saved by a stream with fingerprint "
+                             f"{state['fingerprint']}, but this one has {self.fingerprint}: "
+                             "resume with the same options and the same libbrs version")
         self._window = _args.integer("window", state["window"], 0)
         self._step = _args.integer("step", state["step"], 0)
         self._micro = _args.integer("micro", state["micro"], 0)
         if self._micro >= self.grad_accum or self._step >= self.window_steps:
             raise ValueError(f"load_state_dict: step {self._step}, micro {self._micro} lie "
                              f"outside a window of {self.window_steps} steps x {self.grad_accum}")
+        position = self._micro_index(self._window, self._step, self._micro)
+        self._anchor = _args.integer("anchor", state.get("anchor", position), 0)
 
     def __repr__(self):
         return (f"RebalancedStream(per_device_batch_size={self.per_device_batch_size}, "
                 f"dp_size={self.dp_size}, rank={self.rank}, grad_accum={self.grad_accum}, "
                 f"window_steps={self.window_steps}, seed={self.seed})")
+
+
+def _worker_share():
+    """(this DataLoader worker's index, number of workers); (0, 1) outside a worker."""
+    info = get_worker_info()
+    return (0, 1) if info is None else (info.id, info.num_workers)
