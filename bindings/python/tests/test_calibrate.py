@@ -93,20 +93,19 @@ class KnownCostModel(torch.nn.Module):
         self.embedding = torch.nn.Embedding(50, 4)
         self.clock, self.probe_log = clock, probe_log
 
-    def forward(self, input_ids, labels):
+    def forward(self, input_ids, labels, attention_mask=None):
         bs, length = input_ids.shape
         self.clock.now += C0 + A * bs * length + B * bs * length ** 2
         self.probe_log.append((bs, length))
         return types.SimpleNamespace(loss=self.embedding(input_ids).sum())
 
 
-class FakeProbe:
+class FakeProbe(memory.PeakProbe):
     """Peak memory MEM0 + MEM1*bs*L + MEM2*bs*L^2 of the last shape run."""
 
-    method = "fake"
-
     def __init__(self, log):
-        self.log = log
+        super().__init__(torch.device("cpu"))
+        self.method, self.log = "fake", log
 
     def measure(self, fn):
         result = fn()
@@ -155,7 +154,7 @@ def test_a_budget_below_one_longest_sample_is_an_error(known):
 def test_an_out_of_memory_shape_is_a_clear_error(known, monkeypatch):
     forward = known.forward
 
-    def forward_or_oom(input_ids, labels):
+    def forward_or_oom(input_ids, labels, attention_mask=None):
         if input_ids.shape[0] * input_ids.shape[1] > 200:
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
         return forward(input_ids, labels)
@@ -187,7 +186,7 @@ def test_bad_arguments_are_named(known, kwargs, error, message):
 
 
 def test_a_model_without_a_loss_is_refused(known, monkeypatch):
-    monkeypatch.setattr(known, "forward", lambda input_ids, labels: types.SimpleNamespace())
+    monkeypatch.setattr(known, "forward", lambda input_ids, labels, attention_mask=None: types.SimpleNamespace())
     with pytest.raises(TypeError, match="loss"):
         brs.calibrate(known, LENGTHS, batch_sizes=[1, 2], seq_lens=[16, 32], repeats=1,
                       progress=False)

@@ -46,11 +46,12 @@ def test_every_shape_is_timed_in_interleaved_rounds(known):
     log = known.probe_log
     shapes = sorted({(b, l) for b in (1, 2, 4) for l in (16, 64, 128)},
                     key=lambda s: (s[0] * s[1], s))
-    # the first call warms the whole model; then per shape one warm-up and 4 timed calls
+    # the first call warms the whole model; then per shape its first run, one untimed run
+    # inside the memory probe and 4 timed warm calls
     assert log[0] == shapes[0]
     counts = calls_per_shape(log[1:])
-    assert counts == {shape: 5 for shape in shapes}
-    later = log[1 + 2 * len(shapes):]  # rounds 2..4, one call per shape each
+    assert counts == {shape: 6 for shape in shapes}
+    later = log[1 + 3 * len(shapes):]  # rounds 2..4, one call per shape each
     rounds = [later[i:i + len(shapes)] for i in range(0, len(later), len(shapes))]
     assert all(sorted(r, key=lambda s: (s[0] * s[1], s)) == shapes for r in rounds)
     assert any(r != shapes for r in rounds), "the later rounds run in a shuffled order"
@@ -59,7 +60,7 @@ def test_every_shape_is_timed_in_interleaved_rounds(known):
 def test_a_burst_of_load_on_some_repeats_does_not_move_the_fit(known, monkeypatch):
     forward, calls = known.forward, [0]
 
-    def forward_slowed_now_and_then(input_ids, labels):
+    def forward_slowed_now_and_then(input_ids, labels, attention_mask=None):
         calls[0] += 1
         if calls[0] % 3 == 0:  # another process took the core: this call took 5x longer
             known.clock.now += 4 * (C0 + A * input_ids.numel()
@@ -111,7 +112,7 @@ def test_the_clock_is_the_threads_cpu_time_on_one_torch_thread(monkeypatch):
 
 def flat(known, c0, a):
     """known, re-priced: c0 + a*bs*L seconds, a large c0 as a launch-bound GPU shows."""
-    def forward(input_ids, labels):
+    def forward(input_ids, labels, attention_mask=None):
         known.clock.now += c0 + a * input_ids.numel()
         known.probe_log.append(tuple(input_ids.shape))
         return types.SimpleNamespace(loss=known.embedding(input_ids).sum())
@@ -164,7 +165,7 @@ class SpinningModel(torch.nn.Module):
         super().__init__()
         self.weight = torch.nn.Parameter(torch.ones(1))
 
-    def forward(self, input_ids, labels):
+    def forward(self, input_ids, labels, attention_mask=None):
         bs, length = input_ids.shape
         target = SPIN_C0 + SPIN_A * (bs * length + SPIN_ALPHA * bs * length * length)
         start = time.thread_time()

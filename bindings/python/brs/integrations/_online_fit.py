@@ -8,6 +8,11 @@ add up with one all-reduce: at a boundary every rank knows in advance (each epoc
 optimizer steps), every rank adds the same numbers, fits the same model, rounds it as the
 library stores it, and switches its sampler from the first step not yet planned on.
 
+The first run of each (bs, L) a rank trains is kept out of the fit: it can carry a one-time
+price (cuDNN plans, compiler recompiles, CUDA graph captures) that a warm run of the same shape
+does not pay. Its time goes into separate sums, so that at each refit the extra time of the
+first runs over the fitted warm cost is known and logged (``brs/first_shape_*``).
+
 Clocks, as brs.calibrate's: CUDA events on a GPU, read only once they have completed (never a
 synchronisation: an event not yet done is read at a later boundary); on a CPU the thread's CPU
 time when torch runs one thread (a busy machine cannot inflate it), else the wall clock.
@@ -31,7 +36,7 @@ logger = logging.getLogger("brs")
 _PAIRS = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 FIELDS = (("n",) + tuple(f"xx{i}{j}/yy" for i, j in _PAIRS) + ("x0/y", "x1/y", "x2/y")
           + tuple(f"xx{i}{j}" for i, j in _PAIRS[1:]) + ("y", "x1y", "x2y", "yy")
-          + ("real_tokens",))
+          + ("real_tokens",) + ("first_n", "first_y", "first_x1", "first_x2"))
 _INDEX = {name: i for i, name in enumerate(FIELDS)}
 #: A fit needs at least this many micro-batches over all ranks since training began.
 MIN_MICRO_BATCHES = 8
@@ -62,6 +67,27 @@ class Statistics:
         v[at["x2y"]] += x[2] * seconds
         v[at["yy"]] += seconds ** 2
         v[at["real_tokens"]] += real_tokens
+
+    def add_first(self, batch_size, length, seconds):
+        """A shape's first run: kept apart from the fit's sums."""
+        if seconds <= 0 or not math.isfinite(seconds):
+            return
+        v, at = self.vector, _INDEX
+        v[at["first_n"]] += 1
+        v[at["first_y"]] += seconds
+        v[at["first_x1"]] += batch_size * length
+        v[at["first_x2"]] += batch_size * length * length
+
+    @classmethod
+    def from_saved(cls, vector, fields):
+        """Statistics a state saved, matched by field name: a field the state predates is 0."""
+        saved = dict(zip(fields or FIELDS, vector))
+        return cls([float(saved.get(name, 0.0)) for name in FIELDS])
+
+    def first_runs(self, c0, c1, c2):
+        """(count, seconds beyond the warm fit c0 + c1*bs*L + c2*bs*L^2) of the first runs."""
+        warm = c0 * self["first_n"] + c1 * self["first_x1"] + c2 * self["first_x2"]
+        return int(self["first_n"]), self["first_y"] - warm
 
     def __getitem__(self, name):
         return float(self.vector[_INDEX[name]])
@@ -127,19 +153,22 @@ def _nnls_normal(a, b, n, scale):
 # -- clocks -----------------------------------------------------------------------------------
 
 class _Pending:
-    __slots__ = ("shape", "start", "end", "real")
+    __slots__ = ("shape", "start", "end", "real", "first")
 
-    def __init__(self, shape, start, end, real):
+    def __init__(self, shape, start, end, real, first):
         self.shape, self.start, self.end, self.real = shape, start, end, real
+        self.first = first
 
 
 class Timer:
-    """Times micro-batches into ``local`` Statistics; CUDA events are read once complete."""
+    """Times micro-batches into ``local`` Statistics; CUDA events are read once complete. The
+    first run of each shape in this process goes to the first-run sums, not the fit's."""
 
     def __init__(self):
         self.local = Statistics()
         self._pending = []  # CUDA micro-batches whose events may still be running
         self._open = None
+        self._seen = set()  # the shapes this process has run
 
     def start(self, device):
         import torch
@@ -159,23 +188,32 @@ class Timer:
             return
         clock, begin = self._open
         self._open = None
+        shape = (batch_size, length)
+        first = shape not in self._seen
+        self._seen.add(shape)
         if clock == "cuda":
             import torch
 
             end = torch.cuda.Event(enable_timing=True)
             end.record()
-            self._pending.append(_Pending((batch_size, length), begin, end, real_tokens))
+            self._pending.append(_Pending(shape, begin, end, real_tokens, first))
             self.drain()
             return
         now = time.thread_time() if clock == "thread_time" else time.perf_counter()
-        self.local.add(batch_size, length, int(real_tokens), now - begin)
+        self._record(shape, real_tokens, now - begin, first)
+
+    def _record(self, shape, real_tokens, seconds, first):
+        if first:
+            self.local.add_first(*shape, seconds)
+        else:
+            self.local.add(*shape, int(real_tokens), seconds)
 
     def drain(self):
         """Adds the CUDA micro-batches whose end event has completed (query() never waits)."""
         while self._pending and self._pending[0].end.query():
             item = self._pending.pop(0)
             seconds = item.start.elapsed_time(item.end) / 1000.0
-            self.local.add(*item.shape, int(item.real), seconds)
+            self._record(item.shape, item.real, seconds, item.first)
 
     def take(self):
         """The statistics timed since the last take (for the all-reduce); starts afresh."""
@@ -248,9 +286,10 @@ class OnlineCalibration:
 
     def restore(self, sampler):
         """Continues from the statistics a resumed sampler carries (its state's measurements)."""
-        saved = (sampler.measurements or {}).get("statistics")
-        if saved is not None:
-            self.agreed = Statistics(saved)
+        measurements = sampler.measurements or {}
+        if measurements.get("statistics") is not None:
+            self.agreed = Statistics.from_saved(measurements["statistics"],
+                                                measurements.get("fields"))
 
     def recalibrate(self, sampler, micro_steps):
         """All-reduce, fit, round, switch ``sampler``; returns the metrics to log (brs/ keys)."""
@@ -261,16 +300,21 @@ class OnlineCalibration:
                                 "fields": list(FIELDS)}
         fit = self.agreed.fit()
         if isinstance(fit, str):
-            logger.info("brs: online calibration keeps alpha=%.6g intercept=%.6g: %s",
-                        sampler.alpha, sampler.intercept, fit)
-            return {"brs/calibration_skipped": 1.0}
+            logger.info("brs: online calibration keeps alpha=%.6g intercept=%.6g: %s (first "
+                        "runs of a shape, left out: %d)", sampler.alpha, sampler.intercept, fit,
+                        int(self.agreed["first_n"]))
+            return {"brs/calibration_skipped": 1.0,
+                    "brs/first_shape_count": self.agreed["first_n"]}
         c0, c1, c2, r2, rel_rms = fit
+        firsts, extra = self.agreed.first_runs(c0, c1, c2)
         old = sampler.cost_model
         new = CostModel(stored("alpha", c2 / c1), stored("intercept", c0 / c1),
                         old.max_tokens, r2=r2, worst_residual=rel_rms, source="calibrated",
                         model=old.model, device=old.device, seconds_per_unit=c1,
                         memory=old.memory,
-                        timing={"clock": "online", "micro_batches": int(self.agreed["n"])})
+                        timing={"clock": "online", "micro_batches": int(self.agreed["n"]),
+                                "first_runs": firsts},
+                        first_shape_seconds=max(0.0, extra / firsts) if firsts else 0.0)
         old_step, new_step, measured = self._step_times(old, new, micro_steps)
         switch_at = self._switch(sampler, new, since)
         logger.info("brs: online calibration (%d micro-batches, R^2 %.3f, relative rms %.3f): "
@@ -278,12 +322,16 @@ class OnlineCalibration:
                     "measured %.4g s, predicted %s -> %.4g s", int(self.agreed["n"]), r2,
                     rel_rms, old.alpha, new.alpha, old.intercept, new.intercept, *switch_at,
                     measured, "n/a" if old_step is None else f"{old_step:.4g}", new_step)
+        logger.info("brs: %d first runs of a shape, left out of the fit, took %.4g s more than "
+                    "the fit prices them (%.4g s each)", firsts, extra,
+                    extra / firsts if firsts else 0.0)
         metrics = {"brs/calibration_alpha": new.alpha, "brs/calibration_intercept": new.intercept,
                    "brs/calibration_r2": r2, "brs/calibration_relative_rms": rel_rms,
                    "brs/calibration_step_seconds_measured": measured,
                    "brs/calibration_step_seconds_predicted": new_step,
                    "brs/calibration_switch_epoch": float(switch_at[0]),
-                   "brs/calibration_switch_step": float(switch_at[1])}
+                   "brs/calibration_switch_step": float(switch_at[1]),
+                   "brs/first_shape_count": float(firsts), "brs/first_shape_seconds": extra}
         if old_step is not None:
             metrics["brs/calibration_step_seconds_predicted_before"] = old_step
         return metrics
