@@ -66,9 +66,17 @@
 #define BRS_ABI_TABLE_1_3(X)                                                            \
     X(brs_sampler_stream_fingerprint, STATUS, 2, (U64_P, SAMPLER_CP))
 
+/* LIBBRS_1.4: length buckets, the default ladder and the epoch's shapes. */
+#define BRS_ABI_TABLE_1_4(X)                                                            \
+    X(brs_sampler_set_length_buckets, STATUS, 3, (SAMPLER_P, U32_CP, SIZE))             \
+    X(brs_sampler_get_length_buckets, STATUS, 3, (U32_CPP, SIZE_P, SAMPLER_CP))         \
+    X(brs_sampler_bucket_ladder,   STATUS, 5, (U32_P, SIZE_P, SAMPLER_CP, U32, SIZE))   \
+    X(brs_sampler_shapes,          STATUS, 5, (U64_P, SIZE_P, SAMPLER_CP, U64, SIZE))
+
 /* Every function, node by node. */
 #define BRS_ABI_TABLE(X)                                                                \
-    BRS_ABI_TABLE_1_0(X) BRS_ABI_TABLE_1_1(X) BRS_ABI_TABLE_1_2(X) BRS_ABI_TABLE_1_3(X)
+    BRS_ABI_TABLE_1_0(X) BRS_ABI_TABLE_1_1(X) BRS_ABI_TABLE_1_2(X) BRS_ABI_TABLE_1_3(X) \
+    BRS_ABI_TABLE_1_4(X)
 
 /*
  * The type vocabulary. ABI_PTR_T is 1 for pointer types: the NULL-handle
@@ -128,6 +136,12 @@
 #define ABI_C_U32_CP const uint32_t *
 #define ABI_FFI_U32_CP ffi_type_pointer
 #define ABI_PTR_U32_CP 1
+#define ABI_C_U32_P uint32_t *
+#define ABI_FFI_U32_P ffi_type_pointer
+#define ABI_PTR_U32_P 1
+#define ABI_C_U32_CPP const uint32_t **
+#define ABI_FFI_U32_CPP ffi_type_pointer
+#define ABI_PTR_U32_CPP 1
 #define ABI_C_I64_P int64_t *
 #define ABI_FFI_I64_P ffi_type_pointer
 #define ABI_PTR_I64_P 1

@@ -11,13 +11,13 @@
  *     with _Generic: a changed header fails the build of this test);
  *   - the table names exactly the symbols of the version script, and each
  *     resolves in the .so in the version node of its table (LIBBRS_1.0,
- *     LIBBRS_1.1, LIBBRS_1.2, LIBBRS_1.3, ...);
+ *     LIBBRS_1.1, LIBBRS_1.2, LIBBRS_1.3, LIBBRS_1.4, ...);
  *   - every function taking pointers rejects NULL with BRS_ERR_NULL_POINTER
  *     (the *_free functions accept NULL, the *_last_error functions return a
  *     static message);
  *   - a real session (sampler, options, the option table, plans, a loaded
- *     plan, micro-batches) works when driven only through ffi_call, and
- *     every export was called.
+ *     plan, micro-batches, length buckets, the epoch's shapes) works when
+ *     driven only through ffi_call, and every export was called.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -68,8 +68,10 @@ struct abi_fn {
 #define FN_ROW_1_1(name, ret, n, args) FN_ROW("LIBBRS_1.1", name, ret, n, args)
 #define FN_ROW_1_2(name, ret, n, args) FN_ROW("LIBBRS_1.2", name, ret, n, args)
 #define FN_ROW_1_3(name, ret, n, args) FN_ROW("LIBBRS_1.3", name, ret, n, args)
+#define FN_ROW_1_4(name, ret, n, args) FN_ROW("LIBBRS_1.4", name, ret, n, args)
 static struct abi_fn fns[FN_COUNT] = {BRS_ABI_TABLE_1_0(FN_ROW_1_0) BRS_ABI_TABLE_1_1(FN_ROW_1_1)
-                                          BRS_ABI_TABLE_1_2(FN_ROW_1_2) BRS_ABI_TABLE_1_3(FN_ROW_1_3)};
+                                          BRS_ABI_TABLE_1_2(FN_ROW_1_2) BRS_ABI_TABLE_1_3(FN_ROW_1_3)
+                                              BRS_ABI_TABLE_1_4(FN_ROW_1_4)};
 
 static int failures;
 
@@ -115,7 +117,8 @@ static void check_vocabulary(void)
     CHECK_PTR_TOKEN(CSTR) CHECK_PTR_TOKEN(SAMPLER_PP) CHECK_PTR_TOKEN(SAMPLER_P)
     CHECK_PTR_TOKEN(PLAN_PP) CHECK_PTR_TOKEN(U64_CPP) CHECK_PTR_TOKEN(DOUBLE_P)
     CHECK_PTR_TOKEN(OPTION_P) CHECK_PTR_TOKEN(I32_P) CHECK_PTR_TOKEN(CSTR_P)
-    CHECK_PTR_TOKEN(CSTR_IN) CHECK_PTR_TOKEN(U64_CP)
+    CHECK_PTR_TOKEN(CSTR_IN) CHECK_PTR_TOKEN(U64_CP) CHECK_PTR_TOKEN(U32_P)
+    CHECK_PTR_TOKEN(U32_CPP)
     if (ABI_FFI_DOUBLE.size != sizeof(double) || ABI_FFI_DOUBLE.type != FFI_TYPE_DOUBLE)
         fail("vocabulary token DOUBLE: ffi_type does not match double");
 }
@@ -249,6 +252,8 @@ struct valid_args {
     brs_sampler *sampler;
     brs_plan *plan;
     uint32_t lengths[1];
+    uint32_t buckets[1];
+    const uint32_t *bucket_view;
     int64_t i64[2];
     uint64_t u64[2];
     double dbl[2];
@@ -305,6 +310,10 @@ static void *valid_pointer(const struct abi_fn *f, unsigned arg, struct valid_ar
         slots[arg] = va->plan;
     else if (is_token(f, arg, "U32_CP"))
         slots[arg] = va->lengths;
+    else if (is_token(f, arg, "U32_P"))
+        slots[arg] = va->buckets;
+    else if (is_token(f, arg, "U32_CPP"))
+        slots[arg] = &va->bucket_view;
     else if (is_token(f, arg, "I64_P"))
         slots[arg] = &va->i64[arg % 2];
     else if (is_token(f, arg, "U64_P"))
@@ -827,6 +836,139 @@ static void check_stream_fingerprint(brs_sampler *s)
     expect_status(set_int(s, BRS_OPT_SEED, 7), BRS_OK, "set_int(SEED, 7)");
 }
 
+#define MAX_LADDER 128
+/* at most steps per epoch x grad_accum */
+#define MAX_SHAPES (N_SAMPLES / (BATCH * GRAD_ACCUM * DP_SIZE) * GRAD_ACCUM)
+
+static brs_status set_buckets(brs_sampler *s, const uint32_t *buckets, size_t n)
+{
+    return call_status(FN_brs_sampler_set_length_buckets, ARGS(&s, &buckets, &n));
+}
+
+/* The sampler's buckets: their count, *out pointing at them. */
+static size_t get_buckets(const uint32_t **out, const brs_sampler *s)
+{
+    size_t count = 0, *pc = &count;
+    expect_status(call_status(FN_brs_sampler_get_length_buckets, ARGS(&out, &pc, &s)), BRS_OK,
+                  "get_length_buckets");
+    return count;
+}
+
+/* The default ladder of the lengths, asked for its length, then filled;
+ * set as the buckets and read back; a bad ladder leaves them; cleared. The
+ * sampler is left configured as it came. */
+static void check_length_buckets(brs_sampler *s, const uint32_t *lengths)
+{
+    const brs_sampler *cs = s;
+    uint32_t ladder[MAX_LADDER], *none = NULL, *pl = ladder, steps = 0;
+    size_t count = 0, *pc = &count, capacity = 0;
+    expect_status(call_status(FN_brs_sampler_bucket_ladder, ARGS(&none, &pc, &cs, &steps, &capacity)),
+                  BRS_OK, "bucket_ladder(count only)");
+    if (count < 2 || count > MAX_LADDER) {
+        fail("bucket_ladder: %zu buckets for lengths 1..900", count);
+        return;
+    }
+    capacity = count - 1;
+    expect_status(call_status(FN_brs_sampler_bucket_ladder, ARGS(&pl, &pc, &cs, &steps, &capacity)),
+                  BRS_ERR_OUT_OF_RANGE, "bucket_ladder(one bucket too few)");
+    capacity = count;
+    expect_status(call_status(FN_brs_sampler_bucket_ladder, ARGS(&pl, &pc, &cs, &steps, &capacity)),
+                  BRS_OK, "bucket_ladder");
+    uint32_t longest = 0;
+    for (size_t i = 0; i < N_SAMPLES; i++)
+        longest = lengths[i] > longest ? lengths[i] : longest;
+    for (size_t i = 1; i < count; i++)
+        check(ladder[i] > ladder[i - 1], "the ladder is not increasing");
+    check(ladder[count - 1] >= longest, "the ladder does not hold the longest sample");
+
+    uint64_t fp = fingerprint(s);
+    expect_status(set_buckets(s, ladder, count), BRS_OK, "set_length_buckets(the ladder)");
+    const uint32_t *got = NULL;
+    check(get_buckets(&got, s) == count && got && memcmp(got, ladder, count * sizeof *got) == 0,
+          "get_length_buckets does not return the buckets set");
+    check(fingerprint(s) != fp, "the fingerprint ignores the length buckets");
+    uint32_t repeated[2] = {64, 64};
+    expect_status(set_buckets(s, repeated, 2), BRS_ERR_INVALID_ARGUMENT,
+                  "set_length_buckets(64, 64)");
+    check(*sampler_error(s) != '\0', "no message after set_length_buckets(64, 64)");
+    check(get_buckets(&got, s) == count, "a refused set_length_buckets changed the buckets");
+    uint32_t short_ladder[1] = {longest - 1};
+    expect_status(set_buckets(s, short_ladder, 1), BRS_OK, "set_length_buckets(below the longest)");
+    expect_status(call_status(FN_brs_sampler_validate, ARGS(&s)), BRS_ERR_SAMPLE_TOO_LONG,
+                  "validate with a sample above the last bucket");
+    expect_status(set_buckets(s, NULL, 0), BRS_OK, "set_length_buckets(NULL, 0)");
+    check(get_buckets(&got, s) == 0 && got == NULL, "cleared buckets are still there");
+    check(fingerprint(s) == fp, "cleared buckets left the fingerprint changed");
+}
+
+/* Shapes of the sampler's rank (0) in `epoch`, walked from the plan of
+ * every step: sorted by size, then length, without repeats. */
+static size_t walked_shapes(uint64_t *out, const brs_sampler *s, uint64_t epoch, uint64_t steps)
+{
+    brs_plan *p = new_plan();
+    size_t n = 0;
+    int64_t rank = 0;
+    for (uint64_t step = 0; p && step < steps; step++) {
+        expect_status(call_status(FN_brs_plan_compute, ARGS(&p, &s, &epoch, &step)), BRS_OK,
+                      "plan_compute(shapes)");
+        for (int64_t micro = 0; micro < GRAD_ACCUM; micro++) {
+            const uint64_t *indices = NULL, **pi = &indices;
+            size_t count = 0, *pc = &count;
+            uint64_t padded = 0, real = 0, *pp = &padded, *pr = &real;
+            double cost = 0, *pcost = &cost;
+            expect_status(call_status(FN_brs_plan_micro_batch, ARGS(&pi, &pc, &p, &rank, &micro)),
+                          BRS_OK, "micro_batch(shapes)");
+            expect_status(call_status(FN_brs_plan_micro_batch_stats,
+                                      ARGS(&pp, &pr, &pcost, &p, &rank, &micro)),
+                          BRS_OK, "micro_batch_stats(shapes)");
+            if (count == 0 || n == MAX_SHAPES)
+                continue;
+            uint64_t size = count, length = padded / count;
+            size_t at = 0;
+            while (at < n && (out[2 * at] < size || (out[2 * at] == size && out[2 * at + 1] < length)))
+                at++;
+            if (at < n && out[2 * at] == size && out[2 * at + 1] == length)
+                continue;
+            memmove(&out[2 * at + 2], &out[2 * at], (n - at) * 2 * sizeof *out);
+            out[2 * at] = size;
+            out[2 * at + 1] = length;
+            n++;
+        }
+    }
+    free_plan(p);
+    return n;
+}
+
+/* The epoch's shapes: the count alone, then every pair, equal to the shapes
+ * the plans of the epoch's steps run on rank 0; padded to a multiple of 16
+ * with pad_to_multiple_of. The sampler is left configured as it came. */
+static void check_shapes(brs_sampler *s)
+{
+    const brs_sampler *cs = s;
+    uint64_t steps = steps_per_epoch(s), epoch = 1;
+    for (int64_t multiple = 1; multiple <= 16; multiple *= 16) {
+        expect_status(set_int(s, BRS_OPT_PAD_TO_MULTIPLE_OF, multiple), BRS_OK,
+                      "set_int(PAD_TO_MULTIPLE_OF)");
+        uint64_t want[2 * MAX_SHAPES], got[2 * MAX_SHAPES], *none = NULL, *pg = got;
+        size_t n = walked_shapes(want, s, epoch, steps);
+        size_t count = 0, *pc = &count, capacity = 0;
+        expect_status(call_status(FN_brs_sampler_shapes, ARGS(&none, &pc, &cs, &epoch, &capacity)),
+                      BRS_OK, "shapes(count only)");
+        check(count == n && n > 0, "shapes: the count is not that of the plans' shapes");
+        if (count == 0 || count > MAX_SHAPES)
+            continue;
+        capacity = count;
+        expect_status(call_status(FN_brs_sampler_shapes, ARGS(&pg, &pc, &cs, &epoch, &capacity)),
+                      BRS_OK, "shapes");
+        check(memcmp(got, want, 2 * n * sizeof *got) == 0, "shapes differ from the plans' shapes");
+        for (size_t i = 0; i < n; i++)
+            check(got[2 * i + 1] % (uint64_t)multiple == 0,
+                  "a shape's length is not a multiple of pad_to_multiple_of");
+    }
+    expect_status(set_int(s, BRS_OPT_PAD_TO_MULTIPLE_OF, 1), BRS_OK,
+                  "set_int(PAD_TO_MULTIPLE_OF, 1)");
+}
+
 static void check_session(void)
 {
     uint32_t lengths[N_SAMPLES];
@@ -845,6 +987,8 @@ static void check_session(void)
 
     check_epoch_cap(s);
     check_batch(s, lengths);
+    check_length_buckets(s, lengths);
+    check_shapes(s);
     uint64_t steps = steps_per_epoch(s);
     check(steps == N_SAMPLES / (BATCH * GRAD_ACCUM * DP_SIZE), "steps_per_epoch");
     brs_plan *p = new_plan();
