@@ -7,21 +7,50 @@
 Set BRS_LIBRARY=<path to libbrs.so.1> to use a library from a build tree.
 """
 
-from ._errors import BrsError
-from ._native import version as library_version
-from .plan import MicroBatch, Plan
-from .sampler import BatchRebalanceSampler
-from .batch import plan_batch
-from .stream import RebalancedStream
-from .cost_model import CostModel
-from .calibration import calibrate
+import importlib
+import importlib.util
 
-__all__ = ["BatchRebalanceSampler", "plan_batch", "RebalancedStream", "Plan", "MicroBatch", "BrsError", "library_version",
-           "CostModel", "calibrate"]
-try:
-    # Written by the build that installed this package, from meson.build's project version.
-    from ._version import version as __version__
-except ImportError:
-    # The source tree (PYTHONPATH=bindings/python) or Debian's python3-brs: the package is that
-    # of the libbrs it loaded, whose version is meson.build's project version too.
-    __version__ = library_version
+# Imported on first use (PEP 562), not with the package: the `brs` console script (brs._cli)
+# execs the C command without paying for torch, which the sampler's and stream's modules import.
+_PUBLIC = {
+    "BatchRebalanceSampler": (".sampler", "BatchRebalanceSampler"),
+    "plan_batch": (".batch", "plan_batch"),
+    "RebalancedStream": (".stream", "RebalancedStream"),
+    "Plan": (".plan", "Plan"),
+    "MicroBatch": (".plan", "MicroBatch"),
+    "BrsError": ("._errors", "BrsError"),
+    "library_version": ("._native", "version"),
+    "CostModel": (".cost_model", "CostModel"),
+    "calibrate": (".calibration", "calibrate"),
+}
+
+__all__ = list(_PUBLIC)
+
+
+def _version():
+    try:
+        # Written by the build that installed this package, from meson.build's project version.
+        from ._version import version
+    except ImportError:
+        # The source tree (PYTHONPATH=bindings/python) or Debian's python3-brs: the package is
+        # that of the libbrs it loaded, whose version is meson.build's project version too.
+        from ._native import version
+    return version
+
+
+def __getattr__(name):
+    if name == "__version__":
+        value = _version()
+    elif name in _PUBLIC:
+        module, attribute = _PUBLIC[name]
+        value = getattr(importlib.import_module(module, __name__), attribute)
+    elif importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        value = importlib.import_module(f".{name}", __name__)  # brs.sampler, as before
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC) | {"__version__"})
