@@ -8,6 +8,7 @@ libbrs's, keyed by seed and epoch), and resumes in O(1) from ``state_dict()``.
 """
 
 import inspect
+import logging
 
 try:
     # A torch.utils.data.Sampler where torch is installed, so that isinstance checks (frameworks',
@@ -22,6 +23,8 @@ from ._lengths import as_uint32
 
 STATE_VERSION = 1
 
+logger = logging.getLogger("brs")
+
 # The keyword of a library option where Python's name differs: transformers calls the average
 # micro-batch size per_device_batch_size. Every other keyword is the library's option name.
 _KEYWORDS = {"batch_size": "per_device_batch_size"}
@@ -31,6 +34,10 @@ _TOPOLOGY = ("dp_size", "rank")
 # Values that mean "unset" for one option: "auto" asks the integrations to choose the sync model
 # from the job (docs/python.md); a plain sampler has no job to read, so it takes the library's.
 _UNSET_VALUES = {"sync": "auto"}
+# The one keyword that is not a number of the option table: the allowed padded lengths, a list
+# (brs_sampler_set_length_buckets) or "auto", the library's ladder for these lengths. It is kept
+# with the options (pickling, with_options) under this name.
+_BUCKETS = "length_buckets"
 
 
 def _keyword(option):
@@ -51,6 +58,21 @@ def _native_value(keyword, value):
     if value is None or (option.name in _UNSET_VALUES and value == _UNSET_VALUES[option.name]):
         return None
     return option.to_native(value, keyword)
+
+
+def _buckets_value(value):
+    """The stored form of ``length_buckets=``: "auto", or a tuple of ints (order and range are
+    the library's to check, so that its message, naming the bucket, is the one raised)."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f'length_buckets must be a list of lengths or "auto"; got {value!r}')
+        return value
+    try:
+        buckets = tuple(value)
+    except TypeError:
+        raise TypeError(f'length_buckets must be a list of lengths or "auto"; got '
+                        f'{type(value).__name__}') from None
+    return tuple(_args.integer("length_buckets[]", bucket, 1) for bucket in buckets)
 
 
 def _given_options(arguments):
@@ -98,22 +120,30 @@ class BatchRebalanceSampler(_SamplerBase):
 
     def __init__(self, lengths, *, per_device_batch_size, grad_accum=None, dp_size=None,
                  rank=None, seed=None, shuffle=None, drop_last=None, alpha=None, intercept=None,
-                 max_tokens=None, packed=None, strategy=None, sync=None, cost_model=None):
+                 max_tokens=None, packed=None, strategy=None, sync=None,
+                 pad_to_multiple_of=None, length_buckets=None, cost_model=None):
         if cost_model is not None:  # fills in alpha, intercept and max_tokens not given here
             alpha, intercept, max_tokens = _cost_model.resolve(cost_model, alpha, intercept,
                                                                max_tokens)
         # The signature is the list of keywords: locals() holds exactly the arguments here.
         self._given = _given_options(locals())
+        if length_buckets is not None:
+            self._given[_BUCKETS] = _buckets_value(length_buckets)
         self._start(lengths, frozen=None)
         self._provenance = None if cost_model is None else _cost_model.CostModel.coerce(cost_model)
 
     def with_options(self, **changes):
         """A new sampler over the same lengths with ``changes`` (keywords of the constructor,
         None for the library's default) applied, at the start of the same epoch."""
-        unknown = sorted(changes.keys() - _BY_KEYWORD.keys())
+        unknown = sorted(changes.keys() - _BY_KEYWORD.keys() - {_BUCKETS})
         if unknown:
             raise TypeError(f"with_options() takes the sampler's option keywords; got {unknown}")
         given = dict(self._given)
+        if _BUCKETS in changes:
+            buckets = changes.pop(_BUCKETS)
+            given.pop(_BUCKETS, None)
+            if buckets is not None:
+                given[_BUCKETS] = _buckets_value(buckets)
         for keyword, value in changes.items():
             given.pop(_BY_KEYWORD[keyword].name, None)
             value = _native_value(keyword, value)
@@ -134,6 +164,7 @@ class BatchRebalanceSampler(_SamplerBase):
         self._resume_pending = False  # set by load_state_dict, cleared once a batch past it is out
         self._frozen = None  # (dp_size, rank) once the first iteration has started
         self._ranks_checked = False
+        self._drop_reported = False
         self._provenance = None  # the CostModel given, for cost_model's source and evidence
         # Online calibration (brs/integrations/_online_fit.py): the steps planned before the
         # latest switch of cost model keep the previous one; see switch_cost_model.
@@ -151,8 +182,30 @@ class BatchRebalanceSampler(_SamplerBase):
 
     def _configure(self):
         for name, value in self._given.items():
-            if name not in _TOPOLOGY:
+            if name not in _TOPOLOGY and name != _BUCKETS:
                 self._set(_options.BY_NAME[name], value)
+        # after pad_to_multiple_of, which the library's ladder is rounded to
+        buckets = self._given.get(_BUCKETS)
+        if buckets == "auto":
+            buckets = self._native.bucket_ladder(0)
+        if buckets is not None:
+            self._native.set_length_buckets(buckets)
+
+    @property
+    def length_buckets(self):
+        """The padded lengths a micro-batch may take (a list; empty: any length)."""
+        return self._native.length_buckets()
+
+    def shapes(self, epoch=None):
+        """The sorted distinct ``(batch_size, padded_length)`` pairs this rank runs in ``epoch``
+        (default: the current one), found by planning the epoch before training, so that each
+        can be warmed (compiled, captured in a CUDA graph) once before step 0. The padded length
+        is the one the collator builds (pad_to_multiple_of, length_buckets); in packed mode, the
+        padded total of the micro-batch's one row."""
+        epoch = self._epoch if epoch is None else _args.integer("epoch", epoch, 0)
+        self._topology()
+        capacity = self.steps_per_epoch * self._native.get_int(_options.BY_NAME["grad_accum"].key)
+        return self._native.shapes(epoch, capacity)
 
     def _set(self, option, value):
         try:
@@ -438,6 +491,7 @@ class BatchRebalanceSampler(_SamplerBase):
         # iteration" of the contract (a DataLoader may call iter() before it pulls a batch).
         dp_size, rank = self._freeze()
         self._check_ranks_once()
+        self._report_drop_once()
         epoch, steps, grad_accum = self._epoch, self.steps_per_epoch, self.grad_accum
         step, micro = (self._step, self._micro) if self._resume_pending else (0, 0)
         self._step, self._micro = step, micro
@@ -462,6 +516,18 @@ class BatchRebalanceSampler(_SamplerBase):
         if self._frozen is None:
             self._frozen = self._topology()
         return self._frozen
+
+    def _report_drop_once(self):
+        # drop_last=True is the library's default: say once what it costs, never each epoch.
+        if self._drop_reported or not self.drop_last:
+            return
+        self._drop_reported = True
+        if self.remainder and self.rank == 0:
+            logger.warning(
+                "BatchRebalanceSampler: drop_last=True drops %d of %d samples each epoch (the "
+                "incomplete last step; other samples each epoch as the shuffle changes); pass "
+                "drop_last=False to train them in a short last step", self.remainder,
+                self._native.lengths.count)
 
     def _check_ranks_once(self):
         if not self._ranks_checked:
