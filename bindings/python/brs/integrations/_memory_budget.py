@@ -11,7 +11,10 @@ trainable parameter, and AdamW's two fp32 moments: an estimate for other optimiz
 memory model's base, and divides by its bytes per padded token of a micro-batch of the longest
 samples: the calibrated fit (CostModel.memory: base_bytes, bytes_per_token,
 bytes_per_token_length) or the analytic activation bytes of the model's config
-(CostModel.from_config). The choice is logged; memory_budget=None turns it off.
+(CostModel.from_config). A CUDA calibration fits the caching allocator's reserved bytes (the
+live ones times the reserved / allocated overhead it measured over changing shapes), the terms
+the budget is in; the optimizer's pending bytes are scaled by the same overhead. The choice is
+logged; memory_budget=None turns it off.
 """
 
 import logging
@@ -47,7 +50,7 @@ def derive(memory_budget, model, cost_model, longest):
         logger.info("brs: no memory model for this model (%s): max_tokens not derived from the "
                     "%s memory budget; calibrate (brs.calibrate) or pass max_tokens", source, rule)
         return None
-    pending = _optimizer_bytes(model)
+    pending = _optimizer_bytes(model) * _reserved_overhead(cost_model, source)
     tokens = int((budget - pending - base) / per_token)
     if tokens < longest:
         message = (f"brs: the memory budget ({budget / 2**30:.2f} GiB, {rule}) less "
@@ -63,6 +66,14 @@ def derive(memory_budget, model, cost_model, longest):
                 "memory model); RebalanceOptions(memory_budget=None) turns this off",
                 tokens, budget / 2**30, rule, pending / 2**30, per_token, longest, source)
     return tokens
+
+
+def _reserved_overhead(cost_model, source):
+    """The calibration's reserved / allocated bytes (1 without one): live bytes the optimizer
+    will allocate take this much more of the pool."""
+    if source != "calibrated":
+        return 1.0
+    return float(cost_model.memory.get("reserved_over_allocated", 1.0))
 
 
 def _device_of(model):

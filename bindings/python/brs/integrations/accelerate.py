@@ -24,12 +24,12 @@ from accelerate.data_loader import BatchSamplerShard, DataLoaderAdapter
 
 from brs import BatchRebalanceSampler, CostModel
 
-from . import _memory_budget, _online_fit, _sync_choice
+from . import _calibrate, _memory_budget, _online_fit, _sync_choice
 from ._parallelism import accelerate_data_parallel
 from ._sampler_lookup import find_rebalance_sampler
 
 __all__ = ["prepare_dataloader", "RebalanceBatchSampler", "find_rebalance_sampler",
-           "OnlineCalibration", "device_max_tokens"]
+           "OnlineCalibration", "device_max_tokens", "calibrate_loader"]
 
 
 class RebalanceBatchSampler:
@@ -94,6 +94,18 @@ def prepare_dataloader(accelerator, dataloader, *, epochs=None):
     if epochs is not None:
         _rebalance_sampler_of(dataloader).check_epochs(epochs)
     return _prepare(accelerator, dataloader, resolve_sync=True)
+
+
+def calibrate_loader(model, dataloader, *, forward=None, **kwargs):
+    """brs.calibrate on the batches this loop trains: the lengths of the brs sampler under
+    ``dataloader``, its collate_fn, and ``forward(model, batch) -> loss`` as the loop computes
+    the loss (default ``model(**batch).loss``). kwargs: brs.calibrate's. Build the sampler
+    again with the CostModel it returns (cost_model=) before preparing the loader.
+
+        cost_model = calibrate_loader(model, DataLoader(ds, batch_sampler=sampler,
+                                                        collate_fn=collate), memory_budget="40GiB")
+    """
+    return _calibrate.with_loader(model, dataloader, forward=forward, **kwargs)
 
 
 def device_max_tokens(model, lengths, *, cost_model=None, memory_budget=_memory_budget.AUTO):

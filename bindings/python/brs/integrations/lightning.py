@@ -35,12 +35,12 @@ from lightning.pytorch.strategies import (DDPStrategy, DeepSpeedStrategy, FSDPSt
 
 from brs import BatchRebalanceSampler
 
-from . import _run_epochs, _sync_choice
+from . import _calibrate, _run_epochs, _sync_choice
 from ._metrics import plan_metrics, planned_time_name
 from ._online_fit import OnlineCalibration, batch_shape
 from ._sampler_lookup import find_rebalance_sampler
 
-__all__ = ["RebalanceBatchSampler", "RebalanceCallback", "step_plan"]
+__all__ = ["RebalanceBatchSampler", "RebalanceCallback", "step_plan", "calibrate_module"]
 
 logger = logging.getLogger(__name__)
 
@@ -268,3 +268,12 @@ def _check_topology(sampler, dp_size, rank, source):
             f"BatchRebalanceSampler(..., dp_size={dp_size}, rank={rank}) or leave both unset "
             "to detect them from torch.distributed")
 
+
+def calibrate_module(pl_module, dataloader=None, **kwargs):
+    """brs.calibrate on the batches this LightningModule trains: the lengths of the brs sampler
+    under ``dataloader`` (default ``pl_module.train_dataloader()``), its collate_fn, and the
+    loss of ``pl_module.training_step``. kwargs: brs.calibrate's. Returns the CostModel; pass
+    it to the BatchRebalanceSampler (cost_model=) that train_dataloader builds."""
+    loader = pl_module.train_dataloader() if dataloader is None else dataloader
+    return _calibrate.with_loader(pl_module, loader, forward=_calibrate.lightning_forward,
+                                  **kwargs)

@@ -27,7 +27,7 @@ from transformers.utils import is_datasets_available
 
 from brs import BatchRebalanceSampler, _args, _options
 
-from . import _cost_choice, _memory_budget, _run_epochs, _sync_choice
+from . import _calibrate, _cost_choice, _memory_budget, _run_epochs, _sync_choice
 from ._dataset_lengths import dataset_lengths
 from ._epoch_callback import RebalanceEpochCallback
 from ._metrics_callback import RebalanceMetricsCallback
@@ -206,6 +206,21 @@ class BatchRebalanceMixin:
         if shape is not None:
             online.calibration.timer.stop(*shape)
         return loss
+
+    def calibrate_cost_model(self, **kwargs):
+        """brs.calibrate on this Trainer's model, training lengths, data_collator and loss
+        (compute_loss); the CostModel it returns is planned with from the next training
+        dataloader on (rebalance_options.cost_model). kwargs: brs.calibrate's
+        (memory_budget=, repeats=, batch_sizes=, optimizer=, ...)."""
+        if self.train_dataset is None:
+            raise ValueError("calibrate_cost_model: the Trainer has no train_dataset to take "
+                             "the lengths from")
+        cost_model = _calibrate.calibrate(
+            self.model, self._train_lengths(self.train_dataset), collate_fn=self.data_collator,
+            forward=_calibrate.trainer_forward(self), **kwargs)
+        self.rebalance_options = dataclasses.replace(self.rebalance_options,
+                                                     cost_model=cost_model)
+        return cost_model
 
     def _auto_sync(self, options, dp_size):
         """For RebalanceOptions(sync="auto"), the Choice of the Trainer's sync model."""
