@@ -15,10 +15,10 @@ use core::ffi::c_char;
 // ---------------------------------------------------------------------------
 
 pub const BRS_VERSION_MAJOR: u32 = 1;
-pub const BRS_VERSION_MINOR: u32 = 3;
+pub const BRS_VERSION_MINOR: u32 = 4;
 pub const BRS_VERSION_PATCH: u32 = 0;
 /// MAJOR * 10000 + MINOR * 100 + PATCH, the value `brs_version_number()` returns.
-pub const BRS_VERSION_NUMBER: u32 = 10300;
+pub const BRS_VERSION_NUMBER: u32 = 10400;
 
 // ---------------------------------------------------------------------------
 // Status codes
@@ -45,6 +45,8 @@ pub const BRS_ERR_TOO_LARGE: brs_status = -11;
 
 pub const BRS_MAX_STEP_SAMPLES: u64 = 16777216;
 pub const BRS_MAX_MICRO_BATCHES: u64 = 16777216;
+/// Largest number of length buckets (`brs_sampler_set_length_buckets`, since 1.4).
+pub const BRS_MAX_LENGTH_BUCKETS: u64 = 65536;
 
 // ---------------------------------------------------------------------------
 // Options
@@ -73,6 +75,8 @@ pub const BRS_STRATEGY_LENGTH_GROUPED: i64 = 2;
 /// Values of `BRS_OPT_SYNC`.
 pub const BRS_SYNC_MICRO_STEP: i64 = 0;
 pub const BRS_SYNC_STEP: i64 = 1;
+/// int: pad_to_multiple_of, 1 ..= 65536 (since 1.4).
+pub const BRS_OPT_PAD_TO_MULTIPLE_OF: brs_option = 14;
 
 /// Option types (`brs_option_type`).
 pub const BRS_OPTION_INT: i32 = 0;
@@ -194,6 +198,31 @@ extern "C" {
     // LIBBRS_1.3
     pub fn brs_sampler_stream_fingerprint(out: *mut u64, sampler: *const brs_sampler)
         -> brs_status;
+    // LIBBRS_1.4
+    pub fn brs_sampler_set_length_buckets(
+        sampler: *mut brs_sampler,
+        buckets: *const u32,
+        n: usize,
+    ) -> brs_status;
+    pub fn brs_sampler_get_length_buckets(
+        buckets: *mut *const u32,
+        count: *mut usize,
+        sampler: *const brs_sampler,
+    ) -> brs_status;
+    pub fn brs_sampler_bucket_ladder(
+        buckets: *mut u32,
+        count: *mut usize,
+        sampler: *const brs_sampler,
+        steps_per_doubling: u32,
+        capacity: usize,
+    ) -> brs_status;
+    pub fn brs_sampler_shapes(
+        shapes: *mut u64,
+        count: *mut usize,
+        sampler: *const brs_sampler,
+        epoch: u64,
+        capacity: usize,
+    ) -> brs_status;
     pub fn brs_sampler_last_error(sampler: *const brs_sampler) -> *const c_char;
 
     pub fn brs_plan_new(out: *mut *mut brs_plan) -> brs_status;

@@ -98,6 +98,23 @@ fn null_pointers_are_refused() {
             brs_sampler_stream_fingerprint(&mut u, null()),
             BRS_ERR_NULL_POINTER
         );
+        assert_eq!(
+            brs_sampler_set_length_buckets(null_mut(), lengths, 1),
+            BRS_ERR_NULL_POINTER
+        );
+        let mut buckets: *const u32 = null();
+        assert_eq!(
+            brs_sampler_get_length_buckets(&mut buckets, &mut n, null()),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_sampler_bucket_ladder(null_mut(), &mut n, null(), 0, 0),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_sampler_shapes(null_mut(), &mut n, null(), 0, 0),
+            BRS_ERR_NULL_POINTER
+        );
         assert!(!text(brs_sampler_last_error(null())).is_empty());
         assert_eq!(brs_plan_new(null_mut()), BRS_ERR_NULL_POINTER);
         brs_plan_free(null_mut());
@@ -255,5 +272,79 @@ fn a_raw_session_plans_every_sample_once() {
         brs_plan_free(plan);
         seen.sort_unstable();
         assert_eq!(seen, (0..16).collect::<Vec<u64>>());
+    }
+}
+
+/// The default ladder (its length, then the buckets), set and read back;
+/// the epoch's shapes (their count, then the pairs) padded to its buckets.
+#[test]
+fn a_raw_session_sets_buckets_and_reads_the_shapes() {
+    let lengths: Vec<u32> = (1..=32).map(|i| i * 7).collect();
+    unsafe {
+        let mut sampler = null_mut();
+        assert_eq!(brs_sampler_new(&mut sampler), BRS_OK);
+        let status =
+            brs_sampler_set_lengths(sampler, lengths.as_ptr(), lengths.len(), BRS_LENGTHS_COPY);
+        assert_eq!(status, BRS_OK);
+        for (key, value) in [
+            (BRS_OPT_BATCH_SIZE, 4),
+            (BRS_OPT_GRAD_ACCUM, 2),
+            (BRS_OPT_DP_SIZE, 2),
+            (BRS_OPT_PAD_TO_MULTIPLE_OF, 8),
+        ] {
+            assert_eq!(brs_sampler_set_int(sampler, key, value), BRS_OK);
+        }
+        let mut count = 0usize;
+        assert_eq!(
+            brs_sampler_bucket_ladder(null_mut(), &mut count, sampler, 0, 0),
+            BRS_OK
+        );
+        let mut ladder = vec![0u32; count];
+        assert_eq!(
+            brs_sampler_bucket_ladder(ladder.as_mut_ptr(), &mut count, sampler, 0, count),
+            BRS_OK
+        );
+        assert!(ladder.windows(2).all(|w| w[0] < w[1]));
+        assert!(ladder.iter().all(|b| b % 8 == 0));
+        assert!(*ladder.last().unwrap() >= 224);
+        assert_eq!(
+            brs_sampler_set_length_buckets(sampler, ladder.as_ptr(), ladder.len()),
+            BRS_OK
+        );
+        let (mut buckets, mut n) = (null(), 0usize);
+        assert_eq!(
+            brs_sampler_get_length_buckets(&mut buckets, &mut n, sampler),
+            BRS_OK
+        );
+        assert_eq!(std::slice::from_raw_parts(buckets, n), &ladder[..]);
+
+        let mut pairs = 0usize;
+        assert_eq!(
+            brs_sampler_shapes(null_mut(), &mut pairs, sampler, 0, 0),
+            BRS_OK
+        );
+        assert!(pairs >= 1 && pairs <= 4 * 2, "{pairs} shapes");
+        let mut shapes = vec![0u64; 2 * pairs];
+        assert_eq!(
+            brs_sampler_shapes(shapes.as_mut_ptr(), &mut pairs, sampler, 0, pairs),
+            BRS_OK
+        );
+        for pair in shapes.chunks(2) {
+            assert!(pair[0] >= 1);
+            assert!(ladder.contains(&(pair[1] as u32)), "{pair:?}");
+        }
+        if pairs > 1 {
+            assert_eq!(
+                brs_sampler_shapes(shapes.as_mut_ptr(), &mut pairs, sampler, 0, 1),
+                BRS_ERR_OUT_OF_RANGE
+            );
+        }
+        assert_eq!(brs_sampler_set_length_buckets(sampler, null(), 0), BRS_OK);
+        assert_eq!(
+            brs_sampler_get_length_buckets(&mut buckets, &mut n, sampler),
+            BRS_OK
+        );
+        assert!(n == 0 && buckets.is_null());
+        brs_sampler_free(sampler);
     }
 }

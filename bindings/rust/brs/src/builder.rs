@@ -7,7 +7,8 @@ use brs_sys as sys;
 /// The configuration of a [`Sampler`]. An option left unset keeps the
 /// library's default (brs.h documents each): per_device_batch_size 8,
 /// grad_accum 1, dp_size 1, rank 0, seed 0, shuffle on, drop_last on,
-/// alpha 0.001, intercept 0, no max_tokens cap, padded mode.
+/// alpha 0.001, intercept 0, no max_tokens cap, padded mode,
+/// pad_to_multiple_of 1, no length buckets.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SamplerBuilder {
     per_device_batch_size: Option<u64>,
@@ -21,6 +22,8 @@ pub struct SamplerBuilder {
     intercept: Option<f64>,
     max_tokens: Option<u64>,
     packed: Option<bool>,
+    pad_to_multiple_of: Option<u64>,
+    length_buckets: Option<Vec<u32>>,
 }
 
 impl SamplerBuilder {
@@ -95,6 +98,27 @@ impl SamplerBuilder {
         self
     }
 
+    /// The padded length of a micro-batch rounded up to a multiple of this,
+    /// 1 ..= 65536, as a collator's pad_to_multiple_of builds it (then to a
+    /// length bucket, if any): its cost, max_tokens and padded tokens are
+    /// those of the rounded length. In packed mode the micro-batch's one
+    /// row is rounded so. 1 rounds nothing.
+    pub fn pad_to_multiple_of(mut self, multiple: u64) -> Self {
+        self.pad_to_multiple_of = Some(multiple);
+        self
+    }
+
+    /// The padded lengths a micro-batch may take, strictly increasing, each
+    /// at least 1: a micro-batch is padded to the smallest bucket that
+    /// holds its longest sample (rounded to pad_to_multiple_of first), or in
+    /// packed mode its total. A sample above the last bucket fails the
+    /// build with `SampleTooLong`; an empty list sets none. The list is
+    /// copied into the sampler. [`Sampler::bucket_ladder`] suggests one.
+    pub fn length_buckets(mut self, buckets: &[u32]) -> Self {
+        self.length_buckets = Some(buckets.to_vec());
+        self
+    }
+
     /// A sampler with its own copy of `lengths` (token count of each sample).
     /// Fails on bad lengths or options, or a configuration that cannot plan
     /// (e.g. fewer samples than micro-batches, rank >= dp_size).
@@ -129,12 +153,22 @@ impl SamplerBuilder {
             (sys::BRS_OPT_DROP_LAST, "drop_last", flag(self.drop_last)),
             (sys::BRS_OPT_MAX_TOKENS, "max_tokens", self.max_tokens),
             (sys::BRS_OPT_PACKED, "packed", flag(self.packed)),
+            (
+                sys::BRS_OPT_PAD_TO_MULTIPLE_OF,
+                "pad_to_multiple_of",
+                self.pad_to_multiple_of,
+            ),
         ];
         options
             .into_iter()
             .filter_map(|(key, name, value)| value.map(|v| (key, name, v)))
             .map(|(key, name, value)| Ok((key, to_c_int(name, value)?)))
             .collect()
+    }
+
+    /// The length buckets, when set (brs_sampler_set_length_buckets).
+    pub(crate) fn buckets(&self) -> Option<&[u32]> {
+        self.length_buckets.as_deref()
     }
 
     /// Every double option that was set, for brs_sampler_set_double.

@@ -7,7 +7,7 @@ use crate::iter::MicroBatches;
 use crate::plan::Plan;
 use brs_sys as sys;
 use std::marker::PhantomData;
-use std::ptr::{null_mut, NonNull};
+use std::ptr::{null, null_mut, NonNull};
 
 /// What [`Sampler::check_epoch`] found for an epoch that plans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,6 +110,9 @@ impl Sampler<'_> {
         for (key, value) in options.double_options() {
             sampler.check(sys::brs_sampler_set_double(sampler.raw(), key, value))?;
         }
+        if let Some(buckets) = options.buckets() {
+            sampler.set_buckets(buckets)?;
+        }
         sampler.check(sys::brs_sampler_validate(sampler.raw()))?;
         Ok(sampler)
     }
@@ -186,6 +189,105 @@ impl Sampler<'_> {
         })
     }
 
+    /// The library's default ladder of length buckets for this sampler's
+    /// lengths: `steps_per_doubling` evenly spaced lengths per doubling (0:
+    /// the library's default, 4: 64, 80, 96, 112, 128, 160, ..., a bucket at
+    /// most 25% above any length it holds), from the power of two at or
+    /// below the shortest sample to the first rung at or above the longest,
+    /// each rounded up to pad_to_multiple_of. It is not set: pass it to
+    /// [`SamplerBuilder::length_buckets`] or [`Sampler::set_length_buckets`].
+    /// `OutOfRange` for steps_per_doubling above 64.
+    pub fn bucket_ladder(&self, steps_per_doubling: u32) -> Result<Vec<u32>> {
+        let mut count = 0;
+        // SAFETY: live handle; NULL with capacity 0 asks for the length only.
+        self.check(unsafe {
+            sys::brs_sampler_bucket_ladder(
+                null_mut(),
+                &mut count,
+                self.raw(),
+                steps_per_doubling,
+                0,
+            )
+        })?;
+        let mut ladder = vec![0u32; count];
+        // SAFETY: `ladder` has room for `count` buckets; the count is rewritten.
+        self.check(unsafe {
+            sys::brs_sampler_bucket_ladder(
+                ladder.as_mut_ptr(),
+                &mut count,
+                self.raw(),
+                steps_per_doubling,
+                ladder.len(),
+            )
+        })?;
+        ladder.truncate(count);
+        Ok(ladder)
+    }
+
+    /// Sets the padded lengths a micro-batch may take (see
+    /// [`SamplerBuilder::length_buckets`]); an empty list clears them. The
+    /// sampler is validated with them: on any error (`InvalidArgument` for a
+    /// 0 or a list that is not strictly increasing, `TooLarge` for more than
+    /// 65536, `SampleTooLong` naming the last bucket when a sample is longer)
+    /// it keeps the buckets it had. The list is copied.
+    pub fn set_length_buckets(&mut self, buckets: &[u32]) -> Result<()> {
+        let previous = self.length_buckets();
+        self.set_buckets(buckets)?;
+        // SAFETY: live handle; &mut self keeps this call alone.
+        if let Err(error) = self.check(unsafe { sys::brs_sampler_validate(self.raw()) }) {
+            self.set_buckets(&previous)?;
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    fn set_buckets(&self, buckets: &[u32]) -> Result<()> {
+        // SAFETY: live handle; the slice is valid for len() reads and copied.
+        self.check(unsafe {
+            sys::brs_sampler_set_length_buckets(self.raw(), buckets.as_ptr(), buckets.len())
+        })
+    }
+
+    /// The length buckets, increasing; empty when none are set.
+    pub fn length_buckets(&self) -> Vec<u32> {
+        let (mut buckets, mut count) = (null(), 0usize);
+        // SAFETY: live handle, valid out-parameters.
+        let status =
+            unsafe { sys::brs_sampler_get_length_buckets(&mut buckets, &mut count, self.raw()) };
+        assert_eq!(status, sys::BRS_OK, "libbrs cannot read the length buckets");
+        if count == 0 || buckets.is_null() {
+            return Vec::new();
+        }
+        // SAFETY: the sampler's own array of `count` buckets, valid until
+        // they are set again (which needs &mut self); copied at once.
+        unsafe { std::slice::from_raw_parts(buckets, count) }.to_vec()
+    }
+
+    /// The distinct shapes this rank runs in `epoch`, as (batch size, padded
+    /// length) sorted by size, then length, found by planning every step
+    /// before training, so that they can be warmed or captured (CUDA
+    /// graphs, compilers) once. The padded length is the micro-batch's as
+    /// its collator pads it (pad_to_multiple_of, the length buckets); in
+    /// packed mode the padded total of its one row. Errors: those of
+    /// planning any step of the epoch, the message naming it.
+    pub fn shapes(&self, epoch: u64) -> Result<Vec<(u64, u64)>> {
+        let mut count = 0;
+        // SAFETY: live handle; NULL with capacity 0 asks for the count only.
+        self.check(unsafe {
+            sys::brs_sampler_shapes(null_mut(), &mut count, self.raw(), epoch, 0)
+        })?;
+        let mut pairs = vec![0u64; 2 * count];
+        // SAFETY: `pairs` has room for `count` pairs; the count is rewritten.
+        self.check(unsafe {
+            sys::brs_sampler_shapes(pairs.as_mut_ptr(), &mut count, self.raw(), epoch, count)
+        })?;
+        pairs.truncate(2 * count);
+        Ok(pairs
+            .chunks_exact(2)
+            .map(|pair| (pair[0], pair[1]))
+            .collect())
+    }
+
     /// One step of `lengths` alone (an RL batch, a window of a stream),
     /// planned with this sampler's dp_size, grad_accum, cost model, cap,
     /// packed mode, sync model and strategy: the plan the one step of an
@@ -253,6 +355,11 @@ impl Sampler<'_> {
         self.int_option(sys::BRS_OPT_PACKED) != 0
     }
 
+    /// The multiple a micro-batch's padded length is rounded up to (1: none).
+    pub fn pad_to_multiple_of(&self) -> u64 {
+        self.int_option(sys::BRS_OPT_PAD_TO_MULTIPLE_OF)
+    }
+
     /// alpha as the library resolved it (to 1e-6).
     pub fn alpha(&self) -> f64 {
         self.double_option(sys::BRS_OPT_ALPHA)
@@ -263,8 +370,10 @@ impl Sampler<'_> {
         self.double_option(sys::BRS_OPT_INTERCEPT)
     }
 
-    /// Reads a 1.0 option; the library knows every one of them (the major
-    /// version is checked at build), and none is negative.
+    /// Reads an option of this binding's version: the library knows every
+    /// one of them (the major version is checked at build, and the loader
+    /// refuses a library without this binding's newest version node, now
+    /// LIBBRS_1.4), and none is negative.
     fn int_option(&self, key: sys::brs_option) -> u64 {
         let mut value = 0;
         // SAFETY: live handle, valid out-parameter.
@@ -310,6 +419,8 @@ impl std::fmt::Debug for Sampler<'_> {
             .field("drop_last", &self.drop_last())
             .field("max_tokens", &self.max_tokens())
             .field("packed", &self.packed())
+            .field("pad_to_multiple_of", &self.pad_to_multiple_of())
+            .field("length_buckets", &self.length_buckets())
             .field("alpha", &self.alpha())
             .field("intercept", &self.intercept())
             .finish()
