@@ -32,6 +32,7 @@ typedef struct command_flag {
 static const command_flag command_flags[] = {
     {"--lengths", NULL, VALUE_PATH, FIELD(lengths_path), 0},
     {"--cost-model", NULL, VALUE_PATH, FIELD(cost_model_path), 0},
+    {"--length-buckets", NULL, VALUE_PATH, FIELD(length_buckets), 0},
     {"--output", "-o", VALUE_PATH, FIELD(output_path), 0},
     {"--epoch", NULL, VALUE_COUNT, FIELD(epoch), 0},
     {"--step", NULL, VALUE_COUNT, FIELD(step), FIELD(has_step)},

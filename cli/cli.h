@@ -172,11 +172,13 @@ typedef struct option_setting {
 typedef struct cli_config {
     const char *lengths_path;    /* --lengths FILE, "-" for standard input, NULL if absent */
     const char *cost_model_path; /* --cost-model FILE, NULL if absent */
+    const char *length_buckets;  /* --length-buckets LIST|FILE|auto, NULL if absent */
     const char *output_path;     /* -o/--output FILE, NULL: standard output */
     uint64_t epoch;              /* --epoch, 0 if absent */
     int has_step;                /* --step given */
     uint64_t step;
     double seconds_per_unit;     /* seconds of one cost unit, from --cost-model; 0: unknown */
+    double first_shape_seconds;  /* the first run of a new shape, from --cost-model; 0: unknown */
     int cap_marks_rows;          /* compare: a --max-tokens brs cannot keep marks its row
                                   * instead of ending the command */
     option_setting settings[OPTION_TABLE_MAX]; /* at most one per key */
@@ -197,7 +199,7 @@ option_setting *cli_config_add(cli_config *config, brs_option key, const char *s
  * Flags are "--name VALUE" or "--name=VALUE" ("-o FILE" for --output);
  * switches take no value. The library's options come from its table (see the
  * option table above); the command's own flags are --lengths, --cost-model,
- * --output, --epoch and --step. Every number is strict decimal (see the
+ * --length-buckets, --output, --epoch and --step. Every number is strict decimal (see the
  * strict numbers above). A flag given twice, or a switch with its opposite, is an
  * error, not "the last one wins". --help (or -h) stops parsing and sets
  * config.help. Anything else unknown is bad input.
@@ -390,6 +392,11 @@ void cost_model_file_apply(cli_config *config);
  * key) that carried them. Free with brs_sampler_free. */
 brs_sampler *sampler_setup(const cli_config *config, const uint32_t *lengths, size_t count);
 
+/* buckets.c: --length-buckets: "auto" (the library's ladder for the lengths),
+ * a comma-separated list ("64,128,256"), or a FILE in the lengths format;
+ * set on the sampler, or the command ends with the reason. */
+void buckets_apply(brs_sampler *sampler, const char *value);
+
 /* Set one option on a sampler already set up, and validate it again. */
 void sampler_set_int(brs_sampler *sampler, brs_option key, int64_t value);
 
@@ -444,10 +451,30 @@ typedef struct epoch_stats {
     uint64_t cap_violations;     /* micro-batches above max_tokens (0 without a cap) */
     double micro_sync_time;      /* BRS_PLAN_MICRO_SYNC_TIME, summed */
     double step_sync_time;       /* BRS_PLAN_STEP_SYNC_TIME, summed */
+    uint64_t shapes_per_rank;    /* distinct (batch size, padded length) of the rank with most */
 } epoch_stats;
 
 /* Add the computed plan of one step; max_tokens 0 means no cap. */
 void epoch_stats_add_plan(epoch_stats *stats, const brs_plan *plan, uint64_t max_tokens);
+
+/*
+ * shape_tally.c: how many distinct tensor shapes each rank runs (each new
+ * one can cost a compilation, a cuDNN plan or a CUDA graph capture). A
+ * micro-batch's shape is its (batch size, padded tokens): padded tokens are
+ * batch size x padded length (the one packed row's padded total when
+ * packed), so these pairs are the library's shapes (brs_sampler_shapes).
+ */
+
+typedef struct shape_tally {
+    uint64_t *entries; /* (rank, size, padded) triples */
+    size_t count, capacity;
+} shape_tally;
+
+/* Add every micro-batch of a computed plan. */
+void shape_tally_add_plan(shape_tally *tally, const brs_plan *plan);
+
+/* The largest number of distinct shapes of one rank; frees the entries. */
+uint64_t shape_tally_finish(shape_tally *tally);
 
 /* Real tokens / padded tokens (1 when nothing is padded). */
 double epoch_stats_padding_efficiency(const epoch_stats *stats);
@@ -503,8 +530,15 @@ typedef struct compare_setting {
     uint64_t steps_per_epoch;
     const selection *chosen;
     double seconds_per_unit;     /* > 0: times are shown in seconds (a calibrated model) */
+    double first_shape_seconds;  /* > 0: the one-time price of a new shape, shown per rank */
     const char *cost_model_path; /* --cost-model FILE, or NULL */
+    const char *cap_source;      /* where max_tokens came from ("--max-tokens", or the
+                                  * --cost-model file's key); NULL without a cap */
 } compare_setting;
+
+/* compare_setting of a command's configuration (cmd_compare.c). */
+compare_setting compare_setting_make(const cli_config *config, const brs_sampler *sampler,
+                                     size_t samples, uint64_t steps, const selection *chosen);
 
 /* The table, its legend and the verdict in plain words (compare_verdict_print). */
 void compare_report_print(FILE *out, const comparison *result, const compare_setting *setting);
@@ -518,6 +552,10 @@ void compare_report_print(FILE *out, const comparison *result, const compare_set
  */
 
 void compare_verdict_print(FILE *out, const comparison *result, const compare_setting *setting);
+
+/* "--max-tokens 4096", or "max_tokens 4096 (from --cost-model m.json key
+ * \"max_tokens\")": the cap in force and where it came from. */
+void compare_cap_words(char *out, size_t size, const compare_setting *setting);
 
 /* cmd_plan.c: `brs plan`: the plan as JSON lines, one per micro-batch. */
 

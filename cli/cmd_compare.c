@@ -84,6 +84,7 @@ static uint64_t measure(epoch_stats *stats, comparison *result, brs_sampler *sam
 {
     uint64_t max_tokens = (uint64_t)sampler_get_int(sampler, BRS_OPT_MAX_TOKENS);
     brs_plan *plan = planning_new();
+    shape_tally shapes = {0};
     uint64_t failed = 0;
     for (uint64_t step = chosen->first_step; step < chosen->end_step; step++) {
         double started = monotonic_seconds();
@@ -98,9 +99,11 @@ static uint64_t measure(epoch_stats *stats, comparison *result, brs_sampler *sam
         if (pass & PASS_BOUND)
             result->time_lower_bound += planning_get_double(plan, BRS_PLAN_TIME_LOWER_BOUND);
         epoch_stats_add_plan(stats, plan, max_tokens);
+        shape_tally_add_plan(&shapes, plan);
         uint64_t megabatch = (uint64_t)planning_get_int(plan, BRS_PLAN_MEGABATCH_SIZE);
         result->megabatch_size = megabatch != 0 ? megabatch : result->megabatch_size;
     }
+    stats->shapes_per_rank = shape_tally_finish(&shapes);
     brs_plan_free(plan);
     return failed;
 }
@@ -180,6 +183,21 @@ comparison comparison_run(brs_sampler *sampler, uint64_t epoch, const selection 
     return result;
 }
 
+compare_setting compare_setting_make(const cli_config *config, const brs_sampler *sampler,
+                                     size_t samples, uint64_t steps, const selection *chosen)
+{
+    const option_setting *cap = cli_config_find(config, BRS_OPT_MAX_TOKENS);
+    return (compare_setting){.sampler = sampler,
+                             .samples = samples,
+                             .epoch = config->epoch,
+                             .steps_per_epoch = steps,
+                             .chosen = chosen,
+                             .seconds_per_unit = config->seconds_per_unit,
+                             .first_shape_seconds = config->first_shape_seconds,
+                             .cost_model_path = config->cost_model_path,
+                             .cap_source = cap != NULL ? cap->source : NULL};
+}
+
 /* `brs compare --lengths FILE [options]`. */
 
 int compare_command(int count, char **args)
@@ -201,8 +219,7 @@ int compare_command(int count, char **args)
     selection chosen = selection_make(&config, sampler, steps);
     comparison result = comparison_run(sampler, config.epoch, &chosen);
 
-    compare_setting setting = {sampler, data.count, config.epoch, steps, &chosen,
-                               config.seconds_per_unit, config.cost_model_path};
+    compare_setting setting = compare_setting_make(&config, sampler, data.count, steps, &chosen);
     fprintf(out, "brs compare: %s\n", config.lengths_path);
     compare_report_print(out, &result, &setting);
     output_commit(out, "the comparison");

@@ -37,8 +37,8 @@ int demo_command(int count, char **args)
     selection chosen = selection_make(&config, sampler, steps);
     comparison result = comparison_run(sampler, config.epoch, &chosen);
 
-    compare_setting setting = {sampler, demo_dataset_count, config.epoch, steps, &chosen, 0.0,
-                               NULL};
+    compare_setting setting =
+        compare_setting_make(&config, sampler, demo_dataset_count, steps, &chosen);
     printf("brs demo: %s, embedded in brs\n", demo_dataset_name);
     text_wrap_print(stdout, demo_dataset_note, 80);
     fputc('\n', stdout);

@@ -25,6 +25,14 @@ static void print_time(FILE *out, const compare_setting *setting, double cost)
         fprintf(out, setting->seconds_per_unit > 0.0 ? "  %#15.4g" : "  %15.3g", time);
 }
 
+/* The lower bound is of the samples brs and random batches draw in each
+ * step; length-grouped steps hold other samples, so no ratio is shown for
+ * them rather than one that reads as below a proven bound. */
+static int same_draws(int64_t strategy)
+{
+    return strategy != BRS_STRATEGY_LENGTH_GROUPED;
+}
+
 static void print_ratio(FILE *out, double value, double bound)
 {
     if (bound > 0.0)
@@ -42,10 +50,13 @@ static void print_row(FILE *out, int64_t strategy, const comparison *result,
     comparison_strategy_name(name, sizeof name, strategy);
     fprintf(out, "%-15s  %11" PRIu64 "  %11.1f%%", name, stats->peak_padded_tokens,
             100.0 * epoch_stats_padding_efficiency(stats));
+    if (!same_draws(strategy))
+        bound = 0.0;
     print_time(out, setting, stats->micro_sync_time);
     print_ratio(out, stats->micro_sync_time, bound);
     print_time(out, setting, stats->step_sync_time);
     print_ratio(out, stats->step_sync_time, bound);
+    fprintf(out, "  %11" PRIu64, stats->shapes_per_rank);
     if (capped)
         fprintf(out, "  %8" PRIu64 "%s", stats->cap_violations,
                 stats->cap_violations > 0 ? "  exceeds the cap" : "");
@@ -117,6 +128,44 @@ static void print_header(FILE *out, const compare_setting *setting)
     fputc('\n', out);
 }
 
+/* "name             text", the text wrapped under its column. */
+static void legend_entry(FILE *out, const char *name, const char *text)
+{
+    fprintf(out, "%-16s ", name);
+    text_wrap_print_indented(out, text, 17, 17, 80);
+}
+
+void compare_cap_words(char *out, size_t size, const compare_setting *setting)
+{
+    int64_t max_tokens = sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS);
+    const char *flag = option_table_flag(BRS_OPT_MAX_TOKENS);
+    if (setting->cap_source == NULL || strcmp(setting->cap_source, flag) == 0)
+        snprintf(out, size, "%s %" PRId64, flag, max_tokens);
+    else
+        snprintf(out, size, "max_tokens %" PRId64 " (from %s)", max_tokens, setting->cap_source);
+}
+
+/* What the first run of each new shape adds once, per strategy, from the
+ * cost model's first_shape_seconds. */
+static void print_first_runs(FILE *out, const comparison *result, const compare_setting *setting)
+{
+    char line[512];
+    int used = snprintf(line, sizeof line, "first runs of a shape cost %.3g s more "
+                        "(--cost-model first_shape_seconds); once per rank and epoch:",
+                        setting->first_shape_seconds);
+    for (int64_t strategy = result->lowest_strategy; strategy <= result->highest_strategy;
+         strategy++) {
+        char name[32];
+        comparison_strategy_name(name, sizeof name, strategy);
+        const epoch_stats *stats = comparison_stats(result, strategy);
+        if (used > 0 && (size_t)used < sizeof line)
+            used += snprintf(line + used, sizeof line - (size_t)used, " %s %.3g s%s", name,
+                             setting->first_shape_seconds * (double)stats->shapes_per_rank,
+                             strategy < result->highest_strategy ? "," : "");
+    }
+    legend_entry(out, "new shapes", line);
+}
+
 static void print_legend(FILE *out, const comparison *result, const compare_setting *setting)
 {
     int64_t max_tokens = sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS);
@@ -131,14 +180,23 @@ static void print_legend(FILE *out, const comparison *result, const compare_sett
                  "padding eff.     real tokens / padded tokens\n"
                  "micro-sync time  sum over micro-steps of the slowest rank (FSDP / ZeRO-3)\n"
                  "step-sync time   the slowest rank's sum over its micro-steps (DDP with "
-                 "no_sync)\n"
-                 "x bound          ratio to the proven lower bound, %s (a sum over steps; 1 "
-                 "is perfect)\n",
-            bound);
-    if (max_tokens > 0)
-        fprintf(out, "over cap         micro-batches above %s %" PRId64 " (a row with any "
-                     "exceeds the cap)\n",
-                option_table_flag(BRS_OPT_MAX_TOKENS), max_tokens);
+                 "no_sync)\n");
+    char text[256];
+    snprintf(text, sizeof text, "ratio to the proven lower bound of these steps' samples, %s "
+             "(a sum over steps; 1 is perfect); '-' for length-grouped, whose steps hold other "
+             "samples", bound);
+    legend_entry(out, "x bound", text);
+    legend_entry(out, "shapes/rank", "distinct (batch size, padded length) pairs of the rank "
+                 "with most: each new one may cost a compilation, a cuDNN plan or a CUDA graph "
+                 "capture");
+    if (max_tokens > 0) {
+        char cap[256];
+        compare_cap_words(cap, sizeof cap, setting);
+        fprintf(out, "over cap         micro-batches above %s (a row with any exceeds the "
+                     "cap)\n", cap);
+    }
+    if (setting->first_shape_seconds > 0.0)
+        print_first_runs(out, result, setting);
     char grouped[32];
     comparison_strategy_name(grouped, sizeof grouped, BRS_STRATEGY_LENGTH_GROUPED);
     fprintf(out, "%-16s megabatches of %" PRIu64 " samples, longest first (as "
@@ -156,9 +214,9 @@ void compare_report_print(FILE *out, const comparison *result, const compare_set
 {
     int capped = sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS) > 0;
     print_header(out, setting);
-    fprintf(out, "%-15s  %11s  %12s  %15s  %7s  %15s  %7s%s\n", "strategy", "peak tokens",
-            "padding eff.", "micro-sync time", "x bound", "step-sync time", "x bound",
-            capped ? "  over cap" : "");
+    fprintf(out, "%-15s  %11s  %12s  %15s  %7s  %15s  %7s  %11s%s\n", "strategy",
+            "peak tokens", "padding eff.", "micro-sync time", "x bound", "step-sync time",
+            "x bound", "shapes/rank", capped ? "  over cap" : "");
     /* The library's order, except that brs (balanced, the library's first)
      * comes last, under the baselines it is measured against. */
     for (int64_t strategy = result->lowest_strategy; strategy <= result->highest_strategy;
@@ -200,6 +258,7 @@ typedef struct verdict {
     const comparison *result;
     int64_t max_tokens; /* 0: no cap */
     int sync_step;      /* --sync step: ranks sync once per step */
+    char cap_words[256]; /* the cap and where it came from */
     char text[2048];
 } verdict;
 
@@ -352,13 +411,13 @@ static void append_pick(verdict *v)
     /* the strategies besides the pick that keep the cap and draw at random */
     int rivals = v->all[RANDOM].fits + v->all[BRS].fits - 1;
     if (v->max_tokens > 0 && rivals == 0)
-        append(v, " Under %s %" PRId64 ", pick %s: the only strategy that keeps it and draws "
-                  "its steps at random.",
-               cap, v->max_tokens, v->all[best].name);
+        append(v, " Under %s, pick %s: the only strategy that keeps it and draws its steps at "
+                  "random.",
+               v->cap_words, v->all[best].name);
     else if (v->max_tokens > 0)
-        append(v, " Under %s %" PRId64 ", pick %s, the fastest of the strategies that keep it "
-                  "and draw their steps at random.",
-               cap, v->max_tokens, v->all[best].name);
+        append(v, " Under %s, pick %s, the fastest of the strategies that keep it and draw "
+                  "their steps at random.",
+               v->cap_words, v->all[best].name);
     else
         append(v, " Pick %s, the fastest of the strategies that draw their steps at random.",
                v->all[best].name);
@@ -394,6 +453,19 @@ void compare_verdict_print(FILE *out, const comparison *result, const compare_se
     for (int which = 0; which < STRATEGY_COUNT; which++)
         describe(&v.all[which], result, library_strategy[which], v.max_tokens);
     v.all[BRS].fits = !result->brs_infeasible && v.all[BRS].fits;
+    compare_cap_words(v.cap_words, sizeof v.cap_words, setting);
+    int64_t micro_batches = sampler_get_int(setting->sampler, BRS_OPT_DP_SIZE) *
+                            sampler_get_int(setting->sampler, BRS_OPT_GRAD_ACCUM);
+    if (micro_batches == 1 && !result->brs_infeasible) {
+        /* one micro-batch per step: every strategy runs the same step */
+        append(&v, "In plain words: with dp_size x grad_accum = 1 every step is one "
+                   "micro-batch, so there is nothing to balance: brs plans what random batches "
+                   "do. Give the job's layout, %s and %s, to see what brs changes.",
+               option_table_flag(BRS_OPT_DP_SIZE), option_table_flag(BRS_OPT_GRAD_ACCUM));
+        fputc('\n', out);
+        text_wrap_print(out, v.text, 80);
+        return;
+    }
     if (result->brs_infeasible)
         append(&v, "In plain words:");
     else

@@ -268,11 +268,13 @@ enum {
     KEY_MEMORY,
     KEY_TIMING,
     KEY_TIMINGS,
+    KEY_FIRST_SHAPE_SECONDS,
     KEY_COUNT
 };
 static const char *const key_names[KEY_COUNT] = {
     "format", "version", "alpha", "intercept", "max_tokens", "seconds_per_unit", "r2",
-    "worst_residual", "source", "model", "device", "memory", "timing", "timings"};
+    "worst_residual", "source", "model", "device", "memory", "timing", "timings",
+    "first_shape_seconds"};
 
 typedef struct reading {
     json_member members[KEY_COUNT];
@@ -465,6 +467,27 @@ static int read_seconds_per_unit(reading *r, double *out)
     return 0;
 }
 
+/* first_shape_seconds: a number >= 0, or null or absent (not measured:
+ * *out stays 0). */
+static int read_first_shape_seconds(reading *r, double *out)
+{
+    *out = 0.0;
+    if (absent(r, KEY_FIRST_SHAPE_SECONDS))
+        return 0;
+    double value;
+    int status = read_double(r, KEY_FIRST_SHAPE_SECONDS, &value);
+    if (status != 0)
+        return status;
+    if (!(value >= 0.0)) {
+        char text[128];
+        value_text(text, sizeof text, &r->members[KEY_FIRST_SHAPE_SECONDS]);
+        return bad(r, "key \"first_shape_seconds\" is %s, out of range: it must be a finite "
+                      "number >= 0, or null", text);
+    }
+    *out = value;
+    return 0;
+}
+
 /* The keys brs does not use but Python's CostModel keeps: checked here
  * too, so that a file one reader takes the other takes as well. */
 static int check_record(reading *r)
@@ -522,6 +545,8 @@ static int take_settings(cli_config *config, reading *r)
         status = read_max_tokens(r, &max_tokens, &has_max_tokens);
     if (status == 0)
         status = read_seconds_per_unit(r, &config->seconds_per_unit);
+    if (status == 0)
+        status = read_first_shape_seconds(r, &config->first_shape_seconds);
     if (status == 0)
         status = check_record(r);
     if (status != 0)

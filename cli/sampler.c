@@ -91,6 +91,7 @@ brs_sampler *sampler_setup(const cli_config *config, const uint32_t *lengths, si
         cli_library_error(status, "lengths", brs_sampler_last_error(sampler));
     for (size_t i = 0; i < config->setting_count; i++)
         apply(sampler, &config->settings[i]);
+    if (config->length_buckets != NULL) buckets_apply(sampler, config->length_buckets);
     check_cap(sampler, config, lengths, count);
     validate(sampler);
     return sampler;

@@ -89,6 +89,12 @@ static void print_options(FILE *out, options_set accepted)
                       "then shown in seconds; a flag given here wins over the file"
                     : "take alpha, intercept and max_tokens from a cost-model JSON file (as "
                       "python -m brs calibrate writes it); a flag given here wins over the file");
+    print_entry(out, "--length-buckets B",
+                "the padded lengths a micro-batch may take: a comma-separated list "
+                "(64,128,256), a FILE of one length per line, or 'auto' for the library's "
+                "ladder of the lengths (four steps per doubling, rounded to "
+                "--pad-to-multiple-of); a micro-batch pads to the smallest bucket that holds "
+                "its longest sample (default: none, any length)");
     print_entry(out, "-o, --output FILE",
                 "write to FILE instead of standard output (FILE is replaced only when "
                 "everything is written)");

@@ -958,8 +958,9 @@ class CostModelTests(BrsTestCase):
                                        float(in_units[name][column]) * seconds_per_unit,
                                        delta=1e-3 * float(row[column]), msg=name)
             self.assertEqual(row[3], in_units[name][3])  # a ratio has no unit
-        bound = float(re.search(r"lower bound, (\S+) s ", seconds).group(1))
-        bound_units = float(re.search(r"lower bound, (\S+) ", units).group(1))
+        legend = r"lower bound of these steps' samples, (\S+)"
+        bound = float(re.search(legend + " s", " ".join(seconds.split())).group(1))
+        bound_units = float(re.search(legend, " ".join(units.split())).group(1))
         self.assertAlmostEqual(bound, bound_units * seconds_per_unit, delta=1e-3 * bound)
         # plan's costs stay in the planner's units
         plan = ["plan", "--lengths", path, "--dp-size", "4"]
@@ -1016,6 +1017,116 @@ def main():
         sys.exit(__doc__)
     BRS, VERSION = os.path.abspath(sys.argv[1]), sys.argv[2]
     unittest.main(argv=[sys.argv[0], *sys.argv[3:]], verbosity=2)
+
+class PaddingTests(BrsTestCase):
+    """--pad-to-multiple-of and --length-buckets: the plan holds the tensors the collator builds;
+    compare counts each rank's distinct shapes and says what their first runs cost."""
+
+    def padded_lengths(self, records, lengths):
+        """Each record's padded length, checked to pad every row to one length."""
+        out = []
+        for record in records:
+            size = len(record["indices"])
+            self.assertEqual(record["padded_tokens"] % size, 0, record)
+            padded = record["padded_tokens"] // size
+            self.assertGreaterEqual(padded, max(lengths[i] for i in record["indices"]))
+            out.append(padded)
+        return out
+
+    def test_multiple_rounds_every_micro_batch_within_the_cap(self):
+        lengths = lognormal_lengths(2000, 90)
+        path = self.lengths_file(lengths)
+        records = self.plan(path, "--dp-size", "4", "--grad-accum", "2", "--max-tokens", "4096",
+                            "--pad-to-multiple-of", "64")
+        for record, padded in zip(records, self.padded_lengths(records, lengths)):
+            longest = max(lengths[i] for i in record["indices"])
+            self.assertEqual(padded, -(-longest // 64) * 64)
+            self.assertLessEqual(record["padded_tokens"], 4096)
+
+    def test_buckets_from_a_list_a_file_and_the_ladder(self):
+        lengths = lognormal_lengths(1500, 91)
+        path = self.lengths_file(lengths)
+        buckets = [64, 128, 256, 512, 1024]
+        listed = self.plan(path, "--dp-size", "2", "--length-buckets", ",".join(map(str, buckets)))
+        from_file = self.plan(path, "--dp-size", "2", "--length-buckets",
+                              self.write("buckets.txt", "\n".join(map(str, buckets)) + "\n"))
+        self.assertEqual(listed, from_file)
+        for record, padded in zip(listed, self.padded_lengths(listed, lengths)):
+            longest = max(lengths[i] for i in record["indices"])
+            self.assertEqual(padded, min(b for b in buckets if b >= longest))
+        ladder = self.plan(path, "--dp-size", "2", "--length-buckets", "auto")
+        self.assertLess(len(set(self.padded_lengths(ladder, lengths))), 30)
+
+    def test_bucket_errors_name_the_fix(self):
+        path = self.lengths_file([10, 300, 40, 70])
+        base = ["plan", "--lengths", path, "--batch-size", "2"]
+        for value, words in (("64,128", ["last length bucket 128", "at least 300"]),
+                             ("64,0", ["'0' is not a length"]),
+                             ("128,64", ["strictly increasing"]),
+                             ("64,,128", ["item 2"])):
+            result = self.run_brs(*base, "--length-buckets", value)
+            self.assertEqual(result.returncode, 2, result.stderr)
+            self.assertEqual(result.stdout, "")
+            for word in words:
+                self.assertIn(word, result.stderr)
+
+    def test_compare_counts_each_ranks_shapes(self):
+        lengths = lognormal_lengths(1200, 92)
+        path = self.lengths_file(lengths)
+        layout = ["--dp-size", "3", "--grad-accum", "2", "--pad-to-multiple-of", "32"]
+        text = self.ok("compare", "--lengths", path, *layout)
+        row = CompareTests.table(self, text)["brs"]
+        records = self.plan(path, *layout)
+        shapes = {}
+        for record in records:
+            shapes.setdefault(record["rank"], set()).add(
+                (len(record["indices"]), record["padded_tokens"]))
+        self.assertEqual(int(row[6]), max(len(s) for s in shapes.values()))
+        self.assertIn("shapes/rank", text)
+
+    def test_compare_prices_first_runs_from_the_cost_model(self):
+        path = self.lengths_file(lognormal_lengths(600, 93))
+        model = CostModelTests.model(self, first_shape_seconds=0.125, max_tokens=None)
+        text = self.ok("compare", "--lengths", path, "--dp-size", "2", "--grad-accum", "2",
+                       "--cost-model", model)
+        shapes = int(CompareTests.table(self, text)["brs"][6])
+        paragraph = " ".join(text.split())
+        self.assertIn("first runs of a shape cost 0.125 s more", paragraph)
+        self.assertIn(f"brs {0.125 * shapes:.3g} s", paragraph)
+        bad = CostModelTests.model(self, first_shape_seconds=-1)
+        result = self.run_brs("compare", "--lengths", path, "--cost-model", bad)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn('"first_shape_seconds"', result.stderr)
+
+
+class CompareDecisionTests(BrsTestCase):
+    """The verdict decides only what the numbers can: a layout to balance, bounds in scope, a cap
+    named with where it came from."""
+
+    def test_one_micro_batch_per_step_has_nothing_to_balance(self):
+        path = self.lengths_file(lognormal_lengths(400, 94))
+        text = " ".join(self.ok("compare", "--lengths", path).split())
+        self.assertIn("nothing to balance", text)
+        self.assertIn("--dp-size and --grad-accum", text)
+        self.assertNotIn("pick brs", text.lower())
+
+    def test_length_grouped_is_not_measured_against_another_draws_bound(self):
+        path = self.lengths_file(lognormal_lengths(800, 95))
+        rows = CompareTests.table(self, self.ok("compare", "--lengths", path, "--dp-size", "4"))
+        self.assertEqual(rows["length-grouped"][3], "-")
+        self.assertEqual(rows["length-grouped"][5], "-")
+        for name in ("random", "brs"):
+            self.assertGreaterEqual(float(rows[name][3]), 0.995)
+
+    def test_a_cap_from_the_cost_model_says_so(self):
+        path = self.lengths_file(lognormal_lengths(600, 96))
+        model = CostModelTests.model(self, max_tokens=50000)
+        text = " ".join(self.ok("compare", "--lengths", path, "--dp-size", "4",
+                                "--cost-model", model).split())
+        self.assertIn(f'max_tokens 50000 (from --cost-model {model} key "max_tokens")', text)
+        given = " ".join(self.ok("compare", "--lengths", path, "--dp-size", "4",
+                                 "--max-tokens", "50000").split())
+        self.assertIn("Under --max-tokens 50000,", given)
 
 
 if __name__ == "__main__":
