@@ -22,6 +22,7 @@ module BatchRebalance
 export Sampler, BrsError, MicroBatch, StepPlan
 export plan, set_epoch!, steps_per_epoch, fingerprint, getoption, option_bounds, check_epoch
 export stream_fingerprint
+export length_buckets, set_length_buckets!, bucket_ladder, shapes
 export library_version, library_version_number
 
 include("libbrs.jl")

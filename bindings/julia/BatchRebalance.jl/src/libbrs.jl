@@ -35,6 +35,7 @@ const BRS_OPT_ALPHA = Int32(10)
 const BRS_OPT_INTERCEPT = Int32(11)
 const BRS_OPT_STRATEGY = Int32(12)
 const BRS_OPT_SYNC = Int32(13)
+const BRS_OPT_PAD_TO_MULTIPLE_OF = Int32(14)  # since 1.4
 
 # Values of BRS_OPT_STRATEGY and BRS_OPT_SYNC (names: brs_option_value_name).
 const BRS_STRATEGY_BALANCED = Int64(0)
@@ -187,6 +188,29 @@ brs_sampler_check_epoch(min_max_tokens::Ref{UInt64}, micro_batches::Ref{UInt64},
 brs_sampler_stream_fingerprint(out::Ref{UInt64}, sampler::Ptr{Cvoid}) =
     ccall((:brs_sampler_stream_fingerprint, libbrs()), Int32, (Ref{UInt64}, Ptr{Cvoid}), out,
           sampler)
+
+# LIBBRS_1.4: length buckets, the default ladder, the epoch's shapes. An
+# output array may be C_NULL with capacity 0 (a count-only call).
+brs_sampler_set_length_buckets(sampler::Ptr{Cvoid}, buckets::Vector{UInt32}, n::Integer) =
+    ccall((:brs_sampler_set_length_buckets, libbrs()), Int32, (Ptr{Cvoid}, Ptr{UInt32}, Csize_t),
+          sampler, buckets, n)
+
+brs_sampler_get_length_buckets(buckets::Ref{Ptr{UInt32}}, count::Ref{Csize_t},
+                               sampler::Ptr{Cvoid}) =
+    ccall((:brs_sampler_get_length_buckets, libbrs()), Int32,
+          (Ref{Ptr{UInt32}}, Ref{Csize_t}, Ptr{Cvoid}), buckets, count, sampler)
+
+brs_sampler_bucket_ladder(buckets::Union{Vector{UInt32},Ptr{Cvoid}}, count::Ref{Csize_t},
+                          sampler::Ptr{Cvoid}, steps_per_doubling::UInt32, capacity::Integer) =
+    ccall((:brs_sampler_bucket_ladder, libbrs()), Int32,
+          (Ptr{UInt32}, Ref{Csize_t}, Ptr{Cvoid}, UInt32, Csize_t), buckets, count, sampler,
+          steps_per_doubling, capacity)
+
+brs_sampler_shapes(shapes::Union{Vector{UInt64},Ptr{Cvoid}}, count::Ref{Csize_t},
+                   sampler::Ptr{Cvoid}, epoch::UInt64, capacity::Integer) =
+    ccall((:brs_sampler_shapes, libbrs()), Int32,
+          (Ptr{UInt64}, Ref{Csize_t}, Ptr{Cvoid}, UInt64, Csize_t), shapes, count, sampler, epoch,
+          capacity)
 
 brs_sampler_last_error(sampler::Ptr{Cvoid}) =
     ccall((:brs_sampler_last_error, libbrs()), Ptr{UInt8}, (Ptr{Cvoid},), sampler)

@@ -15,18 +15,27 @@ const OPTIONS = Dict{Symbol,Tuple{Int32,DataType}}(
     :packed => (BRS_OPT_PACKED, Int64),
     :alpha => (BRS_OPT_ALPHA, Float64),
     :intercept => (BRS_OPT_INTERCEPT, Float64),
+    :pad_to_multiple_of => (BRS_OPT_PAD_TO_MULTIPLE_OF, Int64),
 )
 
 """
     Sampler(lengths; per_device_batch_size=8, grad_accum=1, dp_size=1, rank=0, seed=0,
             shuffle=true, drop_last=true, alpha=0.001, intercept=0.0,
-            max_tokens=nothing, packed=false, epoch=0)
+            max_tokens=nothing, packed=false, pad_to_multiple_of=1, length_buckets=nothing,
+            epoch=0)
 
 A batch-rebalancing sampler over a dataset whose sample `i` has `lengths[i]`
 tokens. Iterating yields this rank's micro-batches (vectors of 1-based
 dataset indices) for every step of the current epoch; `length(s)` is
 steps × grad_accum, the same on every rank. Owns its C handles: `close(s)`
 frees them (idempotent; the finalizer calls it too). Errors are `BrsError`s.
+
+`pad_to_multiple_of` rounds a micro-batch's padded length up to a multiple
+of it, as a collator's pad_to_multiple_of builds the tensor, and
+`length_buckets` (strictly increasing token counts) then pads it to the
+smallest bucket that holds it; the plan, its costs and `max_tokens` use that
+length (in packed mode, of the micro-batch's one row). A sample above the
+last bucket is refused. `bucket_ladder(s)` suggests buckets.
 """
 mutable struct Sampler
     handle::Ptr{Cvoid}  # brs_sampler
@@ -46,7 +55,9 @@ function Sampler(lengths::AbstractVector{<:Integer}; per_device_batch_size::Inte
                  grad_accum::Integer=1, dp_size::Integer=1, rank::Integer=0, seed::Integer=0,
                  shuffle::Bool=true, drop_last::Bool=true, alpha::Real=0.001,
                  intercept::Real=0.0, max_tokens::Union{Nothing,Integer}=nothing,
-                 packed::Bool=false, epoch::Integer=0)
+                 packed::Bool=false, pad_to_multiple_of::Integer=1,
+                 length_buckets::Union{Nothing,AbstractVector{<:Integer}}=nothing,
+                 epoch::Integer=0)
     s = Sampler(new_handle(brs_sampler_new))
     try
         s.plan = new_handle(brs_plan_new)
@@ -54,10 +65,11 @@ function Sampler(lengths::AbstractVector{<:Integer}; per_device_batch_size::Inte
         options = (batch_size=per_device_batch_size, grad_accum=grad_accum, dp_size=dp_size,
                    rank=rank, seed=seed, shuffle=shuffle, drop_last=drop_last,
                    max_tokens=something(max_tokens, 0), packed=packed, alpha=alpha,
-                   intercept=intercept)
+                   intercept=intercept, pad_to_multiple_of=pad_to_multiple_of)
         for (name, value) in pairs(options)
             setoption!(s, name, value)
         end
+        length_buckets === nothing || set_buckets!(s, length_buckets)
         s.rank, s.grad_accum, s.dp_size = rank, grad_accum, dp_size
         set_epoch!(s, epoch)
         check(brs_sampler_validate(s.handle), () -> sampler_error(s))
@@ -225,6 +237,97 @@ function check_epoch(s::Sampler, epoch::Integer = s.epoch)
     GC.@preserve s check(brs_sampler_check_epoch(cap, needed, s.handle, UInt64(epoch)),
                          () -> sampler_error(s))
     return (min_max_tokens = Int(cap[]), micro_batches = Int(needed[]))
+end
+
+# --- length buckets and shapes ---------------------------------------------------
+
+# libbrs copies the buckets: nothing to keep alive here.
+function set_buckets!(s::Sampler, buckets::AbstractVector{<:Integer})
+    values = to_lengths(buckets)
+    GC.@preserve s values begin
+        check(brs_sampler_set_length_buckets(s.handle, values, length(values)),
+              () -> sampler_error(s))
+    end
+end
+
+"""
+    length_buckets(s) -> Vector{Int}
+
+The padded lengths a micro-batch may take, increasing; empty when none are set.
+"""
+function length_buckets(s::Sampler)
+    buckets, count = Ref{Ptr{UInt32}}(C_NULL), Ref{Csize_t}(0)
+    GC.@preserve s begin
+        check(brs_sampler_get_length_buckets(buckets, count, s.handle), () -> sampler_error(s))
+        # the sampler's own array, valid until the buckets are set again: copy it
+        return [Int(unsafe_load(buckets[], i)) for i in 1:Int(count[])]
+    end
+end
+
+"""
+    set_length_buckets!(s, buckets) -> s
+
+Set the padded lengths a micro-batch may take (strictly increasing, each at
+least 1; empty clears them) and validate the sampler with them. On an error
+(a 0 or an order that is not increasing, or a sample above the last bucket,
+which the message names) the sampler keeps the buckets it had.
+"""
+function set_length_buckets!(s::Sampler, buckets::AbstractVector{<:Integer})
+    previous = length_buckets(s)
+    set_buckets!(s, buckets)
+    try
+        GC.@preserve s check(brs_sampler_validate(s.handle), () -> sampler_error(s))
+    catch
+        set_buckets!(s, previous)
+        rethrow()
+    end
+    return s
+end
+
+"""
+    bucket_ladder(s, steps_per_doubling = 0) -> Vector{Int}
+
+The library's default ladder of length buckets for the sampler's lengths:
+`steps_per_doubling` evenly spaced lengths per doubling (0: the library's
+default, 4, a bucket at most 25% above any length it holds), from the power
+of two at or below the shortest sample to the first rung at or above the
+longest, each rounded up to pad_to_multiple_of. Not set: pass it to
+`set_length_buckets!` or the constructor's `length_buckets`.
+"""
+function bucket_ladder(s::Sampler, steps_per_doubling::Integer = 0)
+    0 <= steps_per_doubling <= typemax(UInt32) ||
+        throw(ArgumentError("steps_per_doubling must be >= 0, got $steps_per_doubling"))
+    steps = UInt32(steps_per_doubling)
+    count = Ref{Csize_t}(0)
+    GC.@preserve s begin
+        check(brs_sampler_bucket_ladder(C_NULL, count, s.handle, steps, 0), () -> sampler_error(s))
+        ladder = Vector{UInt32}(undef, Int(count[]))
+        check(brs_sampler_bucket_ladder(ladder, count, s.handle, steps, length(ladder)),
+              () -> sampler_error(s))
+        return Int.(ladder[1:Int(count[])])
+    end
+end
+
+"""
+    shapes(s, epoch = s.epoch) -> Vector{Tuple{Int,Int}}
+
+The distinct shapes this rank runs in `epoch`, (batch size, padded length)
+sorted by size, then length, found by planning every step before training so
+that they can be warmed or captured once. The padded length is the
+micro-batch's as its collator pads it (pad_to_multiple_of, length buckets);
+in packed mode the padded total of its one row.
+"""
+function shapes(s::Sampler, epoch::Integer = s.epoch)
+    epoch >= 0 || throw(ArgumentError("epoch must be >= 0, got $epoch"))
+    count = Ref{Csize_t}(0)
+    GC.@preserve s begin
+        check(brs_sampler_shapes(C_NULL, count, s.handle, UInt64(epoch), 0),
+              () -> sampler_error(s))
+        flat = Vector{UInt64}(undef, 2 * Int(count[]))
+        check(brs_sampler_shapes(flat, count, s.handle, UInt64(epoch), length(flat) ÷ 2),
+              () -> sampler_error(s))
+        return [(Int(flat[2i-1]), Int(flat[2i])) for i in 1:Int(count[])]
+    end
 end
 
 # --- plans --------------------------------------------------------------------

@@ -194,6 +194,59 @@ const CONFIG = (per_device_batch_size=4, grad_accum=2, dp_size=3, seed=7)
         @test check_epoch(s).min_max_tokens == check_epoch(s, 1).min_max_tokens
     end
 
+    @testset "pad_to_multiple_of, length buckets and shapes" begin
+        # padded tokens of every micro-batch: its size x its longest sample
+        # rounded up to the multiple, then to the first bucket that holds it
+        function padded_length(longest, multiple, buckets)
+            rounded = cld(longest, multiple) * multiple
+            return isempty(buckets) ? rounded : buckets[findfirst(>=(rounded), buckets)]
+        end
+        function padded_as_built(s, multiple, buckets)
+            for t in 0:2, mb in plan(s, t).micro_batches
+                longest = maximum(lengths[i] for i in mb.indices)
+                expected = length(mb.indices) * padded_length(longest, multiple, buckets)
+                mb.padded_tokens == expected || return false
+            end
+            return true
+        end
+        padded = Sampler(lengths; CONFIG..., pad_to_multiple_of=64)
+        @test getoption(padded, :pad_to_multiple_of) == 64
+        @test padded_as_built(padded, 64, Int[])
+        @test fingerprint(padded) != fingerprint(Sampler(lengths; CONFIG...))
+        ladder = bucket_ladder(padded)
+        @test issorted(ladder) && allunique(ladder) && all(b -> b % 64 == 0, ladder)
+        @test last(ladder) >= maximum(lengths)
+        @test length(bucket_ladder(padded, 1)) < length(ladder)
+        s = Sampler(lengths; CONFIG..., pad_to_multiple_of=8, length_buckets=ladder)
+        @test length_buckets(s) == ladder
+        @test padded_as_built(s, 8, ladder)
+        # the shapes are those the plans of every step run on this rank
+        walked = Set{Tuple{Int,Int}}()
+        for t in 0:steps_per_epoch(s)-1, m in 1:CONFIG.grad_accum
+            mb = plan(s, t).micro_batches[1, m]
+            push!(walked, (length(mb.indices), mb.padded_tokens ÷ length(mb.indices)))
+        end
+        @test shapes(s) == sort!(collect(walked))
+        @test all(shape -> shape[2] in ladder, shapes(s))
+        set_epoch!(s, 1)
+        @test shapes(s) == shapes(s, 1)
+        # a sample above the last bucket is refused, naming the bucket
+        e = thrown(() -> Sampler(lengths; CONFIG..., length_buckets=[64, 128, 256]))
+        @test e isa BrsError && e.code == BR.BRS_ERR_SAMPLE_TOO_LONG
+        @test occursin("last length bucket 256", e.message)
+        e = thrown(() -> set_length_buckets!(s, [64, 128, 256]))
+        @test e isa BrsError && e.code == BR.BRS_ERR_SAMPLE_TOO_LONG
+        @test length_buckets(s) == ladder  # kept
+        e = thrown(() -> set_length_buckets!(s, [2048, 1024]))
+        @test e isa BrsError && e.code == BR.BRS_ERR_INVALID_ARGUMENT
+        set_length_buckets!(s, Int[])
+        @test isempty(length_buckets(s))
+        e = thrown(() -> bucket_ladder(s, 65))
+        @test e isa BrsError && e.code == BR.BRS_ERR_OUT_OF_RANGE
+        e = thrown(() -> Sampler(lengths; CONFIG..., pad_to_multiple_of=0))
+        @test e isa BrsError && e.code == BR.BRS_ERR_OUT_OF_RANGE
+    end
+
     @testset "close is idempotent" begin
         s = Sampler(lengths; CONFIG...)
         @test isopen(s)
