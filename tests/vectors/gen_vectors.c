@@ -30,6 +30,11 @@ struct options {
     double alpha, intercept;
     int64_t max_tokens, packed;
     int64_t strategy; /* BRS_STRATEGY_*: not balanced goes to strategies/ */
+    /* Later options, written only when set, so that the vectors before
+     * them keep their bytes: 0 leaves pad_to_multiple_of at its default. */
+    int64_t pad_to_multiple_of;
+    const uint32_t *buckets; /* length buckets, bucket_count of them */
+    size_t bucket_count;
 };
 
 struct when {
@@ -48,44 +53,55 @@ struct vector {
     size_t num_plans;
 };
 
+static const uint32_t ladder[] = {64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048};
+
 /* The vectors: each one pins a behaviour of the planner (README.md). */
 static const struct vector vectors[] = {
     {"gsm8k_padded", FROM_FILE, "gsm8k_train.lengths", 256, 0,
-     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED},
+     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0},
      {{0, 0}, {0, 1}, {0, LAST_STEP}, {1, 0}, {3, 7}}, 5},
     {"fortunes_capped", FROM_FILE, "fortunes.lengths", 240, 0,
-     {6, 1, 4, 11, 1, 1, 0.01, 0.0, 900, 0, BRS_STRATEGY_BALANCED},
+     {6, 1, 4, 11, 1, 1, 0.01, 0.0, 900, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0},
      {{0, 0}, {0, 4}, {0, 5}, {0, 6}, {1, 5}, {2, 8}}, 6},
     {"jargon_packed", FROM_FILE, "jargon.lengths", 200, 0,
-     {8, 2, 2, 5, 1, 1, 0.0005, 50.0, 0, 1, BRS_STRATEGY_BALANCED},
+     {8, 2, 2, 5, 1, 1, 0.0005, 50.0, 0, 1, BRS_STRATEGY_BALANCED, 0, NULL, 0},
      {{0, 0}, {0, 3}, {1, LAST_STEP}}, 3},
     {"manpages_topup", FROM_FILE, "manpages.lengths", 130, 4096,
-     {8, 2, 2, 1, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED},
+     {8, 2, 2, 1, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0},
      {{0, 0}, {0, LAST_STEP}, {1, LAST_STEP}}, 3},
     {"single_sample_k8", CONSTANT, NULL, 1, 123,
-     {1, 4, 2, 0, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED},
+     {1, 4, 2, 0, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0},
      {{0, 0}, {1, 0}}, 2},
     {"no_shuffle", SYNTHETIC, NULL, 100, 3,
-     {5, 2, 2, 3, 0, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED},
+     {5, 2, 2, 3, 0, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0},
      {{0, 0}, {0, LAST_STEP}, {1, 0}}, 3},
     {"dp4_ga2", SYNTHETIC, NULL, 300, 9,
-     {4, 2, 4, 2024, 1, 1, 0.01, 100.0, 0, 0, BRS_STRATEGY_BALANCED},
+     {4, 2, 4, 2024, 1, 1, 0.01, 100.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0},
      {{0, 0}, {0, LAST_STEP}, {5, 3}}, 3},
     {"equal_lengths_partial", CONSTANT, NULL, 70, 64,
-     {4, 2, 2, 13, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED},
+     {4, 2, 2, 13, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0},
      {{0, 0}, {0, LAST_STEP}, {2, 1}}, 3},
+    {"gsm8k_pad64_capped", FROM_FILE, "gsm8k_train.lengths", 256, 0,
+     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 1536, 0, BRS_STRATEGY_BALANCED, 64, NULL, 0},
+     {{0, 0}, {0, 1}, {0, LAST_STEP}, {2, 3}}, 4},
+    {"manpages_buckets", FROM_FILE, "manpages.lengths", 200, 2048,
+     {4, 2, 2, 3, 1, 1, 0.001, 20.0, 0, 0, BRS_STRATEGY_BALANCED, 8, ladder, 11},
+     {{0, 0}, {0, LAST_STEP}, {1, 2}}, 3},
+    {"jargon_packed_pad128", FROM_FILE, "jargon.lengths", 200, 0,
+     {8, 2, 2, 5, 1, 1, 0.0005, 50.0, 6144, 1, BRS_STRATEGY_BALANCED, 128, NULL, 0},
+     {{0, 0}, {1, LAST_STEP}}, 2},
     /* The fixed-size strategies (tests/vectors/strategies). */
     {"gsm8k_random", FROM_FILE, "gsm8k_train.lengths", 256, 0,
-     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_RANDOM},
+     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_RANDOM, 0, NULL, 0},
      {{0, 0}, {0, LAST_STEP}, {1, 0}}, 3},
     {"gsm8k_length_grouped", FROM_FILE, "gsm8k_train.lengths", 256, 0,
-     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_LENGTH_GROUPED},
+     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_LENGTH_GROUPED, 0, NULL, 0},
      {{0, 0}, {0, 1}, {0, LAST_STEP}, {1, 0}}, 4},
     {"manpages_topup_random", FROM_FILE, "manpages.lengths", 130, 4096,
-     {8, 2, 2, 1, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_RANDOM},
+     {8, 2, 2, 1, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_RANDOM, 0, NULL, 0},
      {{0, 0}, {0, LAST_STEP}}, 2},
     {"jargon_packed_length_grouped", FROM_FILE, "jargon.lengths", 200, 0,
-     {8, 2, 2, 5, 1, 1, 0.0005, 50.0, 0, 1, BRS_STRATEGY_LENGTH_GROUPED},
+     {8, 2, 2, 5, 1, 1, 0.0005, 50.0, 0, 1, BRS_STRATEGY_LENGTH_GROUPED, 0, NULL, 0},
      {{0, 0}, {1, LAST_STEP}}, 2},
 };
 
@@ -185,18 +201,35 @@ static brs_sampler *make_sampler(const uint32_t *lengths, size_t n, const struct
           brs_sampler_last_error(s));
     check(brs_sampler_set_double(s, BRS_OPT_INTERCEPT, o->intercept), "set_double",
           brs_sampler_last_error(s));
+    if (o->pad_to_multiple_of != 0)
+        check(brs_sampler_set_int(s, BRS_OPT_PAD_TO_MULTIPLE_OF, o->pad_to_multiple_of),
+              "set_int", brs_sampler_last_error(s));
+    check(brs_sampler_set_length_buckets(s, o->buckets, o->bucket_count), "set_length_buckets",
+          brs_sampler_last_error(s));
     return s;
 }
 
-/* The strategy appears by name, and only when it is not balanced: the
- * balanced vectors keep the format every binding reads. */
+/* The strategy appears by name, and only when it is not balanced, and
+ * the later options only when set: the vectors before them keep the format
+ * every binding reads. */
 static void write_options(FILE *f, const struct options *o)
 {
     const char *strategy = "";
-    char named[64] = "";
+    char named[1024] = "";
+    size_t used = 0;
     if (o->strategy != BRS_STRATEGY_BALANCED) {
         check(brs_option_value_name(&strategy, BRS_OPT_STRATEGY, o->strategy), "value_name", "");
-        snprintf(named, sizeof named, ", \"strategy\": \"%s\"", strategy);
+        used += (size_t)snprintf(named, sizeof named, ", \"strategy\": \"%s\"", strategy);
+    }
+    if (o->pad_to_multiple_of != 0)
+        used += (size_t)snprintf(named + used, sizeof named - used,
+                                 ", \"pad_to_multiple_of\": %" PRId64, o->pad_to_multiple_of);
+    if (o->bucket_count > 0) {
+        used += (size_t)snprintf(named + used, sizeof named - used, ", \"length_buckets\": [");
+        for (size_t i = 0; i < o->bucket_count; i++)
+            used += (size_t)snprintf(named + used, sizeof named - used, "%s%" PRIu32,
+                                     i ? ", " : "", o->buckets[i]);
+        used += (size_t)snprintf(named + used, sizeof named - used, "]");
     }
     fprintf(f,
             "  \"options\": {\"batch_size\": %" PRId64 ", \"grad_accum\": %" PRId64

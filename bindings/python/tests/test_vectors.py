@@ -16,7 +16,8 @@ def _sampler(vector):
         vector["lengths"], per_device_batch_size=o["batch_size"], grad_accum=o["grad_accum"],
         dp_size=o["dp_size"], rank=0, seed=o["seed"], shuffle=bool(o["shuffle"]),
         drop_last=bool(o["drop_last"]), alpha=o["alpha"], intercept=o["intercept"],
-        max_tokens=o["max_tokens"] or None, packed=bool(o["packed"]))
+        max_tokens=o["max_tokens"] or None, packed=bool(o["packed"]),
+        pad_to_multiple_of=o.get("pad_to_multiple_of"), length_buckets=o.get("length_buckets"))
 
 
 @pytest.mark.skipif(not FILES, reason="no golden vectors committed yet")
