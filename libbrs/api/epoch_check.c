@@ -17,6 +17,8 @@
 #include "planner/padding.h"
 #include "planner/search.h"
 
+#include <stdio.h>
+
 /* What the pass learns: the least cap for every step, and under the
  * configured cap the most micro-batches a step needs and the first step
  * that needs them. */
@@ -103,13 +105,19 @@ static brs_status report(const brs_sampler *s, const struct epoch_need *need, ui
 {
     const struct brs_config *c = &s->config;
     size_t k = (size_t)(c->dp_size * c->grad_accum);
+    struct brs_padding padding = brs_sampler_padding(s);
+    uint64_t longest = brs_padding_apply(&padding, s->max_length);
+    char padded[64] = "";
+    if (longest != s->max_length)
+        snprintf(padded, sizeof padded, ", padded to %llu,", (unsigned long long)longest);
     if (config_status == BRS_ERR_SAMPLE_TOO_LONG)
         return brs_fail(&s->message, BRS_ERR_SAMPLE_TOO_LONG,
-                        "sample %zu has %u tokens, more than max_tokens %lld: raise max_tokens "
+                        "sample %zu has %u tokens%s more than max_tokens %lld: raise max_tokens "
                         "to %llu (the least that plans every step of epoch %llu; the longest "
-                        "sample alone needs %u) or truncate the samples",
-                        s->max_length_index, s->max_length, (long long)c->max_tokens,
-                        (unsigned long long)need->cap, (unsigned long long)epoch, s->max_length);
+                        "sample alone needs %llu) or truncate the samples",
+                        s->max_length_index, s->max_length, padded[0] ? padded : ",",
+                        (long long)c->max_tokens, (unsigned long long)need->cap,
+                        (unsigned long long)epoch, (unsigned long long)longest);
     if (need->groups > k)
         return brs_fail(&s->message, BRS_ERR_CAP_INFEASIBLE,
                         "max_tokens %lld cannot plan epoch %llu: step %llu needs at least %zu "

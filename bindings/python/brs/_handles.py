@@ -75,6 +75,36 @@ class NativeSampler:
         self._check(n.lib.brs_sampler_stream_fingerprint(ctypes.byref(out), self.handle))
         return f"{out.value:016x}"
 
+    def set_length_buckets(self, buckets):
+        """Store the length buckets (a sequence of ints; empty clears them)."""
+        array = (ctypes.c_uint32 * len(buckets))(*buckets)
+        self._check(n.lib.brs_sampler_set_length_buckets(self.handle, array, len(buckets)))
+
+    def length_buckets(self):
+        """The stored length buckets, a list (empty when none are set)."""
+        values, count = ctypes.POINTER(ctypes.c_uint32)(), ctypes.c_size_t()
+        self._check(n.lib.brs_sampler_get_length_buckets(ctypes.byref(values),
+                                                         ctypes.byref(count), self.handle))
+        return values[:count.value] if count.value else []
+
+    def bucket_ladder(self, steps_per_doubling):
+        """The library's default ladder of buckets for these lengths (0 steps: its default)."""
+        count = ctypes.c_size_t()
+        self._check(n.lib.brs_sampler_bucket_ladder(None, ctypes.byref(count), self.handle,
+                                                    steps_per_doubling, 0))
+        out = (ctypes.c_uint32 * count.value)()
+        self._check(n.lib.brs_sampler_bucket_ladder(out, ctypes.byref(count), self.handle,
+                                                    steps_per_doubling, count.value))
+        return list(out)
+
+    def shapes(self, epoch, capacity):
+        """The distinct (batch size, padded length) pairs the rank runs in ``epoch``; capacity
+        bounds their number (steps x grad_accum always does), so the epoch is planned once."""
+        out, count = (ctypes.c_uint64 * (2 * capacity))(), ctypes.c_size_t()
+        self._check(n.lib.brs_sampler_shapes(out, ctypes.byref(count), self.handle, epoch,
+                                             capacity))
+        return [(out[2 * i], out[2 * i + 1]) for i in range(count.value)]
+
     def check_epoch(self, epoch):
         """(least max_tokens that plans every step of ``epoch``, most micro-batches a step
         needs); raises when max_tokens cannot plan the epoch. None in packed mode, whose cap

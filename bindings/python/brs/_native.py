@@ -127,6 +127,17 @@ SIGNATURES = {
     "brs_sampler_fingerprint": (_status, [_u64p, SamplerPtr]),
     "brs_sampler_stream_fingerprint": (_status, [_u64p, SamplerPtr]),
     "brs_sampler_check_epoch": (_status, [_u64p, _u64p, SamplerPtr, ctypes.c_uint64]),
+    "brs_sampler_set_length_buckets": (
+        _status, [SamplerPtr, ctypes.POINTER(ctypes.c_uint32), ctypes.c_size_t]),
+    "brs_sampler_get_length_buckets": (
+        _status, [ctypes.POINTER(ctypes.POINTER(ctypes.c_uint32)),
+                  ctypes.POINTER(ctypes.c_size_t), SamplerPtr]),
+    "brs_sampler_bucket_ladder": (
+        _status, [ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_size_t), SamplerPtr,
+                  ctypes.c_uint32, ctypes.c_size_t]),
+    "brs_sampler_shapes": (
+        _status, [_u64p, ctypes.POINTER(ctypes.c_size_t), SamplerPtr, ctypes.c_uint64,
+                  ctypes.c_size_t]),
     "brs_sampler_last_error": (ctypes.c_char_p, [SamplerPtr]),
     "brs_plan_new": (_status, [ctypes.POINTER(PlanPtr)]),
     "brs_plan_free": (None, [PlanPtr]),

@@ -7,7 +7,8 @@ class MicroBatch(NamedTuple):
     """One micro-batch: dataset indices (longest sample first) and what it weighs."""
 
     indices: List[int]
-    padded_tokens: int  # batch size * longest length (sum of lengths in packed mode)
+    padded_tokens: int  # batch size * padded length: the longest, rounded by pad_to_multiple_of
+    # and length_buckets (packed mode: the sum of lengths, rounded as one row)
     real_tokens: int  # sum of the samples' lengths: what a token-mean loss divides by
     num_samples: int
     cost: float  # in the cost model's units: intercept + bs*L + alpha*bs*L^2
