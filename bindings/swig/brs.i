@@ -5,11 +5,18 @@
  * The target language sees:
  *   Sampler(lengths, batch_size=8, grad_accum=1, dp_size=1, rank=0, seed=0,
  *           shuffle=1, drop_last=1, alpha=0.001, intercept=0.0,
- *           max_tokens=0, packed=0)         lengths: a native list of ints
+ *           max_tokens=0, packed=0, pad_to_multiple_of=1)
+ *                                             lengths: a native list of ints
  *     .set_epoch(e) .epoch() .steps_per_epoch() .fingerprint() (16 hex chars)
  *     .stream_fingerprint() (16 hex chars; leaves out dp_size, batch_size,
  *                      grad_accum and sync: equal for one sample stream split otherwise)
  *     .check_epoch() -> [least max_tokens that plans the epoch, micro-batches needed]
+ *     .set_length_buckets(buckets)  buckets: a native list of ints, increasing
+ *                      ([] clears them); .validate() refuses a sample above the last
+ *     .length_buckets() -> [buckets]   .bucket_ladder(steps_per_doubling=0) -> [buckets]:
+ *                      the library's default ladder for the lengths (not set)
+ *     .shapes()     -> [[batch size, padded length], ...]: the distinct shapes this
+ *                      rank runs in the epoch (from set_epoch), sorted
  *     .plan(step)   -> [rank][micro] -> [dataset indices]   (epoch from set_epoch)
  *     .plan_batch(lengths) -> [rank][micro] -> [positions into lengths]: one step
  *                      of those lengths alone, this sampler's configuration
@@ -126,12 +133,12 @@ static int brs_obj_append(brs_obj list, brs_obj item)
 %}
 %typemap(out) brs_obj { $result = $1; }
 
-%typemap(in) (const uint32_t *lengths, size_t n) {
+%typemap(in) (const uint32_t *lengths, size_t n), (const uint32_t *buckets, size_t n_buckets) {
     /* An iterator is no sequence: PySequence_Fast would drain it, forever if it never ends. */
     if (!PySequence_Check($input))
-        SWIG_exception_fail(SWIG_TypeError, "lengths must be a sequence of ints (list, tuple, "
+        SWIG_exception_fail(SWIG_TypeError, "$1_name must be a sequence of ints (list, tuple, "
                             "array); an iterator may never end: pass list(...) of it");
-    PyObject *seq = PySequence_Fast($input, "lengths must be a sequence of ints");
+    PyObject *seq = PySequence_Fast($input, "$1_name must be a sequence of ints");
     if (!seq)
         SWIG_fail;
     $2 = (size_t)PySequence_Fast_GET_SIZE(seq);
@@ -143,14 +150,14 @@ static int brs_obj_append(brs_obj list, brs_obj item)
         Py_XDECREF(number);
         if (PyErr_Occurred() || v > UINT32_MAX) {
             Py_DECREF(seq);
-            PyErr_Format(PyExc_ValueError, "lengths[%zu] is not an integer in 0 .. 2**32-1", i);
+            PyErr_Format(PyExc_ValueError, "$1_name[%zu] is not an integer in 0 .. 2**32-1", i);
             SWIG_fail;
         }
         $1[i] = (uint32_t)v;
     }
     Py_DECREF(seq);
     if (!$1)
-        SWIG_exception_fail(SWIG_MemoryError, "no memory for the lengths");
+        SWIG_exception_fail(SWIG_MemoryError, "no memory for $1_name");
 }
 %typemap(in) (const void *indices, size_t n_indices), (const void *counts, size_t n_counts) {
     if (!PySequence_Check($input))
@@ -201,7 +208,7 @@ static int brs_obj_append(brs_obj list, brs_obj item)
 %}
 %typemap(out) brs_obj { if ($1) Tcl_SetObjResult(interp, $1); }
 
-%typemap(in) (const uint32_t *lengths, size_t n) {
+%typemap(in) (const uint32_t *lengths, size_t n), (const uint32_t *buckets, size_t n_buckets) {
     Tcl_Obj **items;
     Tcl_Size count;
     if (Tcl_ListObjGetElements(interp, $input, &count, &items) != TCL_OK)
@@ -212,13 +219,13 @@ static int brs_obj_append(brs_obj list, brs_obj item)
         Tcl_WideInt v;
         if (Tcl_GetWideIntFromObj(NULL, items[i], &v) != TCL_OK || v < 0 || v > UINT32_MAX) {
             char message[80];
-            snprintf(message, sizeof message, "lengths[%zu] is not an integer in 0 .. 2**32-1", i);
+            snprintf(message, sizeof message, "$1_name[%zu] is not an integer in 0 .. 2**32-1", i);
             SWIG_exception_fail(SWIG_ValueError, message);
         }
         $1[i] = (uint32_t)v;
     }
     if (!$1)
-        SWIG_exception_fail(SWIG_MemoryError, "no memory for the lengths");
+        SWIG_exception_fail(SWIG_MemoryError, "no memory for $1_name");
 }
 %typemap(in) (const void *indices, size_t n_indices), (const void *counts, size_t n_counts) {
     Tcl_Obj **items;
@@ -244,7 +251,7 @@ static int brs_obj_append(brs_obj list, brs_obj item)
 #error "brs.i: write the BRS_TARGET section (a few lines) for this language"
 #endif
 
-%typemap(freearg) (const uint32_t *lengths, size_t n) { free($1); }
+%typemap(freearg) (const uint32_t *lengths, size_t n), (const uint32_t *buckets, size_t n_buckets) { free($1); }
 %typemap(freearg) (const void *indices, size_t n_indices), (const void *counts, size_t n_counts) { free((void *)$1); }
 
 /* The loaded library must have the major version this module was built for. */
@@ -477,7 +484,7 @@ static int sampler_configure(BrsError *err, Sampler *self, const int64_t *ints,
     static const brs_option keys[] = {
         BRS_OPT_BATCH_SIZE, BRS_OPT_GRAD_ACCUM, BRS_OPT_DP_SIZE, BRS_OPT_RANK,
         BRS_OPT_SEED, BRS_OPT_SHUFFLE, BRS_OPT_DROP_LAST, BRS_OPT_MAX_TOKENS,
-        BRS_OPT_PACKED,
+        BRS_OPT_PACKED, BRS_OPT_PAD_TO_MULTIPLE_OF,
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!sampler_check(err, self, brs_sampler_set_int(self->sampler, keys[i], ints[i])))
@@ -561,6 +568,78 @@ static brs_obj sampler_stats(BrsError *err, Sampler *self, int64_t rank, int64_t
     return list;
 }
 
+/* A native list of `count` token counts; NULL (and err set) when it cannot
+ * be built. */
+static brs_obj sampler_u32_list(BrsError *err, const uint32_t *values, size_t count)
+{
+    brs_obj list = brs_obj_list();
+    for (size_t i = 0; list && i < count; i++)
+        if (!brs_obj_append(list, brs_obj_uint(values[i]))) {
+            brs_obj_release(list);
+            list = NULL;
+        }
+    if (!list)
+        brs_swig_fail(err, BRS_ERR_NO_MEMORY, "building the result list");
+    return list;
+}
+
+/* The buckets the sampler holds, a native list; [] when none are set. */
+static brs_obj sampler_buckets(BrsError *err, Sampler *self)
+{
+    const uint32_t *buckets = NULL;
+    size_t count = 0;
+    if (!sampler_check(err, self,
+                       brs_sampler_get_length_buckets(&buckets, &count, self->sampler)))
+        return NULL;
+    return sampler_u32_list(err, buckets, count);
+}
+
+/* The default ladder: its length first, then the buckets. */
+static brs_obj sampler_ladder(BrsError *err, Sampler *self, uint32_t steps_per_doubling)
+{
+    size_t count = 0;
+    if (!sampler_check(err, self, brs_sampler_bucket_ladder(NULL, &count, self->sampler,
+                                                            steps_per_doubling, 0)))
+        return NULL;
+    uint32_t *ladder = (uint32_t *)malloc((count ? count : 1) * sizeof *ladder);
+    brs_obj list = NULL;
+    if (!ladder)
+        brs_swig_fail(err, BRS_ERR_NO_MEMORY, "no memory for the ladder");
+    else if (sampler_check(err, self, brs_sampler_bucket_ladder(ladder, &count, self->sampler,
+                                                                steps_per_doubling, count)))
+        list = sampler_u32_list(err, ladder, count);
+    free(ladder);
+    return list;
+}
+
+/* The epoch's distinct shapes, [[batch size, padded length], ...]: their
+ * count first, then the pairs. */
+static brs_obj sampler_shapes(BrsError *err, Sampler *self)
+{
+    size_t count = 0;
+    if (!sampler_check(err, self,
+                       brs_sampler_shapes(NULL, &count, self->sampler, self->epoch, 0)))
+        return NULL;
+    uint64_t *pairs = (uint64_t *)malloc((count ? 2 * count : 1) * sizeof *pairs);
+    brs_obj list = NULL;
+    if (!pairs)
+        brs_swig_fail(err, BRS_ERR_NO_MEMORY, "no memory for the shapes");
+    else if (sampler_check(err, self, brs_sampler_shapes(pairs, &count, self->sampler,
+                                                         self->epoch, count))) {
+        list = brs_obj_list();
+        for (size_t i = 0; list && i < count; i++)
+            if (!brs_obj_append(list, swig_pair(brs_obj_uint(pairs[2 * i]),
+                                                brs_obj_uint(pairs[2 * i + 1])))) {
+                brs_obj_release(list);
+                list = NULL;
+            }
+        if (!list)
+            brs_swig_fail(err, BRS_ERR_NO_MEMORY, "building the shapes");
+    }
+    free(pairs);
+    return list;
+}
+
 static int sampler_require_plan(BrsError *err, Sampler *self)
 {
     if (!self->planned)
@@ -580,9 +659,10 @@ typedef struct {} Sampler;
     Sampler(BrsError *err, const uint32_t *lengths, size_t n, int64_t batch_size = 8,
             int64_t grad_accum = 1, int64_t dp_size = 1, int64_t rank = 0, int64_t seed = 0,
             int64_t shuffle = 1, int64_t drop_last = 1, double alpha = 0.001,
-            double intercept = 0.0, int64_t max_tokens = 0, int64_t packed = 0) {
+            double intercept = 0.0, int64_t max_tokens = 0, int64_t packed = 0,
+            int64_t pad_to_multiple_of = 1) {
         const int64_t ints[] = {batch_size, grad_accum, dp_size, rank, seed, shuffle,
-                                drop_last, max_tokens, packed};
+                                drop_last, max_tokens, packed, pad_to_multiple_of};
         return sampler_create(err, lengths, n, ints, alpha, intercept);
     }
 
@@ -627,6 +707,24 @@ typedef struct {} Sampler;
             brs_swig_fail(err, BRS_ERR_NO_MEMORY, "");
         return pair;
     }
+
+    /* The padded lengths a micro-batch may take (brs_sampler_set_length_buckets);
+     * [] clears them. validate() and plan() refuse a sample above the last. */
+    void set_length_buckets(BrsError *err, const uint32_t *buckets, size_t n_buckets) {
+        sampler_check(err, $self,
+                      brs_sampler_set_length_buckets($self->sampler, buckets, n_buckets));
+    }
+
+    brs_obj length_buckets(BrsError *err) { return sampler_buckets(err, $self); }
+
+    /* The library's default ladder of buckets for the lengths (0: its default
+     * steps per doubling); not set: pass it to set_length_buckets. */
+    brs_obj bucket_ladder(BrsError *err, uint32_t steps_per_doubling = 0) {
+        return sampler_ladder(err, $self, steps_per_doubling);
+    }
+
+    /* The distinct [batch size, padded length] this rank runs in the epoch. */
+    brs_obj shapes(BrsError *err) { return sampler_shapes(err, $self); }
 
     void set_int(BrsError *err, int32_t key, int64_t value) {
         sampler_check(err, $self, brs_sampler_set_int($self->sampler, key, value));

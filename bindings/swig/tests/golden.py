@@ -16,8 +16,15 @@ def load_vectors():
 
 
 def swig_sampler(vector):
-    """A brs_swig.Sampler configured as the vector says."""
-    return brs_swig.Sampler(vector["lengths"], **vector["options"])
+    """A brs_swig.Sampler configured as the vector says (length_buckets, in the options only
+    when set, through set_length_buckets)."""
+    options = dict(vector["options"])
+    buckets = options.pop("length_buckets", None)
+    sampler = brs_swig.Sampler(vector["lengths"], **options)
+    if buckets is not None:
+        sampler.set_length_buckets(buckets)
+        sampler.validate()
+    return sampler
 
 
 def expected_indices(plan):

@@ -23,7 +23,8 @@ def ctypes_sampler(vector):
         vector["lengths"], per_device_batch_size=o["batch_size"], grad_accum=o["grad_accum"],
         dp_size=o["dp_size"], rank=0, seed=o["seed"], shuffle=bool(o["shuffle"]),
         drop_last=bool(o["drop_last"]), alpha=o["alpha"], intercept=o["intercept"],
-        max_tokens=o["max_tokens"] or None, packed=bool(o["packed"]))
+        max_tokens=o["max_tokens"] or None, packed=bool(o["packed"]),
+        pad_to_multiple_of=o.get("pad_to_multiple_of"), length_buckets=o.get("length_buckets"))
 
 
 def outcome(compute, view):
@@ -56,6 +57,7 @@ class CtypesParity(unittest.TestCase):
                 swig, ctypes = swig_sampler(vector), ctypes_sampler(vector)
                 self.assertEqual(swig.fingerprint(), ctypes.fingerprint)
                 self.assertEqual(swig.stream_fingerprint(), ctypes.stream_fingerprint)
+                self.assertEqual(swig.length_buckets(), list(ctypes.length_buckets))
                 self.assertEqual(swig.steps_per_epoch(), ctypes.steps_per_epoch)
                 epochs = {p["epoch"] for p in vector["plans"]} | {0, 1}
                 for epoch in sorted(epochs):
@@ -80,6 +82,27 @@ class CtypesParity(unittest.TestCase):
         detail = str(swig_error.exception).split("): ", 1)[1]
         self.assertIn(reason, str(ctypes_error.exception))
         self.assertIn(detail, str(ctypes_error.exception))
+    def test_same_buckets_ladder_and_shapes(self):
+        """The default ladder ("auto" in ctypes), the buckets read back and every epoch's
+        shapes agree, with pad_to_multiple_of and the ladder set (no cap: every step plans)."""
+        for vector in load_vectors():
+            with self.subTest(vector=vector["name"]):
+                o = dict(vector["options"], pad_to_multiple_of=16, max_tokens=0)
+                o.pop("length_buckets", None)
+                swig = sampler_module.Sampler(vector["lengths"], **o)
+                ladder = swig.bucket_ladder()
+                swig.set_length_buckets(ladder)
+                swig.validate()
+                ctypes = ctypes_sampler(dict(vector, options=dict(o, length_buckets="auto")))
+                self.assertEqual(ladder, list(ctypes.length_buckets))
+                self.assertEqual(swig.length_buckets(), ladder)
+                self.assertEqual(swig.fingerprint(), ctypes.fingerprint)
+                for epoch in (0, 1):
+                    swig.set_epoch(epoch)
+                    self.assertEqual(swig.shapes(),
+                                     [list(shape) for shape in ctypes.shapes(epoch)],
+                                     f"epoch {epoch}")
+
     def test_same_batch_plans(self):
         """plan_batch: the same positions as brs.plan_batch, from a configuration whose own
         lengths play no part."""

@@ -88,12 +88,19 @@ proc check {what got expected} {
     }
 }
 
+# pad_to_multiple_of and length_buckets are in a vector's options only when set.
 proc new_vector_sampler {vector} {
     set o [dict get $vector options]
-    return [new_Sampler [dict get $vector lengths] [dict get $o batch_size] \
+    set multiple [expr {[dict exists $o pad_to_multiple_of] ? [dict get $o pad_to_multiple_of] : 1}]
+    set sampler [new_Sampler [dict get $vector lengths] [dict get $o batch_size] \
         [dict get $o grad_accum] [dict get $o dp_size] 0 [dict get $o seed] \
         [dict get $o shuffle] [dict get $o drop_last] [dict get $o alpha] \
-        [dict get $o intercept] [dict get $o max_tokens] [dict get $o packed]]
+        [dict get $o intercept] [dict get $o max_tokens] [dict get $o packed] $multiple]
+    if {[dict exists $o length_buckets]} {
+        $sampler set_length_buckets [dict get $o length_buckets]
+        $sampler validate
+    }
+    return $sampler
 }
 
 proc check_plan {name sampler plan} {
@@ -160,6 +167,45 @@ check "sampler still usable" [llength [$sampler plan 1]] 1
 delete_Sampler $sampler
 check "bad length raises" [catch {new_Sampler {5 x} 1} message] 1
 check "bad length message" $message "ValueError lengths\[1\] is not an integer in 0 .. 2**32-1"
+
+# Length buckets, the default ladder and the epoch's shapes: lists in and out.
+set lengths {16 1024 300 77 45 610 128 90}
+set sampler [new_Sampler $lengths 2 1 2 0 0 1 1 0.001 0.0 0 0 64]
+check "pad_to_multiple_of" [$sampler get_int $BRS_OPT_PAD_TO_MULTIPLE_OF] 64
+check "no buckets" [$sampler length_buckets] {}
+set ladder [$sampler bucket_ladder]
+check "ladder rounded to 64" [lsort -unique [lmap b $ladder {expr {$b % 64}}]] 0
+check "ladder holds the longest" [expr {[lindex $ladder end] >= 1024}] 1
+check "coarser ladder" [expr {[llength [$sampler bucket_ladder 1]] < [llength $ladder]}] 1
+check_error "ladder steps 65" {$sampler bucket_ladder 65} $BRS_ERR_OUT_OF_RANGE
+$sampler set_length_buckets $ladder
+check "buckets read back" [$sampler length_buckets] $ladder
+set walked {}
+for {set step 0} {$step < [$sampler steps_per_epoch]} {incr step} {
+    $sampler plan $step
+    set rank0 [lindex [$sampler stats] 0]
+    set indices [lindex [$sampler plan $step] 0]
+    foreach m $rank0 batch $indices {
+        set size [llength $batch]
+        lappend walked [list $size [expr {[lindex $m 0] / $size}]]
+    }
+}
+set walked [lsort -unique -command {apply {{a b} {
+    expr {[lindex $a 0] != [lindex $b 0] ? [lindex $a 0] - [lindex $b 0]
+                                          : [lindex $a 1] - [lindex $b 1]}}}} $walked]
+check "shapes are the plans' shapes" [$sampler shapes] $walked
+check_error "buckets not increasing" {$sampler set_length_buckets {128 64}} \
+    $BRS_ERR_INVALID_ARGUMENT
+check "refused buckets kept" [$sampler length_buckets] $ladder
+$sampler set_length_buckets {64 128 256}
+set detail [check_error "sample above the last bucket" {$sampler validate} \
+    $BRS_ERR_SAMPLE_TOO_LONG]
+check "names the last bucket" [string match "*last length bucket 256*" $detail] 1
+$sampler set_length_buckets {}
+check "buckets cleared" [$sampler length_buckets] {}
+check "bad bucket message" [catch {$sampler set_length_buckets {64 y}} message] 1
+check "bad bucket names it" $message "ValueError buckets\[1\] is not an integer in 0 .. 2**32-1"
+delete_Sampler $sampler
 
 if {$failures} {
     puts stderr "$failures failures"
