@@ -44,7 +44,10 @@ function sampler_for(vector)
                    shuffle=o["shuffle"] == 1, drop_last=o["drop_last"] == 1,
                    alpha=Float64(o["alpha"]), intercept=Float64(o["intercept"]),
                    max_tokens=o["max_tokens"] == 0 ? nothing : o["max_tokens"],
-                   packed=o["packed"] == 1)
+                   packed=o["packed"] == 1,
+                   # only in the options when set
+                   pad_to_multiple_of=get(o, "pad_to_multiple_of", 1),
+                   length_buckets=haskey(o, "length_buckets") ? Int.(o["length_buckets"]) : nothing)
 end
 
 function check_vector(vector)

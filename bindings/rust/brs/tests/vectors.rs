@@ -28,10 +28,24 @@ fn vector_files() -> Vec<PathBuf> {
     files
 }
 
+/// The vector's options; pad_to_multiple_of and length_buckets are there
+/// only when set.
 fn builder(options: &Json) -> SamplerBuilder {
     let int = |key: &str| options.get(key).as_u64();
     let cap = int("max_tokens");
-    Sampler::builder()
+    let mut builder = Sampler::builder();
+    if let Some(multiple) = options.find("pad_to_multiple_of") {
+        builder = builder.pad_to_multiple_of(multiple.as_u64());
+    }
+    if let Some(buckets) = options.find("length_buckets") {
+        let buckets: Vec<u32> = buckets
+            .as_array()
+            .iter()
+            .map(|b| u32::try_from(b.as_u64()).unwrap())
+            .collect();
+        builder = builder.length_buckets(&buckets);
+    }
+    builder
         .per_device_batch_size(int("batch_size"))
         .grad_accum(int("grad_accum"))
         .dp_size(int("dp_size"))

@@ -26,6 +26,17 @@ impl Json {
         Ok(value)
     }
 
+    /// The member `key` of an object, if it has one.
+    pub fn find(&self, key: &str) -> Option<&Json> {
+        match self {
+            Json::Object(members) => members
+                .iter()
+                .find(|(name, _)| name == key)
+                .map(|(_, value)| value),
+            _ => None,
+        }
+    }
+
     /// The member `key` of an object; panics naming it if absent.
     pub fn get(&self, key: &str) -> &Json {
         match self {
