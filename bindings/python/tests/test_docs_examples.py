@@ -23,8 +23,12 @@ the line just before the fence (invisible when the markdown is rendered):
 
 The preludes build the smallest inputs that exercise a recipe: 64 gsm8k lengths divided by 4, a
 one-layer GPT-2 of width 32 built from a config, a word-level tokenizer; nothing is downloaded.
+A prelude only binds the placeholders the text names (data, a model, a position): it never
+changes how a library call of the block behaves (no patched library, no environment), so that a
+block runs for its reader as it runs here; test_preludes_set_no_hidden_argument checks it.
 """
 
+import ast
 import importlib.metadata
 import os
 import pathlib
@@ -104,15 +108,6 @@ sampler_on_2_ranks = brs.BatchRebalanceSampler(lengths, per_device_batch_size=4,
 micro_batches = iter(sampler_on_2_ranks)
 for _ in range(2 * sampler_on_2_ranks.grad_accum):
     next(micro_batches)
-""",
-    # TRL's SFTConfig defaults to bf16, which TrainingArguments accepts without use_cpu=True only
-    # where a GPU supports it. On a machine without one, let the recipe run as written, in bf16
-    # autocast on the CPU, instead of adding use_cpu=True to a recipe meant for GPUs.
-    "bf16_on_cpu": """
-import torch
-import transformers.training_args
-if not torch.cuda.is_available():
-    transformers.training_args.is_torch_bf16_gpu_available = lambda: True
 """,
     "accelerator": """
 from accelerate import Accelerator
@@ -351,6 +346,73 @@ def test_doc_block(block, tmp_path, request):
         pytest.fail(f"{block.where}: a ```{block.language} block is neither run nor marked: tag "
                     f"its language ({sorted(PYTHON | SHELL | C | SHOWN)}) or put "
                     "<!-- doc-test: output --> or <!-- doc-test: skip (REASON) --> above it")
+
+
+# Calls that change behaviour behind a block's back instead of binding a placeholder.
+HIDDEN_CALLS = {"setattr", "delattr", "putenv", "setdefault", "reload", "patch"}
+
+
+def hidden_arguments(source):
+    """What a prelude does besides binding names at its top level: assignments to an attribute
+    or an item (patching a library, os.environ[...]), calls that patch or set the environment,
+    global. The bodies of the functions it defines (a collator's own tensors) are its own."""
+    found = []
+    for node in _top_level(ast.parse(source)):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for target in targets:
+            elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+            found += [f"line {node.lineno}: assigns {ast.unparse(element)}"
+                      for element in elements
+                      if isinstance(element, (ast.Attribute, ast.Subscript))]
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(
+                node.func, "id", "")
+            if name in HIDDEN_CALLS:
+                found.append(f"line {node.lineno}: calls {ast.unparse(node.func)}")
+        if isinstance(node, ast.Attribute) and node.attr == "environ":
+            found.append(f"line {node.lineno}: touches {ast.unparse(node)}")
+    return found
+
+
+def _top_level(tree):
+    """Every node of the module outside the bodies of its functions, lambdas and classes."""
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                      ast.ClassDef)):
+                pending.append(child)
+
+
+@pytest.mark.parametrize("name", sorted(PRELUDES))
+def test_preludes_set_no_hidden_argument(name):
+    found = hidden_arguments(PRELUDES[name])
+    assert not found, (f"prelude {name!r} does more than bind the placeholders a recipe names: "
+                       f"{found}; put what the recipe needs in the recipe itself")
+
+
+def test_env_directives_are_shown_in_their_block():
+    for block in all_blocks():
+        for assignment in block.directives.get("env", "").split():
+            key = assignment.partition("=")[0]
+            assert key in block.code, (f"{block.where}: doc-test env sets {key}, which the block "
+                                       "does not show; set it in the block")
+
+
+def test_hidden_argument_check_catches_a_patched_library():
+    patched = ("import transformers.training_args\n"
+               "transformers.training_args.is_torch_bf16_gpu_available = lambda: True\n")
+    assert hidden_arguments(patched) == [
+        "line 2: assigns transformers.training_args.is_torch_bf16_gpu_available"]
+    assert hidden_arguments("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = ''\n")
+    assert hidden_arguments("setattr(model.config, 'use_cache', False)\n")
+    assert hidden_arguments(PRELUDES["data"]) == []
 
 
 def test_python_md_lists_every_state_dict_key():
