@@ -34,9 +34,16 @@ class Batches:
         return self._built[shape]
 
     def collated_length(self, shape):
-        """The padded length of the batch as collated (a collator may round L up)."""
-        ids = self(shape).get("input_ids") if isinstance(self(shape), Mapping) else None
-        return int(ids.shape[-1]) if getattr(ids, "ndim", 0) == 2 else shape[1]
+        """The padded length of the batch as collated (a collator may round L up): its
+        input_ids', else its first bs x n tensor's; L when it has neither."""
+        batch = self(shape)
+        values = list(batch.values()) if isinstance(batch, Mapping) else [batch]
+        if isinstance(batch, Mapping) and "input_ids" in batch:
+            values.insert(0, batch["input_ids"])
+        for value in values:
+            if getattr(value, "ndim", 0) == 2 and int(value.shape[0]) == shape[0]:
+                return int(value.shape[1])
+        return shape[1]
 
     def _build(self, bs, length):
         import numpy as np
