@@ -44,6 +44,7 @@ OPT_ALPHA = 10
 OPT_INTERCEPT = 11
 OPT_STRATEGY = 12
 OPT_SYNC = 13
+OPT_PAD_TO_MULTIPLE_OF = 14
 
 # Values of OPT_STRATEGY and OPT_SYNC (their names: brs_option_value_name).
 STRATEGY_BALANCED = 0

@@ -132,6 +132,30 @@ class BatchRebalanceSampler(_SamplerBase):
         self._start(lengths, frozen=None)
         self._provenance = None if cost_model is None else _cost_model.CostModel.coerce(cost_model)
 
+    def fill_unset(self, **options):
+        """Set each of ``options`` (constructor keywords; None skips one) that was left unset
+        when the sampler was built, e.g. what a framework reads from the job (the collator's
+        pad_to_multiple_of); a value the user gave stays. Before the first iteration only.
+        Returns the keywords set."""
+        unknown = sorted(options.keys() - _BY_KEYWORD.keys())
+        if unknown:
+            raise TypeError(f"fill_unset() takes the sampler's option keywords; got {unknown}")
+        if self._frozen is not None:
+            raise RuntimeError("fill_unset: the sampler has started iterating; its options are "
+                               "fixed")
+        filled = {}
+        for keyword, value in options.items():
+            name = _BY_KEYWORD[keyword].name
+            native = _native_value(keyword, value)
+            if native is not None and name not in self._given:
+                filled[name] = native
+                self._set(_options.BY_NAME[name], native)
+        if filled:
+            self._given.update(filled)  # kept by pickling and with_options
+            self._check_cap(self._epoch)
+            self._native.validate()
+        return [_keyword(_options.BY_NAME[name]) for name in filled]
+
     def with_options(self, **changes):
         """A new sampler over the same lengths with ``changes`` (keywords of the constructor,
         None for the library's default) applied, at the start of the same epoch."""

@@ -24,7 +24,7 @@ from accelerate.data_loader import BatchSamplerShard, DataLoaderAdapter
 
 from brs import BatchRebalanceSampler, CostModel
 
-from . import _calibrate, _memory_budget, _online_fit, _sync_choice
+from . import _calibrate, _collator_padding, _memory_budget, _online_fit, _sync_choice
 from ._parallelism import accelerate_data_parallel
 from ._sampler_lookup import find_rebalance_sampler
 
@@ -82,6 +82,9 @@ def prepare_dataloader(accelerator, dataloader, *, epochs=None):
     "micro_step" under FSDP, DeepSpeed ZeRO-2/3 and ``sync_each_batch=True``; else the
     library's default. The choice is logged on the "brs" logger.
 
+    A sampler built without pad_to_multiple_of takes the collate_fn's (transformers' and TRL's
+    padding collators keep one), so that max_tokens holds for the tensors it builds; logged.
+
     ``epochs``: the number of epochs the loop will train, if known: every one of them is
     checked now against the sampler's max_tokens (BatchRebalanceSampler.check_epochs), so an
     infeasible cap fails before the first step rather than when a later epoch starts.
@@ -91,8 +94,10 @@ def prepare_dataloader(accelerator, dataloader, *, epochs=None):
     disagrees with the accelerator's data-parallel topology, and for a max_tokens that some
     epoch of ``epochs`` cannot keep.
     """
+    sampler = _rebalance_sampler_of(dataloader)
+    _collator_padding.follow(sampler, dataloader.collate_fn, "accelerate")
     if epochs is not None:
-        _rebalance_sampler_of(dataloader).check_epochs(epochs)
+        sampler.check_epochs(epochs)
     return _prepare(accelerator, dataloader, resolve_sync=True)
 
 

@@ -35,7 +35,7 @@ from lightning.pytorch.strategies import (DDPStrategy, DeepSpeedStrategy, FSDPSt
 
 from brs import BatchRebalanceSampler
 
-from . import _calibrate, _run_epochs, _sync_choice
+from . import _calibrate, _collator_padding, _run_epochs, _sync_choice
 from ._metrics import plan_metrics, planned_time_name
 from ._online_fit import OnlineCalibration, batch_shape
 from ._sampler_lookup import find_rebalance_sampler
@@ -116,6 +116,8 @@ class RebalanceCallback(pl.Callback):
         kwargs = trainer.distributed_sampler_kwargs or {"num_replicas": 1, "rank": 0}
         _check_topology(sampler, kwargs.get("num_replicas"), kwargs.get("rank"),
                         f"the {type(trainer.strategy).__name__}")
+        _collator_padding.follow(sampler, _collate_fn(trainer.train_dataloader),
+                                 "Lightning's train_dataloader")
         # Every epoch the fit trains, before its first step (unbounded fits check each epoch
         # as it starts).
         epochs = _run_epochs.lightning_epochs(trainer, sampler.steps_per_epoch)
@@ -208,6 +210,19 @@ class RebalanceCallback(pl.Callback):
                 "train_dataloader() (see docs/lightning.md)")
         self._sampler = sampler
         return sampler
+
+
+def _collate_fn(loader, depth=4):
+    """The collate_fn of the DataLoader under Lightning's wrappers (CombinedLoader), or None."""
+    for _ in range(depth):
+        if loader is None or hasattr(loader, "collate_fn"):
+            break
+        loader = getattr(loader, "iterables", None) or getattr(loader, "loader", None)
+        if isinstance(loader, (list, tuple)) and loader:
+            loader = loader[0]
+        elif isinstance(loader, dict) and loader:
+            loader = next(iter(loader.values()))
+    return getattr(loader, "collate_fn", None)
 
 
 def step_plan(trainer):

@@ -27,7 +27,8 @@ from transformers.utils import is_datasets_available
 
 from brs import BatchRebalanceSampler, _args, _options
 
-from . import _calibrate, _cost_choice, _memory_budget, _run_epochs, _sync_choice
+from . import _calibrate, _collator_padding, _cost_choice, _memory_budget, _run_epochs
+from . import _sync_choice
 from ._dataset_lengths import dataset_lengths
 from ._epoch_callback import RebalanceEpochCallback
 from ._metrics_callback import RebalanceMetricsCallback
@@ -63,6 +64,11 @@ class RebalanceOptions:
     calibrate_online: time every micro-batch trained and refit alpha and intercept to those
     timings at each epoch's end, or every ``recalibrate_every`` optimizer steps; all ranks
     switch to the same model at the same step (docs/trainer.md, online calibration).
+
+    pad_to_multiple_of: the rounding of a micro-batch's padded length; None (default): the
+    data collator's ``pad_to_multiple_of``, so that cost, cap and padded tokens are those of
+    the tensors it builds. length_buckets: the padded lengths a micro-batch may take (a list,
+    or "auto" for the library's ladder; docs/python.md, shapes), None for any length.
     """
 
     alpha: float | None = None
@@ -74,6 +80,8 @@ class RebalanceOptions:
     memory_budget: object = _memory_budget.AUTO
     calibrate_online: bool = False
     recalibrate_every: int | None = None
+    pad_to_multiple_of: int | None = None
+    length_buckets: object = None
 
     def __post_init__(self):
         # Checked here, at construction, not at the first train() after the model was loaded.
@@ -186,7 +194,10 @@ class BatchRebalanceMixin:
             packed=options.packed,
             cost_model=cost_model,
             sync=options.sync if choice is None else choice.sync,
+            pad_to_multiple_of=options.pad_to_multiple_of,
+            length_buckets=options.length_buckets,
         )
+        _collator_padding.follow(sampler, self.data_collator, "the Trainer")
         if choice is not None:
             _sync_choice.log("the Trainer", choice, sampler)
         if options.calibrate_online and options.packed:

@@ -1,0 +1,47 @@
+"""The padding a collator adds, so that the plan prices, caps and reports the tensors it builds.
+
+transformers' padding collators (DataCollatorWithPadding, DataCollatorForSeq2Seq,
+DataCollatorForLanguageModeling, ...) and TRL's keep ``pad_to_multiple_of``; the Trainer wraps its
+collator in a RemoveColumnsCollator (``.data_collator``) and users in functools.partial
+(``.func``). A sampler built without pad_to_multiple_of takes the collator's; one given
+explicitly keeps its own (BatchRebalanceSampler.fill_unset).
+"""
+
+import logging
+
+logger = logging.getLogger("brs")
+
+_WRAPPERS = ("data_collator", "func", "collate_fn")
+
+
+def pad_to_multiple_of(collator):
+    """The collator's pad_to_multiple_of (an int > 1), or None when it rounds nothing."""
+    seen = set()
+    while collator is not None and id(collator) not in seen:
+        seen.add(id(collator))
+        multiple = getattr(collator, "pad_to_multiple_of", None)
+        if isinstance(multiple, int) and not isinstance(multiple, bool) and multiple > 1:
+            return multiple
+        collator = next((getattr(collator, name) for name in _WRAPPERS
+                         if getattr(collator, name, None) is not None), None)
+    return None
+
+
+def follow(sampler, collator, framework):
+    """Gives ``sampler`` the collator's pad_to_multiple_of unless the user set one; logs it."""
+    multiple = pad_to_multiple_of(collator)
+    if multiple is None:
+        return
+    try:
+        filled = sampler.fill_unset(pad_to_multiple_of=multiple)
+    except RuntimeError:  # already iterating (a loader's workers prefetched): say, not change
+        filled = False
+    if filled:
+        logger.info("brs: %s pads micro-batches to a multiple of %d (its collator's "
+                    "pad_to_multiple_of): the plan prices and caps the padded tensors",
+                    framework, multiple)
+    elif sampler.pad_to_multiple_of != multiple:
+        logger.warning("brs: %s's collator pads to a multiple of %d but the sampler plans "
+                       "pad_to_multiple_of=%d: build it with pad_to_multiple_of=%d so that "
+                       "max_tokens holds for the tensors the collator builds",
+                       framework, multiple, sampler.pad_to_multiple_of, multiple)
