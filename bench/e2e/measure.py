@@ -153,7 +153,7 @@ def guarded(fn, device):
     except Exception as exc:  # noqa: BLE001 - anything but an OOM propagates
         if not _memory.is_out_of_memory(exc):
             raise
-        message = str(exc).splitlines()[0][:200]
+        message = str(exc)  # whole: the allocator's figures (reserved, free) come after line 1
     _memory.free_cached(device)
     return {"oom": message}
 

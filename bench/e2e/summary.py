@@ -111,7 +111,8 @@ def markdown(results):
         ordered = sorted(block["samplers"].items(), key=lambda kv: (PEERS + OURS).index(kv[0]))
         for name, r in ordered:
             if "summary" not in r:
-                lines.append(f"| {name} | 0 | {r.get('oom') or r.get('skipped')} | | | | | | |")
+                why = (r.get("oom") or "").split("\n")[0] or r.get("skipped")  # one table line
+                lines.append(f"| {name} | 0 | {why} | | | | | | |")
                 continue
             s = r["summary"]
             lines.append(f"| {name} | {s['steps']} | {s['step_time_micro_sync'] * 1e3:.1f} ms | "
