@@ -81,6 +81,14 @@ brs_status brs_plan_reserve(brs_plan *p, size_t n, size_t k);
 void brs_plan_set_shape(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
 struct brs_cost_model brs_plan_cost_model(const brs_sampler *s);
 brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked);
+/* plan.c: the least max_tokens with which the packed planner splits the
+ * gathered step into k micro-batches, found by bisection and verified by
+ * planning; 0 where even the whole step in one row does not plan. Uses the
+ * plan's buffers (the error path, when the plan holds no step). */
+uint64_t brs_plan_least_packed_cap(brs_plan *p, const brs_sampler *s);
+/* plan.c: the least max_tokens that plans the gathered step: exact in padded
+ * mode (brs_epoch_check_least_cap), brs_plan_least_packed_cap in packed. */
+uint64_t brs_plan_least_cap(brs_plan *p, const brs_sampler *s);
 /* plan.c: the padded tokens of packed slots whose real tokens are filled:
  * each row's total rounded by the sampler's padding. */
 void brs_plan_pad_packed(brs_plan *p, const brs_sampler *s);
