@@ -2,13 +2,17 @@
 """brs against upstream on the SAME samples, every micro-batch's time MEASURED, not modelled.
 
     BRS_LIBRARY=build/libbrs/libbrs.so.1 PYTHONPATH=bindings/python \\
-        python3 bench/e2e/same_shapes.py --out bench/results/same_shapes
+        python3 bench/e2e/same_shapes.py --out bench/results/same_shapes \\
+        [--calibration training|mask-free]
 
 Per dataset: upstream transformers' BatchRebalanceSampler plans `--steps` steps of a dp x
 grad_accum job; brs plans exactly those steps' samples with the cost model calibrated on the
-same model (`--cost-model`, or brs.calibrate here) under the sync model given. Every distinct
+same model (`--cost-model`, or brs.calibrate here: on the training path by default, padded
+batches with attention masks as docs/calibration.md describes, or `--calibration mask-free`,
+the full rectangles without a mask it timed before) under the sync model given. Every distinct
 micro-batch shape (batch size, padded length) of both plans is then trained (forward and
-backward) `--repeats` times, in rounds over the shuffled list of all shapes, so that a change
+backward) `--repeats` times, as training builds it (the samples of the first micro-batch of
+that shape, padded to the longest with an attention mask and labels -100 on padding), in rounds over the shuffled list of all shapes, so that a change
 of the machine's load slows every shape alike; each shape keeps its minimum, the estimator
 least moved by other work (interference only ever adds time). Step times follow from those
 shape times under the sync model brs planned for (bench/e2e/summary.py's definitions): brs's
@@ -30,7 +34,7 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 import brs  # noqa: E402
-from brs.calibration import memory as _memory, shapes as _shapes  # noqa: E402
+from brs.calibration import batches as _batches, memory as _memory, shapes as _shapes  # noqa: E402
 from e2e import job, plans  # noqa: E402
 from e2e.lengths import dataset_lengths  # noqa: E402
 
@@ -44,7 +48,17 @@ def parse_args(argv):
                    help="a cost model from `python -m brs calibrate` on this model (default: "
                    "calibrate here)")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--calibration", choices=("training", "mask-free"), default="training",
+                   help="without --cost-model: calibrate on padded, masked batches (training's, "
+                   "the default) or on full rectangles without a mask (before)")
     return p.parse_args(argv)
+
+
+def mask_free(rows):
+    """Full rows of the longest length, no attention mask: what calibration timed before."""
+    longest = max(len(r["input_ids"]) for r in rows)
+    ids = torch.tensor([(r["input_ids"] * longest)[:longest] for r in rows])
+    return {"input_ids": ids, "labels": ids}
 
 
 def step_time(step_shapes, times, sync):
@@ -61,17 +75,34 @@ def plan_shapes(plan, lengths):
             for step in plan]
 
 
-def time_shapes(model, shapes, repeats, vocab, rng):
-    """{shape: [wall seconds per repeat]}: rounds over a freshly shuffled list of all shapes."""
-    seconds = {shape: [] for shape in shapes}
-    order = list(shapes)
+def shape_samples(plans, lengths):
+    """{(batch size, padded length): the sample lengths of its first micro-batch}."""
+    samples = {}
+    for plan in plans:
+        for mb in (mb for step in plan for rank in step for mb in rank):
+            key = (len(mb), max(lengths[i] for i in mb))
+            samples.setdefault(key, [int(lengths[i]) for i in mb])
+    return samples
+
+
+def padded_batch(sample_lengths, vocab, rng):
+    """The batch training builds of samples of these lengths (random ids): calibrate's."""
+    rows = [{"input_ids": [rng.randrange(1, vocab) for _ in range(n)]} for n in sample_lengths]
+    return _batches.default_collate(rows, 0, torch)
+
+
+def time_shapes(model, samples, repeats, vocab, rng):
+    """{shape: [wall seconds per repeat]}: rounds over a freshly shuffled list of all shapes,
+    each shape's batch built once, untimed."""
+    built = {shape: padded_batch(n, vocab, rng) for shape, n in samples.items()}
+    seconds = {shape: [] for shape in samples}
+    order = list(samples)
     for _ in range(repeats):
         rng.shuffle(order)
-        for bs, length in order:
-            ids = torch.randint(1, vocab, (bs, length))
+        for shape in order:
             started = time.perf_counter()
-            model(input_ids=ids, labels=ids).loss.backward()
-            seconds[(bs, length)].append(time.perf_counter() - started)
+            model(**built[shape]).loss.backward()
+            seconds[shape].append(time.perf_counter() - started)
             model.zero_grad(set_to_none=True)
     return seconds
 
@@ -93,8 +124,10 @@ def compare(name, lengths, args, model, vocab, cost_model, rng):
     up_shapes, our_shapes = plan_shapes(up_plan, lengths), plan_shapes(ours, lengths)
     distinct = sorted({mb for plan in (up_shapes, our_shapes) for step in plan for rank in step
                        for mb in rank})
+    samples = shape_samples((up_plan, ours), lengths)
     started = time.perf_counter()
-    seconds = time_shapes(model, distinct, args.repeats, vocab, rng)
+    seconds = time_shapes(model, {shape: samples[shape] for shape in distinct}, args.repeats,
+                          vocab, rng)
     best = {shape: min(v) for shape, v in seconds.items()}
     spread = own_spread(seconds)
     up_steps = [step_time(s, best, args.sync) for s in up_shapes]
@@ -117,7 +150,8 @@ def markdown(results):
     lines = [f"# Same samples, measured: brs against upstream ({results['shape']}, "
              f"{results['threads']} thread, sync {results['sync']})", "",
              f"Command: `{results['command']}`", "",
-             f"Cost model: alpha {results['cost_model']['alpha']:.4g}, intercept "
+             f"Cost model ({results['calibration']} calibration): alpha "
+             f"{results['cost_model']['alpha']:.4g}, intercept "
              f"{results['cost_model']['intercept']:.4g}; load average {results['load_average']} "
              f"at start, {results['load_average_end']} at the end; torch {results['torch']}, "
              f"transformers {results['transformers']}.", "",
@@ -152,9 +186,11 @@ def main(argv=None):
         cost_model = brs.CostModel.load(args.cost_model)
     else:
         cost_model = brs.calibrate(model, [x for v in datasets.values() for x in v],
-                                   progress=False)
+                                   collate_fn=mask_free if args.calibration == "mask-free"
+                                   else None, progress=False)
     rng = random.Random(args.seed)
     results = {"command": " ".join([sys.executable, *sys.argv]), "shape": args.shape,
+               "calibration": "file" if args.cost_model else args.calibration,
                "threads": args.threads, "sync": args.sync, "repeats": args.repeats,
                "torch": torch.__version__, "transformers": transformers.__version__,
                "python": platform.python_version(), "allocator": allocator,

@@ -2,13 +2,18 @@
 
     BRS_LIBRARY=BUILD/libbrs/libbrs.so.1 PYTHONPATH=bindings/python \
         python bindings/python/benchmarks/cost_model_accuracy.py [-o result.json] [--held-out N]
+        [--batches training|mask-free]
 
 For a GPT-2-shaped and a Qwen2-shaped tiny decoder (2 layers, width 128, random weights), on
 one torch thread: the default calibration grid of a lognormal length distribution and N
 held-out shapes (batch sizes and lengths absent from the grid) are timed together, by
 calibrate's own timing (interleaved rounds, the fastest repeat of the thread's CPU time), the
 cost model is fitted to the grid's rows by calibrate's own fit, and CostModel.predict is
-compared with the held-out rows. Prints the median and 90th-percentile absolute relative
+compared with the held-out rows. Batches are calibrate's own (``--batches training``, the
+default: bs rows drawn from the length distribution, padded to L with an attention mask and
+labels -100 on padding, docs/calibration.md) or full rectangles without a mask
+(``--batches mask-free``, what calibration timed before), for comparison; held-out shapes are
+built the same way. Prints the median and 90th-percentile absolute relative
 errors, and the same for the per-length weight table cost = intercept + bs*w(L)
 (docs/calibration.md) fitted to the same grid, for comparison; writes everything, with the
 load average, as JSON. Timings depend on the machine and its load: nothing here is asserted.
@@ -79,7 +84,15 @@ def errors(predicted, measured):
             "max": float(rel.max())}
 
 
-def evaluate(name, held_out_count, rounds):
+def mask_free(rows):
+    """Full rows of the longest length, no attention mask: the batch calibration timed before
+    it took the training path."""
+    longest = max(len(r["input_ids"]) for r in rows)
+    ids = torch.tensor([(r["input_ids"] * longest)[:longest] for r in rows])
+    return {"input_ids": ids, "labels": ids}
+
+
+def evaluate(name, held_out_count, rounds, batches):
     """Calibrate on the default grid with the held-out shapes timed in the same interleaved
     rounds (so both see the same machine), fit on the grid rows only, predict the rest."""
     class_name, kwargs = TINY[name]
@@ -88,13 +101,16 @@ def evaluate(name, held_out_count, rounds):
     model = _shapes.build_model(getattr(transformers, class_name)(**kwargs)).train()
     device, lengths = torch.device("cpu"), dataset_lengths()
     started = time.perf_counter()
-    grid = calibration.grid.build(model, lengths, device, None, None)
+    grid = calibration.grid.build(_shapes.max_positions(model), lengths, device, None, None)
     shapes = held_out_shapes(grid, held_out_count)
     load_before = os.getloadavg()[0]
-    rows, clock = calibration.timing.measure(model,
-                                             sorted(grid + shapes, key=lambda s: s[0] * s[1]),
-                                             kwargs["vocab_size"], rounds, None,
-                                             _memory.PeakProbe(device), device, False, torch)
+    made = calibration.batches.Batches(lengths, kwargs["vocab_size"], 0,
+                                       mask_free if batches == "mask-free" else None, device,
+                                       torch)
+    train = calibration.timing.TrainingStep(model, None, None, torch)
+    rows, clock = calibration.timing.measure(sorted(grid + shapes, key=lambda s: s[0] * s[1]),
+                                             made, rounds, train, _memory.PeakProbe(device),
+                                             device, False, torch)
     fitted = [r for r in rows if (r["batch_size"], r["length"]) in set(grid)]
     held = [r for r in rows if (r["batch_size"], r["length"]) in set(shapes)]
     timing = calibration.record.timing_info(clock, rounds, rows, load_before,
@@ -104,7 +120,8 @@ def evaluate(name, held_out_count, rounds):
     bs = np.array([r["batch_size"] for r in held])
     length = np.array([r["length"] for r in held])
     table = weight_table_predictor(fitted)
-    return {"model": name, "alpha": cm.alpha, "intercept": cm.intercept,
+    return {"model": name, "batches": batches, "alpha": cm.alpha, "intercept": cm.intercept,
+            "first_shape_seconds": cm.first_shape_seconds,
             "seconds_per_unit": cm.seconds_per_unit, "r2": cm.r2,
             "worst_residual": cm.worst_residual, "grid_shapes": len(grid), "timing": cm.timing,
             "three_term": errors(cm.predict(bs, length), measured),
@@ -121,17 +138,22 @@ def main():
     parser.add_argument("--held-out", type=int, default=24)
     parser.add_argument("--rounds", type=int, default=calibration.run.DEFAULT_REPEATS)
     parser.add_argument("--models", default=",".join(TINY))
+    parser.add_argument("--batches", choices=("training", "mask-free"), default="training",
+                        help="calibrate's training-path batches, or the mask-free rectangles "
+                        "it timed before (for comparison)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     allocator = _memory.keep_freed_memory()  # as brs.calibrate does on CPU
     load_before = os.getloadavg()
-    results = [evaluate(name, args.held_out, args.rounds) for name in args.models.split(",")]
+    results = [evaluate(name, args.held_out, args.rounds, args.batches)
+               for name in args.models.split(",")]
     report = {"machine": platform.machine(), "cpus": len(os.sched_getaffinity(0)),
               "torch": torch.__version__, "allocator": allocator, "load_average_before": load_before,
               "load_average_after": os.getloadavg(), "results": results}
     for r in results:
         print(f"{r['model']:>11}: alpha {r['alpha']:.4g}, intercept {r['intercept']:.4g}, R^2 "
-              f"{r['r2']:.4f}, {r['grid_shapes']} grid shapes, {len(r['held_out'])} held out "
+              f"{r['r2']:.4f}, {r['grid_shapes']} grid shapes, {len(r['held_out'])} held out, "
+              f"{r['batches']} batches, first shape +{r['first_shape_seconds'] * 1e3:.2f} ms "
               f"({r['seconds']:.0f} s)")
         for form in ("three_term", "weight_table"):
             e = r[form]

@@ -428,3 +428,61 @@ def test_warnings_name_no_first_shape_cost_when_there_is_none(fake_clock):
         cm = brs.calibrate(MaskCostModel(fake_clock), LENGTHS, batch_sizes=[1, 2, 4],
                            seq_lens=[32, 100], repeats=1, memory_budget="1GiB", progress=False)
     assert cm.first_shape_seconds == 0.0
+
+
+# -- the command line and the integrations --------------------------------------------------------
+
+def test_the_cli_reads_the_lengths_before_the_model_and_refuses_a_small_budget(tmp_path):
+    out = tmp_path / "cost.json"
+    missing = known_cost.cli("--model", "no-such-shape", "--lengths", tmp_path / "absent",
+                             "-o", out)
+    assert missing.returncode == 2 and "lengths file" in missing.stderr
+    lengths = tmp_path / "l.txt"
+    lengths.write_text("10\n20\n30\n")
+    small = known_cost.cli("--model", "gpt2-tiny", "--lengths", lengths, "--memory-budget",
+                           "1KB", "-o", out)
+    assert small.returncode == 2 and "cannot hold the model" in small.stderr
+    assert len(small.stderr.strip().splitlines()) == 1 and not out.exists()
+
+
+class CountingCollator:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, rows):
+        self.calls += 1
+        return known_cost.pad(rows)
+
+
+def test_the_trainer_calibrates_with_its_collator_and_compute_loss(tmp_path, monkeypatch,
+                                                                    fake_clock):
+    transformers = pytest.importorskip("transformers")
+    from brs.integrations.transformers import BatchRebalanceTrainer
+
+    config = transformers.GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=96,
+                                     n_positions=64)
+    model = transformers.AutoModelForCausalLM.from_config(config)
+    lengths = [int(x) for x in np.random.default_rng(2).integers(4, 60, 64)]
+    args = transformers.TrainingArguments(output_dir=str(tmp_path / "run"), report_to="none",
+                                          use_cpu=True, remove_unused_columns=False,
+                                          disable_tqdm=True, save_strategy="no")
+    collator = CountingCollator()
+    trainer = BatchRebalanceTrainer(model=model, args=args, data_collator=collator,
+                                    train_dataset=known_cost.TokenRows(lengths))
+    losses = []
+    compute_loss = trainer.compute_loss
+
+    def timed_loss(model, inputs, *args, **kwargs):  # known seconds: the fit is exact
+        losses.append(tuple(inputs["input_ids"].shape))
+        fake_clock.now += known_seconds(*inputs["input_ids"].shape)
+        return compute_loss(model, inputs, *args, **kwargs)
+
+    monkeypatch.setattr(trainer, "compute_loss", timed_loss)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cm = trainer.calibrate_cost_model(batch_sizes=[1, 4, 16], seq_lens=[8, 24, 59],
+                                          repeats=1, memory_budget="1GiB", progress=False)
+    assert collator.calls == 9  # one batch per shape, built by the Trainer's collator
+    assert len(losses) == 9 * 3 + 1  # every run through compute_loss
+    assert trainer.rebalance_options.cost_model is cm
+    assert cm.alpha == pytest.approx(B / A, rel=1e-6) and cm.first_shape_seconds == 0.0

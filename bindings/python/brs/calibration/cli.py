@@ -50,7 +50,8 @@ def run(args):
     try:
         _calibrate(args)
     except (ValueError, TypeError) as exc:
-        print(f"python -m brs calibrate: {exc}", file=sys.stderr)
+        print(f"python -m brs calibrate: {str(exc).removeprefix('calibrate: ')}",
+              file=sys.stderr)
         raise SystemExit(USAGE_ERROR) from None
 
 
