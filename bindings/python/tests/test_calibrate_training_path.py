@@ -486,3 +486,60 @@ def test_the_trainer_calibrates_with_its_collator_and_compute_loss(tmp_path, mon
     assert len(losses) == 9 * 3 + 1  # every run through compute_loss
     assert trainer.rebalance_options.cost_model is cm
     assert cm.alpha == pytest.approx(B / A, rel=1e-6) and cm.first_shape_seconds == 0.0
+
+
+class Rows(torch.utils.data.Dataset):
+    def __len__(self):
+        return len(LENGTHS)
+
+    def __getitem__(self, i):
+        return {"input_ids": [1] * LENGTHS[i]}
+
+
+def rebalance_loader(collate, wrap=lambda sampler: sampler):
+    sampler = brs.BatchRebalanceSampler(LENGTHS, per_device_batch_size=4)
+    return torch.utils.data.DataLoader(Rows(), batch_sampler=wrap(sampler), collate_fn=collate)
+
+
+def test_an_accelerate_loop_calibrates_with_its_loader_and_loss(fake_clock):
+    pytest.importorskip("accelerate")
+    from brs.integrations.accelerate import calibrate_loader
+
+    collator, losses = CountingCollator(), []
+    model = MaskCostModel(fake_clock)
+
+    def loss_fn(model, batch):
+        losses.append(tuple(batch["input_ids"].shape))
+        return model(**batch).loss
+
+    cm = calibrate_loader(model, rebalance_loader(collator), forward=loss_fn,
+                          batch_sizes=[2, 4, 8], seq_lens=[40, 199], repeats=1,
+                          memory_budget="1GiB", progress=False)
+    assert collator.calls == 6 and len(losses) == 6 * 3 + 1
+    assert cm.alpha == pytest.approx(B / A, rel=1e-6)  # every batch padded: one mask cost
+
+
+def test_a_lightning_module_calibrates_with_its_training_step(fake_clock):
+    pytest.importorskip("lightning")
+    import lightning.pytorch as pl
+    from brs.integrations.lightning import RebalanceBatchSampler, calibrate_module
+
+    collator = CountingCollator()
+
+    class Module(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.inner, self.steps = MaskCostModel(fake_clock), 0
+
+        def train_dataloader(self):
+            return rebalance_loader(collator, RebalanceBatchSampler)
+
+        def training_step(self, batch, batch_idx):
+            self.steps += 1
+            return {"loss": self.inner(**batch).loss}
+
+    module = Module()
+    cm = calibrate_module(module, batch_sizes=[2, 4, 8], seq_lens=[40, 199], repeats=1,
+                          memory_budget="1GiB", progress=False)
+    assert collator.calls == 6 and module.steps == 6 * 3 + 1
+    assert cm.alpha == pytest.approx(B / A, rel=1e-6)
