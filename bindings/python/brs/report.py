@@ -56,6 +56,17 @@ class Strategy:
         return [[sum(mb.cost for mb in rank) for rank in plan.micro_batches]
                 for plan in self.plans]
 
+    @property
+    def shapes_per_rank(self):
+        """Distinct (batch size, padded tokens) pairs of the rank with most: the shapes a rank
+        runs (each new one can cost a compilation or a CUDA graph capture)."""
+        shapes = {}
+        for plan in self.plans:
+            for rank, micro_batches in enumerate(plan.micro_batches):
+                shapes.setdefault(rank, set()).update(
+                    (mb.num_samples, mb.padded_tokens) for mb in micro_batches)
+        return max((len(s) for s in shapes.values()), default=0)
+
     def padded_tokens(self):
         """Every micro-batch's padded tokens, in step, rank, micro-step order."""
         return [mb.padded_tokens for plan in self.plans for rank in plan.micro_batches
