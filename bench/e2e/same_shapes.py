@@ -12,12 +12,13 @@ batches with attention masks as docs/calibration.md describes, or `--calibration
 the full rectangles without a mask it timed before) under the sync model given. Every distinct
 micro-batch shape (batch size, padded length) of both plans is then trained (forward and
 backward) `--repeats` times, as training builds it (the samples of the first micro-batch of
-that shape, padded to the longest with an attention mask and labels -100 on padding), in rounds over the shuffled list of all shapes, so that a change
-of the machine's load slows every shape alike; each shape keeps its minimum, the estimator
-least moved by other work (interference only ever adds time). Step times follow from those
-shape times under the sync model brs planned for (bench/e2e/summary.py's definitions): brs's
-total against upstream's, and the steps where brs is measured slower by more than the timing's
-own spread (the median relative gap between a shape's two fastest repeats).
+that shape, padded to the longest with an attention mask and labels -100 on padding), in
+rounds over the shuffled list of all shapes, so that a change of the machine's load slows
+every shape alike; each shape keeps its minimum, the estimator least moved by other work
+(interference only ever adds time). Step times follow from those shape times under the sync
+model brs planned for (bench/e2e/summary.py's definitions): brs's total against upstream's,
+and the steps where brs is measured slower by more than the timing's own spread (the median
+relative gap between a shape's two fastest repeats).
 """
 
 import os

@@ -3,10 +3,10 @@
 CUDA: torch.cuda.max_memory_allocated (the caching allocator's peak of live tensors, the
 model's own included) of each shape, scaled to the allocator's reserved bytes by the overhead
 measured over the shuffled rounds (PeakProbe.reserved_record): a cap must hold in the bytes
-the pool takes from the device, not in the live ones. CPU: torch keeps no allocator statistics there, so the peak comes from
-its profiler's memory events (cpu_peak_bytes): the bytes torch allocated during the call above
-what was live before it, exact, and blind to other processes and to the C allocator's cached
-pages, which a resident-set probe is not.
+the pool takes from the device, not in the live ones. CPU: torch keeps no allocator
+statistics there, so the peak comes from its profiler's memory events (cpu_peak_bytes): the
+bytes torch allocated during the call above what was live before it, exact, and blind to
+other processes and to the C allocator's cached pages, which a resident-set probe is not.
 """
 
 import contextlib

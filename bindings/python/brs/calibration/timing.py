@@ -14,12 +14,12 @@ def measure(grid, batches, rounds, train, probe, device, progress, torch):
 
     ``batches(shape)`` is the collated batch of the shape and ``train`` a TrainingStep. One
     untimed call of the first shape builds what any shape needs (kernels, gradient buffers):
-    that shape's first run is then no first sight, and is not recorded. Round 0 runs the shapes smallest first, each once timed as its first run, once
-    untimed inside the memory probe, then once timed warm; later rounds run the whole grid in
-    a shuffled order, so a burst of load from another process lands on different shapes in
-    different rounds instead of on every repeat of one shape. The minimum is the estimator:
-    interference only ever adds time, so the fastest repeat is the least disturbed one
-    (docs/calibration.md).
+    that shape's first run is then no first sight, and is not recorded. Round 0 runs the
+    shapes smallest first, each once timed as its first run, once untimed inside the memory
+    probe, then once timed warm; later rounds run the whole grid in a shuffled order, so a
+    burst of load from another process lands on different shapes in different rounds instead
+    of on every repeat of one shape. The minimum is the estimator: interference only ever adds
+    time, so the fastest repeat is the least disturbed one (docs/calibration.md).
     """
     clock = Clock(device, torch, train.reset)
     for shape in grid:
