@@ -56,10 +56,13 @@ def _draw(comparison):
     FigureCanvasAgg(figure)
     axes = figure.subplots(2, len(strategies), sharey="row", squeeze=False)
     max_tokens = comparison.sampler.max_tokens
+    # seconds where the cost model knows how long a unit takes (a calibrated one)
+    seconds = getattr(comparison.sampler.cost_model, "seconds_per_unit", None)
     for column, strategy in enumerate(strategies):
-        _rank_costs(axes[0][column], strategy)
+        _rank_costs(axes[0][column], strategy, seconds)
         _padded_tokens(axes[1][column], strategy, max_tokens)
-        axes[0][column].set_title(f"{strategy.name}: cost per step and rank")
+        axes[0][column].set_title(f"{strategy.name}: {'seconds' if seconds else 'cost'} per "
+                                  "step and rank")
         axes[1][column].set_title(f"{strategy.name}: padded tokens per micro-batch "
                                   f"(peak {strategy.peak_padded_tokens:,})")
     s = comparison.sampler
@@ -68,8 +71,9 @@ def _draw(comparison):
     return figure
 
 
-def _rank_costs(ax, strategy):
-    per_rank = strategy.rank_costs()
+def _rank_costs(ax, strategy, seconds_per_unit):
+    scale = seconds_per_unit or 1.0
+    per_rank = [[cost * scale for cost in step] for step in strategy.rank_costs()]
     steps = range(len(per_rank))
     ranks = len(per_rank[0])
     if ranks <= _MAX_RANK_LINES:
@@ -79,9 +83,11 @@ def _rank_costs(ax, strategy):
         ax.fill_between(steps, [min(step) for step in per_rank], [max(step) for step in per_rank],
                         alpha=0.3, label="min-max over ranks")
         ax.plot(steps, [sum(step) / ranks for step in per_rank], linewidth=0.8, label="mean")
-    ax.plot(steps, strategy.lower_bounds, "k--", linewidth=0.8, label="lower bound")
+    ax.plot(steps, [bound * scale for bound in strategy.lower_bounds], "k--", linewidth=0.8,
+            label="lower bound")
     ax.set_xlabel("step")
-    ax.set_ylabel("cost (sum over micro-steps)")
+    ax.set_ylabel("seconds (sum over micro-steps)" if seconds_per_unit
+                  else "cost (sum over micro-steps)")
     ax.legend(loc="upper right", fontsize="small")
 
 

@@ -196,3 +196,22 @@ def test_a_figure_failing_mid_write_leaves_neither_a_partial_file_nor_a_temporar
     assert "No space left on device" in capsys.readouterr().err
     assert target.read_bytes() == b"the previous figure", "the old figure must survive"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["good", "old.png"]
+
+
+def test_the_plot_speaks_seconds_with_a_calibrated_model():
+    pytest.importorskip("matplotlib")
+    from brs import CostModel, _plot
+
+    lengths = read_lengths("gsm8k_train.lengths")[:400]
+    calibrated = CostModel(0.001, 20.0, source="calibrated", seconds_per_unit=2e-6)
+    for model, unit in ((None, "cost"), (calibrated, "seconds")):
+        sampler = BatchRebalanceSampler(lengths, per_device_batch_size=8, dp_size=2, rank=0,
+                                        cost_model=model)
+        figure = _plot._draw(report.compare(sampler))
+        label = figure.axes[0].get_ylabel()
+        assert label.startswith(unit), label
+        if model is not None:  # the costs are drawn in seconds
+            drawn = max(max(line.get_ydata()) for line in figure.axes[0].get_lines())
+            costs = max(max(step) for step in report.compare(sampler).strategies[
+                "balanced"].rank_costs())
+            assert drawn <= costs * 2e-6 * 1.0001

@@ -29,8 +29,8 @@ def register(commands):
     p.add_argument("--dtype", choices=_DTYPES, default=None,
                    help="default: bfloat16 on CUDA, float32 on CPU")
     p.add_argument("--memory-budget", default=None, metavar="SIZE",
-                   help="e.g. 70GiB (default: free CUDA memory minus a margin; on CPU half of "
-                   "MemAvailable)")
+                   help="e.g. 70GiB (default: free CUDA memory minus a margin; on CPU no cap "
+                   "unless given)")
     p.add_argument("--batch-sizes", default=None, metavar="LIST", help="e.g. 1,2,4,8")
     p.add_argument("--seq-lens", default=None, metavar="LIST",
                    help="e.g. 64,256,1024 (default: quantiles of the lengths)")

@@ -18,9 +18,6 @@ import sys
 _UNITS = {"": 1, "b": 1, "k": 2**10, "kib": 2**10, "kb": 10**3, "m": 2**20, "mib": 2**20,
           "mb": 10**6, "g": 2**30, "gib": 2**30, "gb": 10**9, "t": 2**40, "tib": 2**40,
           "tb": 10**12}
-#: On CPU the default budget is this fraction of MemAvailable (the rest is the OS's and other
-#: processes').
-CPU_BUDGET_FRACTION = 0.5
 #: On CUDA the default budget is the free memory (plus what torch already holds) minus this
 #: margin, for the CUDA context, fragmentation and what the optimizer allocates later.
 CUDA_MARGIN_FRACTION = 0.05
@@ -57,10 +54,9 @@ def default_budget(device):
         held = torch.cuda.memory_reserved(device)
         return free + held - margin, (f"free CUDA memory + torch's reserved pool - "
                                       f"{margin / 2**30:.1f} GiB margin")
-    available = _meminfo_bytes("MemAvailable")
-    if available is None:
-        return None, "no MemAvailable in /proc/meminfo"
-    return int(CPU_BUDGET_FRACTION * available), (f"{CPU_BUDGET_FRACTION:.0%} of MemAvailable")
+    # A CPU run shares its RAM with everything else on the machine, and a cap derived from it
+    # would bind plans (brs compare, the sampler) that the user never limited: none by default.
+    return None, "no cap on CPU unless memory_budget is given"
 
 
 # glibc's mallopt parameters (malloc.h)
@@ -87,17 +83,6 @@ def keep_freed_memory():
         return None
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     return KEPT_FREED_MEMORY if all(mallopt(k, v) == 1 for k, v in _KEEP) else None
-
-
-def _meminfo_bytes(field):
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 class PeakProbe:

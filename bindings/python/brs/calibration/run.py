@@ -28,7 +28,7 @@ def calibrate(model, lengths_or_dataset, *, collate_fn=None, forward=None, devic
     10/30/50/70/90/100th percentiles). repeats: timed warm rounds over the grid; each shape
     keeps its fastest, and its first run is timed apart (CostModel.first_shape_seconds).
     memory_budget: bytes or e.g. "70GiB" (default: free CUDA memory minus a margin; on CPU
-    half of MemAvailable). optimizer: None (not timed), a torch.optim.Optimizer over the
+    no cap unless one is given). optimizer: None (not timed), a torch.optim.Optimizer over the
     model's parameters, or a callable params -> optimizer; its step changes the weights.
     progress: a tqdm bar if tqdm is installed, else one line a shape.
     Checks the lengths, the grid and the budget against the model's own memory, in that
