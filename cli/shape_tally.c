@@ -51,6 +51,7 @@ static int compare_triples(const void *a, const void *b)
 uint64_t shape_tally_finish(shape_tally *tally)
 {
     size_t n = tally->count / 3;
+    if (n == 0) return 0; /* nothing planned (a cap brs cannot keep): no entries to sort */
     qsort(tally->entries, n, 3 * sizeof(uint64_t), compare_triples);
     uint64_t most = 0, current = 0;
     for (size_t i = 0; i < n; i++) {

@@ -224,7 +224,7 @@ def test_lightning_callback_resolves_before_it_loads_a_checkpoint(caplog):
         train_dataloader=DataLoader(TokenDataset(scaled_lengths(64)), collate_fn=pad_collate,
                                     batch_sampler=RebalanceBatchSampler(planned)),
         accumulate_grad_batches=2, distributed_sampler_kwargs={"num_replicas": 2, "rank": 0},
-        strategy=lightning_setup("DDPStrategy"))
+        strategy=lightning_setup("DDPStrategy"), max_epochs=1, max_steps=-1)
     callback = RebalanceCallback(metrics=False)
     callback.load_state_dict({"sampler": sampler(sync=STEP).state_dict(consumed=2)})
     with caplog.at_level(logging.INFO, logger="brs"):
