@@ -271,7 +271,7 @@ static int packs_within(brs_plan *p, const brs_sampler *s, uint64_t cap)
 {
     struct brs_cost_model model = brs_plan_cost_model(s);
     struct brs_padding padding = brs_sampler_padding(s);
-    model.max_tokens = brs_padding_limit(&padding, cap);
+    model.max_tokens = brs_padding_row_limit(&padding, cap);
     if (model.max_tokens == 0) return 0;
     struct brs_split split = {.starts = p->starts, .group_of = p->group_of,
                               .costs = p->group_cost};
@@ -353,9 +353,8 @@ struct brs_cost_model brs_plan_cost_model(const brs_sampler *s)
      * then may not exceed the longest the padding admits (the last bucket,
      * when there is no cap). */
     struct brs_padding padding = brs_sampler_padding(s);
-    if (s->config.packed && !brs_padding_is_identity(&padding) &&
-        (model.max_tokens != 0 || padding.bucket_count != 0))
-        model.max_tokens = brs_padding_limit(&padding, model.max_tokens);
+    if (s->config.packed && (model.max_tokens != 0 || padding.bucket_count != 0))
+        model.max_tokens = brs_padding_row_limit(&padding, model.max_tokens);
     return model;
 }
 

@@ -29,17 +29,28 @@ uint64_t brs_padding_apply(const struct brs_padding *padding, uint64_t length)
     return b < padding->bucket_count ? padding->buckets[b] : 0;
 }
 
-uint64_t brs_padding_limit(const struct brs_padding *padding, uint64_t cap)
+/* The largest length whose padded length is at most `top`. */
+static uint64_t limit_below(const struct brs_padding *padding, uint64_t top)
 {
-    /* A padded length must still be a 32-bit length for the planner. */
-    uint64_t top = cap != 0 && cap < UINT32_MAX ? cap : UINT32_MAX;
     if (padding->bucket_count > 0) {
         /* pad(L) <= bucket b exactly when L rounded up is <= b */
-        size_t b = bucket_at_least(padding, top + 1);
+        uint32_t last = padding->buckets[padding->bucket_count - 1];
+        size_t b = top >= last ? padding->bucket_count : bucket_at_least(padding, top + 1);
         if (b == 0) return 0;
         top = padding->buckets[b - 1];
     }
     return top / padding->multiple * padding->multiple;
+}
+
+uint64_t brs_padding_limit(const struct brs_padding *padding, uint64_t cap)
+{
+    /* A padded sample length must still be a 32-bit length for the planner. */
+    return limit_below(padding, cap != 0 && cap < UINT32_MAX ? cap : UINT32_MAX);
+}
+
+uint64_t brs_padding_row_limit(const struct brs_padding *padding, uint64_t cap)
+{
+    return limit_below(padding, cap != 0 ? cap : UINT64_MAX);
 }
 
 void brs_padding_apply_all(uint32_t *out, const uint32_t *lengths, size_t n,

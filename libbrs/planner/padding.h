@@ -33,6 +33,11 @@ uint64_t brs_padding_apply(const struct brs_padding *padding, uint64_t length);
  * only the last bucket and 32 bits bound it); 0 when none is. */
 uint64_t brs_padding_limit(const struct brs_padding *padding, uint64_t cap);
 
+/* The largest packed row total whose padded total is at most `cap` (0: no
+ * cap, then only the last bucket bounds it): a row is a sum of lengths, not
+ * bound to 32 bits. */
+uint64_t brs_padding_row_limit(const struct brs_padding *padding, uint64_t cap);
+
 /* out[i] = the padded length of lengths[i], for n lengths that the limit of
  * the padding (brs_padding_limit with no cap) admits. */
 void brs_padding_apply_all(uint32_t *out, const uint32_t *lengths, size_t n,

@@ -381,6 +381,31 @@ static void test_packed_row_rounded(void)
     free(lengths);
 }
 
+/* A packed row is a sum of lengths, wider than 32 bits: a cap above 2^32
+ * still holds rows above 2^32 once rounded. */
+static void test_packed_rows_above_32_bits(void)
+{
+    static const uint32_t lengths[] = {3000000000u, 2900000000u, 2000000000u, 1900000000u};
+    bt_config c = bt_config_default(lengths, 4);
+    c.batch_size = 2;
+    c.dp_size = 2;
+    c.packed = 1;
+    c.alpha = 0.0;
+    c.max_tokens = 5000000000;
+    brs_sampler *s = sampler_with_padding(&c, 128);
+    brs_plan *p;
+    CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
+    BT_ASSERT(brs_plan_compute(p, s, 0, 0) == BRS_OK);
+    for (int64_t rank = 0; rank < 2; rank++) {
+        uint64_t padded, real;
+        double cost;
+        BT_ASSERT(brs_plan_micro_batch_stats(&padded, &real, &cost, p, rank, 0) == BRS_OK);
+        BT_ASSERT(real > UINT32_MAX && padded == round_up(real, 128) && padded <= 5000000000u);
+    }
+    brs_plan_free(p);
+    brs_sampler_free(s);
+}
+
 /* The least cap the epoch check names plans every step of the epoch with
  * padding, and one token less does not. */
 static void test_epoch_check_names_a_cap_that_plans(void)
@@ -422,6 +447,7 @@ int main(int argc, char **argv)
         {"shapes are the plans' shapes", test_shapes_are_the_plans_shapes},
         {"shapes errors", test_shapes_errors},
         {"packed row rounded", test_packed_row_rounded},
+        {"packed rows above 32 bits", test_packed_rows_above_32_bits},
         {"epoch check names a cap that plans", test_epoch_check_names_a_cap_that_plans},
         {NULL, NULL},
     };
