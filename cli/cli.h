@@ -420,6 +420,18 @@ void planning_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch
 int64_t planning_get_int(const brs_plan *plan, brs_plan_key key);
 double planning_get_double(const brs_plan *plan, brs_plan_key key);
 
+/* One micro-batch of the computed plan: its indices and what it weighs. */
+typedef struct micro_batch {
+    const uint64_t *indices; /* the plan's; valid until it is computed again */
+    size_t count;
+    uint64_t padded_tokens, real_tokens;
+    double cost;
+} micro_batch;
+
+/* The micro-batch of (rank, micro); reading a computed plan cannot fail
+ * but through the system, so a failure exits 1. */
+micro_batch planning_micro_batch(const brs_plan *plan, int64_t rank, int64_t micro);
+
 /*
  * sampler.c: which steps and ranks a command covers (--step, --rank).
  */

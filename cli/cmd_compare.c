@@ -26,15 +26,8 @@ static uint64_t count_over_cap(const brs_plan *plan, uint64_t max_tokens)
     int64_t grad_accum = planning_get_int(plan, BRS_PLAN_GRAD_ACCUM);
     uint64_t over = 0;
     for (int64_t rank = 0; rank < dp_size; rank++)
-        for (int64_t micro = 0; micro < grad_accum; micro++) {
-            uint64_t padded, real;
-            double cost;
-            brs_status status =
-                brs_plan_micro_batch_stats(&padded, &real, &cost, plan, rank, micro);
-            if (status != BRS_OK)
-                cli_library_error(status, "reading a micro-batch", brs_plan_last_error(plan));
-            over += padded > max_tokens;
-        }
+        for (int64_t micro = 0; micro < grad_accum; micro++)
+            over += planning_micro_batch(plan, rank, micro).padded_tokens > max_tokens;
     return over;
 }
 

@@ -11,23 +11,14 @@
 static void print_micro_batch(FILE *out, const brs_plan *plan, uint64_t epoch, uint64_t step,
                               int64_t rank, int64_t micro)
 {
-    const uint64_t *indices;
-    size_t count;
-    uint64_t padded_tokens, real_tokens;
-    double cost;
-    brs_status status = brs_plan_micro_batch(&indices, &count, plan, rank, micro);
-    if (status == BRS_OK)
-        status = brs_plan_micro_batch_stats(&padded_tokens, &real_tokens, &cost, plan, rank, micro);
-    if (status != BRS_OK)
-        cli_failure("reading micro-batch (rank %" PRId64 ", micro %" PRId64 "): %s", rank, micro,
-                    brs_plan_last_error(plan));
+    micro_batch mb = planning_micro_batch(plan, rank, micro);
     fprintf(out, "{\"epoch\":%" PRIu64 ",\"step\":%" PRIu64 ",\"rank\":%" PRId64
                  ",\"micro\":%" PRId64 ",\"indices\":[",
             epoch, step, rank, micro);
-    for (size_t i = 0; i < count; i++)
-        fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, indices[i]);
-    fprintf(out, "],\"padded_tokens\":%" PRIu64 ",\"cost\":", padded_tokens);
-    json_print_double(out, cost);
+    for (size_t i = 0; i < mb.count; i++)
+        fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, mb.indices[i]);
+    fprintf(out, "],\"padded_tokens\":%" PRIu64 ",\"cost\":", mb.padded_tokens);
+    json_print_double(out, mb.cost);
     fputs("}\n", out);
 }
 

@@ -446,43 +446,23 @@ static int read_max_tokens(reading *r, int64_t *out, int *present)
     return 0;
 }
 
-/* seconds_per_unit: a number > 0, or null or absent (a model that was not
- * calibrated has no time scale: *out stays 0). */
-static int read_seconds_per_unit(reading *r, double *out)
+/* An optional number of seconds: absent or null leaves *out 0 (a model
+ * that was not calibrated has no time scale; a first run not measured);
+ * else a finite number above `rule`'s bound, which the message states. */
+static int read_seconds(reading *r, int key, double *out, int zero_allowed, const char *rule)
 {
     *out = 0.0;
-    if (absent(r, KEY_SECONDS_PER_UNIT))
+    if (absent(r, key))
         return 0;
     double value;
-    int status = read_double(r, KEY_SECONDS_PER_UNIT, &value);
+    int status = read_double(r, key, &value);
     if (status != 0)
         return status;
-    if (!(value > 0.0)) {
+    if (zero_allowed ? !(value >= 0.0) : !(value > 0.0)) {
         char text[128];
-        value_text(text, sizeof text, &r->members[KEY_SECONDS_PER_UNIT]);
-        return bad(r, "key \"seconds_per_unit\" is %s, out of range: it must be a finite number "
-                      "above 0, or null when the model was not calibrated", text);
-    }
-    *out = value;
-    return 0;
-}
-
-/* first_shape_seconds: a number >= 0, or null or absent (not measured:
- * *out stays 0). */
-static int read_first_shape_seconds(reading *r, double *out)
-{
-    *out = 0.0;
-    if (absent(r, KEY_FIRST_SHAPE_SECONDS))
-        return 0;
-    double value;
-    int status = read_double(r, KEY_FIRST_SHAPE_SECONDS, &value);
-    if (status != 0)
-        return status;
-    if (!(value >= 0.0)) {
-        char text[128];
-        value_text(text, sizeof text, &r->members[KEY_FIRST_SHAPE_SECONDS]);
-        return bad(r, "key \"first_shape_seconds\" is %s, out of range: it must be a finite "
-                      "number >= 0, or null", text);
+        value_text(text, sizeof text, &r->members[key]);
+        return bad(r, "key \"%s\" is %s, out of range: it must be %s", key_names[key], text,
+                   rule);
     }
     *out = value;
     return 0;
@@ -544,9 +524,12 @@ static int take_settings(cli_config *config, reading *r)
     if (status == 0)
         status = read_max_tokens(r, &max_tokens, &has_max_tokens);
     if (status == 0)
-        status = read_seconds_per_unit(r, &config->seconds_per_unit);
+        status = read_seconds(r, KEY_SECONDS_PER_UNIT, &config->seconds_per_unit, 0,
+                              "a finite number above 0, or null when the model was not "
+                              "calibrated");
     if (status == 0)
-        status = read_first_shape_seconds(r, &config->first_shape_seconds);
+        status = read_seconds(r, KEY_FIRST_SHAPE_SECONDS, &config->first_shape_seconds, 1,
+                              "a finite number >= 0, or null");
     if (status == 0)
         status = check_record(r);
     if (status != 0)

@@ -188,6 +188,19 @@ int64_t planning_get_int(const brs_plan *plan, brs_plan_key key)
     return value;
 }
 
+micro_batch planning_micro_batch(const brs_plan *plan, int64_t rank, int64_t micro)
+{
+    micro_batch mb;
+    brs_status status = brs_plan_micro_batch(&mb.indices, &mb.count, plan, rank, micro);
+    if (status == BRS_OK)
+        status = brs_plan_micro_batch_stats(&mb.padded_tokens, &mb.real_tokens, &mb.cost, plan,
+                                            rank, micro);
+    if (status != BRS_OK)
+        cli_failure("reading micro-batch (rank %" PRId64 ", micro %" PRId64 "): %s", rank, micro,
+                    brs_plan_last_error(plan));
+    return mb;
+}
+
 double planning_get_double(const brs_plan *plan, brs_plan_key key)
 {
     double value;

@@ -27,16 +27,8 @@ void shape_tally_add_plan(shape_tally *tally, const brs_plan *plan)
     int64_t grad_accum = planning_get_int(plan, BRS_PLAN_GRAD_ACCUM);
     for (int64_t rank = 0; rank < dp_size; rank++)
         for (int64_t micro = 0; micro < grad_accum; micro++) {
-            const uint64_t *indices;
-            size_t size;
-            uint64_t padded, real;
-            double cost;
-            brs_status status = brs_plan_micro_batch(&indices, &size, plan, rank, micro);
-            if (status == BRS_OK)
-                status = brs_plan_micro_batch_stats(&padded, &real, &cost, plan, rank, micro);
-            if (status != BRS_OK)
-                cli_library_error(status, "reading a micro-batch", brs_plan_last_error(plan));
-            push(tally, (uint64_t)rank, size, padded);
+            micro_batch mb = planning_micro_batch(plan, rank, micro);
+            push(tally, (uint64_t)rank, mb.count, mb.padded_tokens);
         }
 }
 
