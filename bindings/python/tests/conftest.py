@@ -52,3 +52,14 @@ def job_env(monkeypatch):
     monkeypatch.setitem(sys.modules, "accelerate.state", stub)
     monkeypatch.setattr(distributed, "_torch_dist", lambda: None)
     return monkeypatch
+
+
+@pytest.fixture
+def one_thread():
+    """torch on one thread for the test (timing tests), restored after."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -189,14 +189,6 @@ def busy_machine():
             proc.wait()
 
 
-@pytest.fixture
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def test_calibrate_recovers_a_known_cost_next_to_busy_processes(busy_machine, one_thread):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # busy, by design

@@ -194,14 +194,6 @@ class FirstShapeModel(torch.nn.Module):
         return self.weight.sum()
 
 
-@pytest.fixture
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def test_first_runs_are_priced_apart_and_kept_out_of_the_fit(one_thread, tmp_path, monkeypatch):
     monkeypatch.setattr(timing_record, "load_average", lambda: 0.0)  # busy or not: same result
     with pytest.warns(UserWarning, match="first run of a new") as caught:
