@@ -7,7 +7,8 @@ the message names the cap that works for the whole run as well as each failing e
 
 Packed mode: the library's one-pass check does not cover it (a packed cap is bin packing, which
 only planning a step settles), so every step of every epoch is planned here instead; the error
-then names the first step that fails and the library's advice, without a least cap.
+then names the first step that fails and, in the library's message, the least max_tokens with
+which that step plans (found by planning), not one for the whole run.
 """
 
 from . import _native as n
