@@ -4,7 +4,7 @@ from pathlib import Path
 
 from . import stats
 from .quality import PACKED, Case
-from .speed import ISSUE2, TYPICAL, Point
+from .speed import TARGET_POINTS, TYPICAL, Point
 
 
 def table(header: list[str], rows: list[list]) -> str:
@@ -27,7 +27,7 @@ def summary(cases: list[Case], points: list[Point], command: str) -> str:
         p = typical[0]
         text.append(f"\nbrs through Python at {p.dp}x{p.ga}x{p.B // p.K}: {p.py_iter_ns_step / p.ga / 1e3:.1f} us "
                     f"per micro-batch yielded (C planning {p.c_ns_step / p.ga / 1e3:.1f} us of it).")
-    c_rows = [p for p in points if (p.B, p.K) in ISSUE2]
+    c_rows = [p for p in points if (p.B, p.K) in TARGET_POINTS]
     if c_rows:
         text.append("\nbrs planning time per sample (C, sort included): " + ", ".join(
             f"B={p.B:,}/K={p.K:,} {p.dist} {p.c_ns_sample:.1f} ns"
@@ -88,9 +88,9 @@ QUALITY_HEADER = ["dp x ga x P", "steps", "sampler", "peak padded tokens", "padd
                   "planning ms/step (Python)"]
 
 
-def _issue2(points: list[Point]) -> str:
+def _target_points(points: list[Point]) -> str:
     rows = []
-    for b, k in ISSUE2:
+    for b, k in TARGET_POINTS:
         for p in points:
             if (p.B, p.K) == (b, k):
                 rows.append([f"B={b:,} / K={k:,}", p.dist, f"{p.n:,}", f"{p.c_ns_sample:.2f}", _fmt_ms(p.c_ns_step),
@@ -118,7 +118,7 @@ def write(out: Path, *, cases: list[Case], points: list[Point], sweep: list[Poin
                             for t in stats.targets(cases, points)] if cases and points else []))
     parts += ["", "## Notes", ""] + [f"- {n}" for n in notes]
     if points:
-        parts += ["", "## Planning time per sample, issue 2's configurations", "", _issue2(points), "",
+        parts += ["", "## Planning time per sample at the target points", "", _target_points(points), "",
                   "## Planning speed and scale", "",
                   "Times are the fastest of several repetitions (medians in results.json). Dataset "
                   "size N = steps x B, drawn by plan_speed (uniform: U[1,4096]; longtail: "

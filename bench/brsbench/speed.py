@@ -26,7 +26,7 @@ LAYOUT = {4: (2, 2), 16: (8, 2), 64: (64, 1), 1024: (64, 16), 4096: (256, 16),
           16384: (1024, 16), 100000: (6250, 16)}
 GRID_K = [4, 64, 1024, 16384]
 GRID_B = [4096, 16384, 65536, 262144, 1048576]
-ISSUE2 = [(4096, 64), (65536, 4096), (1000000, 100000)]  # the planning-speed targets of bench/README.md
+TARGET_POINTS = [(4096, 64), (65536, 4096), (1000000, 100000)]  # the planning-speed targets of bench/README.md
 TYPICAL = (128, 16)  # 8x2x8: where the Python per-micro-batch overhead matters most
 STEP_SYNC = (4096, 1024, 15.0)  # B, K and the ms a step brs may plan in under per-step sync
 UPSTREAM_SEED = 42
@@ -201,7 +201,7 @@ def points(quick: bool) -> list[Point]:
         for b in GRID_B:
             if b >= k:
                 add(b, k, "uniform")
-    for b, k in ISSUE2 + [STEP_SYNC[:2]]:
+    for b, k in TARGET_POINTS + [STEP_SYNC[:2]]:
         for dist in ("uniform", "longtail"):
             add(b, k, dist)
     add(*TYPICAL, "uniform")

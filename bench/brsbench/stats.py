@@ -1,11 +1,11 @@
-"""Headline numbers derived from the raw results: the summary table and the issue-6 targets."""
+"""Headline numbers derived from the raw results: the summary table and the targets of bench/README.md."""
 
 import math
 from dataclasses import dataclass
 
 from .metrics import steps_worse
 from .quality import Case
-from .speed import ISSUE2, STEP_SYNC, Point
+from .speed import STEP_SYNC, TARGET_POINTS, Point
 
 
 def geomean(xs: list[float]) -> float:
@@ -146,10 +146,10 @@ def targets(cases: list[Case], points: list[Point]) -> list[Target]:
                           f"{sum(1 for p in points if p.K >= 64 and not p.ratio)} upstream configs skipped",
                           worst.ratio >= 100))
     out += _step_sync_speed(points)
-    at_64 = [p for p in points if (p.B, p.K) == ISSUE2[0]]
+    at_64 = [p for p in points if (p.B, p.K) == TARGET_POINTS[0]]
     if at_64:
-        out.append(Target(f"planning under 10 ns per sample at B = {ISSUE2[0][0]}, K = {ISSUE2[0][1]} "
-                          f"(C, sort included)",
+        b, k = TARGET_POINTS[0]
+        out.append(Target(f"planning under 10 ns per sample at B = {b}, K = {k} (C, sort included)",
                           ", ".join(f"{p.dist} {p.c_ns_sample:.1f} ns/sample" for p in at_64),
                           max(p.c_ns_sample for p in at_64) < 10))
     small = [p for p in points if p.K <= 4096]
@@ -158,7 +158,7 @@ def targets(cases: list[Case], points: list[Point]) -> list[Target]:
                       f"max {worst.c_ns_sample:.1f} ns/sample (B={worst.B}, K={worst.K}, {worst.dist}); "
                       f"median {sorted(p.c_ns_sample for p in small)[len(small) // 2]:.1f}",
                       worst.c_ns_sample < 10))
-    big = [p for p in points if (p.B, p.K) == ISSUE2[-1]]
+    big = [p for p in points if (p.B, p.K) == TARGET_POINTS[-1]]
     if big:
         ms = max(p.c_ns_step for p in big) / 1e6
         out.append(Target("1e6 samples per step well under 50 ms at K = 1e5",
