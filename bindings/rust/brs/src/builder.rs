@@ -1,29 +1,22 @@
 //! SamplerBuilder: the options of a sampler, applied when it is built.
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::options::{self, OptionValue, Value};
 use crate::sampler::Sampler;
 use brs_sys as sys;
+use std::collections::BTreeMap;
 
-/// The configuration of a [`Sampler`]. An option left unset keeps the
-/// library's default (brs.h documents each): per_device_batch_size 8,
-/// grad_accum 1, dp_size 1, rank 0, seed 0, shuffle on, drop_last on,
-/// alpha 0.001, intercept 0, no max_tokens cap, padded mode,
-/// pad_to_multiple_of 1, no length buckets.
+/// The configuration of a [`Sampler`]: any option of the library's table
+/// ([`options()`](crate::options())), set by its one name with
+/// [`option`](Self::option) or by a typed method. An option left unset keeps
+/// the library's default (brs.h documents each; [`crate::option`] reads it).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SamplerBuilder {
-    per_device_batch_size: Option<u64>,
-    grad_accum: Option<u64>,
-    dp_size: Option<u64>,
-    rank: Option<u64>,
-    seed: Option<u64>,
-    shuffle: Option<bool>,
-    drop_last: Option<bool>,
-    alpha: Option<f64>,
-    intercept: Option<f64>,
-    max_tokens: Option<u64>,
-    packed: Option<bool>,
-    pad_to_multiple_of: Option<u64>,
+    /// By the option's name; the library checks each value when it is built.
+    options: BTreeMap<String, Value>,
     length_buckets: Option<Vec<u32>>,
+    /// `max_tokens(Some(0))`, refused at build: None is this API's "no cap".
+    zero_cap: bool,
 }
 
 impl SamplerBuilder {
@@ -31,71 +24,81 @@ impl SamplerBuilder {
         SamplerBuilder::default()
     }
 
-    /// P, the AVERAGE number of samples per micro-batch (B = P * dp_size * grad_accum).
-    pub fn per_device_batch_size(mut self, samples: u64) -> Self {
-        self.per_device_batch_size = Some(samples);
+    /// Sets the option `name` of the library's table, e.g.
+    /// `.option("sync", "step")`, `.option("alpha", 0.002)`,
+    /// `.option("shuffle", false)`. An integer option takes an integer (a
+    /// bool is 1 or 0) or, when its values are named (strategy, sync), the
+    /// name; a double option takes a number. The name, the type and the
+    /// bounds are checked when the sampler is built: an unknown name is
+    /// `Unsupported`, a value of the wrong kind `InvalidArgument`, one
+    /// outside the bounds `OutOfRange`.
+    pub fn option(mut self, name: &str, value: impl Into<Value>) -> Self {
+        self.options.insert(name.to_owned(), value.into());
         self
+    }
+
+    /// P, the AVERAGE number of samples per micro-batch (B = P * dp_size *
+    /// grad_accum): the library's `batch_size`.
+    pub fn per_device_batch_size(self, samples: u64) -> Self {
+        self.option("batch_size", samples)
     }
 
     /// G, micro-batches per rank per optimizer step.
-    pub fn grad_accum(mut self, micro_steps: u64) -> Self {
-        self.grad_accum = Some(micro_steps);
-        self
+    pub fn grad_accum(self, micro_steps: u64) -> Self {
+        self.option("grad_accum", micro_steps)
     }
 
     /// R, the number of data-parallel ranks.
-    pub fn dp_size(mut self, ranks: u64) -> Self {
-        self.dp_size = Some(ranks);
-        self
+    pub fn dp_size(self, ranks: u64) -> Self {
+        self.option("dp_size", ranks)
     }
 
     /// This rank, 0 <= rank < dp_size: the one the micro-batch iterator yields.
-    pub fn rank(mut self, rank: u64) -> Self {
-        self.rank = Some(rank);
-        self
+    pub fn rank(self, rank: u64) -> Self {
+        self.option("rank", rank)
     }
 
     /// The shuffle seed, 0 ..= i64::MAX.
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = Some(seed);
-        self
+    pub fn seed(self, seed: u64) -> Self {
+        self.option("seed", seed)
     }
 
     /// Draw each epoch from a seeded permutation (true) or in index order.
-    pub fn shuffle(mut self, shuffle: bool) -> Self {
-        self.shuffle = Some(shuffle);
-        self
+    pub fn shuffle(self, shuffle: bool) -> Self {
+        self.option("shuffle", shuffle)
     }
 
     /// Drop the incomplete last step (true) or keep it, topped up to K samples.
-    pub fn drop_last(mut self, drop_last: bool) -> Self {
-        self.drop_last = Some(drop_last);
-        self
+    pub fn drop_last(self, drop_last: bool) -> Self {
+        self.option("drop_last", drop_last)
     }
 
     /// The quadratic (attention) term of the cost, 0 ..= 1000.
-    pub fn alpha(mut self, alpha: f64) -> Self {
-        self.alpha = Some(alpha);
-        self
+    pub fn alpha(self, alpha: f64) -> Self {
+        self.option("alpha", alpha)
     }
 
     /// The fixed cost of one micro-batch, 0 ..= 1e12.
-    pub fn intercept(mut self, intercept: f64) -> Self {
-        self.intercept = Some(intercept);
-        self
+    pub fn intercept(self, intercept: f64) -> Self {
+        self.option("intercept", intercept)
     }
 
     /// A hard cap on the padded tokens (bs * longest) of one micro-batch, or
     /// on its tokens in packed mode; None for no cap.
     pub fn max_tokens(mut self, cap: Option<u64>) -> Self {
-        self.max_tokens = cap;
-        self
+        self.zero_cap = cap == Some(0);
+        match cap {
+            Some(cap) => self.option("max_tokens", cap),
+            None => {
+                self.options.remove("max_tokens");
+                self
+            }
+        }
     }
 
     /// Packed mode (varlen attention, no padding) instead of padded.
-    pub fn packed(mut self, packed: bool) -> Self {
-        self.packed = Some(packed);
-        self
+    pub fn packed(self, packed: bool) -> Self {
+        self.option("packed", packed)
     }
 
     /// The padded length of a micro-batch rounded up to a multiple of this,
@@ -103,9 +106,8 @@ impl SamplerBuilder {
     /// length bucket, if any): its cost, max_tokens and padded tokens are
     /// those of the rounded length. In packed mode the micro-batch's one
     /// row is rounded so. 1 rounds nothing.
-    pub fn pad_to_multiple_of(mut self, multiple: u64) -> Self {
-        self.pad_to_multiple_of = Some(multiple);
-        self
+    pub fn pad_to_multiple_of(self, multiple: u64) -> Self {
+        self.option("pad_to_multiple_of", multiple)
     }
 
     /// The padded lengths a micro-batch may take, strictly increasing, each
@@ -132,37 +134,15 @@ impl SamplerBuilder {
         Sampler::borrowing(lengths, self)
     }
 
-    /// Every option that was set, as (key, value) for brs_sampler_set_int.
-    pub(crate) fn int_options(&self) -> Result<Vec<(sys::brs_option, i64)>> {
-        if self.max_tokens == Some(0) {
+    /// Every option that was set, as its key and the value to store.
+    pub(crate) fn settings(&self) -> Result<Vec<(sys::brs_option, Setting)>> {
+        if self.zero_cap {
             let detail = "max_tokens is Some(0); pass None for no cap";
             return Err(Error::new(ErrorCode::OutOfRange, detail));
         }
-        let flag = |on: Option<bool>| on.map(u64::from);
-        let options = [
-            (
-                sys::BRS_OPT_BATCH_SIZE,
-                "per_device_batch_size",
-                self.per_device_batch_size,
-            ),
-            (sys::BRS_OPT_GRAD_ACCUM, "grad_accum", self.grad_accum),
-            (sys::BRS_OPT_DP_SIZE, "dp_size", self.dp_size),
-            (sys::BRS_OPT_RANK, "rank", self.rank),
-            (sys::BRS_OPT_SEED, "seed", self.seed),
-            (sys::BRS_OPT_SHUFFLE, "shuffle", flag(self.shuffle)),
-            (sys::BRS_OPT_DROP_LAST, "drop_last", flag(self.drop_last)),
-            (sys::BRS_OPT_MAX_TOKENS, "max_tokens", self.max_tokens),
-            (sys::BRS_OPT_PACKED, "packed", flag(self.packed)),
-            (
-                sys::BRS_OPT_PAD_TO_MULTIPLE_OF,
-                "pad_to_multiple_of",
-                self.pad_to_multiple_of,
-            ),
-        ];
-        options
-            .into_iter()
-            .filter_map(|(key, name, value)| value.map(|v| (key, name, v)))
-            .map(|(key, name, value)| Ok((key, to_c_int(name, value)?)))
+        self.options
+            .iter()
+            .map(|(name, value)| setting(name, value))
             .collect()
     }
 
@@ -170,24 +150,67 @@ impl SamplerBuilder {
     pub(crate) fn buckets(&self) -> Option<&[u32]> {
         self.length_buckets.as_deref()
     }
+}
 
-    /// Every double option that was set, for brs_sampler_set_double.
-    pub(crate) fn double_options(&self) -> Vec<(sys::brs_option, f64)> {
-        [
-            (sys::BRS_OPT_ALPHA, self.alpha),
-            (sys::BRS_OPT_INTERCEPT, self.intercept),
-        ]
-        .into_iter()
-        .filter_map(|(key, value)| value.map(|v| (key, v)))
-        .collect()
+/// A value in the C type of its option: brs_sampler_set_int or _set_double.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Setting {
+    Int(i64),
+    Double(f64),
+}
+
+/// The key of `name` and `value` in its option's type, as the table says.
+fn setting(name: &str, value: &Value) -> Result<(sys::brs_option, Setting)> {
+    let option = options::option(name).ok_or_else(|| unknown(name))?;
+    let stored = match (&option.value, value) {
+        (OptionValue::Int { .. }, Value::Int(v)) => Setting::Int(to_c_int(name, *v)?),
+        (OptionValue::Int { .. }, Value::Name(text)) => {
+            Setting::Int(named_value(name, &option.value_names, &option.value, text)?)
+        }
+        (OptionValue::Double { .. }, Value::Int(v)) => Setting::Double(*v as f64),
+        (OptionValue::Double { .. }, Value::Double(v)) => Setting::Double(*v),
+        (_, value) => return Err(wrong_kind(name, &option.value, value)),
+    };
+    Ok((option.key, stored))
+}
+
+/// The number of a named value (strategy "random" is 1).
+fn named_value(name: &str, names: &[&str], value: &OptionValue, text: &str) -> Result<i64> {
+    let OptionValue::Int { lower, .. } = *value else {
+        unreachable!("only integer options have named values")
+    };
+    match names.iter().position(|n| *n == text) {
+        Some(index) => Ok(lower + index as i64),
+        None if names.is_empty() => Err(wrong_kind(name, value, &Value::Name(text.into()))),
+        None => {
+            let detail = format!("{name} = {text:?}; it takes one of {names:?} (or its number)");
+            Err(Error::new(ErrorCode::OutOfRange, &detail))
+        }
     }
 }
 
-/// The C options are int64_t: a larger u64 is out of range, said here
+fn unknown(name: &str) -> Error {
+    let known: Vec<&str> = options::options().iter().map(|o| o.name).collect();
+    let detail = format!("no option is named {name:?}; the options are {known:?}");
+    Error::new(ErrorCode::Unsupported, &detail)
+}
+
+fn wrong_kind(name: &str, option: &OptionValue, value: &Value) -> Error {
+    let wanted = match option {
+        OptionValue::Int { .. } => "an integer",
+        OptionValue::Double { .. } => "a number",
+    };
+    let detail = format!("{name} takes {wanted}; got {value:?}");
+    Error::new(ErrorCode::InvalidArgument, &detail)
+}
+
+/// The C options are int64_t: a wider value is out of range, said here
 /// because the library never sees it.
-fn to_c_int(name: &str, value: u64) -> Result<i64> {
+fn to_c_int(name: &str, value: i128) -> Result<i64> {
     i64::try_from(value).map_err(|_| {
-        let detail = format!("{name} = {value} is larger than {}", i64::MAX);
+        let bound = if value < 0 { i64::MIN } else { i64::MAX };
+        let relation = if value < 0 { "smaller" } else { "larger" };
+        let detail = format!("{name} = {value} is {relation} than {bound}");
         Error::new(ErrorCode::OutOfRange, &detail)
     })
 }

@@ -38,7 +38,7 @@ mod sampler;
 pub use builder::SamplerBuilder;
 pub use error::{Error, ErrorCode, Result};
 pub use iter::MicroBatches;
-pub use options::{option, options, OptionInfo, OptionValue};
+pub use options::{option, options, OptionInfo, OptionValue, Value};
 pub use plan::{MicroBatchStats, Plan, PlanStats};
 pub use sampler::{EpochCheck, Sampler};
 

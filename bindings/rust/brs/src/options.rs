@@ -123,3 +123,56 @@ pub fn options() -> Vec<OptionInfo> {
 pub fn option(name: &str) -> Option<OptionInfo> {
     options().into_iter().find(|o| o.name == name)
 }
+
+/// The value of an option: what [`SamplerBuilder::option`](crate::SamplerBuilder::option)
+/// sets and [`Sampler::option`](crate::Sampler::option) reads back.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// An integer (a bool is 1 or 0). Wide enough for every Rust integer:
+    /// the library's int64_t range is checked when the option is set.
+    Int(i128),
+    Double(f64),
+    /// One of the named values of an option such as strategy or sync.
+    Name(String),
+}
+
+macro_rules! integer_values {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Value {
+            fn from(value: $t) -> Value {
+                Value::Int(i128::from(value))
+            }
+        }
+    )*};
+}
+integer_values!(i8, i16, i32, i64, i128, u8, u16, u32, u64, bool);
+
+impl From<usize> for Value {
+    fn from(value: usize) -> Value {
+        Value::Int(value as i128)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(value: f64) -> Value {
+        Value::Double(value)
+    }
+}
+
+impl From<f32> for Value {
+    fn from(value: f32) -> Value {
+        Value::Double(f64::from(value))
+    }
+}
+
+impl From<&str> for Value {
+    fn from(value: &str) -> Value {
+        Value::Name(value.to_owned())
+    }
+}
+
+impl From<String> for Value {
+    fn from(value: String) -> Value {
+        Value::Name(value)
+    }
+}

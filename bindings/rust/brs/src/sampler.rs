@@ -1,9 +1,10 @@
 //! Sampler: owns a brs_sampler handle (the lengths and the configuration)
 //! and the epoch this rank is in.
 
-use crate::builder::SamplerBuilder;
+use crate::builder::{SamplerBuilder, Setting};
 use crate::error::{check, owned, Error, ErrorCode, Result};
 use crate::iter::MicroBatches;
+use crate::options::{self, OptionValue, Value};
 use crate::plan::Plan;
 use brs_sys as sys;
 use std::marker::PhantomData;
@@ -104,11 +105,11 @@ impl Sampler<'_> {
             lengths.len(),
             mode,
         ))?;
-        for (key, value) in options.int_options()? {
-            sampler.check(sys::brs_sampler_set_int(sampler.raw(), key, value))?;
-        }
-        for (key, value) in options.double_options() {
-            sampler.check(sys::brs_sampler_set_double(sampler.raw(), key, value))?;
+        for (key, value) in options.settings()? {
+            sampler.check(match value {
+                Setting::Int(v) => sys::brs_sampler_set_int(sampler.raw(), key, v),
+                Setting::Double(v) => sys::brs_sampler_set_double(sampler.raw(), key, v),
+            })?;
         }
         if let Some(buckets) = options.buckets() {
             sampler.set_buckets(buckets)?;
@@ -368,6 +369,35 @@ impl Sampler<'_> {
     /// The intercept as the library resolved it (to 1e-6).
     pub fn intercept(&self) -> f64 {
         self.double_option(sys::BRS_OPT_INTERCEPT)
+    }
+
+    /// The value the library holds for the option `name` of its table (a
+    /// double as resolved to 1e-6), e.g. `sampler.option("sync")`: any option,
+    /// including those without a method here. `Unsupported` for an unknown name.
+    pub fn option(&self, name: &str) -> Result<Value> {
+        let option = options::option(name).ok_or_else(|| {
+            let detail = format!("no option is named {name:?}");
+            Error::new(ErrorCode::Unsupported, &detail)
+        })?;
+        // SAFETY: live handle, valid out-parameters.
+        unsafe {
+            match option.value {
+                OptionValue::Int { .. } => {
+                    let mut value = 0i64;
+                    self.check(sys::brs_sampler_get_int(&mut value, self.raw(), option.key))?;
+                    Ok(Value::Int(i128::from(value)))
+                }
+                OptionValue::Double { .. } => {
+                    let mut value = 0f64;
+                    self.check(sys::brs_sampler_get_double(
+                        &mut value,
+                        self.raw(),
+                        option.key,
+                    ))?;
+                    Ok(Value::Double(value))
+                }
+            }
+        }
     }
 
     /// Reads an option of this binding's version: the library knows every
