@@ -49,10 +49,10 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define BRS_VERSION_MAJOR 1
-#define BRS_VERSION_MINOR 4
+#define BRS_VERSION_MINOR 5
 #define BRS_VERSION_PATCH 0
 /** MAJOR * 10000 + MINOR * 100 + PATCH, the value brs_version_number() returns. */
-#define BRS_VERSION_NUMBER 10400
+#define BRS_VERSION_NUMBER 10500
 
 /**
  * The version of the library actually loaded, MAJOR * 10000 + MINOR * 100 + PATCH.
@@ -122,6 +122,9 @@ BRS_API const char *brs_strerror(brs_status status);
 #define BRS_MAX_MICRO_BATCHES 16777216
 /** Largest number of length buckets (brs_sampler_set_length_buckets, since 1.4). */
 #define BRS_MAX_LENGTH_BUCKETS 65536
+/** Largest number of image patches of one sample, summed over its images
+ *  (brs_sampler_set_encoder_loads, since 1.5). */
+#define BRS_MAX_SAMPLE_PATCHES 4294967295u
 
 /* ------------------------------------------------------------------------ */
 /* Options: typed keys; an unknown key returns BRS_ERR_UNSUPPORTED.          */
@@ -196,6 +199,19 @@ typedef int32_t brs_option;
  *  total, padded tokens report it, and the cost stays that of the samples.
  *  1 rounds nothing. Default 1. */
 #define BRS_OPT_PAD_TO_MULTIPLE_OF 14
+/** double: encoder_alpha, the quadratic (attention) term of an image's
+ *  encoder cost, 0 .. 1000, stored as alpha is (since 1.5). An image of p
+ *  patches (brs_sampler_set_encoder_loads) costs p + encoder_alpha * p^2
+ *  units: one patch costs what one padded text token costs, and the
+ *  encoder's attention runs within each image. Default 0.001. */
+#define BRS_OPT_ENCODER_ALPHA 15
+/** double: encoder_intercept, the fixed encoder cost of one image, 0 ..
+ *  1e12, stored as alpha is (since 1.5). Default 0. */
+#define BRS_OPT_ENCODER_INTERCEPT 16
+/** int: max_encoder_tokens, hard cap on the image patches (the vision
+ *  encoder's tokens) of one micro-batch, beside max_tokens; 0 means no cap
+ *  (since 1.5). Default 0. */
+#define BRS_OPT_MAX_ENCODER_TOKENS 17
 
 /** Option types (brs_option_type). */
 #define BRS_OPTION_INT 0
@@ -461,6 +477,39 @@ BRS_API brs_status brs_sampler_set_length_buckets(brs_sampler *sampler, const ui
                                                   size_t n);
 
 /**
+ * Set the encoder loads of a vision-language dataset (since 1.5): sample i
+ * has the images image_patches[image_offsets[i] .. image_offsets[i+1]), each
+ * given by its patch count (the vision encoder's tokens), at least 1, a
+ * sample's summed to at most BRS_MAX_SAMPLE_PATCHES; image_offsets has
+ * n + 1 non-decreasing entries from 0. A micro-batch's
+ * cost adds its images' encoder costs (BRS_OPT_ENCODER_ALPHA,
+ * BRS_OPT_ENCODER_INTERCEPT) to its text cost, and its patches are capped
+ * by BRS_OPT_MAX_ENCODER_TOKENS; a step whose samples have no image plans
+ * exactly as without loads. n must equal the sample count of the lengths
+ * when a plan is computed (BRS_ERR_INVALID_ARGUMENT otherwise). n = 0 (both
+ * pointers may then be NULL) clears the loads. The loads enter both
+ * fingerprints when set. On error the sampler keeps its previous loads.
+ * Ownership: copied; the sampler keeps no reference to the arrays.
+ * NULL: BRS_ERR_NULL_POINTER if sampler is NULL, or an array is NULL with
+ * n > 0. Thread-safety: not concurrently with any other call on this
+ * sampler.
+ */
+BRS_API brs_status brs_sampler_set_encoder_loads(brs_sampler *sampler,
+                                                 const uint32_t *image_patches,
+                                                 const uint64_t *image_offsets, size_t n);
+
+/**
+ * The encoder loads of sample `index` (since 1.5): its image count and its
+ * patches summed; both 0 when the sampler has no loads.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if images, patches or
+ * sampler is NULL. Errors: BRS_ERR_OUT_OF_RANGE for an index at or above
+ * the loads' sample count. Thread-safety: concurrently with other
+ * read-only calls on this sampler.
+ */
+BRS_API brs_status brs_sampler_encoder_load(uint64_t *images, uint64_t *patches,
+                                            const brs_sampler *sampler, uint64_t index);
+
+/**
  * The sampler's length buckets (since 1.4): *buckets points at *count
  * values, increasing; *count is 0 (and *buckets NULL) when none are set.
  * Ownership: the array belongs to the sampler; valid until the buckets are
@@ -546,6 +595,12 @@ typedef int32_t brs_plan_key;
  *  (mult x batch_size x grad_accum, at most N); 0 for the other strategies
  *  and a loaded plan (since 1.1). */
 #define BRS_PLAN_MEGABATCH_SIZE 9
+/** Sum over micro-batches of the image patches (encoder tokens); 0 without
+ *  encoder loads (since 1.5). */
+#define BRS_PLAN_TOTAL_ENCODER_TOKENS 10
+/** Largest image-patch count of one micro-batch: the encoder's memory peak
+ *  (since 1.5). */
+#define BRS_PLAN_MAX_ENCODER_TOKENS 11
 /** Double plan queries (brs_plan_get_double), in cost units. */
 /** Largest micro-batch cost: the exact minimum under the constraints (padded mode). */
 #define BRS_PLAN_MAX_COST 20
@@ -559,6 +614,9 @@ typedef int32_t brs_plan_key;
 #define BRS_PLAN_STEP_SYNC_TIME 24
 /** A proven lower bound on both sync times: max(LOWER_BOUND, G * total_min / K). */
 #define BRS_PLAN_TIME_LOWER_BOUND 25
+/** The encoder's share of BRS_PLAN_TOTAL_COST (its images' costs); 0
+ *  without encoder loads (since 1.5). */
+#define BRS_PLAN_ENCODER_COST 26
 
 /**
  * Create an empty plan (its buffers grow as needed and are reused).
@@ -684,6 +742,18 @@ BRS_API brs_status brs_plan_micro_batch(const uint64_t **indices, size_t *count,
 BRS_API brs_status brs_plan_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real_tokens,
                                               double *cost, const brs_plan *plan, int64_t rank,
                                               int64_t micro);
+
+/**
+ * The encoder side of the micro-batch of `rank` at micro-step `micro`
+ * (since 1.5): its image patches (the encoder's tokens), its images and
+ * their encoder cost (part of brs_plan_micro_batch_stats' cost); all 0
+ * without encoder loads.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if any pointer is NULL.
+ * Thread-safety: as brs_plan_get_int.
+ */
+BRS_API brs_status brs_plan_micro_batch_encoder(uint64_t *encoder_tokens, uint64_t *images,
+                                                double *encoder_cost, const brs_plan *plan,
+                                                int64_t rank, int64_t micro);
 
 /**
  * The detail message of the latest failed call on this plan, read-only

@@ -30,6 +30,11 @@ struct brs_sampler {
     uint64_t lengths_hash;
     uint32_t *buckets; /* owned, strictly increasing; NULL when none are set */
     size_t bucket_count;
+    struct brs_encoder_load *encoder; /* owned, encoder_count entries; NULL when none are set */
+    size_t encoder_count;
+    uint64_t encoder_hash;
+    uint64_t max_sample_patches; /* the most patches of one sample, at max_patches_index */
+    size_t max_patches_index;
     struct brs_config config;
     struct brs_message message;
 };
@@ -51,6 +56,11 @@ struct brs_plan {
     brs_wide *slot_cost; /* k */
     brs_wide max_cost, lower_bound, total_cost, micro_sync, step_sync, time_lower_bound;
     uint64_t total_padded, total_real, max_padded;
+    uint64_t *encoder_tokens;   /* k: image patches by slot */
+    uint64_t *images;           /* k */
+    brs_wide *encoder_cost;     /* k: the encoder's share of slot_cost */
+    uint64_t total_encoder_tokens, max_encoder_tokens;
+    brs_wide total_encoder_cost;
     size_t megabatch_size; /* length_grouped, else 0 */
 
     /* Workspace, grown on demand and reused across steps. */
@@ -68,6 +78,7 @@ struct brs_plan {
     uint32_t *group_of_slot; /* k: fill_slots */
     uint32_t *slot_of;       /* k */
     uint32_t *pack_scratch;  /* 2k */
+    struct brs_encoder_load *sorted_load; /* n: the sorted samples' images (two-part steps) */
     struct brs_grouped_order grouped; /* the length_grouped epoch order */
 
     struct brs_message message;
@@ -111,10 +122,22 @@ brs_status brs_plan_batch_cap_message(brs_plan *p, const brs_sampler *s,
 /* plan_describe.c: totals, peaks and the time bound of the filled slots
  * (lower_bound and weight_sum those of the step's samples); and the whole
  * description of slots filled elsewhere than by the planner. */
+/* plan_describe.c: the encoder side of a plan without images (all 0). */
+void brs_plan_no_images(brs_plan *p);
 void brs_plan_summarise(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
                         const struct brs_cost_model *model);
 void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
                        int packed);
+
+/* encoder_loads.c: the images of dataset sample `index` (none without
+ * loads); whether any of the step's drawn samples has an image; the check
+ * of the loads against the lengths and max_encoder_tokens; the loads'
+ * share of the fingerprint. */
+struct brs_encoder_load brs_sampler_load(const struct brs_sampler *sampler, uint64_t index);
+int brs_plan_has_images(const brs_plan *p, const struct brs_sampler *s);
+brs_status brs_encoder_check_config(const struct brs_sampler *sampler,
+                                    const struct brs_message *message);
+uint64_t brs_encoder_mix(uint64_t h, const struct brs_sampler *sampler);
 
 /* sampler.c: the padding of the sampler's micro-batches (pad_to_multiple_of,
  * length buckets), and the largest sample length it admits under its cap

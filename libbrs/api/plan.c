@@ -11,6 +11,7 @@
 #include "planner/baselines.h"
 #include "planner/cost_model.h"
 #include "planner/planner.h"
+#include "planner/two_part.h"
 #include "util/wide.h"
 
 #include <stdio.h>
@@ -43,6 +44,10 @@ static void free_buffers(brs_plan *p)
     free(p->group_of_slot);
     free(p->slot_of);
     free(p->pack_scratch);
+    free(p->sorted_load);
+    free(p->encoder_tokens);
+    free(p->images);
+    free(p->encoder_cost);
     brs_grouped_order_free(&p->grouped);
 }
 
@@ -72,7 +77,8 @@ brs_status brs_plan_reserve(brs_plan *p, size_t n, size_t k)
             !grow((void **)&p->sorted_length, n, sizeof(uint32_t)) ||
             !grow((void **)&p->padded_length, n, sizeof(uint32_t)) ||
             !grow((void **)&p->sort_scratch, 2 * n, sizeof(uint64_t)) ||
-            !grow((void **)&p->group_of, n, sizeof(uint32_t)))
+            !grow((void **)&p->group_of, n, sizeof(uint32_t)) ||
+            !grow((void **)&p->sorted_load, n, sizeof(struct brs_encoder_load)))
             return BRS_ERR_NO_MEMORY;
         p->sample_capacity = n;
     }
@@ -85,7 +91,10 @@ brs_status brs_plan_reserve(brs_plan *p, size_t n, size_t k)
             !grow((void **)&p->group_cost, k, sizeof(brs_wide)) ||
             !grow((void **)&p->group_of_slot, k, sizeof(uint32_t)) ||
             !grow((void **)&p->slot_of, k, sizeof(uint32_t)) ||
-            !grow((void **)&p->pack_scratch, 2 * k, sizeof(uint32_t)))
+            !grow((void **)&p->pack_scratch, 2 * k, sizeof(uint32_t)) ||
+            !grow((void **)&p->encoder_tokens, k, sizeof(uint64_t)) ||
+            !grow((void **)&p->images, k, sizeof(uint64_t)) ||
+            !grow((void **)&p->encoder_cost, k, sizeof(brs_wide)))
             return BRS_ERR_NO_MEMORY;
         p->group_capacity = k;
     }
@@ -347,8 +356,12 @@ void brs_plan_set_shape(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint6
 
 struct brs_cost_model brs_plan_cost_model(const brs_sampler *s)
 {
-    struct brs_cost_model model = {s->config.intercept_micro, s->config.alpha_micro,
-                                   (uint64_t)s->config.max_tokens};
+    struct brs_cost_model model = {s->config.intercept_micro,
+                                   s->config.alpha_micro,
+                                   (uint64_t)s->config.max_tokens,
+                                   s->config.encoder_alpha_micro,
+                                   s->config.encoder_intercept_micro,
+                                   (uint64_t)s->config.max_encoder_tokens};
     /* A packed row's padded total must stay within the cap: its raw total
      * then may not exceed the longest the padding admits (the last bucket,
      * when there is no cap). */
@@ -365,6 +378,43 @@ void brs_plan_pad_packed(brs_plan *p, const brs_sampler *s)
         p->padded[slot] = brs_padding_apply(&padding, p->real[slot]);
 }
 
+/* A step the encoder cap (or both caps at once) cannot plan as split. */
+static brs_status encoder_cap_message(brs_plan *p, const brs_sampler *s)
+{
+    return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
+                    "step %llu of epoch %llu: no split into %zu micro-batches within "
+                    "max_encoder_tokens %lld (image patches) and max_tokens %lld was found: "
+                    "raise max_encoder_tokens or grad_accum",
+                    (unsigned long long)p->step, (unsigned long long)p->epoch, p->k,
+                    (long long)s->config.max_encoder_tokens, (long long)s->config.max_tokens);
+}
+
+/* A step whose samples carry images: the two-part planner, started from the
+ * text planner's split, then described (plan_describe.c) with both parts. */
+static brs_status plan_two_part(brs_plan *p, const brs_sampler *s,
+                                const struct brs_cost_model *model)
+{
+    int packed = (int)s->config.packed, sync = (int)s->config.sync;
+    size_t n = p->num_samples;
+    for (size_t i = 0; i < n; i++) p->sorted_load[i] = brs_sampler_load(s, p->sorted_index[i]);
+    if (!packed)
+        for (size_t g = 0; g < p->k; g++)
+            for (size_t i = p->starts[g]; i < p->starts[g + 1]; i++) p->group_of[i] = (uint32_t)g;
+    struct brs_two_part_step step = {packed ? p->sorted_length : p->planned_length,
+                                     p->sorted_load, n, p->k, p->dp_size, sync, packed, model};
+    /* the text split is read before group_of is first written */
+    brs_status status = brs_two_part_split(p->group_of, p->group_cost, &step, p->group_of);
+    if (status == BRS_ERR_CAP_INFEASIBLE) return encoder_cap_message(p, s);
+    if (status == BRS_OK)
+        status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, NULL, p->k,
+                            p->dp_size, sync);
+    if (status != BRS_OK)
+        return brs_fail(&p->message, status, "the planner failed: %s", brs_strerror(status));
+    fill_slots(p, 1);
+    brs_plan_describe(p, s, model, packed);
+    return BRS_OK;
+}
+
 /* The balanced planner on the gathered step, dealt for the sync model
  * (assign.c) as the planner scored it. */
 static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
@@ -378,6 +428,7 @@ static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
                                : brs_planner_split(&split, p->planned_length, p->num_samples,
                                                    p->k, p->dp_size, sync, model, p->sort_scratch);
     if (status == BRS_ERR_CAP_INFEASIBLE) return cap_message(p, s, &split);
+    if (status == BRS_OK && brs_plan_has_images(p, s)) return plan_two_part(p, s, model);
     if (status == BRS_OK)
         status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, NULL, p->k,
                             p->dp_size, sync);
@@ -385,6 +436,7 @@ static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
         return brs_fail(&p->message, status, "the planner failed: %s", brs_strerror(status));
     fill_slots(p, packed);
     if (packed) brs_plan_pad_packed(p, s);
+    brs_plan_no_images(p);
     brs_plan_summarise(p, split.lower_bound, split.weight_sum, model);
     /* the padded planner certifies a tighter bound on the step time */
     if (split.time_lower_bound > p->time_lower_bound) p->time_lower_bound = split.time_lower_bound;

@@ -10,6 +10,27 @@
 #include "planner/search.h"
 #include "util/wide.h"
 
+void brs_plan_no_images(brs_plan *p)
+{
+    for (size_t slot = 0; slot < p->k; slot++) {
+        p->encoder_tokens[slot] = p->images[slot] = 0;
+        p->encoder_cost[slot] = 0;
+    }
+}
+
+/* Totals and the peak of the encoder side of the filled slots. */
+static void summarise_encoder(brs_plan *p)
+{
+    p->total_encoder_tokens = p->max_encoder_tokens = 0;
+    p->total_encoder_cost = 0;
+    for (size_t slot = 0; slot < p->k; slot++) {
+        p->total_encoder_tokens += p->encoder_tokens[slot];
+        if (p->encoder_tokens[slot] > p->max_encoder_tokens)
+            p->max_encoder_tokens = p->encoder_tokens[slot];
+        p->total_encoder_cost += p->encoder_cost[slot];
+    }
+}
+
 void brs_plan_summarise(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
                       const struct brs_cost_model *model)
 {
@@ -30,6 +51,7 @@ void brs_plan_summarise(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
     brs_wide work = (brs_wide)k * model->intercept + weight_sum;
     brs_wide per_rank = (work + p->dp_size - 1) / p->dp_size;
     p->time_lower_bound = per_rank > lower_bound ? per_rank : lower_bound;
+    summarise_encoder(p);
 }
 
 /* The two synchronised step times of the slots as dealt (docs/design.md):
@@ -64,11 +86,49 @@ static brs_wide packed_lower_bound(const uint32_t *sorted, size_t n, size_t k,
     return average > longest ? average : longest;
 }
 
+/* The images of each slot: patches, count and encoder cost, the cost
+ * added to the slot's. */
+static void describe_images(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model)
+{
+    for (size_t slot = 0; slot < p->k; slot++) {
+        uint64_t patches = 0, images = 0;
+        brs_wide cost = 0;
+        for (size_t i = p->slot_start[slot]; i < p->slot_start[slot + 1]; i++) {
+            struct brs_encoder_load load = brs_sampler_load(s, p->indices[i]);
+            patches += load.patches;
+            images += load.images;
+            cost += brs_encoder_cost(model, &load);
+        }
+        p->encoder_tokens[slot] = patches;
+        p->images[slot] = images;
+        p->encoder_cost[slot] = cost;
+        p->slot_cost[slot] += cost;
+    }
+}
+
+/* What the images add to the bounds: every image's cost to the least work
+ * (*weight_sum), and the costliest sample alone, text and images, to the
+ * bound on the largest cost. A text bound stays a bound: images only add. */
+static brs_wide image_bounds(const brs_plan *p, const brs_sampler *s,
+                             const struct brs_cost_model *model, brs_wide bound,
+                             brs_wide *weight_sum, int packed)
+{
+    for (size_t i = 0; i < p->num_samples; i++) {
+        struct brs_encoder_load load = brs_sampler_load(s, p->sorted_index[i]);
+        brs_wide encoder = brs_encoder_cost(model, &load);
+        uint32_t length = packed ? p->sorted_length[i] : p->planned_length[i];
+        brs_wide alone = model->intercept + brs_sample_weight(model, length) + encoder;
+        *weight_sum += encoder;
+        if (alone > bound) bound = alone;
+    }
+    return bound;
+}
+
 /* Tokens and costs of micro-batches formed elsewhere than by the planner
- * (the baselines, a loaded plan): slot_start and indices are filled, the
- * step's sorted lengths are in sorted_length, padded in planned_length. A
- * micro-batch is padded to its longest sample, rounded by the sampler's
- * padding. */
+ * (the baselines, a loaded plan, a two-part split): slot_start and indices
+ * are filled, the step's sorted lengths are in sorted_length, padded in
+ * planned_length. A micro-batch is padded to its longest sample, rounded by
+ * the sampler's padding; its images' encoder cost adds to its cost. */
 void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
                            int packed)
 {
@@ -90,11 +150,13 @@ void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_
                                     : brs_group_cost(model, (uint32_t)padded_length, count);
     }
     if (packed) brs_plan_pad_packed(p, s);
+    describe_images(p, s, model);
     slot_sync_times(p);
     brs_wide weight_sum, bound =
         packed ? packed_lower_bound(p->sorted_length, p->num_samples, p->k, model, &weight_sum)
                : brs_search_lower_bound(p->planned_length, p->num_samples, p->k, model,
                                         &weight_sum);
+    if (s->encoder) bound = image_bounds(p, s, model, bound, &weight_sum, packed);
     brs_plan_summarise(p, bound, weight_sum, model);
     if (!packed) {
         /* the padded planner's certified bound, as for a computed plan; one

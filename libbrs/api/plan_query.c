@@ -44,6 +44,8 @@ brs_status brs_plan_get_int(int64_t *out, const brs_plan *plan, brs_plan_key key
     case BRS_PLAN_TOTAL_REAL_TOKENS: *out = (int64_t)plan->total_real; return BRS_OK;
     case BRS_PLAN_MAX_PADDED_TOKENS: *out = (int64_t)plan->max_padded; return BRS_OK;
     case BRS_PLAN_MEGABATCH_SIZE: *out = (int64_t)plan->megabatch_size; return BRS_OK;
+    case BRS_PLAN_TOTAL_ENCODER_TOKENS: *out = (int64_t)plan->total_encoder_tokens; return BRS_OK;
+    case BRS_PLAN_MAX_ENCODER_TOKENS: *out = (int64_t)plan->max_encoder_tokens; return BRS_OK;
     default: return unknown_plan_key(plan, key, call, "brs_plan_get_double");
     }
 }
@@ -66,6 +68,7 @@ brs_status brs_plan_get_double(double *out, const brs_plan *plan, brs_plan_key k
     case BRS_PLAN_MICRO_SYNC_TIME: *out = cost_to_double(plan->micro_sync); return BRS_OK;
     case BRS_PLAN_STEP_SYNC_TIME: *out = cost_to_double(plan->step_sync); return BRS_OK;
     case BRS_PLAN_TIME_LOWER_BOUND: *out = cost_to_double(plan->time_lower_bound); return BRS_OK;
+    case BRS_PLAN_ENCODER_COST: *out = cost_to_double(plan->total_encoder_cost); return BRS_OK;
     default: return unknown_plan_key(plan, key, call, "brs_plan_get_int");
     }
 }
@@ -113,6 +116,22 @@ brs_status brs_plan_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real_to
     *padded_tokens = plan->padded[slot];
     *real_tokens = plan->real[slot];
     *cost = cost_to_double(plan->slot_cost[slot]);
+    return BRS_OK;
+}
+
+brs_status brs_plan_micro_batch_encoder(uint64_t *encoder_tokens, uint64_t *images,
+                                        double *encoder_cost, const brs_plan *plan, int64_t rank,
+                                        int64_t micro)
+{
+    static const char call[] = "brs_plan_micro_batch_encoder";
+    if (!plan) return BRS_ERR_NULL_POINTER;
+    if (!encoder_tokens || !images || !encoder_cost) return null_out(plan, call);
+    size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
+    brs_status status = slot_index(&slot, plan, rank, micro, call);
+    if (status != BRS_OK) return status;
+    *encoder_tokens = plan->encoder_tokens[slot];
+    *images = plan->images[slot];
+    *encoder_cost = cost_to_double(plan->encoder_cost[slot]);
     return BRS_OK;
 }
 

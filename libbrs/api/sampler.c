@@ -24,6 +24,7 @@ void brs_sampler_free(brs_sampler *sampler)
     if (!sampler) return;
     free(sampler->owned);
     free(sampler->buckets);
+    free(sampler->encoder);
     free(sampler);
 }
 
@@ -180,7 +181,8 @@ brs_status brs_sampler_check_config(const struct brs_sampler *sampler,
                         "turn drop_last off",
                         sampler->count, (unsigned long long)b, (long long)c->batch_size,
                         (long long)c->dp_size, (long long)c->grad_accum);
-    return check_padded_longest(sampler, message);
+    brs_status status = check_padded_longest(sampler, message);
+    return status != BRS_OK ? status : brs_encoder_check_config(sampler, message);
 }
 
 brs_status brs_sampler_validate(brs_sampler *sampler)
@@ -234,7 +236,7 @@ brs_status brs_sampler_fingerprint(uint64_t *out, const brs_sampler *sampler)
 {
     brs_status status = fingerprint_lengths(out, sampler, "brs_sampler_fingerprint");
     if (status != BRS_OK) return status;
-    *out = mix_buckets(brs_config_mix(*out, &sampler->config), sampler);
+    *out = brs_encoder_mix(mix_buckets(brs_config_mix(*out, &sampler->config), sampler), sampler);
     return BRS_OK;
 }
 
@@ -242,7 +244,8 @@ brs_status brs_sampler_stream_fingerprint(uint64_t *out, const brs_sampler *samp
 {
     brs_status status = fingerprint_lengths(out, sampler, "brs_sampler_stream_fingerprint");
     if (status != BRS_OK) return status;
-    *out = mix_buckets(brs_config_mix_stream(*out, &sampler->config), sampler);
+    *out = brs_encoder_mix(mix_buckets(brs_config_mix_stream(*out, &sampler->config), sampler),
+                           sampler);
     return BRS_OK;
 }
 

@@ -8,12 +8,35 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The cost model shared by the planners. */
+/* The cost model shared by the planners: the text part, then the vision
+ * encoder's (docs/algorithm.md, "Two parts"). */
 struct brs_cost_model {
     uint64_t intercept;  /* micro units */
     uint64_t alpha;      /* micro units */
     uint64_t max_tokens; /* 0: no cap */
+    uint64_t encoder_alpha;      /* micro units */
+    uint64_t encoder_intercept;  /* micro units, per image */
+    uint64_t max_encoder_tokens; /* patches; 0: no cap */
 };
+
+/* A sample's images, as the encoder's cost needs them: the patches summed,
+ * their squares summed (attention runs within each image) and the count.
+ * Bounds: a sample's patches sum to less than 2^32 (BRS_MAX_SAMPLE_PATCHES),
+ * so its squares sum below 2^64, its images number below 2^32, and its cost
+ * stays below 2^95, as a text weight does (util/wide.h). */
+struct brs_encoder_load {
+    uint64_t patches, squares, images;
+};
+
+/* The encoder's cost of a sample's images: patches cost one unit each, as a
+ * padded text token does, plus the attention and per-image terms. */
+static inline brs_wide brs_encoder_cost(const struct brs_cost_model *model,
+                                        const struct brs_encoder_load *load)
+{
+    return (brs_wide)load->patches * BRS_COST_UNITS_PER_ONE +
+           (brs_wide)model->encoder_alpha * load->squares +
+           (brs_wide)model->encoder_intercept * load->images;
+}
 /* The padded cost model, inline: it is on the planner's hot paths. */
 static inline brs_wide brs_sample_weight(const struct brs_cost_model *model, uint32_t length)
 {

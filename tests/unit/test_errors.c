@@ -229,7 +229,7 @@ static void test_unknown_keys_unsupported(void)
     brs_sampler *s;
     brs_plan *p;
     ready_handles(&s, &p);
-    const int32_t unknown[] = {0, -1, BRS_OPT_PAD_TO_MULTIPLE_OF + 1, 999, INT32_MAX, INT32_MIN};
+    const int32_t unknown[] = {0, -1, BRS_OPT_MAX_ENCODER_TOKENS + 1, 999, INT32_MAX, INT32_MIN};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         int32_t key = unknown[i];
         int64_t v = 0, lo, hi;
@@ -247,8 +247,8 @@ static void test_unknown_keys_unsupported(void)
     }
     int64_t v;
     double d;
-    CU_ASSERT(brs_plan_get_int(&v, p, 10) == BRS_ERR_UNSUPPORTED);    /* gap in the keys */
-    CU_ASSERT(brs_plan_get_double(&d, p, 26) == BRS_ERR_UNSUPPORTED);
+    CU_ASSERT(brs_plan_get_int(&v, p, 12) == BRS_ERR_UNSUPPORTED);    /* gap in the keys */
+    CU_ASSERT(brs_plan_get_double(&d, p, 27) == BRS_ERR_UNSUPPORTED);
     brs_plan_free(p);
     brs_sampler_free(s);
 }
