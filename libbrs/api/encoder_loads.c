@@ -160,7 +160,8 @@ brs_status brs_encoder_check_config(const struct brs_sampler *sampler,
 
 uint64_t brs_encoder_mix(uint64_t h, const struct brs_sampler *sampler)
 {
-    if (!sampler->encoder) return h;
+    /* loads without a single image plan as no loads: the same fingerprint */
+    if (!sampler->encoder || sampler->max_sample_patches == 0) return h;
     h = brs_splitmix64(h ^ UINT64_C(0x656e636f646572)); /* "encoder" */
     return brs_splitmix64(h ^ sampler->encoder_hash);
 }
