@@ -78,6 +78,10 @@ void json_print_double(FILE *out, double value);
  * A path that cannot be written is bad input (exit 2) naming it. */
 FILE *output_open(const char *path);
 
+/* output_open for a command that finds errors while it writes: standard
+ * output too gets the whole output or nothing, held in a temporary file. */
+FILE *output_open_held(const char *path);
+
 /* Flush and check every write, then move the file into place. A failed
  * write exits 1 ("could not write <what> to ..."). */
 void output_commit(FILE *out, const char *what);

@@ -39,17 +39,15 @@ int plan_command(int count, char **args)
     }
     options_require_lengths(&config);
     cost_model_file_apply(&config);
-    FILE *out = output_open(config.output_path);
+    /* A step may fail only when it is planned (a cap packed mode cannot
+     * keep): the output is held until every step is printed, so that an
+     * error leaves it empty. */
+    FILE *out = output_open_held(config.output_path);
     lengths data = lengths_load(config.lengths_path);
     brs_sampler *sampler = sampler_setup(&config, data.values, data.count);
     selection chosen = selection_make(&config, sampler, sampler_steps(sampler));
     int64_t grad_accum = sampler_get_int(sampler, BRS_OPT_GRAD_ACCUM);
     brs_plan *plan = planning_new();
-
-    /* Plan every selected step once before printing anything, so that an
-     * error in a late step (an unsatisfiable cap) leaves the output empty. */
-    for (uint64_t step = chosen.first_step; step < chosen.end_step; step++)
-        planning_compute(plan, sampler, config.epoch, step);
     for (uint64_t step = chosen.first_step; step < chosen.end_step; step++) {
         planning_compute(plan, sampler, config.epoch, step);
         print_step(out, plan, config.epoch, step, &chosen, grad_accum);

@@ -64,8 +64,40 @@ FILE *output_open(const char *path)
     return out;
 }
 
+/* Standard output's text while a command may still fail, in an unnamed
+ * temporary file that the system removes at exit; NULL when none. */
+static FILE *held;
+
+FILE *output_open_held(const char *path)
+{
+    if (path != NULL && strcmp(path, "-") != 0)
+        return output_open(path);
+    held = tmpfile();
+    if (held == NULL)
+        cli_failure("cannot hold the output in a temporary file: %s", strerror(errno));
+    return held;
+}
+
+/* Copy the held text to standard output, then close it. */
+static void release_held(const char *what)
+{
+    char buffer[65536];
+    int failed = fflush(held) != 0 || fseek(held, 0, SEEK_SET) != 0;
+    size_t length;
+    while (!failed && (length = fread(buffer, 1, sizeof buffer, held)) > 0)
+        failed = fwrite(buffer, 1, length, stdout) != length;
+    if (failed || ferror(held))
+        cli_failure("could not write %s to standard output: %s", what, strerror(errno));
+    fclose(held);
+    held = NULL;
+}
+
 void output_commit(FILE *out, const char *what)
 {
+    if (held != NULL && out == held) {
+        release_held(what);
+        out = stdout;
+    }
     if (out == stdout) {
         if (fflush(stdout) != 0 || ferror(stdout))
             cli_failure("could not write %s to standard output: %s", what, strerror(errno));
