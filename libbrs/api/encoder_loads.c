@@ -88,7 +88,7 @@ brs_status brs_sampler_set_encoder_loads(brs_sampler *sampler, const uint32_t *i
         brs_message_clear(&sampler->message);
         return BRS_OK;
     }
-    if (!image_offsets || (!image_patches && image_offsets[n] > 0))
+    if (!image_offsets || !image_patches)
         return brs_fail(&sampler->message, BRS_ERR_NULL_POINTER,
                         "brs_sampler_set_encoder_loads: %s is NULL (n 0 clears the loads)",
                         !image_offsets ? "image_offsets" : "image_patches");

@@ -73,10 +73,17 @@
     X(brs_sampler_bucket_ladder,   STATUS, 5, (U32_P, SIZE_P, SAMPLER_CP, U32, SIZE))   \
     X(brs_sampler_shapes,          STATUS, 5, (U64_P, SIZE_P, SAMPLER_CP, U64, SIZE))
 
+/* LIBBRS_1.5: the encoder loads of vision-language samples. */
+#define BRS_ABI_TABLE_1_5(X)                                                            \
+    X(brs_sampler_set_encoder_loads, STATUS, 4, (SAMPLER_P, U32_CP, U64_CP, SIZE))      \
+    X(brs_sampler_encoder_load,    STATUS, 4, (U64_P, U64_P, SAMPLER_CP, U64))          \
+    X(brs_plan_micro_batch_encoder, STATUS, 6,                                          \
+      (U64_P, U64_P, DOUBLE_P, PLAN_CP, I64, I64))
+
 /* Every function, node by node. */
 #define BRS_ABI_TABLE(X)                                                                \
     BRS_ABI_TABLE_1_0(X) BRS_ABI_TABLE_1_1(X) BRS_ABI_TABLE_1_2(X) BRS_ABI_TABLE_1_3(X) \
-    BRS_ABI_TABLE_1_4(X)
+    BRS_ABI_TABLE_1_4(X) BRS_ABI_TABLE_1_5(X)
 
 /*
  * The type vocabulary. ABI_PTR_T is 1 for pointer types: the NULL-handle

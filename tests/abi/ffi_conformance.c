@@ -11,7 +11,7 @@
  *     with _Generic: a changed header fails the build of this test);
  *   - the table names exactly the symbols of the version script, and each
  *     resolves in the .so in the version node of its table (LIBBRS_1.0,
- *     LIBBRS_1.1, LIBBRS_1.2, LIBBRS_1.3, LIBBRS_1.4, ...);
+ *     LIBBRS_1.1, LIBBRS_1.2, LIBBRS_1.3, LIBBRS_1.4, LIBBRS_1.5, ...);
  *   - every function taking pointers rejects NULL with BRS_ERR_NULL_POINTER
  *     (the *_free functions accept NULL, the *_last_error functions return a
  *     static message);
@@ -69,9 +69,11 @@ struct abi_fn {
 #define FN_ROW_1_2(name, ret, n, args) FN_ROW("LIBBRS_1.2", name, ret, n, args)
 #define FN_ROW_1_3(name, ret, n, args) FN_ROW("LIBBRS_1.3", name, ret, n, args)
 #define FN_ROW_1_4(name, ret, n, args) FN_ROW("LIBBRS_1.4", name, ret, n, args)
+#define FN_ROW_1_5(name, ret, n, args) FN_ROW("LIBBRS_1.5", name, ret, n, args)
 static struct abi_fn fns[FN_COUNT] = {BRS_ABI_TABLE_1_0(FN_ROW_1_0) BRS_ABI_TABLE_1_1(FN_ROW_1_1)
                                           BRS_ABI_TABLE_1_2(FN_ROW_1_2) BRS_ABI_TABLE_1_3(FN_ROW_1_3)
-                                              BRS_ABI_TABLE_1_4(FN_ROW_1_4)};
+                                              BRS_ABI_TABLE_1_4(FN_ROW_1_4)
+                                                  BRS_ABI_TABLE_1_5(FN_ROW_1_5)};
 
 static int failures;
 
