@@ -80,6 +80,21 @@ class NativeSampler:
         array = (ctypes.c_uint32 * len(buckets))(*buckets)
         self._check(n.lib.brs_sampler_set_length_buckets(self.handle, array, len(buckets)))
 
+    def set_encoder_loads(self, table):
+        """Store the images of every sample (an _encoder.ImageTable; None clears them)."""
+        if table is None:
+            self._check(n.lib.brs_sampler_set_encoder_loads(self.handle, None, None, 0))
+        else:
+            self._check(n.lib.brs_sampler_set_encoder_loads(self.handle, table.patches,
+                                                            table.offsets, table.count))
+
+    def encoder_load(self, index):
+        """(images, patches) of sample ``index``."""
+        images, patches = ctypes.c_uint64(), ctypes.c_uint64()
+        self._check(n.lib.brs_sampler_encoder_load(ctypes.byref(images), ctypes.byref(patches),
+                                                   self.handle, index))
+        return images.value, patches.value
+
     def length_buckets(self):
         """The stored length buckets, a list (empty when none are set)."""
         values, count = ctypes.POINTER(ctypes.c_uint32)(), ctypes.c_size_t()
@@ -136,7 +151,7 @@ class NativePlan:
         check_plan(status, handle)
         self.handle = handle
         self._free = n.lib.brs_plan_free  # still reachable while the interpreter shuts down
-        self._indices = n._u64p()
+        self._indices = ctypes.POINTER(ctypes.c_uint64)()  # ctypes makes one type per pointee
         self._count = ctypes.c_size_t()
         self._out = (ctypes.byref(self._indices), ctypes.byref(self._count))
 
@@ -177,8 +192,14 @@ class NativePlan:
         check_plan(n.lib.brs_plan_micro_batch_stats(ctypes.byref(padded), ctypes.byref(real),
                                                     ctypes.byref(cost), self.handle, rank, micro),
                    self.handle)
+        patches, images, encoder_cost = ctypes.c_uint64(), ctypes.c_uint64(), ctypes.c_double()
+        check_plan(n.lib.brs_plan_micro_batch_encoder(ctypes.byref(patches), ctypes.byref(images),
+                                                      ctypes.byref(encoder_cost), self.handle,
+                                                      rank, micro),
+                   self.handle)
         indices = self.indices(rank, micro)
-        return MicroBatch(indices, padded.value, real.value, len(indices), cost.value)
+        return MicroBatch(indices, padded.value, real.value, len(indices), cost.value,
+                          patches.value, images.value, encoder_cost.value)
 
     def snapshot(self):
         """The computed step as a Plan; the Plan takes this handle over (do not reuse it)."""
@@ -196,6 +217,9 @@ class NativePlan:
             total_padded_tokens=self.get_int(n.PLAN_TOTAL_PADDED_TOKENS),
             total_real_tokens=self.get_int(n.PLAN_TOTAL_REAL_TOKENS),
             max_padded_tokens=self.get_int(n.PLAN_MAX_PADDED_TOKENS),
+            total_encoder_tokens=self.get_int(n.PLAN_TOTAL_ENCODER_TOKENS),
+            max_encoder_tokens=self.get_int(n.PLAN_MAX_ENCODER_TOKENS),
+            encoder_cost=self.get_double(n.PLAN_ENCODER_COST),
             reader=lambda: [[self.micro_batch(r, m) for m in range(grad_accum)]
                             for r in range(dp_size)],
         )

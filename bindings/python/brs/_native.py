@@ -45,6 +45,9 @@ OPT_INTERCEPT = 11
 OPT_STRATEGY = 12
 OPT_SYNC = 13
 OPT_PAD_TO_MULTIPLE_OF = 14
+OPT_ENCODER_ALPHA = 15
+OPT_ENCODER_INTERCEPT = 16
+OPT_MAX_ENCODER_TOKENS = 17
 
 # Values of OPT_STRATEGY and OPT_SYNC (their names: brs_option_value_name).
 STRATEGY_BALANCED = 0
@@ -70,12 +73,15 @@ PLAN_TOTAL_PADDED_TOKENS = 6
 PLAN_TOTAL_REAL_TOKENS = 7
 PLAN_MAX_PADDED_TOKENS = 8
 PLAN_MEGABATCH_SIZE = 9
+PLAN_TOTAL_ENCODER_TOKENS = 10
+PLAN_MAX_ENCODER_TOKENS = 11
 PLAN_MAX_COST = 20
 PLAN_LOWER_BOUND = 21
 PLAN_TOTAL_COST = 22
 PLAN_MICRO_SYNC_TIME = 23
 PLAN_STEP_SYNC_TIME = 24
 PLAN_TIME_LOWER_BOUND = 25
+PLAN_ENCODER_COST = 26
 
 
 class brs_sampler(ctypes.Structure):
@@ -156,6 +162,12 @@ SIGNATURES = {
     "brs_plan_micro_batch_stats": (
         _status, [_u64p, _u64p, _dblp, PlanPtr, ctypes.c_int64, ctypes.c_int64]),
     "brs_plan_last_error": (ctypes.c_char_p, [PlanPtr]),
+    "brs_sampler_set_encoder_loads": (
+        _status, [SamplerPtr, ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64),
+                  ctypes.c_size_t]),
+    "brs_sampler_encoder_load": (_status, [_u64p, _u64p, SamplerPtr, ctypes.c_uint64]),
+    "brs_plan_micro_batch_encoder": (
+        _status, [_u64p, _u64p, _dblp, PlanPtr, ctypes.c_int64, ctypes.c_int64]),
 }
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

@@ -11,12 +11,17 @@ class MicroBatch(NamedTuple):
     # and length_buckets (packed mode: the sum of lengths, rounded as one row)
     real_tokens: int  # sum of the samples' lengths: what a token-mean loss divides by
     num_samples: int
-    cost: float  # in the cost model's units: intercept + bs*L + alpha*bs*L^2
+    cost: float  # in the cost model's units: intercept + bs*L + alpha*bs*L^2, plus encoder_cost
+    # The vision encoder's side (encoder_loads=): image patches, images, their cost; 0 without.
+    encoder_tokens: int = 0
+    images: int = 0
+    encoder_cost: float = 0.0
 
 
 _TOTALS = ("epoch", "step", "num_samples", "max_cost", "lower_bound", "total_cost",
            "micro_sync_time", "step_sync_time", "time_lower_bound", "total_padded_tokens",
-           "total_real_tokens", "max_padded_tokens")
+           "total_real_tokens", "max_padded_tokens", "total_encoder_tokens", "max_encoder_tokens",
+           "encoder_cost")
 
 
 class Plan:
