@@ -15,10 +15,10 @@ use core::ffi::c_char;
 // ---------------------------------------------------------------------------
 
 pub const BRS_VERSION_MAJOR: u32 = 1;
-pub const BRS_VERSION_MINOR: u32 = 4;
+pub const BRS_VERSION_MINOR: u32 = 5;
 pub const BRS_VERSION_PATCH: u32 = 0;
 /// MAJOR * 10000 + MINOR * 100 + PATCH, the value `brs_version_number()` returns.
-pub const BRS_VERSION_NUMBER: u32 = 10400;
+pub const BRS_VERSION_NUMBER: u32 = 10500;
 
 // ---------------------------------------------------------------------------
 // Status codes
@@ -47,6 +47,9 @@ pub const BRS_MAX_STEP_SAMPLES: u64 = 16777216;
 pub const BRS_MAX_MICRO_BATCHES: u64 = 16777216;
 /// Largest number of length buckets (`brs_sampler_set_length_buckets`, since 1.4).
 pub const BRS_MAX_LENGTH_BUCKETS: u64 = 65536;
+/// Most image patches of one sample, summed over its images
+/// (`brs_sampler_set_encoder_loads`, since 1.5).
+pub const BRS_MAX_SAMPLE_PATCHES: u64 = 4294967295;
 
 // ---------------------------------------------------------------------------
 // Options
@@ -77,6 +80,12 @@ pub const BRS_SYNC_MICRO_STEP: i64 = 0;
 pub const BRS_SYNC_STEP: i64 = 1;
 /// int: pad_to_multiple_of, 1 ..= 65536 (since 1.4).
 pub const BRS_OPT_PAD_TO_MULTIPLE_OF: brs_option = 14;
+/// double: encoder_alpha, the quadratic term of an image's encoder cost (since 1.5).
+pub const BRS_OPT_ENCODER_ALPHA: brs_option = 15;
+/// double: encoder_intercept, the fixed encoder cost of one image (since 1.5).
+pub const BRS_OPT_ENCODER_INTERCEPT: brs_option = 16;
+/// int: max_encoder_tokens, cap on a micro-batch's image patches, 0: none (since 1.5).
+pub const BRS_OPT_MAX_ENCODER_TOKENS: brs_option = 17;
 
 /// Option types (`brs_option_type`).
 pub const BRS_OPTION_INT: i32 = 0;
@@ -118,12 +127,17 @@ pub const BRS_PLAN_TOTAL_PADDED_TOKENS: brs_plan_key = 6;
 pub const BRS_PLAN_TOTAL_REAL_TOKENS: brs_plan_key = 7;
 pub const BRS_PLAN_MAX_PADDED_TOKENS: brs_plan_key = 8;
 pub const BRS_PLAN_MEGABATCH_SIZE: brs_plan_key = 9;
+/// Since 1.5: the image patches (encoder tokens) of the step, and of its largest micro-batch.
+pub const BRS_PLAN_TOTAL_ENCODER_TOKENS: brs_plan_key = 10;
+pub const BRS_PLAN_MAX_ENCODER_TOKENS: brs_plan_key = 11;
 pub const BRS_PLAN_MAX_COST: brs_plan_key = 20;
 pub const BRS_PLAN_LOWER_BOUND: brs_plan_key = 21;
 pub const BRS_PLAN_TOTAL_COST: brs_plan_key = 22;
 pub const BRS_PLAN_MICRO_SYNC_TIME: brs_plan_key = 23;
 pub const BRS_PLAN_STEP_SYNC_TIME: brs_plan_key = 24;
 pub const BRS_PLAN_TIME_LOWER_BOUND: brs_plan_key = 25;
+/// Since 1.5: the encoder's share of BRS_PLAN_TOTAL_COST.
+pub const BRS_PLAN_ENCODER_COST: brs_plan_key = 26;
 
 // ---------------------------------------------------------------------------
 // Functions (in header order)
@@ -204,6 +218,19 @@ extern "C" {
         buckets: *const u32,
         n: usize,
     ) -> brs_status;
+    // LIBBRS_1.5
+    pub fn brs_sampler_set_encoder_loads(
+        sampler: *mut brs_sampler,
+        image_patches: *const u32,
+        image_offsets: *const u64,
+        n: usize,
+    ) -> brs_status;
+    pub fn brs_sampler_encoder_load(
+        images: *mut u64,
+        patches: *mut u64,
+        sampler: *const brs_sampler,
+        index: u64,
+    ) -> brs_status;
     pub fn brs_sampler_get_length_buckets(
         buckets: *mut *const u32,
         count: *mut usize,
@@ -267,6 +294,15 @@ extern "C" {
         padded_tokens: *mut u64,
         real_tokens: *mut u64,
         cost: *mut f64,
+        plan: *const brs_plan,
+        rank: i64,
+        micro: i64,
+    ) -> brs_status;
+    // LIBBRS_1.5
+    pub fn brs_plan_micro_batch_encoder(
+        encoder_tokens: *mut u64,
+        images: *mut u64,
+        encoder_cost: *mut f64,
         plan: *const brs_plan,
         rank: i64,
         micro: i64,

@@ -115,6 +115,14 @@ fn null_pointers_are_refused() {
             brs_sampler_shapes(null_mut(), &mut n, null(), 0, 0),
             BRS_ERR_NULL_POINTER
         );
+        assert_eq!(
+            brs_sampler_set_encoder_loads(null_mut(), null(), null(), 0),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_sampler_encoder_load(&mut u, &mut v, null(), 0),
+            BRS_ERR_NULL_POINTER
+        );
         assert!(!text(brs_sampler_last_error(null())).is_empty());
         assert_eq!(brs_plan_new(null_mut()), BRS_ERR_NULL_POINTER);
         brs_plan_free(null_mut());
@@ -140,6 +148,10 @@ fn null_pointers_are_refused() {
         );
         assert_eq!(
             brs_plan_micro_batch_stats(&mut u, &mut u, &mut d, null(), 0, 0),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_plan_micro_batch_encoder(&mut u, &mut v, &mut d, null(), 0, 0),
             BRS_ERR_NULL_POINTER
         );
         assert!(!text(brs_plan_last_error(null())).is_empty());
@@ -345,6 +357,98 @@ fn a_raw_session_sets_buckets_and_reads_the_shapes() {
             BRS_OK
         );
         assert!(n == 0 && buckets.is_null());
+        brs_sampler_free(sampler);
+    }
+}
+
+/// Encoder loads through the raw API: flat patches with offsets, one load
+/// read back, and every micro-batch's patches and images summing to the
+/// plan's totals (the order of the out-parameters is what this checks).
+#[test]
+fn a_raw_session_sets_encoder_loads() {
+    let lengths = [40u32, 30, 20, 10, 40, 30, 20, 10];
+    // Samples 0 and 5 have images: [16, 4] and [9]; the others none.
+    let patches = [16u32, 4, 9];
+    let offsets = [0u64, 2, 2, 2, 2, 2, 3, 3, 3];
+    unsafe {
+        let mut sampler = null_mut();
+        assert_eq!(brs_sampler_new(&mut sampler), BRS_OK);
+        let status =
+            brs_sampler_set_lengths(sampler, lengths.as_ptr(), lengths.len(), BRS_LENGTHS_COPY);
+        assert_eq!(status, BRS_OK);
+        assert_eq!(brs_sampler_set_int(sampler, BRS_OPT_BATCH_SIZE, 2), BRS_OK);
+        assert_eq!(brs_sampler_set_int(sampler, BRS_OPT_DP_SIZE, 2), BRS_OK);
+        assert_eq!(brs_sampler_set_int(sampler, BRS_OPT_GRAD_ACCUM, 2), BRS_OK);
+        assert_eq!(
+            brs_sampler_set_double(sampler, BRS_OPT_ENCODER_INTERCEPT, 5.0),
+            BRS_OK
+        );
+        let status = brs_sampler_set_encoder_loads(sampler, patches.as_ptr(), offsets.as_ptr(), 8);
+        assert_eq!(status, BRS_OK);
+        assert_eq!(brs_sampler_validate(sampler), BRS_OK);
+        let (mut images, mut sum) = (0u64, 0u64);
+        assert_eq!(
+            brs_sampler_encoder_load(&mut images, &mut sum, sampler, 0),
+            BRS_OK
+        );
+        assert_eq!((images, sum), (2, 20));
+        assert_eq!(
+            brs_sampler_encoder_load(&mut images, &mut sum, sampler, 1),
+            BRS_OK
+        );
+        assert_eq!((images, sum), (0, 0));
+        assert_eq!(
+            brs_sampler_encoder_load(&mut images, &mut sum, sampler, 8),
+            BRS_ERR_OUT_OF_RANGE
+        );
+
+        let mut plan = null_mut();
+        assert_eq!(brs_plan_new(&mut plan), BRS_OK);
+        assert_eq!(brs_plan_compute(plan, sampler, 0, 0), BRS_OK);
+        let (mut tokens, mut count, mut cost) = (0u64, 0u64, 0f64);
+        let (mut all_tokens, mut all_images, mut all_cost) = (0u64, 0u64, 0f64);
+        for rank in 0..2 {
+            for micro in 0..2 {
+                let status = brs_plan_micro_batch_encoder(
+                    &mut tokens,
+                    &mut count,
+                    &mut cost,
+                    plan,
+                    rank,
+                    micro,
+                );
+                assert_eq!(status, BRS_OK);
+                all_tokens += tokens;
+                all_images += count;
+                all_cost += cost;
+            }
+        }
+        assert_eq!((all_tokens, all_images), (29, 3));
+        let mut total = 0i64;
+        assert_eq!(
+            brs_plan_get_int(&mut total, plan, BRS_PLAN_TOTAL_ENCODER_TOKENS),
+            BRS_OK
+        );
+        assert_eq!(total, 29);
+        let mut encoder_cost = 0f64;
+        assert_eq!(
+            brs_plan_get_double(&mut encoder_cost, plan, BRS_PLAN_ENCODER_COST),
+            BRS_OK
+        );
+        assert!((encoder_cost - all_cost).abs() < 1e-6 * encoder_cost.max(1.0));
+        assert!(encoder_cost >= 29.0 + 3.0 * 5.0, "{encoder_cost}");
+
+        // n = 0 with NULLs clears the loads.
+        assert_eq!(
+            brs_sampler_set_encoder_loads(sampler, null(), null(), 0),
+            BRS_OK
+        );
+        assert_eq!(
+            brs_sampler_encoder_load(&mut images, &mut sum, sampler, 0),
+            BRS_OK
+        );
+        assert_eq!((images, sum), (0, 0));
+        brs_plan_free(plan);
         brs_sampler_free(sampler);
     }
 }

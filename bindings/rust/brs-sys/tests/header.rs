@@ -71,6 +71,7 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         BRS_MAX_STEP_SAMPLES,
         BRS_MAX_MICRO_BATCHES,
         BRS_MAX_LENGTH_BUCKETS,
+        BRS_MAX_SAMPLE_PATCHES,
         BRS_OPT_BATCH_SIZE,
         BRS_OPT_GRAD_ACCUM,
         BRS_OPT_DP_SIZE,
@@ -90,6 +91,9 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         BRS_SYNC_MICRO_STEP,
         BRS_SYNC_STEP,
         BRS_OPT_PAD_TO_MULTIPLE_OF,
+        BRS_OPT_ENCODER_ALPHA,
+        BRS_OPT_ENCODER_INTERCEPT,
+        BRS_OPT_MAX_ENCODER_TOKENS,
         BRS_OPTION_INT,
         BRS_OPTION_DOUBLE,
         BRS_LENGTHS_COPY,
@@ -103,12 +107,15 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         BRS_PLAN_TOTAL_REAL_TOKENS,
         BRS_PLAN_MAX_PADDED_TOKENS,
         BRS_PLAN_MEGABATCH_SIZE,
+        BRS_PLAN_TOTAL_ENCODER_TOKENS,
+        BRS_PLAN_MAX_ENCODER_TOKENS,
         BRS_PLAN_MAX_COST,
         BRS_PLAN_LOWER_BOUND,
         BRS_PLAN_TOTAL_COST,
         BRS_PLAN_MICRO_SYNC_TIME,
         BRS_PLAN_STEP_SYNC_TIME,
         BRS_PLAN_TIME_LOWER_BOUND,
+        BRS_PLAN_ENCODER_COST,
     ]
 }
 
@@ -120,7 +127,9 @@ fn parse_c_integer(text: &str) -> Option<i64> {
         .trim()
         .trim_start_matches('(')
         .trim_end_matches(')')
-        .trim();
+        .trim()
+        // An unsigned suffix (4294967295u) keeps a limit above INT_MAX unsigned in C.
+        .trim_end_matches(['u', 'U']);
     inner.parse().ok()
 }
 

@@ -39,7 +39,7 @@ pub use builder::SamplerBuilder;
 pub use error::{Error, ErrorCode, Result};
 pub use iter::MicroBatches;
 pub use options::{option, options, OptionInfo, OptionValue, Value};
-pub use plan::{MicroBatchStats, Plan, PlanStats};
+pub use plan::{MicroBatchEncoder, MicroBatchStats, Plan, PlanStats};
 pub use sampler::{EpochCheck, Sampler};
 
 use brs_sys as sys;

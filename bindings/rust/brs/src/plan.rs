@@ -47,6 +47,13 @@ pub struct PlanStats {
     pub step_sync_time: f64,
     /// A proven lower bound on both sync times.
     pub time_lower_bound: f64,
+    /// Sum over micro-batches of the image patches (the encoder's tokens);
+    /// 0 without encoder loads, as are the next two.
+    pub total_encoder_tokens: u64,
+    /// The largest image-patch count of one micro-batch: the encoder's memory peak.
+    pub max_encoder_tokens: u64,
+    /// The images' share of total_cost.
+    pub encoder_cost: f64,
 }
 
 /// The statistics of one micro-batch.
@@ -56,6 +63,16 @@ pub struct MicroBatchStats {
     pub padded_tokens: u64,
     pub real_tokens: u64,
     pub cost: f64,
+}
+
+/// The vision-encoder side of one micro-batch; all 0 without encoder loads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MicroBatchEncoder {
+    /// The image patches of its samples: the encoder's tokens.
+    pub encoder_tokens: u64,
+    pub images: u64,
+    /// The images' cost, part of [`MicroBatchStats::cost`].
+    pub encoder_cost: f64,
 }
 
 impl Plan {
@@ -159,6 +176,29 @@ impl Plan {
         Ok(stats)
     }
 
+    /// The image patches, images and encoder cost of one micro-batch.
+    pub fn micro_batch_encoder(&self, rank: u64, micro: u64) -> Result<MicroBatchEncoder> {
+        let (rank, micro) = slot(rank, micro)?;
+        let mut encoder = MicroBatchEncoder {
+            encoder_tokens: 0,
+            images: 0,
+            encoder_cost: 0.0,
+        };
+        // SAFETY: live handle, valid out-parameters.
+        let status = unsafe {
+            sys::brs_plan_micro_batch_encoder(
+                &mut encoder.encoder_tokens,
+                &mut encoder.images,
+                &mut encoder.encoder_cost,
+                self.raw(),
+                rank,
+                micro,
+            )
+        };
+        self.check(status)?;
+        Ok(encoder)
+    }
+
     /// Every micro-batch, indexed `[rank][micro]`, copied out of the plan.
     pub fn micro_batches(&self) -> Vec<Vec<Vec<u64>>> {
         let micro_steps = self.grad_accum();
@@ -192,11 +232,16 @@ impl Plan {
             micro_sync_time: self.double_query(sys::BRS_PLAN_MICRO_SYNC_TIME),
             step_sync_time: self.double_query(sys::BRS_PLAN_STEP_SYNC_TIME),
             time_lower_bound: self.double_query(sys::BRS_PLAN_TIME_LOWER_BOUND),
+            total_encoder_tokens: self.int_query(sys::BRS_PLAN_TOTAL_ENCODER_TOKENS),
+            max_encoder_tokens: self.int_query(sys::BRS_PLAN_MAX_ENCODER_TOKENS),
+            encoder_cost: self.double_query(sys::BRS_PLAN_ENCODER_COST),
         }
     }
 
-    /// Reads a 1.0 query of a computed plan: a public Plan always holds a
-    /// step, so the query cannot fail unless the library breaks its contract.
+    /// Reads a query of a computed plan: a public Plan always holds a step,
+    /// and this binding links the 1.5 symbols (so needs a libbrs that knows
+    /// every key here), so the query cannot fail unless the library breaks
+    /// its contract.
     fn int_query(&self, key: sys::brs_plan_key) -> u64 {
         let mut value = 0;
         // SAFETY: live handle, valid out-parameter.

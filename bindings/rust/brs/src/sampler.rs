@@ -264,6 +264,64 @@ impl Sampler<'_> {
         unsafe { std::slice::from_raw_parts(buckets, count) }.to_vec()
     }
 
+    /// Sets the images of a vision-language dataset: `images[i]` lists the
+    /// patch counts (the vision encoder's tokens) of sample i's images, empty
+    /// for a sample without one; one entry per sample. A micro-batch then
+    /// costs its text plus its images (`encoder_alpha`, `encoder_intercept`)
+    /// and its patches are capped by `max_encoder_tokens` (set them with
+    /// [`SamplerBuilder::option`]); steps whose samples have no image plan as
+    /// before. Errors: `InvalidArgument` for an image of 0 patches, `TooLarge`
+    /// for a sample above `BRS_MAX_SAMPLE_PATCHES`, both keeping the loads
+    /// the sampler had; then the sampler is validated with the new loads,
+    /// and on `InvalidArgument` (not one entry per sample) or
+    /// `SampleTooLong` (a sample's patches above max_encoder_tokens) it is
+    /// left without loads, planning text only. The lists are copied.
+    pub fn set_encoder_loads<I: AsRef<[u32]>>(&mut self, images: &[I]) -> Result<()> {
+        let mut patches = Vec::new();
+        let mut offsets = Vec::with_capacity(images.len() + 1);
+        offsets.push(0u64);
+        for sample in images {
+            patches.extend_from_slice(sample.as_ref());
+            offsets.push(patches.len() as u64);
+        }
+        // SAFETY: live handle; both arrays are valid for the reads the
+        // offsets describe and are copied; &mut self keeps this call alone.
+        self.check(unsafe {
+            sys::brs_sampler_set_encoder_loads(
+                self.raw(),
+                patches.as_ptr(),
+                offsets.as_ptr(),
+                images.len(),
+            )
+        })?;
+        // The library cannot hand the previous loads back, so a set that
+        // does not validate falls back to none: a sampler that always plans.
+        // SAFETY: live handle; &mut self keeps this call alone.
+        if let Err(error) = self.check(unsafe { sys::brs_sampler_validate(self.raw()) }) {
+            self.clear_encoder_loads();
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    /// Removes the encoder loads: every step plans by its text alone.
+    pub fn clear_encoder_loads(&mut self) {
+        // SAFETY: live handle; n = 0 with NULL arrays clears and cannot fail.
+        let status = unsafe { sys::brs_sampler_set_encoder_loads(self.raw(), null(), null(), 0) };
+        assert_eq!(status, sys::BRS_OK, "libbrs cannot clear the encoder loads");
+    }
+
+    /// Sample `index`'s images: their count and their patches summed; (0, 0)
+    /// without encoder loads. `OutOfRange` past the last sample of the loads.
+    pub fn encoder_load(&self, index: u64) -> Result<(u64, u64)> {
+        let (mut images, mut patches) = (0, 0);
+        // SAFETY: live handle, valid out-parameters; a read-only call.
+        self.check(unsafe {
+            sys::brs_sampler_encoder_load(&mut images, &mut patches, self.raw(), index)
+        })?;
+        Ok((images, patches))
+    }
+
     /// The distinct shapes this rank runs in `epoch`, as (batch size, padded
     /// length) sorted by size, then length, found by planning every step
     /// before training, so that they can be warmed or captured (CUDA
@@ -371,6 +429,21 @@ impl Sampler<'_> {
         self.double_option(sys::BRS_OPT_INTERCEPT)
     }
 
+    /// The cap on image patches per micro-batch, None when there is none.
+    pub fn max_encoder_tokens(&self) -> Option<u64> {
+        Some(self.int_option(sys::BRS_OPT_MAX_ENCODER_TOKENS)).filter(|&cap| cap != 0)
+    }
+
+    /// encoder_alpha, the quadratic term of an image's cost, as resolved.
+    pub fn encoder_alpha(&self) -> f64 {
+        self.double_option(sys::BRS_OPT_ENCODER_ALPHA)
+    }
+
+    /// encoder_intercept, the fixed cost of one image, as resolved.
+    pub fn encoder_intercept(&self) -> f64 {
+        self.double_option(sys::BRS_OPT_ENCODER_INTERCEPT)
+    }
+
     /// The value the library holds for the option `name` of its table (a
     /// double as resolved to 1e-6), e.g. `sampler.option("sync")`: any option,
     /// including those without a method here. `Unsupported` for an unknown name.
@@ -403,7 +476,7 @@ impl Sampler<'_> {
     /// Reads an option of this binding's version: the library knows every
     /// one of them (the major version is checked at build, and the loader
     /// refuses a library without this binding's newest version node, now
-    /// LIBBRS_1.4), and none is negative.
+    /// LIBBRS_1.5), and none is negative.
     fn int_option(&self, key: sys::brs_option) -> u64 {
         let mut value = 0;
         // SAFETY: live handle, valid out-parameter.
@@ -453,6 +526,7 @@ impl std::fmt::Debug for Sampler<'_> {
             .field("length_buckets", &self.length_buckets())
             .field("alpha", &self.alpha())
             .field("intercept", &self.intercept())
+            .field("max_encoder_tokens", &self.max_encoder_tokens())
             .finish()
     }
 }
