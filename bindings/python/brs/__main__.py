@@ -19,7 +19,6 @@ import sys
 
 from . import _lengths, _options
 from ._cli import bundled_cli
-from .sampler import _keyword
 
 USAGE_ERROR = 2
 SYSTEM_FAILURE = 1
@@ -102,7 +101,7 @@ def _add_option(parser, option):
     """The flag of one library option, made as the C command makes it (cli/args.c)."""
     # argparse formats help with %: a literal percent sign in the library's text must be doubled
     default = option.default_value
-    dest = _keyword(option)
+    dest = _options.keyword(option)
     help_text = f"{option.help} (default: the library's, {default})".replace("%", "%%")
     if option.is_switch:
         parser.add_argument(option.flag, dest=dest, action="store_const", const=True,
@@ -159,7 +158,7 @@ def _without_plot(argv):
 def _sampler(args, lengths):
     from .sampler import BatchRebalanceSampler
 
-    given = {_keyword(o): getattr(args, _keyword(o), None) for o in _options.TABLE}
+    given = {keyword: getattr(args, keyword, None) for keyword in _options.BY_KEYWORD}
     given = {keyword: value for keyword, value in given.items() if value is not None}
     # A report is of the whole job, not of the machine it runs on: no topology detection.
     for name in ("dp_size", "rank"):

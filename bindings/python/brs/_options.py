@@ -152,3 +152,44 @@ def _read():
 #: Every option of the loaded library, in its order.
 TABLE = _read()
 BY_NAME = {option.name: option for option in TABLE}
+
+
+# -- Python's keywords for the options (the sampler, plan_batch, python -m brs) ---------------
+
+# Where Python's keyword differs from the library's name: transformers calls the average
+# micro-batch size per_device_batch_size. Every other keyword is the library's option name.
+_KEYWORDS = {"batch_size": "per_device_batch_size"}
+# Values that mean "unset" for one option: "auto" asks the integrations to choose the sync model
+# from the job (docs/python.md); a plain sampler has no job to read, so it takes the library's.
+_UNSET_VALUES = {"sync": "auto"}
+
+
+def keyword(option):
+    """The Python keyword of ``option`` (an Option of TABLE)."""
+    return _KEYWORDS.get(option.name, option.name)
+
+
+BY_KEYWORD = {keyword(option): option for option in TABLE}
+
+
+def native_value(name, value):
+    """The C value of keyword argument ``name``, or None when it is unset (the library's
+    default)."""
+    option = BY_KEYWORD[name]
+    if value is None or (option.name in _UNSET_VALUES and value == _UNSET_VALUES[option.name]):
+        return None
+    return option.to_native(value, name)
+
+
+def given_options(arguments):
+    """{option name: C value} of the options among ``arguments`` (keyword -> value) that are set.
+
+    Keywords that are not options (e.g. ``self``) are ignored, and an option of the library
+    without a keyword here keeps the library's default.
+    """
+    given = {}
+    for name in BY_KEYWORD.keys() & arguments.keys():
+        value = native_value(name, arguments[name])
+        if value is not None:
+            given[BY_KEYWORD[name].name] = value
+    return given

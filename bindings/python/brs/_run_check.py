@@ -18,15 +18,19 @@ from ._handles import NativePlan
 _SHOWN = 8
 
 
-def check(sampler, epochs):
+def check(sampler, epochs, feasibility, planning_handle):
     """The least max_tokens that plans every step of epochs 0 .. epochs-1 (None in packed mode,
-    where only planning settles a cap); raises ValueError naming it when the set cap does not."""
-    native, cap = sampler._native, sampler.max_tokens
+    where only planning settles a cap); raises ValueError naming it when the set cap does not.
+
+    ``feasibility(epoch)`` is the library's one-pass check of the sampler's handle (status,
+    least cap, micro-batches needed); ``planning_handle(epoch, step)`` the handle that plans a
+    step (the sampler's, or a twin with the cost model before a switch)."""
+    cap = sampler.max_tokens
     caps, failing, needed = [], [], 0
     for epoch in range(epochs):
-        status, least, micro_batches = native.epoch_feasibility(epoch)
+        status, least, micro_batches = feasibility(epoch)
         if status == n.ERR_UNSUPPORTED:
-            _plan_every_step(sampler, epochs)
+            _plan_every_step(sampler, epochs, planning_handle)
             return None
         caps.append(least)
         if status != n.OK:
@@ -62,12 +66,12 @@ def _per_epoch(caps):
     return ", ".join(str(value) for value in caps[:_SHOWN]) + f", ... ({len(caps)} epochs)"
 
 
-def _plan_every_step(sampler, epochs):
+def _plan_every_step(sampler, epochs, planning_handle):
     plan, steps = NativePlan(), sampler.steps_per_epoch
     for epoch in range(epochs):
         for step in range(steps):
             try:
-                plan.compute(sampler._handle_planning(epoch, step), epoch, step)
+                plan.compute(planning_handle(epoch, step), epoch, step)
             except ValueError as exc:
                 raise ValueError(f"max_tokens {sampler.max_tokens} (packed) cannot plan all "
                                  f"{epochs} epochs of this run: {exc}") from None

@@ -10,7 +10,6 @@ plans, with the micro-batches given as positions into ``lengths``.
 from . import _native as n, _options, cost_model as _cost_model
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
-from .sampler import _given_options
 
 
 def plan_batch(lengths, *, dp_size, grad_accum=1, max_tokens=None, packed=False, sync=None,
@@ -37,7 +36,7 @@ def plan_batch(lengths, *, dp_size, grad_accum=1, max_tokens=None, packed=False,
 def _config(*, dp_size, grad_accum, max_tokens, packed, sync, cost_model, strategy=None):
     """A configuration handle (a sampler without lengths) for brs_plan_compute_batch."""
     alpha, intercept, max_tokens = _cost_model.resolve(cost_model, None, None, max_tokens)
-    given = _given_options(dict(dp_size=dp_size, grad_accum=grad_accum, max_tokens=max_tokens,
+    given = _options.given_options(dict(dp_size=dp_size, grad_accum=grad_accum, max_tokens=max_tokens,
                                 packed=packed, sync=sync, alpha=alpha, intercept=intercept,
                                 strategy=strategy))
     config = NativeSampler(None)

@@ -31,6 +31,50 @@ FIXED_ALPHA = _options.BY_NAME["alpha"].default
 FIXED_INTERCEPT = _options.BY_NAME["intercept"].default
 
 
+# -- the terms of a micro-batch's cost --------------------------------------------------------
+
+#: What each of cost_terms is, in its order.
+COST_TERMS = ("1", "bs*L", "bs*L^2")
+
+
+def cost_terms(batch_size, length):
+    """The terms of the cost of a micro-batch of ``batch_size`` samples padded to ``length``
+    tokens, in COST_TERMS order: ``(1, bs*L, bs*L^2)``.
+
+    The planner's cost is these terms weighed by CostModel.coefficients, ``(intercept, 1,
+    alpha)``; a calibration fits seconds as the terms weighed by per-term seconds (brs.calibrate
+    on a grid, online calibration from sums of products of the terms), which from_seconds turns
+    into a model. Every Python use of the formula reads it here, the benchmarks' included.
+    Scalars or numpy arrays, which broadcast: each term has the type and shape of ``bs*L``.
+
+    A part the formula does not have yet (an encoder's per-micro-batch sum of image patch
+    loads, their sum of squares and the image count) is its input here, its terms appended to
+    the tuple and to COST_TERMS, its coefficients in CostModel.coefficients and from_seconds;
+    the fits follow the number of terms.
+    """
+    tokens = batch_size * length
+    return (tokens * 0 + 1, tokens, tokens * length)
+
+
+def combine(coefficients, terms):
+    """The sum of each coefficient times its term: a cost, or seconds, of cost_terms."""
+    coefficients, terms = tuple(coefficients), tuple(terms)
+    if len(coefficients) != len(terms):
+        raise ValueError(f"{len(coefficients)} coefficients for {len(terms)} cost terms")
+    total = 0
+    for coefficient, term in zip(coefficients, terms):
+        total = total + coefficient * term
+    return total
+
+
+def from_seconds(coefficients):
+    """(alpha, intercept, seconds_per_unit) of a fit of seconds as ``combine(coefficients,
+    cost_terms(...))``: the model whose coefficients times seconds_per_unit are the fitted
+    ones. The fit must have a positive bs*L coefficient (the unit of a cost)."""
+    per_micro_batch, per_token, per_token_length = coefficients
+    return per_token_length / per_token, per_micro_batch / per_token, per_token
+
+
 class CostModel:
     """alpha, intercept (brs units), max_tokens (int or None) and the fit's quality.
 
@@ -69,10 +113,14 @@ class CostModel:
 
     # -- the cost of a micro-batch ---------------------------------------------------------
 
+    @property
+    def coefficients(self):
+        """The weight of each of cost_terms in the cost: ``(intercept, 1, alpha)``."""
+        return (self.intercept, 1.0, self.alpha)
+
     def cost(self, batch_size, length):
         """intercept + bs*L + alpha*bs*L^2, the library's units."""
-        tokens = batch_size * length
-        return self.intercept + tokens + self.alpha * tokens * length
+        return combine(self.coefficients, cost_terms(batch_size, length))
 
     def predict(self, batch_size, length):
         """Seconds of a micro-batch of ``batch_size`` samples padded to ``length`` tokens:

@@ -1,4 +1,7 @@
-"""The token length of every sample of a training dataset, as the Trainer integration needs it.
+"""The token length of every sample of a training dataset, as the sampler needs it.
+
+brs.calibrate reads a dataset's lengths with it, and so does the Trainer integration before it
+builds its sampler.
 
 A precomputed column (``TrainingArguments.length_column_name``, "length" by default) is read as
 a whole, without touching a row. Without one, every row is read once to measure its model input,

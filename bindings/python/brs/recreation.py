@@ -1,16 +1,19 @@
-"""A bare BatchRebalanceSampler kept intact when Lightning re-creates a DataLoader's batch sampler.
+"""A BatchRebalanceSampler that a framework re-creates stays the same sampler, wrapped.
 
-Under a distributed strategy with ``use_distributed_sampler=True`` (Lightning's default),
-Lightning rebuilds a custom batch sampler by calling its class again with the arguments it finds
-saved on the instance (``__pl_saved_args`` and friends), the one named ``sampler`` replaced by
-its DistributedSampler (``_dataloader_init_kwargs_resolve_sampler`` in lightning's
+Under a distributed strategy with ``use_distributed_sampler=True`` (its default), Lightning
+rebuilds a custom batch sampler by calling its class again with the arguments it finds saved on
+the instance (``__pl_saved_args`` and friends), the one named ``sampler`` replaced by its
+DistributedSampler (``_dataloader_init_kwargs_resolve_sampler`` in lightning's
 utilities/data.py). Without them it would call ``BatchRebalanceSampler(sampler, batch_size=...,
 drop_last=...)``, which a planner of variable-size batches cannot take.
 
 A brs sampler already plans every rank's micro-batches, so the right rebuild is the same sampler
-(its epoch, its position, the object the user holds) wrapped in the Lightning integration's
-RebalanceBatchSampler: that puts it where Lightning's ``set_epoch`` looks and checks its ranks
-against Lightning's sampler. Nothing here imports Lightning until Lightning itself calls.
+(its epoch, its position, the object the user holds) wrapped in RebalanceBatchSampler: that puts
+it where Lightning's ``set_epoch`` looks and checks its ranks against Lightning's sampler.
+
+This is core, not brs.integrations.lightning (which exports RebalanceBatchSampler under its
+name): a bare sampler is re-created so even when the user never imported the integration, and
+nothing here imports Lightning or any other framework, so ``import brs`` stays light.
 """
 
 import weakref
@@ -19,8 +22,63 @@ import weakref
 _ORIGINAL = "_lightning_recreates"
 
 
+class RebalanceBatchSampler:
+    """The DataLoader's ``batch_sampler``: yields the brs sampler's micro-batches as is.
+
+    ``rebalance`` is the BatchRebalanceSampler; ``sampler`` is for Lightning only (the
+    DistributedSampler it injects under ``use_distributed_sampler=True``, read for its
+    ``num_replicas`` and ``rank``). ``.sampler`` is the brs sampler, so that Lightning's
+    ``set_epoch`` reaches it.
+    """
+
+    batch_size = None  # variable-size micro-batches
+
+    def __init__(self, rebalance, sampler=None):
+        # Imported here: brs.sampler imports this module for its re-creation.
+        from .sampler import BatchRebalanceSampler
+
+        if not isinstance(rebalance, BatchRebalanceSampler):
+            raise TypeError(f"RebalanceBatchSampler wraps a brs.BatchRebalanceSampler, got "
+                            f"{type(rebalance).__name__}")
+        self.sampler = rebalance
+        self.drop_last = rebalance.drop_last
+        self.distributed_sampler = sampler  # what Lightning injected, None before
+        if sampler is not None:
+            check_topology(rebalance, getattr(sampler, "num_replicas", None),
+                           getattr(sampler, "rank", None), "Lightning's distributed sampler")
+        # Lightning re-creates a custom batch sampler from these saved arguments, replacing the
+        # one named "sampler" (lightning/pytorch/utilities/data.py); without them it would call
+        # the class with batch_size=..., which a planner of variable-size batches cannot take.
+        setattr(self, "__pl_saved_args", (rebalance,))
+        setattr(self, "__pl_saved_kwargs", {})
+        setattr(self, "__pl_saved_default_kwargs", {"sampler": None})
+        setattr(self, "__pl_saved_arg_names", ("rebalance",))
+
+    def __iter__(self):
+        return iter(self.sampler)
+
+    def __len__(self):
+        return len(self.sampler)
+
+    def set_epoch(self, epoch):
+        self.sampler.set_epoch(epoch)
+
+
+def check_topology(sampler, dp_size, rank, source):
+    """ValueError when ``source`` (a framework's data-parallel view: ``dp_size`` replicas, this
+    one ``rank``; None: unknown) disagrees with what ``sampler`` plans for."""
+    if dp_size is None or rank is None:
+        return
+    if (sampler.dp_size, sampler.rank) != (int(dp_size), int(rank)):
+        raise ValueError(
+            f"the brs sampler plans for dp_size={sampler.dp_size}, rank={sampler.rank} but "
+            f"{source} has {dp_size} data-parallel replica(s) and this is replica {rank}: build "
+            f"BatchRebalanceSampler(..., dp_size={dp_size}, rank={rank}) or leave both unset "
+            "to detect them from torch.distributed")
+
+
 def save_arguments(sampler):
-    """Stores on ``sampler`` what Lightning re-creates it from."""
+    """Stores on ``sampler`` what Lightning re-creates it from (BatchRebalanceSampler calls it)."""
     # A weak reference: the saved arguments live on the sampler itself, and a strong one would
     # put every sampler in a reference cycle (its native handle then freed only by the collector).
     setattr(sampler, "__pl_saved_args", ())
@@ -30,13 +88,12 @@ def save_arguments(sampler):
 
 
 def recreated(kwargs):
-    """What Lightning's call of the class with ``kwargs`` builds; None for any other call."""
+    """What Lightning's call of the class with ``kwargs`` builds; None for any other call
+    (BatchRebalanceSampler.__new__ asks)."""
     reference = kwargs.get(_ORIGINAL)
     if reference is None:
         return None
     original = reference()
     if original is None:  # Lightning holds the DataLoader, hence the sampler, while it calls
         raise RuntimeError("the BatchRebalanceSampler Lightning re-creates no longer exists")
-    from .integrations.lightning import RebalanceBatchSampler
-
     return RebalanceBatchSampler(original, sampler=kwargs.get("sampler"))

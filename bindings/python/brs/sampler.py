@@ -17,7 +17,7 @@ try:
 except ImportError:
     _SamplerBase = object
 
-from . import _args, _elastic, _options, _recreation, _run_check, cost_model as _cost_model, distributed
+from . import _args, _elastic, _options, _run_check, cost_model as _cost_model, distributed, recreation
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
@@ -25,39 +25,20 @@ STATE_VERSION = 1
 
 logger = logging.getLogger("brs")
 
-# The keyword of a library option where Python's name differs: transformers calls the average
-# micro-batch size per_device_batch_size. Every other keyword is the library's option name.
-_KEYWORDS = {"batch_size": "per_device_batch_size"}
 # Left unset, these come from the job (accelerate, torch.distributed, RANK/WORLD_SIZE), not from
 # the library's defaults: the sampler may be built before init_process_group.
 _TOPOLOGY = ("dp_size", "rank")
-# Values that mean "unset" for one option: "auto" asks the integrations to choose the sync model
-# from the job (docs/python.md); a plain sampler has no job to read, so it takes the library's.
-_UNSET_VALUES = {"sync": "auto"}
 # The one keyword that is not a number of the option table: the allowed padded lengths, a list
 # (brs_sampler_set_length_buckets) or "auto", the library's ladder for these lengths. It is kept
 # with the options (pickling, with_options) under this name.
 _BUCKETS = "length_buckets"
-
-
-def _keyword(option):
-    return _KEYWORDS.get(option.name, option.name)
-
-
-_BY_KEYWORD = {_keyword(option): option for option in _options.TABLE}
+_keyword = _options.keyword
+_BY_KEYWORD = _options.BY_KEYWORD
 # The rank is the one option ranks of a job do not share; neither the fingerprint nor a saved
 # position depends on it (every rank is at the same step).
 _SHARED = tuple(option for option in _options.TABLE if option.name != "rank")
 _FINGERPRINT_INPUTS = ("lengths and options ("
                        + ", ".join(_keyword(option) for option in _SHARED) + ")")
-
-
-def _native_value(keyword, value):
-    """The C value of a keyword argument, or None when it is unset (the library's default)."""
-    option = _BY_KEYWORD[keyword]
-    if value is None or (option.name in _UNSET_VALUES and value == _UNSET_VALUES[option.name]):
-        return None
-    return option.to_native(value, keyword)
 
 
 def _buckets_value(value):
@@ -73,20 +54,6 @@ def _buckets_value(value):
         raise TypeError(f'length_buckets must be a list of lengths or "auto"; got '
                         f'{type(value).__name__}') from None
     return tuple(_args.integer("length_buckets[]", bucket, 1) for bucket in buckets)
-
-
-def _given_options(arguments):
-    """{option name: C value} of the options among ``arguments`` (keyword -> value) that are set.
-
-    Keywords that are not options (e.g. ``self``) are ignored, and an option of the library
-    without a keyword here keeps the library's default.
-    """
-    given = {}
-    for keyword in _BY_KEYWORD.keys() & arguments.keys():
-        value = _native_value(keyword, arguments[keyword])
-        if value is not None:
-            given[_BY_KEYWORD[keyword].name] = value
-    return given
 
 
 class BatchRebalanceSampler(_SamplerBase):
@@ -114,8 +81,8 @@ class BatchRebalanceSampler(_SamplerBase):
 
     def __new__(cls, *args, **kwargs):
         # Lightning re-creates a DataLoader's batch sampler by calling its class: that call
-        # returns this same sampler, wrapped for Lightning (brs/_recreation.py).
-        rebuilt = _recreation.recreated(kwargs)
+        # returns this same sampler, wrapped for Lightning (brs/recreation.py).
+        rebuilt = recreation.recreated(kwargs)
         return rebuilt if rebuilt is not None else super().__new__(cls)
 
     def __init__(self, lengths, *, per_device_batch_size, grad_accum=None, dp_size=None,
@@ -126,7 +93,7 @@ class BatchRebalanceSampler(_SamplerBase):
             alpha, intercept, max_tokens = _cost_model.resolve(cost_model, alpha, intercept,
                                                                max_tokens)
         # The signature is the list of keywords: locals() holds exactly the arguments here.
-        self._given = _given_options(locals())
+        self._given = _options.given_options(locals())
         if length_buckets is not None:
             self._given[_BUCKETS] = _buckets_value(length_buckets)
         self._start(lengths, frozen=None)
@@ -146,7 +113,7 @@ class BatchRebalanceSampler(_SamplerBase):
         filled = {}
         for keyword, value in options.items():
             name = _BY_KEYWORD[keyword].name
-            native = _native_value(keyword, value)
+            native = _options.native_value(keyword, value)
             if native is not None and name not in self._given:
                 filled[name] = native
                 self._set(_options.BY_NAME[name], native)
@@ -155,6 +122,30 @@ class BatchRebalanceSampler(_SamplerBase):
             self._check_cap(self._epoch)
             self._native.validate()
         return [_keyword(_options.BY_NAME[name]) for name in filled]
+
+    def was_given(self, keyword):
+        """True when option ``keyword`` (a constructor keyword) was set to a value, by the
+        caller or by fill_unset; False when it takes the library's default (or, for dp_size and
+        rank, the job's). sync="auto" counts as unset."""
+        if keyword != _BUCKETS and keyword not in _BY_KEYWORD:
+            raise TypeError(f"was_given() takes one of the sampler's option keywords; got "
+                            f"{keyword!r}")
+        return (keyword if keyword == _BUCKETS else _BY_KEYWORD[keyword].name) in self._given
+
+    def fill_unset_sync(self, sync):
+        """Plan for ``sync`` ("step" or "micro_step") when sync was left unset or "auto": what
+        an integration calls once it knows how its framework synchronises. Returns True when
+        set, False when the caller had given a sync, which stays.
+
+        Unlike fill_unset, allowed once iterating has started: a DataLoader's workers may have
+        drawn some steps already, and those keep the library's default on every rank alike."""
+        if self.was_given("sync"):
+            return False
+        option = _options.BY_NAME["sync"]
+        value = option.to_native(sync, "sync")
+        self._set(option, value)
+        self._given[option.name] = value  # kept by pickling and with_options
+        return True
 
     def with_options(self, **changes):
         """A new sampler over the same lengths with ``changes`` (keywords of the constructor,
@@ -170,7 +161,7 @@ class BatchRebalanceSampler(_SamplerBase):
                 given[_BUCKETS] = _buckets_value(buckets)
         for keyword, value in changes.items():
             given.pop(_BY_KEYWORD[keyword].name, None)
-            value = _native_value(keyword, value)
+            value = _options.native_value(keyword, value)
             if value is not None:
                 given[_BY_KEYWORD[keyword].name] = value
         clone = object.__new__(type(self))
@@ -190,7 +181,7 @@ class BatchRebalanceSampler(_SamplerBase):
         self._ranks_checked = False
         self._drop_reported = False
         self._provenance = None  # the CostModel given, for cost_model's source and evidence
-        # Online calibration (brs/integrations/_online_fit.py): the steps planned before the
+        # Online calibration (brs/calibration/online.py): the steps planned before the
         # latest switch of cost model keep the previous one; see switch_cost_model.
         self._cost_switch = None
         self._before_switch = None  # a twin sampler holding the previous cost model
@@ -202,7 +193,7 @@ class BatchRebalanceSampler(_SamplerBase):
             self._frozen = tuple(frozen)
         self._check_cap(self._epoch)  # a max_tokens some step cannot meet fails here too
         self._native.validate()  # bad combinations fail here, not at the first batch
-        _recreation.save_arguments(self)
+        recreation.save_arguments(self)
 
     def _configure(self):
         for name, value in self._given.items():
@@ -301,7 +292,8 @@ class BatchRebalanceSampler(_SamplerBase):
         if not self.max_tokens:
             return None
         self._topology()
-        return _run_check.check(self, epochs)
+        return _run_check.check(self, epochs, self._native.epoch_feasibility,
+                                self._handle_planning)
 
     @property
     def steps_per_epoch(self):
@@ -359,7 +351,7 @@ class BatchRebalanceSampler(_SamplerBase):
         the state_dict records where the switch lies, so a resume replans both sides alike.
         """
         model = _cost_model.CostModel.coerce(model)
-        earliest, previous = self._first_unplanned(), self._cost_pair()
+        earliest, previous = self.first_unplanned(), self._cost_pair()
         since = earliest if since is None else tuple(since)
         if since < earliest:
             raise ValueError(f"switch_cost_model: since={since} lies before {earliest}, the "
@@ -371,7 +363,9 @@ class BatchRebalanceSampler(_SamplerBase):
         self._before_switch = None
         return since
 
-    def _first_unplanned(self):
+    def first_unplanned(self):
+        """(epoch, step) of the first step this sampler has not planned yet: where a switch of
+        cost model (switch_cost_model) can take over at the earliest."""
         # The iterator plans step s when it yields s's first micro-batch: with micro > 0 the
         # step at the position is planned already. An epoch's end is the next epoch's start.
         step = self._step + (self._micro > 0)
@@ -409,14 +403,17 @@ class BatchRebalanceSampler(_SamplerBase):
         self._provenance, self._cost_switch, self.measurements = provenance, switch, measurements
         self._before_switch = None
 
-    def _cost_state(self):
+    def cost_state(self):
+        """The cost model in force, where the latest switch took over and the measurements
+        behind it (online calibration), as state_dict saves them; load_cost_state restores them.
+        What a framework's checkpoint keeps when it saves no sampler position."""
         return {"cost_model": self.cost_model.to_dict(), "cost_switch": self._cost_switch,
                 "measurements": self.measurements}
 
-    def _load_cost_state(self, state):
-        """Adopt the cost model of a state saved under online calibration (it carries
-        measurements); a state without them keeps this sampler's model, which the
-        fingerprint check then compares."""
+    def load_cost_state(self, state):
+        """Adopt the cost model of a state (state_dict's or cost_state's) saved under online
+        calibration (it carries measurements); a state without them keeps this sampler's
+        model, which the fingerprint check then compares."""
         if state.get("measurements") is None or state.get("cost_model") is None:
             return
         model = _cost_model.CostModel.from_dict(state["cost_model"], "state['cost_model']")
@@ -577,7 +574,24 @@ class BatchRebalanceSampler(_SamplerBase):
         return {"epoch": self._epoch, "step": step, "micro": micro,
                 "fingerprint": self.fingerprint, "stream_fingerprint": self.stream_fingerprint,
                 "options": self._shared_options(),
-                "version": STATE_VERSION, **_elastic.split_of(self), **self._cost_state()}
+                "version": STATE_VERSION, **self.split, **self.cost_state()}
+
+    @property
+    def split(self):
+        """How the global batch is split: {"dp_size", "per_device_batch_size", "grad_accum"}.
+        state_dict records it, so that a state saved with another split of the same global batch
+        is recognised (accepts_other_split)."""
+        return _elastic.split_of(self)
+
+    def accepts_other_split(self, state):
+        """True when ``state`` (state_dict's form) is this sampler's sample stream saved with
+        another split of the same global batch, at an optimizer-step boundary: load_state_dict
+        resumes it at the same step (the change is logged on the "brs" logger).
+
+        False when it is another stream, or records no stream fingerprint (saved before libbrs
+        1.3: only the same split resumes it); ValueError when it is the same stream but cannot
+        resume here (another global batch, a position inside a step), saying what to change."""
+        return _elastic.accepts(self, state)
 
     def _shared_options(self):
         """{option name: value} of every option of the library that the ranks share."""
@@ -595,7 +609,7 @@ class BatchRebalanceSampler(_SamplerBase):
         kept = (dict(self._given), self._provenance, self._cost_switch, self.measurements)
         try:
             if isinstance(state, dict):
-                self._load_cost_state(state)  # first: the saved fingerprint covers its model
+                self.load_cost_state(state)  # first: the saved fingerprint covers its model
             epoch, step, micro = self._parse_state(state)
         except (TypeError, ValueError):  # a refused state leaves the sampler as it was
             self._restore_cost(*kept)
@@ -613,7 +627,7 @@ class BatchRebalanceSampler(_SamplerBase):
             raise ValueError(f"state version {state['version']!r} is not supported "
                              f"(this package writes version {STATE_VERSION})")
         # Another dp_size with the same global batch is the same stream: see brs/_elastic.py.
-        if state["fingerprint"] != self.fingerprint and not _elastic.accepts(self, state):
+        if state["fingerprint"] != self.fingerprint and not self.accepts_other_split(state):
             self._check_saved_options(state.get("options", {}), state["fingerprint"])
             raise ValueError(
                 f"state was saved by a sampler with fingerprint {state['fingerprint']}, but this "

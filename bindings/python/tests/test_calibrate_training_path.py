@@ -19,8 +19,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import brs  # noqa: E402
-from brs.calibration import batches, memory, record as timing_record, result, timing  # noqa: E402
-from brs.integrations import _memory_budget, _online_fit  # noqa: E402
+from brs.calibration import batches, memory, online, result, timing  # noqa: E402
+from brs.calibration import record as timing_record  # noqa: E402
+from brs.integrations import _memory_budget  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 import test_calibrate as known_cost  # noqa: E402  (its fake clock)
@@ -385,9 +386,9 @@ def test_an_out_of_memory_error_keeps_the_devices_whole_message(fake_clock):
 
 def test_the_online_fit_leaves_first_runs_out_and_logs_them(monkeypatch):
     clock = known_cost.FakeClock()
-    monkeypatch.setattr(_online_fit, "time", clock)
+    monkeypatch.setattr(online, "time", clock)
     monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
-    timer = _online_fit.Timer()
+    timer = online.Timer()
     shapes = [(bs, length) for bs in (1, 2, 4, 8) for length in (16, 40, 90)]
     extra = 0.05
     for rep in range(3):
@@ -399,7 +400,7 @@ def test_the_online_fit_leaves_first_runs_out_and_logs_them(monkeypatch):
     assert stats["n"] == 2 * len(shapes) and stats["first_n"] == len(shapes)
     assert stats.fit()[:3] == pytest.approx((C0, A, B), rel=1e-6)  # warm runs only
 
-    calibration = _online_fit.OnlineCalibration()
+    calibration = online.OnlineCalibration()
     calibration.timer = timer
     timer.local = stats
     sampler = brs.BatchRebalanceSampler(LENGTHS, per_device_batch_size=4)
@@ -410,8 +411,8 @@ def test_the_online_fit_leaves_first_runs_out_and_logs_them(monkeypatch):
 
 
 def test_saved_statistics_from_before_the_first_run_fields_restore():
-    old_fields = [f for f in _online_fit.FIELDS if not f.startswith("first_")]
-    stats = _online_fit.Statistics.from_saved(list(range(len(old_fields))), old_fields)
+    old_fields = [f for f in online.FIELDS if not f.startswith("first_")]
+    stats = online.Statistics.from_saved(list(range(len(old_fields))), old_fields)
     assert stats["n"] == 0.0 and stats["real_tokens"] == len(old_fields) - 1
     assert stats["first_n"] == 0.0
 

@@ -105,7 +105,7 @@ def resolve_lengths(lengths):
         except ValueError as exc:
             raise ValueError(f"calibrate: {exc}") from None
     elif _is_dataset(lengths):
-        from ..integrations._dataset_lengths import dataset_lengths
+        from ..dataset_lengths import dataset_lengths
 
         try:
             data = dataset_lengths(lengths, column="length", input_name="input_ids",

@@ -3,6 +3,7 @@ batch sizes, within the memory budget."""
 
 import warnings
 
+from ..cost_model import combine, cost_terms
 from . import grid as _grid, timing as _timing
 
 #: ... and extensions of a default grid (below) skip shapes above this many on CPU.
@@ -84,4 +85,5 @@ def _peak_model(rows):
                                    relative=False)
     except ValueError:
         return None
-    return lambda b, l: fit["c0"] + fit["c1"] * b * l + fit["c2"] * b * l * l
+    coefficients = (fit["c0"], fit["c1"], fit["c2"])
+    return lambda b, l: combine(coefficients, cost_terms(b, l))

@@ -1,13 +1,18 @@
-"""Non-negative least squares for the three-term models calibration fits, in numpy only.
+"""Non-negative least squares for the models calibration fits (the cost terms), numpy only.
 
-With three unknowns the exact NNLS solution is found by trying every subset of coefficients
-allowed to be non-zero (eight least-squares solves) and keeping the best feasible one: the
-optimum of a convex problem under x >= 0 is the unconstrained optimum on its support.
+With a handful of unknowns the exact NNLS solution is found by trying every subset of
+coefficients allowed to be non-zero (seven least-squares solves for three) and keeping the best
+feasible one: the optimum of a convex problem under x >= 0 is the unconstrained optimum on its
+support. The timed points of brs.calibrate are solved as points (nnls); online calibration,
+whose ranks add up sums of products rather than gather points, solves the same problem from
+those sums (nnls_from_sums).
 """
 
 import itertools
 
 import numpy as np
+
+from ..cost_model import COST_TERMS, cost_terms
 
 
 def nnls(design, target, weights=None):
@@ -16,26 +21,58 @@ def nnls(design, target, weights=None):
     y = np.asarray(target, dtype=float)
     w = np.ones_like(y) if weights is None else np.asarray(weights, dtype=float)
     aw, yw = a * w[:, None], y * w
-    best, best_residual = np.zeros(a.shape[1]), float(np.sum(yw ** 2))
-    for size in range(1, a.shape[1] + 1):
-        for support in itertools.combinations(range(a.shape[1]), size):
+
+    def solve(cols):
+        return np.linalg.lstsq(aw[:, cols], yw, rcond=None)[0]
+
+    def residual(x):
+        return float(np.sum((aw @ x - yw) ** 2))
+
+    return _best_support(a.shape[1], solve, residual, residual(np.zeros(a.shape[1])))
+
+
+def nnls_from_sums(gram, moment, constant, scale):
+    """argmin x^T G x - 2 m.x + c subject to x >= 0: nnls from the sums of its points,
+    G = A^T W^2 A, m = A^T W^2 y and c = y^T W^2 y. ``scale`` equilibrates the columns (the
+    cost terms span 1 .. 1e9): each subproblem is solved on G scaled by it on both sides."""
+    gram, moment = np.asarray(gram, dtype=float), np.asarray(moment, dtype=float)
+
+    def solve(cols):
+        s = scale[cols]
+        z, *_ = np.linalg.lstsq(gram[np.ix_(cols, cols)] * np.outer(s, s), moment[cols] * s,
+                                rcond=None)
+        return z * s
+
+    def residual(x):
+        return x @ gram @ x - 2 * x @ moment + constant
+
+    return _best_support(len(moment), solve, residual, constant)
+
+
+def _best_support(columns, solve, residual, residual_of_zero):
+    """The x >= 0 of least ``residual`` over every support: ``solve(cols)`` is the
+    unconstrained optimum with only ``cols`` non-zero; a support whose optimum has a negative
+    coefficient is infeasible. All zeros when no support beats ``residual_of_zero``."""
+    best, best_residual = np.zeros(columns), residual_of_zero
+    for size in range(1, columns + 1):
+        for support in itertools.combinations(range(columns), size):
             cols = list(support)
-            x_s, *_ = np.linalg.lstsq(aw[:, cols], yw, rcond=None)
+            x_s = solve(cols)
             if np.any(x_s < 0):
                 continue
-            x = np.zeros(a.shape[1])
+            x = np.zeros(columns)
             x[cols] = x_s
-            residual = float(np.sum((aw @ x - yw) ** 2))
-            if residual < best_residual:
-                best, best_residual = x, residual
+            value = residual(x)
+            if value < best_residual:
+                best, best_residual = x, value
     return best
 
 
 def design(batch_sizes, lengths):
-    """Columns 1, bs*L, bs*L^2: the cost model's terms (docs/algorithm.md)."""
+    """One column per cost term (brs.cost_model.cost_terms: 1, bs*L, bs*L^2), a row per shape."""
     bs = np.asarray(batch_sizes, dtype=float)
     length = np.asarray(lengths, dtype=float)
-    return np.column_stack([np.ones_like(bs), bs * length, bs * length * length])
+    return np.column_stack(np.broadcast_arrays(*cost_terms(bs, length)))
 
 
 def fit_three_terms(batch_sizes, lengths, values, relative=True, robust=False):
@@ -50,7 +87,7 @@ def fit_three_terms(batch_sizes, lengths, values, relative=True, robust=False):
     bs = np.asarray(batch_sizes, dtype=float)
     length = np.asarray(lengths, dtype=float)
     y = np.asarray(values, dtype=float)
-    if np.linalg.matrix_rank(design(bs, length)) < 3:
+    if np.linalg.matrix_rank(design(bs, length)) < len(COST_TERMS):
         raise ValueError("the grid cannot fit intercept, bs*L and bs*L^2 apart: give at least "
                          "two lengths and three (batch size, length) shapes whose bs*L differ")
     keep = np.ones(len(y), dtype=bool)
@@ -58,7 +95,7 @@ def fit_three_terms(batch_sizes, lengths, values, relative=True, robust=False):
     if robust:
         rel = _relative_residuals(design(bs, length) @ coef, y)
         keep = rel <= max(OUTLIER_FLOOR, OUTLIER_FACTOR * float(np.median(rel)))
-        if not keep.all() and np.linalg.matrix_rank(design(bs[keep], length[keep])) == 3:
+        if not keep.all() and np.linalg.matrix_rank(design(bs[keep], length[keep])) == len(COST_TERMS):
             coef = _solve(bs[keep], length[keep], y[keep], relative)
         else:
             keep[:] = True

@@ -29,7 +29,8 @@ def build(limit, data, device, batch_sizes, seq_lens):
     shapes = sorted({(b, l) for b in sizes for l in lens}, key=lambda s: (s[0] * s[1], s))
     if not explicit and device.type == "cpu":
         shapes = [s for s in shapes if s[0] * s[1] <= CPU_MAX_GRID_TOKENS] or shapes[:1]
-    if np.linalg.matrix_rank(_fit.design(*zip(*shapes))) < 3:
+    design = _fit.design(*zip(*shapes))
+    if np.linalg.matrix_rank(design) < design.shape[1]:
         raise ValueError(f"calibrate: the grid batch_sizes={sizes} x seq_lens={lens} cannot fit "
                          "intercept, bs*L and bs*L^2 apart: give at least two distinct lengths "
                          "and three shapes")

@@ -1,10 +1,11 @@
 """Online calibration: time the micro-batches a loop trains, refit the cost model, switch.
 
 Every micro-batch the training loop runs is timed with its shape (bs samples padded to L
-tokens, and its real tokens). The time is fitted as ``seconds = c0 + c1*bs*L + c2*bs*L^2``, the
-planner's cost model in seconds (docs/algorithm.md), so alpha = c2/c1 and intercept = c0/c1.
-What the fit needs is a fixed-size vector of sums of products (``Statistics``), which ranks
-add up with one all-reduce: at a boundary every rank knows in advance (each epoch, or every N
+tokens, and its real tokens). The time is fitted as ``seconds = c0 + c1*bs*L + c2*bs*L^2`` (the
+cost terms of brs.cost_model), the planner's cost model in seconds (docs/algorithm.md), so
+alpha = c2/c1 and intercept = c0/c1. What the fit needs is a fixed-size vector of sums of
+products (``Statistics``), which ranks add up with one all-reduce; it is solved by
+calibration's least squares (fit.nnls_from_sums): at a boundary every rank knows in advance (each epoch, or every N
 optimizer steps), every rank adds the same numbers, fits the same model, rounds it as the
 library stores it, and switches its sampler from the first step not yet planned on.
 
@@ -16,27 +17,37 @@ first runs over the fitted warm cost is known and logged (``brs/first_shape_*``)
 Clocks, as brs.calibrate's: CUDA events on a GPU, read only once they have completed (never a
 synchronisation: an event not yet done is read at a later boundary); on a CPU the thread's CPU
 time when torch runs one thread (a busy machine cannot inflate it), else the wall clock.
+
+The integrations drive it (a Trainer callback, Lightning's RebalanceCallback, accelerate's
+loop); nothing here imports a framework, and torch only when a clock or a group needs it.
 """
 
+import itertools
 import logging
 import math
 import time
 
 import numpy as np
 
-from brs import CostModel, _options
-from brs._handles import NativeSampler
-from brs._lengths import as_uint32
+from .. import _options
+from .._handles import NativeSampler
+from .._lengths import as_uint32
+from ..cost_model import COST_TERMS, CostModel, combine, cost_terms, from_seconds
+from .fit import nnls_from_sums
 
 logger = logging.getLogger("brs")
 
-# The vector's entries. Features x = (1, T, Q) with T = bs*L, Q = bs*L^2, time y in seconds.
-# Relative least squares (each point weighed by 1/y, as brs.calibrate fits: the planner compares
-# costs by ratio) needs sum x x^T / y^2 and sum x / y; R^2 on seconds needs the plain sums.
-_PAIRS = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
-FIELDS = (("n",) + tuple(f"xx{i}{j}/yy" for i, j in _PAIRS) + ("x0/y", "x1/y", "x2/y")
-          + tuple(f"xx{i}{j}" for i, j in _PAIRS[1:]) + ("y", "x1y", "x2y", "yy")
-          + ("real_tokens",) + ("first_n", "first_y", "first_x1", "first_x2"))
+# The vector's entries. Features x = cost_terms(bs, L) = (1, T, Q) with T = bs*L, Q = bs*L^2,
+# time y in seconds. Relative least squares (each point weighed by 1/y, as brs.calibrate fits:
+# the planner compares costs by ratio) needs sum x x^T / y^2 and sum x / y; R^2 on seconds
+# needs the plain sums. x0 is 1, so its plain sums are n, y and first_n.
+_TERMS = len(COST_TERMS)
+_PAIRS = tuple(itertools.combinations_with_replacement(range(_TERMS), 2))
+FIELDS = (("n",) + tuple(f"xx{i}{j}/yy" for i, j in _PAIRS)
+          + tuple(f"x{i}/y" for i in range(_TERMS))
+          + tuple(f"xx{i}{j}" for i, j in _PAIRS[1:]) + ("y",)
+          + tuple(f"x{i}y" for i in range(1, _TERMS)) + ("yy",) + ("real_tokens",)
+          + ("first_n", "first_y") + tuple(f"first_x{i}" for i in range(1, _TERMS)))
 _INDEX = {name: i for i, name in enumerate(FIELDS)}
 #: A fit needs at least this many micro-batches over all ranks since training began.
 MIN_MICRO_BATCHES = 8
@@ -53,18 +64,18 @@ class Statistics:
     def add(self, batch_size, length, real_tokens, seconds):
         if seconds <= 0 or not math.isfinite(seconds):
             return  # a clock too coarse for the micro-batch: no information on its shape
-        x = (1.0, float(batch_size * length), float(batch_size * length * length))
+        x = tuple(float(term) for term in cost_terms(batch_size, length))
         v, at = self.vector, _INDEX
         v[at["n"]] += 1
         for i, j in _PAIRS:
             v[at[f"xx{i}{j}/yy"]] += x[i] * x[j] / seconds ** 2
             if (i, j) != (0, 0):
                 v[at[f"xx{i}{j}"]] += x[i] * x[j]
-        for i in range(3):
+        for i in range(_TERMS):
             v[at[f"x{i}/y"]] += x[i] / seconds
         v[at["y"]] += seconds
-        v[at["x1y"]] += x[1] * seconds
-        v[at["x2y"]] += x[2] * seconds
+        for i in range(1, _TERMS):
+            v[at[f"x{i}y"]] += x[i] * seconds
         v[at["yy"]] += seconds ** 2
         v[at["real_tokens"]] += real_tokens
 
@@ -75,8 +86,8 @@ class Statistics:
         v, at = self.vector, _INDEX
         v[at["first_n"]] += 1
         v[at["first_y"]] += seconds
-        v[at["first_x1"]] += batch_size * length
-        v[at["first_x2"]] += batch_size * length * length
+        for i, term in enumerate(cost_terms(batch_size, length)[1:], start=1):
+            v[at[f"first_x{i}"]] += term
 
     @classmethod
     def from_saved(cls, vector, fields):
@@ -84,33 +95,35 @@ class Statistics:
         saved = dict(zip(fields or FIELDS, vector))
         return cls([float(saved.get(name, 0.0)) for name in FIELDS])
 
-    def first_runs(self, c0, c1, c2):
-        """(count, seconds beyond the warm fit c0 + c1*bs*L + c2*bs*L^2) of the first runs."""
-        warm = c0 * self["first_n"] + c1 * self["first_x1"] + c2 * self["first_x2"]
-        return int(self["first_n"]), self["first_y"] - warm
+    def first_runs(self, coefficients):
+        """(count, seconds beyond the warm fit of the cost terms) of the first runs."""
+        sums = (self["first_n"],) + tuple(self[f"first_x{i}"] for i in range(1, _TERMS))
+        return int(self["first_n"]), self["first_y"] - combine(coefficients, sums)
 
     def __getitem__(self, name):
         return float(self.vector[_INDEX[name]])
 
     def matrix(self, prefix, suffix=""):
-        m = np.empty((3, 3))
+        m = np.empty((_TERMS, _TERMS))
         for i, j in _PAIRS:
             m[i, j] = m[j, i] = (self["n"] if (i, j) == (0, 0) and not suffix
                                  else self[f"{prefix}{i}{j}{suffix}"])
         return m
 
     def fit(self):
-        """(c0, c1, c2, r2, relative rms error), or a string saying why there is no fit."""
+        """(c0, c1, c2, r2, relative rms error): the seconds of each cost term, then the fit's
+        quality; or a string saying why there is no fit."""
         n = self["n"]
         if n < MIN_MICRO_BATCHES:
             return f"{int(n)} micro-batches timed, fewer than {MIN_MICRO_BATCHES}"
         a = self.matrix("xx", "/yy")
-        b = np.array([self[f"x{i}/y"] for i in range(3)])
+        b = np.array([self[f"x{i}/y"] for i in range(_TERMS)])
         scale = 1.0 / np.sqrt(np.maximum(np.diag(a), 1e-300))  # columns span 1 .. 1e9
-        if np.linalg.matrix_rank(a * np.outer(scale, scale), tol=1e-9) < 3:
+        if np.linalg.matrix_rank(a * np.outer(scale, scale), tol=1e-9) < _TERMS:
             return ("the micro-batches timed do not separate intercept, bs*L and bs*L^2 "
                     "(too few distinct shapes)")
-        coef = _nnls_normal(a, b, n, scale)
+        # Relative least squares: sum of (x.c / y - 1)^2, whose constant term is n.
+        coef = nnls_from_sums(a, b, n, scale)
         if coef[1] <= 0:
             return "the fit has no linear term (bs*L) to express alpha and intercept in"
         rel_rss = max(coef @ a @ coef - 2 * coef @ b + n, 0.0)
@@ -119,35 +132,16 @@ class Statistics:
     def _r2(self, coef):
         """R^2 on seconds, from the plain sums."""
         n, sy, syy = self["n"], self["y"], self["yy"]
-        xy = np.array([sy, self["x1y"], self["x2y"]])
+        xy = np.array([sy] + [self[f"x{i}y"] for i in range(1, _TERMS)])
         rss = syy - 2 * coef @ xy + coef @ self.matrix("xx") @ coef
         total = syy - sy * sy / n
         return 1.0 - max(rss, 0.0) / total if total > 0 else 1.0
 
     def mean_micro_batch(self):
-        """(mean T, mean Q, mean seconds) of the micro-batches timed."""
+        """(mean of each cost term, mean seconds) of the micro-batches timed."""
         n = max(self["n"], 1.0)
-        return self["xx01"] / n, self["xx02"] / n, self["y"] / n
-
-
-def _nnls_normal(a, b, n, scale):
-    """argmin c^T a c - 2 b.c + n subject to c >= 0: the best feasible support of the three
-    coefficients (the optimum of a convex problem under c >= 0 is the unconstrained one on its
-    support; brs.calibration.fit.nnls does the same on the points themselves)."""
-    best, best_value = np.zeros(3), n
-    for support in ((0,), (1,), (2,), (0, 1), (0, 2), (1, 2), (0, 1, 2)):
-        cols = list(support)
-        s = scale[cols]
-        sub = a[np.ix_(cols, cols)] * np.outer(s, s)
-        z, *_ = np.linalg.lstsq(sub, b[cols] * s, rcond=None)
-        c = np.zeros(3)
-        c[cols] = z * s
-        if np.any(c < 0):
-            continue
-        value = c @ a @ c - 2 * c @ b + n
-        if value < best_value:
-            best, best_value = c, value
-    return best
+        means = (self["n"] / n,) + tuple(self[f"xx0{i}"] / n for i in range(1, _TERMS))
+        return means, self["y"] / n
 
 
 # -- clocks -----------------------------------------------------------------------------------
@@ -294,7 +288,7 @@ class OnlineCalibration:
     def recalibrate(self, sampler, micro_steps):
         """All-reduce, fit, round, switch ``sampler``; returns the metrics to log (brs/ keys)."""
         local = self.timer.take()
-        total, since = all_reduce(local, sampler._first_unplanned())
+        total, since = all_reduce(local, sampler.first_unplanned())
         self.agreed = Statistics(self.agreed.vector + total.vector)
         sampler.measurements = {"statistics": self.agreed.vector.tolist(),
                                 "fields": list(FIELDS)}
@@ -305,12 +299,13 @@ class OnlineCalibration:
                         int(self.agreed["first_n"]))
             return {"brs/calibration_skipped": 1.0,
                     "brs/first_shape_count": self.agreed["first_n"]}
-        c0, c1, c2, r2, rel_rms = fit
-        firsts, extra = self.agreed.first_runs(c0, c1, c2)
+        coefficients, (r2, rel_rms) = fit[:_TERMS], fit[_TERMS:]
+        firsts, extra = self.agreed.first_runs(coefficients)
         old = sampler.cost_model
-        new = CostModel(stored("alpha", c2 / c1), stored("intercept", c0 / c1),
+        alpha, intercept, seconds_per_unit = from_seconds(coefficients)
+        new = CostModel(stored("alpha", alpha), stored("intercept", intercept),
                         old.max_tokens, r2=r2, worst_residual=rel_rms, source="calibrated",
-                        model=old.model, device=old.device, seconds_per_unit=c1,
+                        model=old.model, device=old.device, seconds_per_unit=seconds_per_unit,
                         memory=old.memory,
                         timing={"clock": "online", "micro_batches": int(self.agreed["n"]),
                                 "first_runs": firsts},
@@ -340,11 +335,10 @@ class OnlineCalibration:
         """(old model's, new model's predicted, measured) seconds of the mean step timed: the
         mean micro-batch times the micro-steps of a step. The old model predicts seconds only
         when it has seconds_per_unit."""
-        tokens, quadratic, seconds = self.agreed.mean_micro_batch()
+        terms, seconds = self.agreed.mean_micro_batch()
 
         def predicted(model):
-            return micro_steps * model.seconds_per_unit * (
-                model.intercept + tokens + model.alpha * quadratic)
+            return micro_steps * model.seconds_per_unit * combine(model.coefficients, terms)
 
         old_step = predicted(old) if old.seconds_per_unit is not None else None
         return old_step, predicted(new), micro_steps * seconds

@@ -2,7 +2,7 @@
 intercept, the peaks fitted the same way give max_tokens for the budget."""
 
 from . import extension as _extension
-from ..cost_model import CostModel
+from ..cost_model import CostModel, from_seconds
 
 #: A budget that holds more padded tokens than this by the memory fit caps nothing.
 MAX_TOKENS_CAP = 2**53
@@ -19,7 +19,7 @@ def cost_model(rows, data, budget, budget_rule, memory_method, name, device, tim
     bs = [r["batch_size"] for r in rows]
     length = [r["length"] for r in rows]
     fit = _fit.fit_three_terms(bs, length, [r["seconds"] for r in rows], robust=True)
-    c0, a, b = fit["c0"], fit["c1"], fit["c2"]
+    a = fit["c1"]  # the seconds of one padded token's linear work
     for i in fit["outliers"]:
         rows[i]["outlier"] = True  # left out of the time fit (see fit.fit_three_terms)
     if a <= 0:
@@ -30,10 +30,11 @@ def cost_model(rows, data, budget, budget_rule, memory_method, name, device, tim
                          "batch_sizes or seq_lens (unset batch_sizes extends the grid itself)")
     memory, max_tokens = _memory_fit(rows, bs, length, int(data.max()), budget, budget_rule,
                                      memory_method, reserved or {})
-    return CostModel(b / a, c0 / a, max_tokens, r2=fit["r2"], worst_residual=fit["worst"],
+    alpha, intercept, seconds_per_unit = from_seconds((fit["c0"], fit["c1"], fit["c2"]))
+    return CostModel(alpha, intercept, max_tokens, r2=fit["r2"], worst_residual=fit["worst"],
                      source="calibrated", model=name, device=_device_name(device),
-                     seconds_per_unit=a, memory=memory, timings=rows, timing=timing,
-                     first_shape_seconds=first_shape_seconds(rows))
+                     seconds_per_unit=seconds_per_unit, memory=memory, timings=rows,
+                     timing=timing, first_shape_seconds=first_shape_seconds(rows))
 
 
 def first_shape_seconds(rows):

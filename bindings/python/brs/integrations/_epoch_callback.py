@@ -6,14 +6,12 @@
 - It writes the plan's fingerprint (and the settings behind it) into every checkpoint's
   trainer state, and on resume refuses a run whose plan differs: other samples than the
   interrupted run's would be trained, silently. Another number of processes with the same
-  global batch is the same sample stream and is accepted (brs/_elastic.py): the Trainer's
+  global batch is the same sample stream and is accepted (accepts_other_split): the Trainer's
   checkpoints lie on optimizer steps, where such a resume starts.
 """
 
 from transformers import TrainerCallback
 from transformers.trainer_callback import ExportableState
-
-from brs import _elastic
 
 from .accelerate import find_rebalance_sampler
 
@@ -44,18 +42,18 @@ class RebalanceEpochCallback(TrainerCallback, ExportableState):
                       "stream_fingerprint": sampler.stream_fingerprint}
         attributes.update({name: getattr(sampler, name) for name in _SETTINGS})
         if sampler.measurements is not None:  # online calibration: the model in force
-            attributes["cost"] = sampler._cost_state()
+            attributes["cost"] = sampler.cost_state()
         return {"args": {}, "attributes": attributes}
 
     def on_train_begin(self, args, state, control, train_dataloader=None, **kwargs):
         sampler = self._resolve(train_dataloader)
         saved = _saved_attributes(state, type(self).__name__)
         if "cost" in saved:  # before the comparison: the saved fingerprint covers that model
-            sampler._load_cost_state(saved["cost"])
+            sampler.load_cost_state(saved["cost"])
         if saved.get("fingerprint") in (None, sampler.fingerprint):
             return
         try:
-            if _elastic.accepts(sampler, _as_sampler_state(saved, state, sampler)):
+            if sampler.accepts_other_split(_as_sampler_state(saved, state, sampler)):
                 return
             hint = ""
         except ValueError as error:  # the same samples, but not resumable with this split
@@ -90,7 +88,7 @@ def _as_sampler_state(saved, state, sampler):
     epoch, step = divmod(state.global_step, sampler.steps_per_epoch)
     return {"fingerprint": saved["fingerprint"],
             "stream_fingerprint": saved.get("stream_fingerprint"), "epoch": epoch, "step": step,
-            "micro": 0, **{key: saved.get(key) for key in _elastic.SPLIT}}
+            "micro": 0, **{key: saved.get(key) for key in sampler.split}}
 
 
 def _mismatch_message(saved, current):

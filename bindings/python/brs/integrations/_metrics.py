@@ -5,7 +5,7 @@ recomputed here, so the training logs agree with ``python -m brs report`` on the
 The plan is the same on every rank, so the metrics describe the whole step, all ranks.
 """
 
-from brs import _options
+from brs import options
 
 PADDING_EFFICIENCY = "brs/padding_efficiency"
 REAL_TOKENS = "brs/real_tokens"
@@ -23,7 +23,7 @@ def step_metrics(sampler, step, epoch):
 def planned_time_name(sampler):
     """Which of the plan's sync times is the step time the sampler optimises."""
     # A sampler that does not expose its sync model (BRS_OPT_SYNC) plans for the library's default.
-    sync = getattr(sampler, "sync", _options.BY_NAME["sync"].default_value)
+    sync = getattr(sampler, "sync", options.BY_NAME["sync"].default_value)
     return "step_sync_time" if sync in ("step", 1) else "micro_sync_time"
 
 

@@ -1,4 +1,4 @@
-"""The Trainer callback of online calibration (brs/integrations/_online_fit.py).
+"""The Trainer callback of online calibration (brs/calibration/online.py).
 
 BatchRebalanceMixin times each training_step; this callback refits at the boundaries every
 rank knows in advance (on_epoch_end, or on_step_end every ``recalibrate_every`` optimizer
@@ -10,7 +10,7 @@ state, which restores them before it compares fingerprints.
 
 from transformers import TrainerCallback
 
-from ._online_fit import OnlineCalibration
+from brs.calibration.online import OnlineCalibration
 
 
 class OnlineCalibrationCallback(TrainerCallback):

@@ -8,13 +8,12 @@ step (DDP accumulating under ``no_sync``, ZeRO-0/1), so a step lasts the slowest
 its micro-steps. Each integration names the model its framework runs and why; ``choose`` keeps
 the library's default where the two models are the same (one rank or one micro-step: the plans
 are identical, and the fingerprint stays a plain sampler's), and ``resolve`` stores the choice
-in a sampler whose ``sync`` the user left unset or "auto", logged once on the "brs" logger.
+in a sampler whose ``sync`` the user left unset or "auto" (BatchRebalanceSampler.fill_unset_sync),
+logged once on the "brs" logger.
 """
 
 import logging
 from typing import NamedTuple, Optional
-
-from brs import _options
 
 logger = logging.getLogger("brs")
 
@@ -39,8 +38,7 @@ def choose(model, why, dp_size, grad_accum):
 
 def explicit_sync(sampler):
     """The sync the user gave the sampler, or None when it is unset or "auto"."""
-    # The sampler keeps in _given only the options set to a value ("auto" counts as unset).
-    return sampler.sync if "sync" in sampler._given else None
+    return sampler.sync if sampler.was_given("sync") else None
 
 
 def resolve(sampler, framework, model, why):
@@ -50,11 +48,7 @@ def resolve(sampler, framework, model, why):
         return Choice(given, "given")
     choice = choose(model, why, sampler.dp_size, sampler.grad_accum)
     if choice.sync is not None:
-        option = _options.BY_NAME["sync"]
-        value = option.to_native(choice.sync, "sync")
-        sampler._set(option, value)
-        # Kept where the sampler's given options travel: pickling, with_options.
-        sampler._given[option.name] = value
+        sampler.fill_unset_sync(choice.sync)
     log(framework, choice, sampler)
     return choice
 

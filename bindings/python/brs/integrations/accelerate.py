@@ -23,8 +23,9 @@ import torch.utils.data
 from accelerate.data_loader import BatchSamplerShard, DataLoaderAdapter
 
 from brs import BatchRebalanceSampler, CostModel
+from brs.calibration import online
 
-from . import _calibrate, _collator_padding, _memory_budget, _online_fit, _sync_choice
+from . import _calibrate, _collator_padding, _memory_budget, _sync_choice
 from ._parallelism import accelerate_data_parallel
 from ._sampler_lookup import find_rebalance_sampler
 
@@ -98,7 +99,7 @@ def prepare_dataloader(accelerator, dataloader, *, epochs=None):
     _collator_padding.follow(sampler, dataloader.collate_fn, "accelerate")
     if epochs is not None:
         sampler.check_epochs(epochs)
-    return _prepare(accelerator, dataloader, resolve_sync=True)
+    return prepare_loader(accelerator, dataloader)
 
 
 def calibrate_loader(model, dataloader, *, forward=None, **kwargs):
@@ -134,8 +135,10 @@ def device_max_tokens(model, lengths, *, cost_model=None, memory_budget=_memory_
     return _memory_budget.derive(memory_budget, model, chosen, int(max(lengths)))
 
 
-def _prepare(accelerator, dataloader, resolve_sync):
-    """prepare_dataloader; the Trainer, which chose its sampler's sync itself, skips that."""
+def prepare_loader(accelerator, dataloader, *, resolve_sync=True):
+    """What prepare_dataloader does after the collator's padding and the epochs' check: the
+    sync model (unless ``resolve_sync`` is False), then accelerate's preparation. The Trainer
+    integration, which has done those and chose its sampler's sync itself, calls it so."""
     sampler = _rebalance_sampler_of(dataloader)
     _check_accelerator(accelerator, sampler)
     if resolve_sync:
@@ -272,12 +275,12 @@ class OnlineCalibration:
             raise ValueError("recalibrate_every must be an int >= 1 (optimizer steps) or None "
                              f"(each epoch); got {recalibrate_every!r}")
         self.accelerator, self.sampler = accelerator, sampler
-        self.calibration = _online_fit.OnlineCalibration(recalibrate_every)
+        self.calibration = online.OnlineCalibration(recalibrate_every)
         self._micro_batches = 0
 
     @contextlib.contextmanager
     def timed(self, batch):
-        shape = _online_fit.batch_shape(batch)
+        shape = online.batch_shape(batch)
         timer = self.calibration.timer
         timer.start(self.accelerator.device)
         yield
@@ -298,8 +301,8 @@ class OnlineCalibration:
 
     def state_dict(self):
         """The cost model in force, where it took over and the agreed statistics."""
-        return self.sampler._cost_state()
+        return self.sampler.cost_state()
 
     def load_state_dict(self, state):
-        self.sampler._load_cost_state(state)
+        self.sampler.load_cost_state(state)
         self.calibration.restore(self.sampler)

@@ -17,7 +17,8 @@ What the two pieces do, and why Lightning needs them (guide: docs/lightning.md):
   ``num_replicas`` and ``rank`` as the strategy's data-parallel topology, checks the plan against
   it, and keeps yielding brs's micro-batches. A bare BatchRebalanceSampler given as the
   ``batch_sampler`` ends up the same way: Lightning's re-creation of it returns it wrapped in
-  RebalanceBatchSampler (brs/_recreation.py).
+  RebalanceBatchSampler (brs/recreation.py, which defines it: a bare sampler is re-created even
+  where this module was never imported).
 - RebalanceCallback checks ``accumulate_grad_batches`` against the sampler's grad_accum and the
   sampler's ranks against the strategy's, gives a sampler whose ``sync`` is unset or "auto" the
   strategy's sync model (logged on the "brs" logger), saves the sampler position into every
@@ -33,55 +34,16 @@ import lightning.pytorch as pl
 from lightning.pytorch.strategies import (DDPStrategy, DeepSpeedStrategy, FSDPStrategy,
                                           ModelParallelStrategy, XLAStrategy)
 
-from brs import BatchRebalanceSampler
+from brs.calibration.online import OnlineCalibration, batch_shape
+from brs.recreation import RebalanceBatchSampler, check_topology
 
 from . import _calibrate, _collator_padding, _run_epochs, _sync_choice
 from ._metrics import plan_metrics, planned_time_name
-from ._online_fit import OnlineCalibration, batch_shape
 from ._sampler_lookup import find_rebalance_sampler
 
 __all__ = ["RebalanceBatchSampler", "RebalanceCallback", "step_plan", "calibrate_module"]
 
 logger = logging.getLogger(__name__)
-
-
-class RebalanceBatchSampler:
-    """The DataLoader's ``batch_sampler``: yields the brs sampler's micro-batches as is.
-
-    ``rebalance`` is the BatchRebalanceSampler; ``sampler`` is for Lightning only (the
-    DistributedSampler it injects under ``use_distributed_sampler=True``, read for its
-    ``num_replicas`` and ``rank``). ``.sampler`` is the brs sampler, so that Lightning's
-    ``set_epoch`` reaches it.
-    """
-
-    batch_size = None  # variable-size micro-batches
-
-    def __init__(self, rebalance, sampler=None):
-        if not isinstance(rebalance, BatchRebalanceSampler):
-            raise TypeError(f"RebalanceBatchSampler wraps a brs.BatchRebalanceSampler, got "
-                            f"{type(rebalance).__name__}")
-        self.sampler = rebalance
-        self.drop_last = rebalance.drop_last
-        self.distributed_sampler = sampler  # what Lightning injected, None before
-        if sampler is not None:
-            _check_topology(rebalance, getattr(sampler, "num_replicas", None),
-                            getattr(sampler, "rank", None), "Lightning's distributed sampler")
-        # Lightning re-creates a custom batch sampler from these saved arguments, replacing the
-        # one named "sampler" (lightning/pytorch/utilities/data.py); without them it would call
-        # the class with batch_size=..., which a planner of variable-size batches cannot take.
-        setattr(self, "__pl_saved_args", (rebalance,))
-        setattr(self, "__pl_saved_kwargs", {})
-        setattr(self, "__pl_saved_default_kwargs", {"sampler": None})
-        setattr(self, "__pl_saved_arg_names", ("rebalance",))
-
-    def __iter__(self):
-        return iter(self.sampler)
-
-    def __len__(self):
-        return len(self.sampler)
-
-    def set_epoch(self, epoch):
-        self.sampler.set_epoch(epoch)
 
 
 class RebalanceCallback(pl.Callback):
@@ -114,8 +76,8 @@ class RebalanceCallback(pl.Callback):
         sampler = self._bind(trainer)
         _check_grad_accum(sampler, trainer.accumulate_grad_batches)
         kwargs = trainer.distributed_sampler_kwargs or {"num_replicas": 1, "rank": 0}
-        _check_topology(sampler, kwargs.get("num_replicas"), kwargs.get("rank"),
-                        f"the {type(trainer.strategy).__name__}")
+        check_topology(sampler, kwargs.get("num_replicas"), kwargs.get("rank"),
+                       f"the {type(trainer.strategy).__name__}")
         _collator_padding.follow(sampler, _collate_fn(trainer.train_dataloader),
                                  "Lightning's train_dataloader")
         # Every epoch the fit trains, before its first step (unbounded fits check each epoch
@@ -271,17 +233,6 @@ def _check_grad_accum(sampler, accumulate):
             f"Trainer(accumulate_grad_batches={accumulate}) but the brs sampler plans "
             f"grad_accum={sampler.grad_accum} micro-batches per optimizer step: set both to the "
             "same value, or Lightning's optimizer steps would cut across the planned steps")
-
-
-def _check_topology(sampler, dp_size, rank, source):
-    if dp_size is None or rank is None:
-        return
-    if (sampler.dp_size, sampler.rank) != (int(dp_size), int(rank)):
-        raise ValueError(
-            f"the brs sampler plans for dp_size={sampler.dp_size}, rank={sampler.rank} but "
-            f"{source} has {dp_size} data-parallel replica(s) and this is replica {rank}: build "
-            f"BatchRebalanceSampler(..., dp_size={dp_size}, rank={rank}) or leave both unset "
-            "to detect them from torch.distributed")
 
 
 def calibrate_module(pl_module, dataloader=None, **kwargs):

@@ -25,17 +25,17 @@ from transformers.distributed.fsdp import is_fsdp_managed_module
 from transformers.trainer_utils import has_length, seed_worker
 from transformers.utils import is_datasets_available
 
-from brs import BatchRebalanceSampler, _args, _options
+from brs import BatchRebalanceSampler, arguments, options as option_table
+from brs.calibration.online import batch_shape
+from brs.dataset_lengths import dataset_lengths
 
 from . import _calibrate, _collator_padding, _cost_choice, _memory_budget, _run_epochs
 from . import _sync_choice
-from ._dataset_lengths import dataset_lengths
 from ._epoch_callback import RebalanceEpochCallback
 from ._metrics_callback import RebalanceMetricsCallback
 from ._online_callback import OnlineCalibrationCallback
-from ._online_fit import batch_shape
 from ._parallelism import accelerate_data_parallel
-from .accelerate import _prepare
+from .accelerate import prepare_loader
 
 __all__ = ["BatchRebalanceMixin", "BatchRebalanceTrainer", "RebalanceOptions",
            "RebalanceEpochCallback"]
@@ -87,13 +87,13 @@ class RebalanceOptions:
         # Checked here, at construction, not at the first train() after the model was loaded.
         for name in ("alpha", "intercept"):  # None: from the cost model, else the library's
             if getattr(self, name) is not None:
-                _args.real(f"RebalanceOptions.{name}", getattr(self, name))
-        _args.optional_integer("RebalanceOptions.max_tokens", self.max_tokens, 1)
-        _args.flag("RebalanceOptions.packed", self.packed)
+                arguments.real(f"RebalanceOptions.{name}", getattr(self, name))
+        arguments.optional_integer("RebalanceOptions.max_tokens", self.max_tokens, 1)
+        arguments.flag("RebalanceOptions.packed", self.packed)
         _check_sync(self.sync)
         _memory_budget.check("RebalanceOptions.memory_budget", self.memory_budget)
-        _args.flag("RebalanceOptions.calibrate_online", self.calibrate_online)
-        _args.optional_integer("RebalanceOptions.recalibrate_every", self.recalibrate_every, 1)
+        arguments.flag("RebalanceOptions.calibrate_online", self.calibrate_online)
+        arguments.optional_integer("RebalanceOptions.recalibrate_every", self.recalibrate_every, 1)
         if self.recalibrate_every is not None and not self.calibrate_online:
             raise ValueError("RebalanceOptions.recalibrate_every is the period of online "
                              "calibration: pass calibrate_online=True with it, or drop it")
@@ -156,7 +156,7 @@ class BatchRebalanceMixin:
             self._rebalance_metrics.bind(sampler)
         if self._online is not None:
             self._online.bind(sampler)
-        return _prepare(self.accelerator, loader, resolve_sync=False)  # sync chosen above
+        return prepare_loader(self.accelerator, loader, resolve_sync=False)  # sync chosen above
 
     def _check_rebalance_supported(self, dataset):
         _check_map_style(dataset)
@@ -326,7 +326,7 @@ class BatchRebalanceMixin:
 
 
 def _check_sync(sync):
-    names = _options.BY_NAME["sync"].value_names
+    names = option_table.BY_NAME["sync"].value_names
     what = f"'auto' or a sync model of the library ({', '.join(map(repr, names))})"
     if not isinstance(sync, str):
         raise TypeError(f"RebalanceOptions.sync must be {what}; got {sync!r} "

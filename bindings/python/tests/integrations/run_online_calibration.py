@@ -16,7 +16,7 @@ from transformers import TrainingArguments
 
 from _support import (GROUP_TIMEOUT_S, IndexLogMixin, TokenDataset, closing_process_group,
                       pad_collate, scaled_lengths, tiny_gpt2, write_json)
-from brs.integrations import _online_fit
+from brs.calibration import online
 from brs.integrations.accelerate import find_rebalance_sampler
 from brs.integrations.transformers import BatchRebalanceTrainer, RebalanceOptions
 
@@ -38,7 +38,7 @@ class Trainer(IndexLogMixin, BatchRebalanceTrainer):
 
 
 def synthetic_clock(rank):
-    add = _online_fit.Statistics.add
+    add = online.Statistics.add
 
     def timed(self, batch_size, length, real_tokens, measured):
         assert measured > 0  # the real clock ran
@@ -49,8 +49,8 @@ def synthetic_clock(rank):
         # the 16 micro-batches of epoch 0 are then enough for the fit
         return timed(self, batch_size, length, batch_size * length, measured)
 
-    _online_fit.Statistics.add = timed
-    _online_fit.Statistics.add_first = first_run
+    online.Statistics.add = timed
+    online.Statistics.add_first = first_run
 
 
 def main():

@@ -15,7 +15,7 @@ import brs_testing
 import run_online_calibration as cfg
 from _support import read_json, scaled_lengths, tiny_gpt2
 from brs import BatchRebalanceSampler, CostModel
-from brs.integrations import _online_fit
+from brs.calibration import online
 from brs.integrations.transformers import RebalanceOptions
 
 SCRIPT = pathlib.Path(__file__).with_name("run_online_calibration.py")
@@ -28,7 +28,7 @@ def run(out, *args):
 
 
 def stored_fit(c0, c1, c2):
-    return _online_fit.stored("alpha", c2 / c1), _online_fit.stored("intercept", c0 / c1)
+    return online.stored("alpha", c2 / c1), online.stored("intercept", c0 / c1)
 
 
 def sampler(cost_model, dp_size=1, rank=0):
@@ -87,7 +87,7 @@ def test_a_resume_inside_epoch_one_trains_the_uninterrupted_runs_batches(one_pro
 def fit_of(results, before_step):
     """The stored (alpha, intercept) of the ranks' micro-batches trained before a step, timed
     as the run's synthetic clock times them (a micro-batch is padded to its longest sample)."""
-    lengths, stats = scaled_lengths(cfg.NUM_SAMPLES), _online_fit.Statistics()
+    lengths, stats = scaled_lengths(cfg.NUM_SAMPLES), online.Statistics()
     for rank, result in enumerate(results):
         for entry in result["trained"]:
             if entry["step"] < before_step:
@@ -135,18 +135,18 @@ def test_rebalance_options_check_the_online_settings():
 
 def test_statistics_add_up_across_ranks_to_the_fit_of_all_points():
     shapes = [(bs, length) for bs in (1, 2, 4, 8) for length in (16, 40, 90)]
-    whole, halves = _online_fit.Statistics(), (_online_fit.Statistics(), _online_fit.Statistics())
+    whole, halves = online.Statistics(), (online.Statistics(), online.Statistics())
     for i, (bs, length) in enumerate(shapes):
         y = 3e-4 + 2e-6 * bs * length + 4e-8 * bs * length ** 2
         whole.add(bs, length, bs * length, y)
         halves[i % 2].add(bs, length, bs * length, y)
-    summed = _online_fit.Statistics(halves[0].vector + halves[1].vector)
+    summed = online.Statistics(halves[0].vector + halves[1].vector)
     assert summed.fit()[:3] == pytest.approx(whole.fit()[:3])
     assert whole.fit()[:3] == pytest.approx((3e-4, 2e-6, 4e-8), rel=1e-6)
 
 
 def test_a_fit_without_enough_distinct_shapes_is_refused_with_the_reason():
-    stats = _online_fit.Statistics()
+    stats = online.Statistics()
     for _ in range(20):
         stats.add(4, 32, 100, 0.01)
     assert "distinct shapes" in stats.fit()
@@ -154,9 +154,9 @@ def test_a_fit_without_enough_distinct_shapes_is_refused_with_the_reason():
 
 def test_stored_rounds_as_the_library_does():
     value = 0.1234567891
-    assert _online_fit.stored("alpha", value) == BatchRebalanceSampler(
+    assert online.stored("alpha", value) == BatchRebalanceSampler(
         [3], per_device_batch_size=1, alpha=value).alpha
-    assert _online_fit.stored("alpha", 1e-12) == 0.0
+    assert online.stored("alpha", 1e-12) == 0.0
 
 
 # -- Lightning: RebalanceCallback(calibrate_online=True), in process ------------------------------
@@ -166,7 +166,7 @@ LIGHTNING_PER_DEVICE, LIGHTNING_STOP = 4, 7  # 5 steps an epoch: step 7 lies ins
 
 @pytest.fixture
 def synthetic_clock(monkeypatch):
-    add = _online_fit.Statistics.add
+    add = online.Statistics.add
 
     def timed(self, batch_size, length, real_tokens, measured):
         return add(self, batch_size, length, real_tokens, cfg.seconds(0, batch_size, length))
@@ -174,8 +174,8 @@ def synthetic_clock(monkeypatch):
     def first_run(self, batch_size, length, measured):  # no first-run price: fitted alike
         return timed(self, batch_size, length, batch_size * length, measured)
 
-    monkeypatch.setattr(_online_fit.Statistics, "add", timed)
-    monkeypatch.setattr(_online_fit.Statistics, "add_first", first_run)
+    monkeypatch.setattr(online.Statistics, "add", timed)
+    monkeypatch.setattr(online.Statistics, "add_first", first_run)
 
 
 def lightning_fit(root, ckpt_path=None, **overrides):
