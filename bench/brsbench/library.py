@@ -7,14 +7,12 @@ import ctypes
 
 class Library:
     def __init__(self):
-        from brs import _native as n
-        from brs._errors import check_plan
-        from brs._handles import NativePlan, NativeSampler
-        from brs._lengths import as_uint32
+        from brs import native as n
 
         self.n, self.lib = n, n.lib
-        self.NativePlan, self.NativeSampler, self.as_uint32 = NativePlan, NativeSampler, as_uint32
-        self._check_plan = check_plan
+        self.NativePlan, self.NativeSampler = n.NativePlan, n.NativeSampler
+        self.as_uint32 = n.as_uint32
+        self._check_plan = n.check_plan
         self._keys = {}
 
     def key(self, name: str) -> int:
@@ -39,6 +37,14 @@ class Library:
         for name, v in options.items():
             s.set_int(self.key(name), v)
         return s
+
+    def config(self, options: dict):
+        """A configuration handle (a sampler without lengths) for brs_plan_compute_batch, with
+        the integer ``options`` set and every other option the library's default."""
+        config = self.NativeSampler(None)
+        for name, v in options.items():
+            config.set_int(self.key(name), v)
+        return config
 
     def load(self, plan, sampler, rank_mbs, step: int) -> None:
         """Micro-batches rank_mbs[rank][micro] (dataset indices) into `plan`, rank-major."""

@@ -23,7 +23,7 @@ from . import metrics, studies
 from .__main__ import load_verl
 from .datasets import fit_to_batch
 from .library import shared
-from .peers import _snake_deal
+from .peers import snake_deal
 
 # Steps per (distribution, layout); verl's pure-Python KK takes ~25 s per step at K = 1024.
 MODES = {"quick": {"steps": 32, "steps_large_k": 1, "synthetic_n": 20000},
@@ -83,7 +83,7 @@ def compare(lib, ds, cfg, steps: int) -> Row:
         whole.compute(by_sync["step"].handle, 0, t)
         samples = [i for r in range(cfg.dp) for m in range(cfg.ga) for i in micro.indices(r, m)]
         groups = verl_split(d.lengths, samples, cfg.k, metrics.alpha())
-        lib.load(theirs, by_sync["micro_step"], _snake_deal(groups, cfg), t)
+        lib.load(theirs, by_sync["micro_step"], snake_deal(groups, cfg), t)
         row.steps.append(Step(
             brs=(micro.get_double(n.PLAN_MAX_COST), micro.get_double(n.PLAN_MICRO_SYNC_TIME),
                  whole.get_double(n.PLAN_STEP_SYNC_TIME)),

@@ -174,12 +174,12 @@ def verl_packed(lengths: list[int], cfg: Config, step_samples: list[list[int]], 
         parts = get_seqlen_balanced_partitions(work, cfg.k, equal_size=False)
         groups = sorted(([samples[j] for j in part] for part in parts),
                         key=lambda g: -sum(scale * lengths[i] + lengths[i] ** 2 for i in g))
-        run.plan.append(_snake_deal(groups, cfg))
+        run.plan.append(snake_deal(groups, cfg))
     run.seconds = time.perf_counter() - t0
     return run
 
 
-def _snake_deal(groups_by_cost: list[list[int]], cfg: Config) -> list[list[list[int]]]:
+def snake_deal(groups_by_cost: list[list[int]], cfg: Config) -> list[list[list[int]]]:
     """Micro-step m takes the m-th block of dp groups (costliest first), alternating direction."""
     ranks = [[None] * cfg.ga for _ in range(cfg.dp)]
     for m in range(cfg.ga):

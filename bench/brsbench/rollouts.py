@@ -28,11 +28,13 @@ import sys
 import time
 from pathlib import Path
 
+import brs
+
 from .__main__ import load_verl
 from .library import shared
 from .metrics import alpha
 from .packed_vs_verl import verl_split
-from .peers import Config, _snake_deal
+from .peers import Config, snake_deal
 
 # (global batch B, dp, grad_accum): K = dp * grad_accum from 8 to 1024, B up to 8192.
 LAYOUTS = [(512, 8, 1), (2048, 8, 8), (4096, 16, 4), (8192, 64, 4), (8192, 64, 16)]
@@ -76,15 +78,16 @@ class Case:
     """One rollout batch under one layout and cap: every plan's times and violations."""
 
     def __init__(self, lib, lengths, cfg: Config, cap: int | None, repeats: int, verl: bool):
-        from brs import batch as brs_batch
-
         self.lib, self.n, self.lengths, self.cfg, self.cap = lib, lib.n, lengths, cfg, cap
-        a = alpha()
-        cost = lambda length: length + a * length * length  # noqa: E731 - for greedy's order only
+        model = brs.CostModel(alpha())  # a packed group costs the sum of its samples' costs
+        cost = lambda length: model.cost(1, length)  # noqa: E731 - for greedy's order only
         self.planning, self.times, self.violations = {}, {}, {}
         for sync in ("micro_step", "step"):
-            config = brs_batch._config(dp_size=cfg.dp, grad_accum=cfg.ga, max_tokens=cap,
-                                       packed=True, sync=sync, cost_model=None)
+            options = {"dp_size": cfg.dp, "grad_accum": cfg.ga, "packed": 1,
+                       "sync": lib.value("sync", sync)}
+            if cap is not None:
+                options["max_tokens"] = cap
+            config = lib.config(options)  # plan_batch's, without its lists: timed alone
             buffer, plan = lib.as_uint32(lengths), lib.NativePlan()
             seconds, _ = fastest(lambda: plan.compute_batch(config.handle, buffer), repeats)
             self.planning[f"brs_{sync}"] = seconds
@@ -103,7 +106,7 @@ class Case:
         sampler = self.lib.sampler(self.lengths, {
             "batch_size": len(self.lengths) // self.cfg.k, "grad_accum": self.cfg.ga,
             "dp_size": self.cfg.dp, "rank": 0, "packed": 1})
-        plan, deal = self.lib.NativePlan(), _snake_deal(groups, self.cfg)
+        plan, deal = self.lib.NativePlan(), snake_deal(groups, self.cfg)
         self.lib.load(plan, sampler, deal, 0)
         self._describe(name, plan, deal)
 

@@ -13,6 +13,7 @@ import time
 import torch
 
 from brs.calibration import memory as _memory
+from brs.cost_model import COST_TERMS, cost_terms
 
 PAD_ID = 0
 CPU_MEMORY_METHOD = ("torch profiler memory events: peak bytes of each step's largest "
@@ -119,13 +120,14 @@ class Session:
         self.out["steps"].append(t)
 
     def _cpu_peak(self, step):
-        """On CPU, where no allocator keeps statistics: the step's largest micro-batches (most
-        padded tokens, and most bs*L^2) trained once more, untimed and after the optimizer
-        step, under torch's memory profiler; their gradients are discarded."""
+        """On CPU, where no allocator keeps statistics: the step's largest micro-batches (the
+        largest in each cost term that grows with the shape: most padded tokens, most bs*L^2)
+        trained once more, untimed and after the optimizer step, under torch's memory
+        profiler; their gradients are discarded."""
         micro = [mb for rank in step for mb in rank]
-        shapes = [(len(mb), max(self.lengths[i] for i in mb)) for mb in micro]
-        picks = {max(range(len(micro)), key=lambda k: shapes[k][0] * shapes[k][1]),
-                 max(range(len(micro)), key=lambda k: shapes[k][0] * shapes[k][1] ** 2)}
+        terms = [cost_terms(len(mb), max(self.lengths[i] for i in mb)) for mb in micro]
+        picks = {max(range(len(micro)), key=lambda k: terms[k][term])
+                 for term in range(1, len(COST_TERMS))}
         for k in sorted(picks):
             batch = self._batch(micro[k])
             _, peak = self.probe.measure(lambda: micro_step(self.model, batch))

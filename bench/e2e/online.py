@@ -9,7 +9,7 @@ bench/train_e2e.py) over upstream's steps:
 1. before the switch: brs plans `--fit-steps` steps with the model a Trainer starts from (the
    analytic model of the model's config, CostModel.from_config); each is trained and every
    micro-batch timed into the online calibration's own statistics
-   (brs/integrations/_online_fit.py), which are fitted and rounded as at an epoch boundary;
+   (brs/calibration/online.py), which are fitted and rounded as at an epoch boundary;
 2. after it: the next `--steps` steps are planned with both models (the same samples) and
    trained interleaved, step k of one plan then step k of the other.
 Reported: each model's error predicting the micro-batches of part 2 (median and 90th
@@ -33,7 +33,8 @@ import torch  # noqa: E402
 
 import brs  # noqa: E402
 from brs.calibration import memory as _memory, shapes as _shapes  # noqa: E402
-from brs.integrations import _online_fit  # noqa: E402
+from brs.calibration import online as online_fit  # noqa: E402
+from brs.cost_model import from_seconds  # noqa: E402
 from e2e import job, measure, plans, summary  # noqa: E402
 from e2e.lengths import dataset_lengths  # noqa: E402
 
@@ -47,16 +48,18 @@ def parse_args(argv):
 
 def online_model(run, start):
     """The online calibration's fit of the micro-batches `run` timed, rounded as it stores it."""
-    stats = _online_fit.Statistics()
+    stats = online_fit.Statistics()
     for bs, length, seconds in summary.micro_samples(run):
         stats.add(bs, length, bs * length, seconds)
     fit = stats.fit()
     if isinstance(fit, str):
         raise SystemExit(f"online fit failed: {fit}")
-    c0, c1, c2, r2, rel_rms = fit
-    return brs.CostModel(_online_fit.stored("alpha", c2 / c1),
-                         _online_fit.stored("intercept", c0 / c1), start.max_tokens, r2=r2,
-                         worst_residual=rel_rms, source="calibrated", seconds_per_unit=c1)
+    *coefficients, r2, rel_rms = fit
+    alpha, intercept, seconds_per_unit = from_seconds(coefficients)
+    return brs.CostModel(online_fit.stored("alpha", alpha),
+                         online_fit.stored("intercept", intercept), start.max_tokens, r2=r2,
+                         worst_residual=rel_rms, source="calibrated",
+                         seconds_per_unit=seconds_per_unit)
 
 
 def prediction_error(model, samples, own_scale):
