@@ -29,7 +29,7 @@ and picklable under the spawn start method).
 
 import itertools
 
-from . import _args, _options, distributed
+from . import _args, _options, cost_model as _cost_model, distributed
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
@@ -49,34 +49,48 @@ STATE_VERSION = 1
 class RebalancedStream(_StreamBase):
     """Iterate this rank's balanced micro-batches (lists of items) over ``iterable``.
 
-    ``length(item)`` is the item's token count. ``dp_size`` and ``rank`` default to the job's
-    (accelerate, torch.distributed, RANK/WORLD_SIZE). ``max_tokens`` caps a micro-batch's padded
-    tokens (its token sum when ``packed``).
+    ``length(item)`` is the item's token count. Every option of BatchRebalanceSampler is a keyword
+    here too, by the same name (the library's option table: ``grad_accum``, ``seed``,
+    ``max_tokens``, ``packed``, ``alpha``, ``intercept``, ``strategy``, ``sync``, ...), as are
+    ``cost_model`` (it supplies alpha, intercept and max_tokens not given) and
+    ``length_buckets`` (a list); an option left unset takes the library's default, except
+    ``drop_last``, False here: a stream's last items have no later pass to come round in.
+    ``dp_size`` and ``rank`` default to the job's (accelerate, torch.distributed,
+    RANK/WORLD_SIZE). ``stream.<keyword>`` reads an option back as the library holds it.
 
     ``state_dict()`` holds the position and ``fingerprint``; ``load_state_dict`` refuses a state
     of another configuration. Under a DataLoader with workers the stream in the main process
     does not move: pass ``state_dict(consumed=k)``, the micro-batches the loop has trained.
     """
 
-    def __init__(self, iterable, *, length, per_device_batch_size, dp_size=None, rank=None,
-                 grad_accum=1, window_steps=8, seed=0, max_tokens=None, packed=False,
-                 drop_last=False):
+    def __init__(self, iterable, *, length, per_device_batch_size, window_steps=8,
+                 drop_last=False, cost_model=None, length_buckets=None, **options):
         if not callable(length):
             raise TypeError("length must be a callable item -> token count, e.g. "
                             "lambda example: len(example['input_ids'])")
         if isinstance(iterable, (str, bytes)) or not hasattr(iterable, "__iter__"):
             raise TypeError(f"iterable must be an iterable of items; got {type(iterable).__name__}")
         self.iterable, self.length = iterable, length
-        self.per_device_batch_size = _args.integer("per_device_batch_size",
-                                                   per_device_batch_size, 1)
-        self.grad_accum = _args.integer("grad_accum", grad_accum, 1)
         self.window_steps = _args.integer("window_steps", window_steps, 1)
-        self.seed = _args.integer("seed", seed, 0)
-        self.max_tokens = _args.optional_integer("max_tokens", max_tokens, 1)
-        self.packed = _args.flag("packed", packed)
-        self.drop_last = _args.flag("drop_last", drop_last)
-        self._dp_size = _args.optional_integer("dp_size", dp_size, 1)
-        self._rank = _args.optional_integer("rank", rank, 0)
+        options.update(per_device_batch_size=per_device_batch_size, drop_last=drop_last)
+        if cost_model is not None:  # fills in alpha, intercept and max_tokens not given here
+            options["alpha"], options["intercept"], options["max_tokens"] = _cost_model.resolve(
+                cost_model, options.get("alpha"), options.get("intercept"),
+                options.get("max_tokens"))
+        unknown = sorted(options.keys() - _options.BY_KEYWORD.keys())
+        if unknown:
+            raise TypeError(f"RebalancedStream() got unexpected keyword arguments {unknown}; its "
+                            f"options are the sampler's: {sorted(_options.BY_KEYWORD)}")
+        given = _options.given_options(options)
+        self._dp_size, self._rank = (given.pop(name, None) for name in _TOPOLOGY)
+        self._buckets = None if length_buckets is None else _buckets(length_buckets)
+        # An option out of the library's bounds fails here, dp_size and rank given included.
+        # What the library stores is kept (a double rounded to 1e-6), not the handle: the
+        # stream pickles into its DataLoader workers.
+        self._given = given
+        probe = (1 if self._dp_size is None else self._dp_size,
+                 0 if self._rank is None else self._rank)
+        self._given = _stored(self._window_of([1], topology=probe), given)
         # Left unset, dp_size and rank are the job's, read when first needed: the stream may be
         # built before init_process_group, as the sampler may.
         self._frozen = None
@@ -86,7 +100,6 @@ class RebalancedStream(_StreamBase):
         # Where this pass's round-robin among DataLoader workers starts (a micro-batch count):
         # the loaded position, so that worker 0 yields the first micro-batch after a resume.
         self._anchor = 0
-        self._window_of([1], topology=(1, 0))  # an option out of the library's bounds fails here
 
     def _topology(self):
         """(dp_size, rank): explicit arguments first, then the job's; fixed once read."""
@@ -115,15 +128,11 @@ class RebalancedStream(_StreamBase):
     def _window_of(self, lengths, topology=None):
         """A library sampler over one window's lengths: the window is its epoch."""
         native = NativeSampler(as_uint32(lengths))
-        dp_size, rank = topology or self._topology()
-        options = {"batch_size": self.per_device_batch_size, "dp_size": dp_size, "rank": rank,
-                   "grad_accum": self.grad_accum, "seed": self.seed,
-                   "shuffle": True, "drop_last": self.drop_last, "max_tokens": self.max_tokens,
-                   "packed": self.packed}
-        for name, value in options.items():
-            if value is not None:
-                option = _options.BY_NAME[name]
-                native.set(option, option.to_native(value, name))
+        topology = dict(zip(_TOPOLOGY, topology or self._topology()))
+        for name, value in {**self._given, **topology}.items():
+            native.set(_options.BY_NAME[name], value)
+        if self._buckets is not None:  # after pad_to_multiple_of, as the sampler sets them
+            native.set_length_buckets(self._buckets)
         return native
 
     def _read(self, iterator):
@@ -218,10 +227,16 @@ class RebalancedStream(_StreamBase):
                 "version": STATE_VERSION}
 
     def _options(self):
-        return {"per_device_batch_size": self.per_device_batch_size, "dp_size": self.dp_size,
-                "grad_accum": self.grad_accum, "window_steps": self.window_steps,
-                "seed": self.seed, "max_tokens": self.max_tokens, "packed": self.packed,
-                "drop_last": self.drop_last}
+        """The configuration a state is saved with: every option the ranks share, the window
+        and the buckets."""
+        shared = {_options.keyword(option): self._value(option) for option in _SHARED}
+        buckets = None if self._buckets is None else list(self._buckets)
+        return {**shared, "window_steps": self.window_steps, "length_buckets": buckets}
+
+    def _value(self, option):
+        if option.name in _TOPOLOGY:
+            return getattr(self, option.name)
+        return option.from_native(self._given.get(option.name, option.default))
 
     def load_state_dict(self, state):
         """Resume at a saved position: the next iteration re-reads the stream from its start,
@@ -231,7 +246,7 @@ class RebalancedStream(_StreamBase):
                              f"{STATE_VERSION}")
         saved = state.get("options", {})
         differing = sorted(name for name, value in self._options().items()
-                           if saved.get(name) != value)
+                           if _comparable(name, saved.get(name)) != _comparable(name, value))
         if differing:
             raise ValueError(f"load_state_dict: the state was saved with other {differing} "
                              f"({ {name: saved.get(name) for name in differing} }); build the "
@@ -254,6 +269,61 @@ class RebalancedStream(_StreamBase):
         return (f"RebalancedStream(per_device_batch_size={self.per_device_batch_size}, "
                 f"dp_size={self.dp_size}, rank={self.rank}, grad_accum={self.grad_accum}, "
                 f"window_steps={self.window_steps}, seed={self.seed})")
+
+
+# Left unset, these come from the job, not from the library's defaults.
+_TOPOLOGY = ("dp_size", "rank")
+# The rank is the one option ranks of a job do not share.
+_SHARED = tuple(option for option in _options.TABLE if option.name != "rank")
+
+
+def _option_attribute(option):
+    def read(self):
+        return self._value(option)
+    return property(read, doc=f"{option.help} (the value the library stores)")
+
+
+# One attribute per option of the library's table, as the sampler has: a new option is readable
+# with no edit here. dp_size and rank are the class's own properties (they may come from the job).
+for _option in _options.TABLE:
+    if _option.name not in _TOPOLOGY:
+        setattr(RebalancedStream, _options.keyword(_option), _option_attribute(_option))
+del _option
+
+
+def _stored(native, given):
+    """{name: value as the library stores it} of the options set on ``native``."""
+    stored = {}
+    for name in given:
+        option = _options.BY_NAME[name]
+        stored[name] = (native.get_double if option.is_double else native.get_int)(option.key)
+    return stored
+
+
+def _comparable(word, value):
+    """A saved option's value as its C value, where a missing one (a state saved before the
+    option existed, or None for no cap) is the library's default."""
+    option = _options.BY_KEYWORD.get(word)
+    if option is None or option.name in _TOPOLOGY:
+        return value
+    native = None
+    if value is not None:
+        try:
+            native = _options.native_value(word, value)
+        except (TypeError, ValueError):
+            return value  # not an option value: it differs from every one
+    return option.default if native is None else native
+
+
+def _buckets(value):
+    """``length_buckets=``: a list of ints; their order and range are the library's to check."""
+    if isinstance(value, str):
+        raise ValueError(f'length_buckets must be a list of lengths; got {value!r} (a stream has '
+                         'no lengths up front to build "auto" from: pass a list, e.g. a '
+                         "sampler's bucket_ladder() over a sample of the stream)")
+    if not hasattr(value, "__iter__"):
+        raise TypeError(f"length_buckets must be a list of lengths; got {type(value).__name__}")
+    return tuple(_args.integer("length_buckets[]", bucket, 1) for bucket in value)
 
 
 def _worker_share():
