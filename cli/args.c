@@ -1,6 +1,6 @@
 /* args.c - the command line: the library's options as flags, the parser
  * that fills a cli_config, and strict decimal numbers. */
-#include "cli.h"
+#include "args.h"
 
 #include <float.h>
 #include <inttypes.h>
@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "output.h"
 
 /* A table-driven parser: the command's own flags here, the
  * library's options from the option table above. */

@@ -1,10 +1,14 @@
 /* buckets.c - --length-buckets: the padded lengths a micro-batch may take,
  * given as the library's ladder, a list on the command line, or a file. */
-#include "cli.h"
+#include "buckets.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "args.h"
+#include "input.h"
+#include "output.h"
 
 static void set_buckets(brs_sampler *sampler, const uint32_t *buckets, size_t count)
 {

@@ -1,8 +1,15 @@
 /* cmd_demo.c - `brs demo`: the comparison at a realistic configuration. */
-#include "cli.h"
-#include "demo_dataset.h"
+#include "commands.h"
 
 #include <stdio.h>
+
+#include "args.h"
+#include "compare.h"
+#include "compare_report.h"
+#include "demo_dataset.h"
+#include "output.h"
+#include "sampler.h"
+#include "usage.h"
 
 /* A small data-parallel job: 8 ranks, 2 accumulation steps, 8 samples per
  * micro-batch on average; every other option keeps the library's default. */

@@ -3,10 +3,16 @@
  *   {"epoch":0,"step":0,"rank":0,"micro":0,"indices":[...],"padded_tokens":N,"cost":X}
  * in the order step, rank, micro-step.
  */
-#include "cli.h"
+#include "commands.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+
+#include "args.h"
+#include "input.h"
+#include "output.h"
+#include "sampler.h"
+#include "usage.h"
 
 static void print_micro_batch(FILE *out, const brs_plan *plan, uint64_t epoch, uint64_t step,
                               int64_t rank, int64_t micro)

@@ -1,11 +1,41 @@
 /* compare_report.c - print a comparison as a table with a legend, then in
- * plain words with a pick. */
-#include "cli.h"
+ * plain words with a pick. It only reads the comparison: compare.c ran it. */
+#include "compare_report.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
+
+#include "args.h"
+#include "compare.h"
+#include "output.h"
+#include "sampler.h"
+
+/* How the table and the verdict name `strategy`: balanced by the command's
+ * name, "brs"; the others by the library's name written as their flag value
+ * is ("length-grouped"). */
+static void strategy_name(char *out, size_t size, int64_t strategy)
+{
+    const char *name;
+    if (strategy == BRS_STRATEGY_BALANCED) {
+        snprintf(out, size, "brs");
+        return;
+    }
+    brs_status status = brs_option_value_name(&name, BRS_OPT_STRATEGY, strategy);
+    if (status != BRS_OK)
+        cli_library_error(status, "naming a strategy", "");
+    snprintf(out, size, "%s", name);
+    for (char *c = out; *c != '\0'; c++)
+        if (*c == '_')
+            *c = '-';
+}
+
+/* Real tokens / padded tokens (1 when nothing is padded). */
+static double padding_efficiency(const epoch_stats *stats)
+{
+    return stats->padded_tokens ? (double)stats->real_tokens / (double)stats->padded_tokens : 1.0;
+}
 
 /* Times are summed costs, shown in seconds when the cost model knows how
  * long one unit takes. */
@@ -47,9 +77,9 @@ static void print_row(FILE *out, int64_t strategy, const comparison *result,
     const epoch_stats *stats = comparison_stats(result, strategy);
     double bound = result->time_lower_bound;
     char name[32];
-    comparison_strategy_name(name, sizeof name, strategy);
+    strategy_name(name, sizeof name, strategy);
     fprintf(out, "%-15s  %11" PRIu64 "  %11.1f%%", name, stats->peak_padded_tokens,
-            100.0 * epoch_stats_padding_efficiency(stats));
+            100.0 * padding_efficiency(stats));
     if (!same_draws(strategy))
         bound = 0.0;
     print_time(out, setting, stats->micro_sync_time);
@@ -69,7 +99,7 @@ static void print_infeasible_row(FILE *out, const comparison *result,
 {
     const char *flag = option_table_flag(BRS_OPT_MAX_TOKENS);
     char name[32];
-    comparison_strategy_name(name, sizeof name, BRS_STRATEGY_BALANCED);
+    strategy_name(name, sizeof name, BRS_STRATEGY_BALANCED);
     fprintf(out, "%-15s  infeasible: ", name);
     if (result->least_max_tokens > 0)
         fprintf(out, "needs %s >= %" PRIu64 " (every step of epoch %" PRIu64 ")\n", flag,
@@ -135,7 +165,9 @@ static void legend_entry(FILE *out, const char *name, const char *text)
     text_wrap_print_indented(out, text, 17, 17, 80);
 }
 
-void compare_cap_words(char *out, size_t size, const compare_setting *setting)
+/* "--max-tokens 4096", or "max_tokens 4096 (from --cost-model m.json key
+ * \"max_tokens\")": the cap in force and where it came from. */
+static void cap_in_words(char *out, size_t size, const compare_setting *setting)
 {
     int64_t max_tokens = sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS);
     const char *flag = option_table_flag(BRS_OPT_MAX_TOKENS);
@@ -156,7 +188,7 @@ static void print_first_runs(FILE *out, const comparison *result, const compare_
     for (int64_t strategy = result->lowest_strategy; strategy <= result->highest_strategy;
          strategy++) {
         char name[32];
-        comparison_strategy_name(name, sizeof name, strategy);
+        strategy_name(name, sizeof name, strategy);
         const epoch_stats *stats = comparison_stats(result, strategy);
         if (used > 0 && (size_t)used < sizeof line)
             used += snprintf(line + used, sizeof line - (size_t)used, " %s %.3g s%s", name,
@@ -191,14 +223,14 @@ static void print_legend(FILE *out, const comparison *result, const compare_sett
                  "capture");
     if (max_tokens > 0) {
         char cap[256];
-        compare_cap_words(cap, sizeof cap, setting);
+        cap_in_words(cap, sizeof cap, setting);
         fprintf(out, "over cap         micro-batches above %s (a row with any exceeds the "
                      "cap)\n", cap);
     }
     if (setting->first_shape_seconds > 0.0)
         print_first_runs(out, result, setting);
     char grouped[32];
-    comparison_strategy_name(grouped, sizeof grouped, BRS_STRATEGY_LENGTH_GROUPED);
+    strategy_name(grouped, sizeof grouped, BRS_STRATEGY_LENGTH_GROUPED);
     fprintf(out, "%-16s megabatches of %" PRIu64 " samples, longest first (as "
                  "transformers'\n                 LengthGroupedSampler)\n",
             grouped, result->megabatch_size);
@@ -208,27 +240,6 @@ static void print_legend(FILE *out, const comparison *result, const compare_sett
                      " steps, monotonic clock)\n",
                 1e6 * result->planning_seconds / (double)steps,
                 1e9 * result->planning_seconds / (double)result->planned_samples, steps);
-}
-
-void compare_report_print(FILE *out, const comparison *result, const compare_setting *setting)
-{
-    int capped = sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS) > 0;
-    print_header(out, setting);
-    fprintf(out, "%-15s  %11s  %12s  %15s  %7s  %15s  %7s  %11s%s\n", "strategy",
-            "peak tokens", "padding eff.", "micro-sync time", "x bound", "step-sync time",
-            "x bound", "shapes/rank", capped ? "  over cap" : "");
-    /* The library's order, except that brs (balanced, the library's first)
-     * comes last, under the baselines it is measured against. */
-    for (int64_t strategy = result->lowest_strategy; strategy <= result->highest_strategy;
-         strategy++)
-        if (strategy != BRS_STRATEGY_BALANCED)
-            print_row(out, strategy, result, setting, capped);
-    if (result->brs_infeasible)
-        print_infeasible_row(out, result, setting);
-    else
-        print_row(out, BRS_STRATEGY_BALANCED, result, setting, capped);
-    print_legend(out, result, setting);
-    compare_verdict_print(out, result, setting);
 }
 
 /* The comparison said in words, and a pick. */
@@ -437,7 +448,7 @@ static int fits(const epoch_stats *stats, int64_t max_tokens)
  * ("brs" alone: the command's own). */
 static void describe(strategy *out, const comparison *result, int64_t library, int64_t max_tokens)
 {
-    comparison_strategy_name(out->label, sizeof out->label, library);
+    strategy_name(out->label, sizeof out->label, library);
     snprintf(out->name, sizeof out->name, "%s%s", out->label,
              library == BRS_STRATEGY_BALANCED ? "" : " batches");
     out->stats = comparison_stats(result, library);
@@ -445,7 +456,8 @@ static void describe(strategy *out, const comparison *result, int64_t library, i
     out->fits = fits(out->stats, max_tokens);
 }
 
-void compare_verdict_print(FILE *out, const comparison *result, const compare_setting *setting)
+/* The paragraph under the table: what brs saves, and which strategy to pick. */
+static void print_verdict(FILE *out, const comparison *result, const compare_setting *setting)
 {
     verdict v = {.result = result};
     v.max_tokens = sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS);
@@ -453,7 +465,7 @@ void compare_verdict_print(FILE *out, const comparison *result, const compare_se
     for (int which = 0; which < STRATEGY_COUNT; which++)
         describe(&v.all[which], result, library_strategy[which], v.max_tokens);
     v.all[BRS].fits = !result->brs_infeasible && v.all[BRS].fits;
-    compare_cap_words(v.cap_words, sizeof v.cap_words, setting);
+    cap_in_words(v.cap_words, sizeof v.cap_words, setting);
     int64_t micro_batches = sampler_get_int(setting->sampler, BRS_OPT_DP_SIZE) *
                             sampler_get_int(setting->sampler, BRS_OPT_GRAD_ACCUM);
     if (micro_batches == 1 && !result->brs_infeasible) {
@@ -473,4 +485,42 @@ void compare_verdict_print(FILE *out, const comparison *result, const compare_se
     append_pick(&v);
     fputc('\n', out);
     text_wrap_print(out, v.text, 80);
+}
+
+/* The entries: a command's setting, and the whole report. */
+
+compare_setting compare_setting_make(const cli_config *config, const brs_sampler *sampler,
+                                     size_t samples, uint64_t steps, const selection *chosen)
+{
+    const option_setting *cap = cli_config_find(config, BRS_OPT_MAX_TOKENS);
+    return (compare_setting){.sampler = sampler,
+                             .samples = samples,
+                             .epoch = config->epoch,
+                             .steps_per_epoch = steps,
+                             .chosen = chosen,
+                             .seconds_per_unit = config->seconds_per_unit,
+                             .first_shape_seconds = config->first_shape_seconds,
+                             .cost_model_path = config->cost_model_path,
+                             .cap_source = cap != NULL ? cap->source : NULL};
+}
+
+void compare_report_print(FILE *out, const comparison *result, const compare_setting *setting)
+{
+    int capped = sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS) > 0;
+    print_header(out, setting);
+    fprintf(out, "%-15s  %11s  %12s  %15s  %7s  %15s  %7s  %11s%s\n", "strategy", "peak tokens",
+            "padding eff.", "micro-sync time", "x bound", "step-sync time", "x bound",
+            "shapes/rank", capped ? "  over cap" : "");
+    /* The library's order, except that brs (balanced, the library's first)
+     * comes last, under the baselines it is measured against. */
+    for (int64_t strategy = result->lowest_strategy; strategy <= result->highest_strategy;
+         strategy++)
+        if (strategy != BRS_STRATEGY_BALANCED)
+            print_row(out, strategy, result, setting, capped);
+    if (result->brs_infeasible)
+        print_infeasible_row(out, result, setting);
+    else
+        print_row(out, BRS_STRATEGY_BALANCED, result, setting, capped);
+    print_legend(out, result, setting);
+    print_verdict(out, result, setting);
 }

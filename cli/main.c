@@ -1,9 +1,14 @@
 /* main.c - `brs`: dispatch to the command named by the first argument. */
-#include "cli.h"
+#include "commands.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <brs.h>
+
+#include "output.h"
+#include "usage.h"
 
 /* `brs`: dispatch to the command named by the first argument. */
 

@@ -3,7 +3,7 @@
  * exit status. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "cli.h"
+#include "output.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,10 +1,15 @@
 /* sampler.c - the library's sampler and plans as the commands use them:
  * set up from the command line, narrowed to the steps and ranks asked for,
  * planned through checked calls. */
-#include "cli.h"
+#include "sampler.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+
+#include "args.h"
+#include "buckets.h"
+#include "input.h"
+#include "output.h"
 
 /* Options go to the library, which owns their bounds. */
 

@@ -1,9 +1,12 @@
 /* shape_tally.c - the distinct shapes each rank runs over the steps a
- * command planned (cli.h, "shape_tally.c"). */
-#include "cli.h"
+ * command planned (shape_tally.h). */
+#include "shape_tally.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "output.h"
+#include "sampler.h"
 
 static void push(shape_tally *tally, uint64_t rank, uint64_t size, uint64_t padded)
 {

@@ -1,10 +1,15 @@
 /* usage.c - help texts; the library's options, their help and defaults are
  * read from its option table, so nothing here restates them. */
-#include "cli.h"
-#include "demo_dataset.h"
+#include "usage.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+
+#include <brs.h>
+
+#include "args.h"
+#include "demo_dataset.h"
+#include "output.h"
 
 enum { HELP_COLUMN = 24, HELP_WIDTH = 80 };
 
