@@ -36,9 +36,9 @@ def plan_batch(lengths, *, dp_size, grad_accum=1, max_tokens=None, packed=False,
 def _config(*, dp_size, grad_accum, max_tokens, packed, sync, cost_model, strategy=None):
     """A configuration handle (a sampler without lengths) for brs_plan_compute_batch."""
     alpha, intercept, max_tokens = _cost_model.resolve(cost_model, None, None, max_tokens)
-    given = _options.given_options(dict(dp_size=dp_size, grad_accum=grad_accum, max_tokens=max_tokens,
-                                packed=packed, sync=sync, alpha=alpha, intercept=intercept,
-                                strategy=strategy))
+    given = _options.given_options(dict(dp_size=dp_size, grad_accum=grad_accum,
+                                        max_tokens=max_tokens, packed=packed, sync=sync,
+                                        alpha=alpha, intercept=intercept, strategy=strategy))
     config = NativeSampler(None)
     for name, value in given.items():
         config.set(_options.BY_NAME[name], value)

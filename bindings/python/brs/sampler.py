@@ -17,7 +17,8 @@ try:
 except ImportError:
     _SamplerBase = object
 
-from . import _args, _elastic, _options, _run_check, cost_model as _cost_model, distributed, recreation
+from . import _args, _elastic, _options, _run_check, cost_model as _cost_model, distributed
+from . import recreation
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
@@ -32,13 +33,11 @@ _TOPOLOGY = ("dp_size", "rank")
 # (brs_sampler_set_length_buckets) or "auto", the library's ladder for these lengths. It is kept
 # with the options (pickling, with_options) under this name.
 _BUCKETS = "length_buckets"
-_keyword = _options.keyword
-_BY_KEYWORD = _options.BY_KEYWORD
 # The rank is the one option ranks of a job do not share; neither the fingerprint nor a saved
 # position depends on it (every rank is at the same step).
 _SHARED = tuple(option for option in _options.TABLE if option.name != "rank")
 _FINGERPRINT_INPUTS = ("lengths and options ("
-                       + ", ".join(_keyword(option) for option in _SHARED) + ")")
+                       + ", ".join(_options.keyword(option) for option in _SHARED) + ")")
 
 
 def _buckets_value(value):
@@ -104,7 +103,7 @@ class BatchRebalanceSampler(_SamplerBase):
         when the sampler was built, e.g. what a framework reads from the job (the collator's
         pad_to_multiple_of); a value the user gave stays. Before the first iteration only.
         Returns the keywords set."""
-        unknown = sorted(options.keys() - _BY_KEYWORD.keys())
+        unknown = sorted(options.keys() - _options.BY_KEYWORD.keys())
         if unknown:
             raise TypeError(f"fill_unset() takes the sampler's option keywords; got {unknown}")
         if self._frozen is not None:
@@ -112,7 +111,7 @@ class BatchRebalanceSampler(_SamplerBase):
                                "fixed")
         filled = {}
         for keyword, value in options.items():
-            name = _BY_KEYWORD[keyword].name
+            name = _options.BY_KEYWORD[keyword].name
             native = _options.native_value(keyword, value)
             if native is not None and name not in self._given:
                 filled[name] = native
@@ -121,16 +120,17 @@ class BatchRebalanceSampler(_SamplerBase):
             self._given.update(filled)  # kept by pickling and with_options
             self._check_cap(self._epoch)
             self._native.validate()
-        return [_keyword(_options.BY_NAME[name]) for name in filled]
+        return [_options.keyword(_options.BY_NAME[name]) for name in filled]
 
     def was_given(self, keyword):
         """True when option ``keyword`` (a constructor keyword) was set to a value, by the
         caller or by fill_unset; False when it takes the library's default (or, for dp_size and
         rank, the job's). sync="auto" counts as unset."""
-        if keyword != _BUCKETS and keyword not in _BY_KEYWORD:
+        if keyword != _BUCKETS and keyword not in _options.BY_KEYWORD:
             raise TypeError(f"was_given() takes one of the sampler's option keywords; got "
                             f"{keyword!r}")
-        return (keyword if keyword == _BUCKETS else _BY_KEYWORD[keyword].name) in self._given
+        name = keyword if keyword == _BUCKETS else _options.BY_KEYWORD[keyword].name
+        return name in self._given
 
     def fill_unset_sync(self, sync):
         """Plan for ``sync`` ("step" or "micro_step") when sync was left unset or "auto": what
@@ -150,7 +150,7 @@ class BatchRebalanceSampler(_SamplerBase):
     def with_options(self, **changes):
         """A new sampler over the same lengths with ``changes`` (keywords of the constructor,
         None for the library's default) applied, at the start of the same epoch."""
-        unknown = sorted(changes.keys() - _BY_KEYWORD.keys() - {_BUCKETS})
+        unknown = sorted(changes.keys() - _options.BY_KEYWORD.keys() - {_BUCKETS})
         if unknown:
             raise TypeError(f"with_options() takes the sampler's option keywords; got {unknown}")
         given = dict(self._given)
@@ -160,10 +160,10 @@ class BatchRebalanceSampler(_SamplerBase):
             if buckets is not None:
                 given[_BUCKETS] = _buckets_value(buckets)
         for keyword, value in changes.items():
-            given.pop(_BY_KEYWORD[keyword].name, None)
+            given.pop(_options.BY_KEYWORD[keyword].name, None)
             value = _options.native_value(keyword, value)
             if value is not None:
-                given[_BY_KEYWORD[keyword].name] = value
+                given[_options.BY_KEYWORD[keyword].name] = value
         clone = object.__new__(type(self))
         clone._given = given
         clone._start(self._native.lengths.owner, frozen=None)
@@ -226,10 +226,10 @@ class BatchRebalanceSampler(_SamplerBase):
         try:
             self._native.set(option, value)
         except ValueError as exc:
-            if _keyword(option) == option.name:
+            if _options.keyword(option) == option.name:
                 raise
             # The library's message names its option; say which keyword that is.
-            renamed = ValueError(f"{_keyword(option)} (the library's {option.name}): {exc}")
+            renamed = ValueError(f"{_options.keyword(option)} (the library's {option.name}): {exc}")
             renamed.status = getattr(exc, "status", None)
             raise renamed from None
 
@@ -648,8 +648,10 @@ class BatchRebalanceSampler(_SamplerBase):
         ours = self._shared_options()
         differing = [name for name in saved if name in ours and saved[name] != ours[name]]
         if differing:
-            show = lambda options: ", ".join(  # noqa: E731
-                f"{_keyword(_options.BY_NAME[name])}={options[name]!r}" for name in differing)
+            def show(values):
+                return ", ".join(f"{_options.keyword(_options.BY_NAME[name])}={values[name]!r}"
+                                 for name in differing)
+
             raise ValueError(f"state was saved by a sampler with {show(saved)} (fingerprint "
                              f"{state_fingerprint}), but this one has {show(ours)} (fingerprint "
                              f"{self.fingerprint}): resume with the same options")
@@ -721,7 +723,7 @@ def _options_doc():
     lines = ["", "    Options, from the library's table (None: the library's default):", ""]
     for option in _options.TABLE:
         default = option.default_value
-        lines.append(f"    ``{_keyword(option)}``: {option.help} (default: the library's, "
+        lines.append(f"    ``{_options.keyword(option)}``: {option.help} (default: the library's, "
                      f"{default!r})")
     return "\n".join(lines) + "\n"
 
@@ -730,7 +732,7 @@ def _options_doc():
 # no edit here. dp_size and rank are the class's own properties (they may come from the job).
 for _option in _options.TABLE:
     if _option.name not in _TOPOLOGY:
-        setattr(BatchRebalanceSampler, _keyword(_option), _option_attribute(_option))
+        setattr(BatchRebalanceSampler, _options.keyword(_option), _option_attribute(_option))
 BatchRebalanceSampler.__doc__ += _options_doc()
 del _option
 

@@ -95,7 +95,8 @@ def fit_three_terms(batch_sizes, lengths, values, relative=True, robust=False):
     if robust:
         rel = _relative_residuals(design(bs, length) @ coef, y)
         keep = rel <= max(OUTLIER_FLOOR, OUTLIER_FACTOR * float(np.median(rel)))
-        if not keep.all() and np.linalg.matrix_rank(design(bs[keep], length[keep])) == len(COST_TERMS):
+        kept_design = design(bs[keep], length[keep])
+        if not keep.all() and np.linalg.matrix_rank(kept_design) == len(COST_TERMS):
             coef = _solve(bs[keep], length[keep], y[keep], relative)
         else:
             keep[:] = True

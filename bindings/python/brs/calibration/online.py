@@ -4,9 +4,9 @@ Every micro-batch the training loop runs is timed with its shape (bs samples pad
 tokens, and its real tokens). The time is fitted as ``seconds = c0 + c1*bs*L + c2*bs*L^2`` (the
 cost terms of brs.cost_model), the planner's cost model in seconds (docs/algorithm.md), so
 alpha = c2/c1 and intercept = c0/c1. What the fit needs is a fixed-size vector of sums of
-products (``Statistics``), which ranks add up with one all-reduce; it is solved by
-calibration's least squares (fit.nnls_from_sums): at a boundary every rank knows in advance (each epoch, or every N
-optimizer steps), every rank adds the same numbers, fits the same model, rounds it as the
+products (``Statistics``), which ranks add up with one all-reduce and calibration's least
+squares solves (fit.nnls_from_sums): at a boundary every rank knows in advance (each epoch, or
+every N optimizer steps), every rank adds the same numbers, fits the same model, rounds it as the
 library stores it, and switches its sampler from the first step not yet planned on.
 
 The first run of each (bs, L) a rank trains is kept out of the fit: it can carry a one-time
