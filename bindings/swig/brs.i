@@ -23,6 +23,11 @@
  *     .stats()      -> [rank][micro] -> [padded_tokens, real_tokens, cost]
  *                      of the step planned last
  *     .plan_int(BRS_PLAN_*) .plan_double(BRS_PLAN_*)   totals of that step
+ *     .set_encoder_loads(images)  images: a native list with one list of patch
+ *                      counts per sample ([] for a sample without images; [] clears)
+ *     .encoder_load(index) -> [images, patches]   of one sample
+ *     .encoder_stats() -> [rank][micro] -> [encoder_tokens, images, encoder_cost]
+ *                      of the step planned last
  *     .set_int(BRS_OPT_*, v) .set_double(BRS_OPT_*, v) .get_int(k) .get_double(k)
  *     .validate()
  *   version_number() version_string() strerror(code)
@@ -108,12 +113,75 @@ static int brs_swig_error_kind(brs_status status)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Encoder loads: a list of lists flattened as brs_sampler_set_encoder_loads */
+/* takes it (sample i's patch counts are patches[offsets[i] .. offsets[i+1]))*/
+/* The BRS_TARGET typemaps walk the lists; these helpers hold the arrays.    */
+/* ------------------------------------------------------------------------ */
+
+%{
+typedef struct {
+    uint32_t *patches;
+    uint64_t *offsets;
+    size_t n, used, room;
+    int error; /* 0, or the SWIG error kind of the first failure */
+    char message[96];
+} BrsImages;
+
+static void images_fail(BrsImages *im, int kind, size_t sample, const char *what)
+{
+    if (im->error) return;
+    im->error = kind;
+    snprintf(im->message, sizeof im->message, "images[%zu] %s", sample, what);
+}
+
+static void images_start(BrsImages *im, size_t n)
+{
+    memset(im, 0, sizeof *im);
+    im->n = n;
+    im->room = n + 1;
+    im->offsets = (uint64_t *)malloc((n + 1) * sizeof *im->offsets);
+    im->patches = (uint32_t *)malloc(im->room * sizeof *im->patches);
+    if (!im->offsets || !im->patches)
+        images_fail(im, SWIG_MemoryError, 0, "cannot be copied: no memory");
+    else
+        im->offsets[0] = 0;
+}
+
+/* One patch count of sample i; is_count is 0 for an item that is no
+ * non-negative integer. A 0 is passed on: the library's message names it. */
+static void images_add(BrsImages *im, size_t i, int is_count, uint64_t patches)
+{
+    if (im->error) return;
+    if (!is_count || patches > UINT32_MAX) {
+        images_fail(im, SWIG_ValueError, i, "holds a patch count that is not in 1 .. 2**32-1");
+        return;
+    }
+    if (im->used == im->room) {
+        uint32_t *grown = (uint32_t *)realloc(im->patches, 2 * im->room * sizeof *grown);
+        if (!grown) {
+            images_fail(im, SWIG_MemoryError, i, "cannot be copied: no memory");
+            return;
+        }
+        im->patches = grown;
+        im->room *= 2;
+    }
+    im->patches[im->used++] = (uint32_t)patches;
+}
+
+static void images_next(BrsImages *im, size_t i)
+{
+    if (!im->error) im->offsets[i + 1] = im->used;
+}
+%}
+
+/* ------------------------------------------------------------------------ */
 /* BRS_TARGET: native lists, per target language.                           */
 /*   brs_obj             a new native value (owned reference)                */
 /*   brs_obj_list()      an empty list; brs_obj_append(list, item) appends   */
 /*                       and consumes item, returns 0 if anything is NULL    */
 /*   brs_obj_int/uint/double a number; brs_obj_release drops a value         */
 /*   (const uint32_t *lengths, size_t n)  a list of ints as a C array        */
+/*   (const uint32_t *images, ...)  a list of lists of ints, via BrsImages   */
 /* ------------------------------------------------------------------------ */
 
 #if defined(SWIGPYTHON)
@@ -184,6 +252,38 @@ static int brs_obj_append(brs_obj list, brs_obj item)
     if (!$1)
         SWIG_exception_fail(SWIG_MemoryError, "no memory for $1_name");
 }
+%typemap(in) (const uint32_t *images, const void *image_offsets, size_t n_samples)
+             (BrsImages im) {
+    if (!PySequence_Check($input))
+        SWIG_exception_fail(SWIG_TypeError, "images must be a sequence with one list of patch "
+                            "counts per sample ([] for a sample without images)");
+    PyObject *samples = PySequence_Fast($input, "images must be a sequence");
+    if (!samples)
+        SWIG_fail;
+    images_start(&im, (size_t)PySequence_Fast_GET_SIZE(samples));
+    for (size_t i = 0; !im.error && i < im.n; i++) {
+        PyObject *entry = PySequence_Fast_GET_ITEM(samples, (Py_ssize_t)i);
+        PyObject *list = PySequence_Check(entry) ? PySequence_Fast(entry, "") : NULL;
+        if (!list)
+            images_fail(&im, SWIG_TypeError, i, "is not a list of patch counts");
+        for (Py_ssize_t j = 0; list && !im.error && j < PySequence_Fast_GET_SIZE(list); j++) {
+            PyObject *number = PyNumber_Index(PySequence_Fast_GET_ITEM(list, j));
+            unsigned long long v = number ? PyLong_AsUnsignedLongLong(number) : 0;
+            Py_XDECREF(number);
+            images_add(&im, i, !PyErr_Occurred(), v);
+        }
+        Py_XDECREF(list);
+        images_next(&im, i);
+    }
+    Py_DECREF(samples);
+    $1 = im.patches;
+    $2 = im.offsets;
+    $3 = im.n;
+    if (im.error) {
+        PyErr_Clear();
+        SWIG_exception_fail(im.error, im.message);
+    }
+}
 #elif defined(SWIGTCL)
 %{
 #ifndef TCL_SIZE_MAX
@@ -247,12 +347,39 @@ static int brs_obj_append(brs_obj list, brs_obj item)
     if (!$1)
         SWIG_exception_fail(SWIG_MemoryError, "no memory for $1_name");
 }
+%typemap(in) (const uint32_t *images, const void *image_offsets, size_t n_samples)
+             (BrsImages im) {
+    Tcl_Obj **samples, **items;
+    Tcl_Size count, k = 0;
+    if (Tcl_ListObjGetElements(interp, $input, &count, &samples) != TCL_OK)
+        SWIG_fail;
+    images_start(&im, (size_t)count);
+    for (size_t i = 0; !im.error && i < im.n; i++) {
+        if (Tcl_ListObjGetElements(NULL, samples[i], &k, &items) != TCL_OK)
+            images_fail(&im, SWIG_ValueError, i, "is not a list of patch counts");
+        for (Tcl_Size j = 0; !im.error && j < k; j++) {
+            Tcl_WideInt v;
+            int is_count = Tcl_GetWideIntFromObj(NULL, items[j], &v) == TCL_OK && v >= 0;
+            images_add(&im, i, is_count, is_count ? (uint64_t)v : 0);
+        }
+        images_next(&im, i);
+    }
+    $1 = im.patches;
+    $2 = im.offsets;
+    $3 = im.n;
+    if (im.error)
+        SWIG_exception_fail(im.error, im.message);
+}
 #else
 #error "brs.i: write the BRS_TARGET section (a few lines) for this language"
 #endif
 
 %typemap(freearg) (const uint32_t *lengths, size_t n), (const uint32_t *buckets, size_t n_buckets) { free($1); }
 %typemap(freearg) (const void *indices, size_t n_indices), (const void *counts, size_t n_counts) { free((void *)$1); }
+%typemap(freearg) (const uint32_t *images, const void *image_offsets, size_t n_samples) {
+    free((void *)$1);
+    free((void *)$2);
+}
 
 /* The loaded library must have the major version this module was built for. */
 %init %{
@@ -568,6 +695,25 @@ static brs_obj sampler_stats(BrsError *err, Sampler *self, int64_t rank, int64_t
     return list;
 }
 
+/* [encoder_tokens, images, encoder_cost] of one micro-batch: all 0 without
+ * encoder loads. */
+static brs_obj sampler_encoder(BrsError *err, Sampler *self, int64_t rank, int64_t micro)
+{
+    uint64_t tokens, images;
+    double cost;
+    if (!plan_check(err, self, brs_plan_micro_batch_encoder(&tokens, &images, &cost, self->plan,
+                                                            rank, micro)))
+        return NULL;
+    brs_obj list = brs_obj_list();
+    if (!brs_obj_append(list, brs_obj_uint(tokens)) ||
+        !brs_obj_append(list, brs_obj_uint(images)) ||
+        !brs_obj_append(list, brs_obj_double(cost))) {
+        brs_obj_release(list);
+        return NULL;
+    }
+    return list;
+}
+
 /* A native list of `count` token counts; NULL (and err set) when it cannot
  * be built. */
 static brs_obj sampler_u32_list(BrsError *err, const uint32_t *values, size_t count)
@@ -726,6 +872,29 @@ typedef struct {} Sampler;
     /* The distinct [batch size, padded length] this rank runs in the epoch. */
     brs_obj shapes(BrsError *err) { return sampler_shapes(err, $self); }
 
+    /* A vision-language dataset's images: one list of patch counts (the
+     * encoder's tokens) per sample, [] for none (brs_sampler_set_encoder_loads);
+     * [] clears them. validate() and plan() refuse a list per sample that is not
+     * one per length, or a sample above max_encoder_tokens. */
+    void set_encoder_loads(BrsError *err, const uint32_t *images, const void *image_offsets,
+                           size_t n_samples) {
+        /* image_offsets holds uint64_t (const void *: see load below). */
+        sampler_check(err, $self, brs_sampler_set_encoder_loads(
+                                      $self->sampler, images, (const uint64_t *)image_offsets,
+                                      n_samples));
+    }
+
+    /* [images, patches summed] of sample `index`; [0, 0] without loads. */
+    brs_obj encoder_load(BrsError *err, uint64_t index) {
+        uint64_t images = 0, patches = 0;
+        brs_obj pair = NULL;
+        if (sampler_check(err, $self,
+                          brs_sampler_encoder_load(&images, &patches, $self->sampler, index)) &&
+            !(pair = swig_pair(brs_obj_uint(images), brs_obj_uint(patches))))
+            brs_swig_fail(err, BRS_ERR_NO_MEMORY, "");
+        return pair;
+    }
+
     void set_int(BrsError *err, int32_t key, int64_t value) {
         sampler_check(err, $self, brs_sampler_set_int($self->sampler, key, value));
     }
@@ -806,6 +975,11 @@ typedef struct {} Sampler;
 
     brs_obj stats(BrsError *err) {
         return sampler_require_plan(err, $self) ? sampler_collect(err, $self, sampler_stats)
+                                                : NULL;
+    }
+
+    brs_obj encoder_stats(BrsError *err) {
+        return sampler_require_plan(err, $self) ? sampler_collect(err, $self, sampler_encoder)
                                                 : NULL;
     }
 

@@ -207,6 +207,39 @@ check "bad bucket message" [catch {$sampler set_length_buckets {64 y}} message] 
 check "bad bucket names it" $message "ValueError buckets\[1\] is not an integer in 0 .. 2**32-1"
 delete_Sampler $sampler
 
+# Encoder loads: a list of patch-count lists in, each micro-batch's encoder figures out.
+set lengths {900 40 850 45 800 50 950 42}
+set images {{} {256 256} {} {512} {} {768 768} {} {256}}
+set sampler [new_Sampler $lengths 2 2 2 0 0 0]
+$sampler set_encoder_loads $images
+check "encoder load" [$sampler encoder_load 5] {2 1536}
+set plan [$sampler plan 0]
+set total 0
+foreach rank $plan encoder_rank [$sampler encoder_stats] {
+    foreach batch $rank encoder $encoder_rank {
+        set patches 0
+        set n_images 0
+        foreach i $batch {
+            set sample [lindex $images $i]
+            incr n_images [llength $sample]
+            foreach p $sample { incr patches $p }
+        }
+        check "patches of $batch" [lrange $encoder 0 1] [list $patches $n_images]
+        incr total $patches
+    }
+}
+check "total encoder tokens" [$sampler plan_int $BRS_PLAN_TOTAL_ENCODER_TOKENS] $total
+set detail [check_error "an image of 0 patches" {$sampler set_encoder_loads {{} {0}}} \
+    $BRS_ERR_INVALID_ARGUMENT]
+check "names the image" [string match "*is 0*" $detail] 1
+check "loads kept" [$sampler encoder_load 5] {2 1536}
+check "bad patch count" [catch {$sampler set_encoder_loads {{} {-3}}} message] 1
+check "bad patch count message" $message \
+    "ValueError images\[1\] holds a patch count that is not in 1 .. 2**32-1"
+$sampler set_encoder_loads {}
+check "loads cleared" [$sampler encoder_load 5] {0 0}
+delete_Sampler $sampler
+
 if {$failures} {
     puts stderr "$failures failures"
     exit 1
