@@ -23,11 +23,13 @@ export Sampler, BrsError, MicroBatch, StepPlan
 export plan, set_epoch!, steps_per_epoch, fingerprint, getoption, option_bounds, check_epoch
 export stream_fingerprint
 export length_buckets, set_length_buckets!, bucket_ladder, shapes
+export set_encoder_loads!, encoder_load
 export library_version, library_version_number
 
 include("libbrs.jl")
 include("errors.jl")
 include("sampler.jl")
+include("encoder.jl")
 
 function __init__()
     check_major_version()

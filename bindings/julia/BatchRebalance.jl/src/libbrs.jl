@@ -36,6 +36,9 @@ const BRS_OPT_INTERCEPT = Int32(11)
 const BRS_OPT_STRATEGY = Int32(12)
 const BRS_OPT_SYNC = Int32(13)
 const BRS_OPT_PAD_TO_MULTIPLE_OF = Int32(14)  # since 1.4
+const BRS_OPT_ENCODER_ALPHA = Int32(15)       # since 1.5: images' cost, and their cap
+const BRS_OPT_ENCODER_INTERCEPT = Int32(16)
+const BRS_OPT_MAX_ENCODER_TOKENS = Int32(17)
 
 # Values of BRS_OPT_STRATEGY and BRS_OPT_SYNC (names: brs_option_value_name).
 const BRS_STRATEGY_BALANCED = Int64(0)
@@ -51,6 +54,9 @@ const BRS_OPTION_DOUBLE = Int32(1)
 const BRS_LENGTHS_COPY = Int32(0)
 const BRS_LENGTHS_BORROW = Int32(1)
 
+# The most image patches of one sample (brs_sampler_set_encoder_loads, since 1.5).
+const BRS_MAX_SAMPLE_PATCHES = UInt64(4294967295)
+
 # Plan queries (brs_plan_key).
 const BRS_PLAN_EPOCH = Int32(1)
 const BRS_PLAN_STEP = Int32(2)
@@ -61,12 +67,15 @@ const BRS_PLAN_TOTAL_PADDED_TOKENS = Int32(6)
 const BRS_PLAN_TOTAL_REAL_TOKENS = Int32(7)
 const BRS_PLAN_MAX_PADDED_TOKENS = Int32(8)
 const BRS_PLAN_MEGABATCH_SIZE = Int32(9)
+const BRS_PLAN_TOTAL_ENCODER_TOKENS = Int32(10)  # since 1.5
+const BRS_PLAN_MAX_ENCODER_TOKENS = Int32(11)    # since 1.5
 const BRS_PLAN_MAX_COST = Int32(20)
 const BRS_PLAN_LOWER_BOUND = Int32(21)
 const BRS_PLAN_TOTAL_COST = Int32(22)
 const BRS_PLAN_MICRO_SYNC_TIME = Int32(23)
 const BRS_PLAN_STEP_SYNC_TIME = Int32(24)
 const BRS_PLAN_TIME_LOWER_BOUND = Int32(25)
+const BRS_PLAN_ENCODER_COST = Int32(26)  # since 1.5
 
 const LIBRARY_PATH = Ref{String}("")
 
@@ -212,6 +221,18 @@ brs_sampler_shapes(shapes::Union{Vector{UInt64},Ptr{Cvoid}}, count::Ref{Csize_t}
           (Ptr{UInt64}, Ref{Csize_t}, Ptr{Cvoid}, UInt64, Csize_t), shapes, count, sampler, epoch,
           capacity)
 
+# LIBBRS_1.5: encoder loads, sample i's image patch counts being
+# image_patches[offsets[i] .. offsets[i+1]) (0-based); n = 0 with C_NULLs clears them.
+brs_sampler_set_encoder_loads(sampler::Ptr{Cvoid}, image_patches::Union{Vector{UInt32},Ptr{Cvoid}},
+                              image_offsets::Union{Vector{UInt64},Ptr{Cvoid}}, n::Integer) =
+    ccall((:brs_sampler_set_encoder_loads, libbrs()), Int32,
+          (Ptr{Cvoid}, Ptr{UInt32}, Ptr{UInt64}, Csize_t), sampler, image_patches, image_offsets, n)
+
+brs_sampler_encoder_load(images::Ref{UInt64}, patches::Ref{UInt64}, sampler::Ptr{Cvoid},
+                         index::UInt64) =
+    ccall((:brs_sampler_encoder_load, libbrs()), Int32,
+          (Ref{UInt64}, Ref{UInt64}, Ptr{Cvoid}, UInt64), images, patches, sampler, index)
+
 brs_sampler_last_error(sampler::Ptr{Cvoid}) =
     ccall((:brs_sampler_last_error, libbrs()), Ptr{UInt8}, (Ptr{Cvoid},), sampler)
 
@@ -253,6 +274,14 @@ brs_plan_micro_batch_stats(padded::Ref{UInt64}, real::Ref{UInt64}, cost::Ref{Flo
     ccall((:brs_plan_micro_batch_stats, libbrs()), Int32,
           (Ref{UInt64}, Ref{UInt64}, Ref{Cdouble}, Ptr{Cvoid}, Int64, Int64),
           padded, real, cost, plan, rank, micro)
+
+# LIBBRS_1.5
+brs_plan_micro_batch_encoder(encoder_tokens::Ref{UInt64}, images::Ref{UInt64},
+                             encoder_cost::Ref{Float64}, plan::Ptr{Cvoid}, rank::Int64,
+                             micro::Int64) =
+    ccall((:brs_plan_micro_batch_encoder, libbrs()), Int32,
+          (Ref{UInt64}, Ref{UInt64}, Ref{Cdouble}, Ptr{Cvoid}, Int64, Int64),
+          encoder_tokens, images, encoder_cost, plan, rank, micro)
 
 brs_plan_last_error(plan::Ptr{Cvoid}) =
     ccall((:brs_plan_last_error, libbrs()), Ptr{UInt8}, (Ptr{Cvoid},), plan)

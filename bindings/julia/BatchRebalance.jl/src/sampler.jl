@@ -16,13 +16,17 @@ const OPTIONS = Dict{Symbol,Tuple{Int32,DataType}}(
     :alpha => (BRS_OPT_ALPHA, Float64),
     :intercept => (BRS_OPT_INTERCEPT, Float64),
     :pad_to_multiple_of => (BRS_OPT_PAD_TO_MULTIPLE_OF, Int64),
+    :encoder_alpha => (BRS_OPT_ENCODER_ALPHA, Float64),
+    :encoder_intercept => (BRS_OPT_ENCODER_INTERCEPT, Float64),
+    :max_encoder_tokens => (BRS_OPT_MAX_ENCODER_TOKENS, Int64),
 )
 
 """
     Sampler(lengths; per_device_batch_size=8, grad_accum=1, dp_size=1, rank=0, seed=0,
             shuffle=true, drop_last=true, alpha=0.001, intercept=0.0,
             max_tokens=nothing, packed=false, pad_to_multiple_of=1, length_buckets=nothing,
-            epoch=0)
+            encoder_loads=nothing, encoder_alpha=0.001, encoder_intercept=0.0,
+            max_encoder_tokens=nothing, epoch=0)
 
 A batch-rebalancing sampler over a dataset whose sample `i` has `lengths[i]`
 tokens. Iterating yields this rank's micro-batches (vectors of 1-based
@@ -36,6 +40,11 @@ of it, as a collator's pad_to_multiple_of builds the tensor, and
 smallest bucket that holds it; the plan, its costs and `max_tokens` use that
 length (in packed mode, of the micro-batch's one row). A sample above the
 last bucket is refused. `bucket_ladder(s)` suggests buckets.
+
+`encoder_loads` gives a vision-language dataset's images: entry `i` lists the
+patch counts of sample `i`'s images (see `set_encoder_loads!`). Each image
+costs `p + encoder_alpha * p^2 + encoder_intercept` beside the text, and
+`max_encoder_tokens` caps a micro-batch's patches (`nothing`: no cap).
 """
 mutable struct Sampler
     handle::Ptr{Cvoid}  # brs_sampler
@@ -57,7 +66,9 @@ function Sampler(lengths::AbstractVector{<:Integer}; per_device_batch_size::Inte
                  intercept::Real=0.0, max_tokens::Union{Nothing,Integer}=nothing,
                  packed::Bool=false, pad_to_multiple_of::Integer=1,
                  length_buckets::Union{Nothing,AbstractVector{<:Integer}}=nothing,
-                 epoch::Integer=0)
+                 encoder_loads::Union{Nothing,AbstractVector}=nothing, encoder_alpha::Real=0.001,
+                 encoder_intercept::Real=0.0,
+                 max_encoder_tokens::Union{Nothing,Integer}=nothing, epoch::Integer=0)
     s = Sampler(new_handle(brs_sampler_new))
     try
         s.plan = new_handle(brs_plan_new)
@@ -65,11 +76,14 @@ function Sampler(lengths::AbstractVector{<:Integer}; per_device_batch_size::Inte
         options = (batch_size=per_device_batch_size, grad_accum=grad_accum, dp_size=dp_size,
                    rank=rank, seed=seed, shuffle=shuffle, drop_last=drop_last,
                    max_tokens=something(max_tokens, 0), packed=packed, alpha=alpha,
-                   intercept=intercept, pad_to_multiple_of=pad_to_multiple_of)
+                   intercept=intercept, pad_to_multiple_of=pad_to_multiple_of,
+                   encoder_alpha=encoder_alpha, encoder_intercept=encoder_intercept,
+                   max_encoder_tokens=something(max_encoder_tokens, 0))
         for (name, value) in pairs(options)
             setoption!(s, name, value)
         end
         length_buckets === nothing || set_buckets!(s, length_buckets)
+        encoder_loads === nothing || set_loads!(s, encoder_loads)
         s.rank, s.grad_accum, s.dp_size = rank, grad_accum, dp_size
         set_epoch!(s, epoch)
         check(brs_sampler_validate(s.handle), () -> sampler_error(s))
@@ -332,7 +346,11 @@ end
 
 # --- plans --------------------------------------------------------------------
 
-"""One micro-batch of a step: 1-based dataset indices, longest sample first."""
+"""
+One micro-batch of a step: 1-based dataset indices, longest sample first;
+`encoder_tokens` (image patches), `images` and `encoder_cost` (part of
+`cost`) are 0 without encoder loads.
+"""
 struct MicroBatch
     rank::Int
     micro::Int
@@ -340,6 +358,9 @@ struct MicroBatch
     padded_tokens::Int
     real_tokens::Int
     cost::Float64
+    encoder_tokens::Int
+    images::Int
+    encoder_cost::Float64
 end
 
 """
@@ -359,6 +380,9 @@ struct StepPlan
     micro_sync_time::Float64
     step_sync_time::Float64
     time_lower_bound::Float64
+    total_encoder_tokens::Int  # image patches of the step, 0 without encoder loads
+    max_encoder_tokens::Int    # of its largest micro-batch: the encoder's memory peak
+    encoder_cost::Float64      # the images' share of total_cost
     micro_batches::Matrix{MicroBatch}
 end
 
@@ -395,7 +419,7 @@ function micro_batch(s::Sampler, rank::Integer, micro::Integer)
     GC.@preserve s check(brs_plan_micro_batch_stats(padded, real, cost, s.plan, Int64(rank),
                                                     Int64(micro)), () -> plan_error(s))
     return MicroBatch(rank, micro, micro_batch_indices(s, rank, micro), Int(padded[]),
-                      Int(real[]), cost[])
+                      Int(real[]), cost[], micro_batch_encoder(s, rank, micro)...)
 end
 
 """
@@ -413,7 +437,8 @@ function plan(s::Sampler, step::Integer)
                     plan_double(s, BRS_PLAN_MAX_COST), plan_double(s, BRS_PLAN_LOWER_BOUND),
                     plan_double(s, BRS_PLAN_TOTAL_COST), plan_double(s, BRS_PLAN_MICRO_SYNC_TIME),
                     plan_double(s, BRS_PLAN_STEP_SYNC_TIME), plan_double(s, BRS_PLAN_TIME_LOWER_BOUND),
-                    batches)
+                    plan_int(s, BRS_PLAN_TOTAL_ENCODER_TOKENS), plan_int(s, BRS_PLAN_MAX_ENCODER_TOKENS),
+                    plan_double(s, BRS_PLAN_ENCODER_COST), batches)
 end
 
 # --- iteration over this rank's micro-batches -----------------------------------

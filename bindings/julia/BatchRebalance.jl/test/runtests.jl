@@ -261,6 +261,8 @@ const CONFIG = (per_device_batch_size=4, grad_accum=2, dp_size=3, seed=7)
         @test sprint(show, s) == "Sampler(closed)"
     end
 
+    include("encoder.jl")
+
     vector_files = isdir(VECTORS_DIR) ?
                    filter(f -> endswith(f, ".json"), readdir(VECTORS_DIR; join=true)) : String[]
     @testset "golden vector $(basename(path))" for path in vector_files
