@@ -2,37 +2,28 @@
 # iterating over this rank's micro-batches; plan(step) for every rank.
 # Dataset indices are 1-based here (Julia's convention); libbrs's are 0-based.
 
-# Option names (keyword arguments) => (key, C type of the setter).
-const OPTIONS = Dict{Symbol,Tuple{Int32,DataType}}(
-    :batch_size => (BRS_OPT_BATCH_SIZE, Int64),
-    :grad_accum => (BRS_OPT_GRAD_ACCUM, Int64),
-    :dp_size => (BRS_OPT_DP_SIZE, Int64),
-    :rank => (BRS_OPT_RANK, Int64),
-    :seed => (BRS_OPT_SEED, Int64),
-    :shuffle => (BRS_OPT_SHUFFLE, Int64),
-    :drop_last => (BRS_OPT_DROP_LAST, Int64),
-    :max_tokens => (BRS_OPT_MAX_TOKENS, Int64),
-    :packed => (BRS_OPT_PACKED, Int64),
-    :alpha => (BRS_OPT_ALPHA, Float64),
-    :intercept => (BRS_OPT_INTERCEPT, Float64),
-    :pad_to_multiple_of => (BRS_OPT_PAD_TO_MULTIPLE_OF, Int64),
-    :encoder_alpha => (BRS_OPT_ENCODER_ALPHA, Float64),
-    :encoder_intercept => (BRS_OPT_ENCODER_INTERCEPT, Float64),
-    :max_encoder_tokens => (BRS_OPT_MAX_ENCODER_TOKENS, Int64),
-)
+# Options are read from the library's table (brs_option_*): names, types and
+# value names are never listed here, so an option the library adds is a keyword
+# of Sampler with no edit. One alias: per_device_batch_size is the Python
+# package's (and transformers') name for the library's batch_size.
+const OPTION_ALIASES = Dict(:per_device_batch_size => :batch_size)
 
 """
-    Sampler(lengths; per_device_batch_size=8, grad_accum=1, dp_size=1, rank=0, seed=0,
-            shuffle=true, drop_last=true, alpha=0.001, intercept=0.0,
-            max_tokens=nothing, packed=false, pad_to_multiple_of=1, length_buckets=nothing,
-            encoder_loads=nothing, encoder_alpha=0.001, encoder_intercept=0.0,
-            max_encoder_tokens=nothing, epoch=0)
+    Sampler(lengths; options..., length_buckets=nothing, encoder_loads=nothing, epoch=0)
 
 A batch-rebalancing sampler over a dataset whose sample `i` has `lengths[i]`
 tokens. Iterating yields this rank's micro-batches (vectors of 1-based
 dataset indices) for every step of the current epoch; `length(s)` is
 steps × grad_accum, the same on every rank. Owns its C handles: `close(s)`
 frees them (idempotent; the finalizer calls it too). Errors are `BrsError`s.
+
+Every option of the library's table is a keyword, by its name (`option_names()`
+lists them: batch_size, grad_accum, dp_size, rank, seed, shuffle, drop_last,
+max_tokens, packed, alpha, intercept, strategy, sync, pad_to_multiple_of, ...):
+an integer or a `Bool` for an integer option, a real for a double one, or the
+name of one of its values (`sync=:step`, `strategy="random"`).
+`per_device_batch_size` is another name for batch_size. An option not given,
+or given as `nothing`, keeps the library's default (`getoption` reads it).
 
 `pad_to_multiple_of` rounds a micro-batch's padded length up to a multiple
 of it, as a collator's pad_to_multiple_of builds the tensor, and
@@ -60,31 +51,21 @@ mutable struct Sampler
     end
 end
 
-function Sampler(lengths::AbstractVector{<:Integer}; per_device_batch_size::Integer=8,
-                 grad_accum::Integer=1, dp_size::Integer=1, rank::Integer=0, seed::Integer=0,
-                 shuffle::Bool=true, drop_last::Bool=true, alpha::Real=0.001,
-                 intercept::Real=0.0, max_tokens::Union{Nothing,Integer}=nothing,
-                 packed::Bool=false, pad_to_multiple_of::Integer=1,
+function Sampler(lengths::AbstractVector{<:Integer};
                  length_buckets::Union{Nothing,AbstractVector{<:Integer}}=nothing,
-                 encoder_loads::Union{Nothing,AbstractVector}=nothing, encoder_alpha::Real=0.001,
-                 encoder_intercept::Real=0.0,
-                 max_encoder_tokens::Union{Nothing,Integer}=nothing, epoch::Integer=0)
+                 encoder_loads::Union{Nothing,AbstractVector}=nothing, epoch::Integer=0,
+                 options...)
     s = Sampler(new_handle(brs_sampler_new))
     try
         s.plan = new_handle(brs_plan_new)
         set_lengths!(s, lengths)
-        options = (batch_size=per_device_batch_size, grad_accum=grad_accum, dp_size=dp_size,
-                   rank=rank, seed=seed, shuffle=shuffle, drop_last=drop_last,
-                   max_tokens=something(max_tokens, 0), packed=packed, alpha=alpha,
-                   intercept=intercept, pad_to_multiple_of=pad_to_multiple_of,
-                   encoder_alpha=encoder_alpha, encoder_intercept=encoder_intercept,
-                   max_encoder_tokens=something(max_encoder_tokens, 0))
-        for (name, value) in pairs(options)
+        for (name, value) in table_options(options)
             setoption!(s, name, value)
         end
         length_buckets === nothing || set_buckets!(s, length_buckets)
         encoder_loads === nothing || set_loads!(s, encoder_loads)
-        s.rank, s.grad_accum, s.dp_size = rank, grad_accum, dp_size
+        # as the library holds them, given or not: iteration and plan() read them
+        s.rank, s.grad_accum, s.dp_size = getoption.(Ref(s), (:rank, :grad_accum, :dp_size))
         set_epoch!(s, epoch)
         check(brs_sampler_validate(s.handle), () -> sampler_error(s))
     catch
@@ -92,6 +73,18 @@ function Sampler(lengths::AbstractVector{<:Integer}; per_device_batch_size::Inte
         rethrow()
     end
     return s
+end
+
+# The keyword options by the library's names, without those given as `nothing`.
+function table_options(options)
+    given = Dict{Symbol,Any}()
+    for (keyword, value) in options
+        name = get(OPTION_ALIASES, keyword, keyword)
+        haskey(given, name) &&
+            throw(ArgumentError("option $name is given twice (as :$name and its alias)"))
+        given[name] = value
+    end
+    return filter(option -> option.second !== nothing, given)
 end
 
 function new_handle(create::Function)
@@ -147,26 +140,84 @@ function set_lengths!(s::Sampler, lengths::AbstractVector{<:Integer})
     end
 end
 
+"""
+    option_names() -> Vector{Symbol}
+
+The options of the loaded library, in its table's order: the keywords of
+`Sampler` and the names `getoption` and `option_bounds` take.
+"""
+function option_names()
+    count = Ref{Csize_t}(0)
+    check(brs_option_count(count))
+    return [option_name_at(index) for index in 0:Int(count[])-1]
+end
+
+function option_name_at(index::Integer)
+    key, name = Ref{Int32}(0), Ref{Ptr{UInt8}}(C_NULL)
+    check(brs_option_key(key, index))
+    check(brs_option_name(name, key[]))
+    return Symbol(c_string(name[]))
+end
+
+# (key, C type of its setter) of the option `name` (or its alias).
 function option_key(name::Symbol)
-    haskey(OPTIONS, name) ||
-        throw(ArgumentError("unknown option :$name; known: $(join(sort!(collect(keys(OPTIONS))), ", "))"))
-    return OPTIONS[name]
+    key, kind = Ref{Int32}(0), Ref{Int32}(0)
+    if brs_option_find(key, String(get(OPTION_ALIASES, name, name))) != BRS_OK
+        throw(ArgumentError("unknown option :$name; known: $(join(option_names(), ", "))"))
+    end
+    check(brs_option_type(kind, key[]))
+    return key[], kind[] == BRS_OPTION_DOUBLE ? Float64 : Int64
 end
 
 function setoption!(s::Sampler, name::Symbol, value)
     key, kind = option_key(name)
+    native = native_value(name, key, kind, value)
     GC.@preserve s begin
-        status = kind === Int64 ? brs_sampler_set_int(s.handle, key, Int64(value)) :
-                 brs_sampler_set_double(s.handle, key, Float64(value))
+        status = kind === Int64 ? brs_sampler_set_int(s.handle, key, native) :
+                 brs_sampler_set_double(s.handle, key, native)
         check(status, () -> sampler_error(s))
     end
+end
+
+# A value in its option's C type: an integer (a Bool is 1 or 0) or one of the
+# option's value names for an integer option, a real for a double one. The
+# library checks the bounds, so that its message is the one raised.
+native_value(name::Symbol, key::Int32, ::Type{Float64}, value::Real) = Float64(value)
+
+function native_value(name::Symbol, key::Int32, ::Type{Int64}, value::Integer)
+    typemin(Int64) <= value <= typemax(Int64) ||
+        throw(ArgumentError("$name = $value does not fit Int64"))
+    return Int64(value)
+end
+
+native_value(name::Symbol, key::Int32, ::Type{Int64}, value::Union{Symbol,AbstractString}) =
+    value_number(name, key, String(value))
+
+function native_value(name::Symbol, key::Int32, kind::Type, value)
+    wanted = kind === Int64 ? "an integer, a Bool or a value's name" : "a real number"
+    throw(ArgumentError("$name takes $wanted; got $(repr(value))"))
+end
+
+# The number of the value named `text` (sync "step" is 1).
+function value_number(name::Symbol, key::Int32, text::String)
+    lower, upper = Ref{Int64}(0), Ref{Int64}(0)
+    check(brs_option_bounds_int(lower, upper, key))
+    names = String[]
+    for value in lower[]:upper[]
+        out = Ref{Ptr{UInt8}}(C_NULL)
+        brs_option_value_name(out, key, value) == BRS_OK || break
+        c_string(out[]) == text && return value
+        push!(names, c_string(out[]))
+    end
+    isempty(names) && throw(ArgumentError("$name takes an integer; got \"$text\""))
+    throw(ArgumentError("$name = \"$text\" is none of its values: $(join(names, ", "))"))
 end
 
 """
     getoption(s, name::Symbol) -> Int64 or Float64
 
 The value of an option as the library holds it (alpha and intercept as
-resolved to 1e-6), e.g. `getoption(s, :seed)`.
+resolved to 1e-6), e.g. `getoption(s, :seed)`; any name of `option_names()`.
 """
 function getoption(s::Sampler, name::Symbol)
     key, kind = option_key(name)

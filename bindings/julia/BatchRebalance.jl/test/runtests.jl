@@ -262,6 +262,7 @@ const CONFIG = (per_device_batch_size=4, grad_accum=2, dp_size=3, seed=7)
     end
 
     include("encoder.jl")
+    include("options.jl")
 
     vector_files = isdir(VECTORS_DIR) ?
                    filter(f -> endswith(f, ".json"), readdir(VECTORS_DIR; join=true)) : String[]
