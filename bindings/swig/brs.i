@@ -3,10 +3,14 @@
  * (built here for Python as `brs_swig` and for Tcl).
  *
  * The target language sees:
- *   Sampler(lengths, batch_size=8, grad_accum=1, dp_size=1, rank=0, seed=0,
- *           shuffle=1, drop_last=1, alpha=0.001, intercept=0.0,
- *           max_tokens=0, packed=0, pad_to_multiple_of=1)
- *                                             lengths: a native list of ints
+ *   Sampler(lengths, name, value, ...)       lengths: a native list of ints;
+ *                      then any option of the library's table by its name
+ *                      (Python: Sampler(lengths, **options)), a number or the name
+ *                      of one of its values (sync "step"); an option not given keeps
+ *                      the library's default. The options of the 1.4 constructor may
+ *                      still come first by position: batch_size grad_accum dp_size
+ *                      rank seed shuffle drop_last alpha intercept max_tokens packed
+ *                      pad_to_multiple_of.
  *     .set_epoch(e) .epoch() .steps_per_epoch() .fingerprint() (16 hex chars)
  *     .stream_fingerprint() (16 hex chars; leaves out dp_size, batch_size,
  *                      grad_accum and sync: equal for one sample stream split otherwise)
@@ -28,6 +32,7 @@
  *     .encoder_load(index) -> [images, patches]   of one sample
  *     .encoder_stats() -> [rank][micro] -> [encoder_tokens, images, encoder_cost]
  *                      of the step planned last
+ *     .set_option(name, v) .get_option(name)   any option by its name
  *     .set_int(BRS_OPT_*, v) .set_double(BRS_OPT_*, v) .get_int(k) .get_double(k)
  *     .validate()
  *   version_number() version_string() strerror(code)
@@ -48,6 +53,7 @@
 #include <brs.h>
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +75,7 @@
 %{
 typedef struct {
     brs_status status;
+    int kind;  /* the SWIG error category when not the status's (a wrong type), or 0 */
     char message[512];
 } BrsError;
 
@@ -98,6 +105,7 @@ static int brs_swig_error_kind(brs_status status)
 
 %typemap(in, numinputs=0) BrsError *err (BrsError temp) {
     temp.status = BRS_OK;
+    temp.kind = 0;
     temp.message[0] = '\0';
     $1 = &temp;
 }
@@ -108,7 +116,8 @@ static int brs_swig_error_kind(brs_status status)
         Py_XDECREF($result);
         $result = NULL;
 #endif
-        SWIG_exception_fail(brs_swig_error_kind($1->status), $1->message);
+        SWIG_exception_fail($1->kind ? $1->kind : brs_swig_error_kind($1->status),
+                            $1->message);
     }
 }
 
@@ -175,12 +184,42 @@ static void images_next(BrsImages *im, size_t i)
 %}
 
 /* ------------------------------------------------------------------------ */
+/* Option values: what a native value given for an option is (BRS_TARGET's  */
+/* brs_obj_value says), so that one C function sets any option by its name.  */
+/* ------------------------------------------------------------------------ */
+
+%{
+enum {
+    BRS_SWIG_VALUE_INT,
+    BRS_SWIG_VALUE_DOUBLE,
+    BRS_SWIG_VALUE_TEXT,
+    BRS_SWIG_VALUE_TOO_BIG, /* an integer beyond int64_t */
+    BRS_SWIG_VALUE_OTHER
+};
+
+typedef struct {
+    int kind;          /* BRS_SWIG_VALUE_* */
+    int64_t integer;   /* _INT */
+    double number;     /* _DOUBLE */
+    const char *text;  /* _TEXT: the text; _OTHER: its type's name, if known */
+} BrsValue;
+
+/* The constructor's arguments after the lengths, as the language passed them. */
+typedef struct {
+    size_t count;
+    void *const *items; /* brs_obj */
+} BrsArgs;
+%}
+
+/* ------------------------------------------------------------------------ */
 /* BRS_TARGET: native lists, per target language.                           */
 /*   brs_obj             a new native value (owned reference)                */
 /*   brs_obj_list()      an empty list; brs_obj_append(list, item) appends   */
 /*                       and consumes item, returns 0 if anything is NULL    */
 /*   brs_obj_int/uint/double a number; brs_obj_release drops a value         */
 /*   (const uint32_t *lengths, size_t n)  a list of ints as a C array        */
+/*   brs_obj_value(o, &value)  what an option's value is (BrsValue)          */
+/*   (...)               the constructor's extra arguments, as BrsArgs       */
 /*   (const uint32_t *images, ...)  a list of lists of ints, via BrsImages   */
 /* ------------------------------------------------------------------------ */
 
@@ -200,6 +239,46 @@ static int brs_obj_append(brs_obj list, brs_obj item)
 }
 %}
 %typemap(out) brs_obj { $result = $1; }
+%typemap(in) brs_obj value { $1 = $input; }
+
+%{
+/* An int (bool and numpy integers included), a float, or a value's name. */
+static void brs_obj_value(brs_obj o, BrsValue *value)
+{
+    value->kind = BRS_SWIG_VALUE_OTHER;
+    value->text = Py_TYPE(o)->tp_name;
+    if (PyUnicode_Check(o)) {
+        value->text = PyUnicode_AsUTF8(o);
+        value->kind = value->text ? BRS_SWIG_VALUE_TEXT : BRS_SWIG_VALUE_OTHER;
+    } else if (PyIndex_Check(o)) {
+        PyObject *number = PyNumber_Index(o);
+        int overflow = 0;
+        long long v = number ? PyLong_AsLongLongAndOverflow(number, &overflow) : -1;
+        Py_XDECREF(number);
+        if (overflow)
+            value->kind = BRS_SWIG_VALUE_TOO_BIG;
+        else if (!PyErr_Occurred()) {
+            value->kind = BRS_SWIG_VALUE_INT;
+            value->integer = v;
+        }
+    } else if (PyFloat_Check(o) || PyNumber_Check(o)) {
+        double v = PyFloat_AsDouble(o);
+        if (!PyErr_Occurred()) {
+            value->kind = BRS_SWIG_VALUE_DOUBLE;
+            value->number = v;
+        }
+    }
+    PyErr_Clear(); /* a value that is none of these is reported as such */
+}
+%}
+
+/* The extra positional arguments (the Python proxy passes the keywords as
+ * name, value pairs after them). */
+%typemap(in) (...) (BrsArgs args) {
+    args.count = (size_t)PyTuple_GET_SIZE(varargs);
+    args.items = (void *const *)PySequence_Fast_ITEMS(varargs);
+    $1 = (void *)&args;
+}
 
 %typemap(in) (const uint32_t *lengths, size_t n), (const uint32_t *buckets, size_t n_buckets) {
     /* An iterator is no sequence: PySequence_Fast would drain it, forever if it never ends. */
@@ -307,6 +386,35 @@ static int brs_obj_append(brs_obj list, brs_obj item)
 }
 %}
 %typemap(out) brs_obj { if ($1) Tcl_SetObjResult(interp, $1); }
+%typemap(in) brs_obj value { $1 = $input; }
+
+%{
+/* A wide integer, a double, or else a value's name (Tcl has only strings). */
+static void brs_obj_value(brs_obj o, BrsValue *value)
+{
+    Tcl_WideInt integer;
+    double number;
+    if (Tcl_GetWideIntFromObj(NULL, o, &integer) == TCL_OK) {
+        value->kind = BRS_SWIG_VALUE_INT;
+        value->integer = (int64_t)integer;
+    } else if (Tcl_GetDoubleFromObj(NULL, o, &number) == TCL_OK) {
+        value->kind = BRS_SWIG_VALUE_DOUBLE;
+        value->number = number;
+    } else {
+        value->kind = BRS_SWIG_VALUE_TEXT;
+        value->text = Tcl_GetString(o);
+    }
+}
+%}
+
+/* The words after the lengths (objv[1]), if any: `new_Sampler lengths name
+ * value ...`; the constructor is the one function with (...). */
+%typemap(default) (...) { $1 = NULL; }
+%typemap(in) (...) (BrsArgs args) {
+    args.count = (size_t)(objc - 2);
+    args.items = (void *const *)(objv + 2);
+    $1 = (void *)&args;
+}
 
 %typemap(in) (const uint32_t *lengths, size_t n), (const uint32_t *buckets, size_t n_buckets) {
     Tcl_Obj **items;
@@ -605,24 +713,131 @@ static void sampler_destroy(Sampler *self)
     }
 }
 
-static int sampler_configure(BrsError *err, Sampler *self, const int64_t *ints,
-                             double alpha, double intercept)
+/* A value of the wrong kind for option `name`: a TypeError, as a wrong type
+ * is (an OverflowError for an integer beyond int64_t). */
+static int sampler_wrong_kind(BrsError *err, const char *name, const char *wanted,
+                              const BrsValue *value)
 {
-    static const brs_option keys[] = {
-        BRS_OPT_BATCH_SIZE, BRS_OPT_GRAD_ACCUM, BRS_OPT_DP_SIZE, BRS_OPT_RANK,
-        BRS_OPT_SEED, BRS_OPT_SHUFFLE, BRS_OPT_DROP_LAST, BRS_OPT_MAX_TOKENS,
-        BRS_OPT_PACKED, BRS_OPT_PAD_TO_MULTIPLE_OF,
-    };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if (!sampler_check(err, self, brs_sampler_set_int(self->sampler, keys[i], ints[i])))
+    char detail[300], got[160] = "";
+    if (value->kind == BRS_SWIG_VALUE_TOO_BIG)
+        snprintf(got, sizeof got, "; the value given does not fit int64_t");
+    else if (value->kind == BRS_SWIG_VALUE_DOUBLE)
+        snprintf(got, sizeof got, "; got %g", value->number);
+    else if (value->kind == BRS_SWIG_VALUE_TEXT)
+        snprintf(got, sizeof got, "; got \"%s\"", value->text);
+    else if (value->text)
+        snprintf(got, sizeof got, "; got a %s", value->text);
+    snprintf(detail, sizeof detail, "%s takes %s%s", name, wanted, got);
+    brs_swig_fail(err, BRS_ERR_INVALID_ARGUMENT, detail);
+    err->kind = value->kind == BRS_SWIG_VALUE_TOO_BIG ? SWIG_OverflowError : SWIG_TypeError;
+    return 0;
+}
+
+/* The number of value `value` of an enum-like option (sync "step" is 1). */
+static int sampler_named_value(BrsError *err, brs_option key, const char *option,
+                               const BrsValue *value, int64_t *out)
+{
+    int64_t lower, upper;
+    const char *name;
+    char names[256] = "", detail[400];
+    if (brs_option_bounds_int(&lower, &upper, key) != BRS_OK)
+        lower = 0, upper = -1;
+    for (int64_t v = lower; v <= upper && brs_option_value_name(&name, key, v) == BRS_OK; v++) {
+        if (strcmp(name, value->text) == 0) {
+            *out = v;
+            return 1;
+        }
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s", v == lower ? "" : ", ", name);
+    }
+    if (!names[0]) /* a plain number given as text */
+        return sampler_wrong_kind(err, option, "an integer (int64_t)", value);
+    snprintf(detail, sizeof detail, "%s = \"%s\" is none of its values (%s), or a number",
+             option, value->text, names);
+    brs_swig_fail(err, BRS_ERR_OUT_OF_RANGE, detail);
+    return 0;
+}
+
+/* The key and type of the option named `name` in the library's table. */
+static int sampler_find_option(BrsError *err, const char *name, brs_option *key, int32_t *type)
+{
+    if (brs_option_find(key, name) == BRS_OK && brs_option_type(type, *key) == BRS_OK)
+        return 1;
+    char detail[200];
+    snprintf(detail, sizeof detail, "no option is named \"%s\" (option_count() and "
+             "option_name(option_key(i)) list them)", name);
+    brs_swig_fail(err, BRS_ERR_UNSUPPORTED, detail);
+    return 0;
+}
+
+/* Sets the option named `name` of the library's table: its key, type and
+ * value names come from the table, so a new option needs no code here. */
+static int sampler_set_named(BrsError *err, Sampler *self, const char *name,
+                             const BrsValue *value)
+{
+    brs_option key;
+    int32_t type;
+    if (!sampler_find_option(err, name, &key, &type))
+        return 0;
+    if (type == BRS_OPTION_DOUBLE) {
+        if (value->kind != BRS_SWIG_VALUE_INT && value->kind != BRS_SWIG_VALUE_DOUBLE)
+            return sampler_wrong_kind(err, name, "a number (double)", value);
+        double v = value->kind == BRS_SWIG_VALUE_INT ? (double)value->integer : value->number;
+        return sampler_check(err, self, brs_sampler_set_double(self->sampler, key, v));
+    }
+    int64_t v = value->integer;
+    if (value->kind == BRS_SWIG_VALUE_TEXT) {
+        if (!sampler_named_value(err, key, name, value, &v))
             return 0;
-    return sampler_check(err, self, brs_sampler_set_double(self->sampler, BRS_OPT_ALPHA, alpha)) &&
-           sampler_check(err, self,
-                         brs_sampler_set_double(self->sampler, BRS_OPT_INTERCEPT, intercept));
+    } else if (value->kind != BRS_SWIG_VALUE_INT) {
+        return sampler_wrong_kind(err, name, "an integer (int64_t)", value);
+    }
+    return sampler_check(err, self, brs_sampler_set_int(self->sampler, key, v));
+}
+
+/* The positional parameters of the 1.4 constructor, in their order, so that
+ * scripts written for it keep working. Frozen: options added since are given
+ * by name. */
+static const char *const sampler_positional[] = {
+    "batch_size", "grad_accum", "dp_size", "rank", "seed", "shuffle", "drop_last",
+    "alpha", "intercept", "max_tokens", "packed", "pad_to_multiple_of",
+};
+
+/* The constructor's options: numbers by position first, then name, value pairs. */
+static int sampler_configure(BrsError *err, Sampler *self, const BrsArgs *args)
+{
+    size_t count = args ? args->count : 0, i = 0;
+    BrsValue value, name;
+    const size_t positional = sizeof sampler_positional / sizeof sampler_positional[0];
+    for (; i < count; i++) {
+        brs_obj_value((brs_obj)args->items[i], &value);
+        if (value.kind == BRS_SWIG_VALUE_TEXT)
+            break;
+        if (i == positional) {
+            brs_swig_fail(err, BRS_ERR_INVALID_ARGUMENT, "more values by position than the "
+                          "1.4 constructor had: give the options after pad_to_multiple_of by "
+                          "name");
+            return 0;
+        }
+        if (!sampler_set_named(err, self, sampler_positional[i], &value))
+            return 0;
+    }
+    for (; i < count; i += 2) {
+        brs_obj_value((brs_obj)args->items[i], &name);
+        if (name.kind != BRS_SWIG_VALUE_TEXT || i + 1 == count) {
+            brs_swig_fail(err, BRS_ERR_INVALID_ARGUMENT, "after the values by position come "
+                          "option names, each followed by its value");
+            return 0;
+        }
+        brs_obj_value((brs_obj)args->items[i + 1], &value);
+        if (!sampler_set_named(err, self, name.text, &value))
+            return 0;
+    }
+    return 1;
 }
 
 static Sampler *sampler_create(BrsError *err, const uint32_t *lengths, size_t n,
-                               const int64_t *ints, double alpha, double intercept)
+                               const BrsArgs *args)
 {
     Sampler *self = (Sampler *)calloc(1, sizeof *self);
     if (!self || brs_sampler_new(&self->sampler) != BRS_OK ||
@@ -633,12 +848,28 @@ static Sampler *sampler_create(BrsError *err, const uint32_t *lengths, size_t n,
     }
     if (!sampler_check(err, self,
                        brs_sampler_set_lengths(self->sampler, lengths, n, BRS_LENGTHS_COPY)) ||
-        !sampler_configure(err, self, ints, alpha, intercept) ||
+        !sampler_configure(err, self, args) ||
         !sampler_check(err, self, brs_sampler_validate(self->sampler))) {
         sampler_destroy(self);
         return NULL;
     }
     return self;
+}
+
+/* The value the library holds for an option, a native int or float. */
+static brs_obj sampler_get_named(BrsError *err, Sampler *self, const char *name)
+{
+    brs_option key;
+    int32_t type;
+    if (!sampler_find_option(err, name, &key, &type))
+        return NULL;
+    int64_t integer = 0;
+    double number = 0;
+    if (type == BRS_OPTION_DOUBLE)
+        return sampler_check(err, self, brs_sampler_get_double(&number, self->sampler, key))
+                   ? brs_obj_double(number) : NULL;
+    return sampler_check(err, self, brs_sampler_get_int(&integer, self->sampler, key))
+               ? brs_obj_int(integer) : NULL;
 }
 
 /* One native list per (rank, micro) slot of the planned step, made by `item`. */
@@ -794,22 +1025,30 @@ static int sampler_require_plan(BrsError *err, Sampler *self)
 }
 %}
 
-%feature("compactdefaultargs") Sampler::Sampler;
 #ifdef SWIGPYTHON
-%feature("kwargs") Sampler::Sampler;
+/* Keywords become name, value pairs after the values given by position. */
+%feature("shadow") Sampler::Sampler %{
+    def __init__(self, lengths, *positional, **options):
+        r"""Sampler(lengths, **options): any option of the library's table by its name
+        (option_name(option_key(i)) for i below option_count()): a number, or the name of
+        one of its values (sync="step"). An option not given keeps the library's default.
+        The options of the 1.4 constructor may also come first by position, in its order."""
+        pairs = [item for pair in options.items() for item in pair]
+        _brs_swig.Sampler_swiginit(self, _brs_swig.new_Sampler(lengths, *positional, *pairs))
+%}
 #endif
 
 typedef struct {} Sampler;
 
 %extend Sampler {
-    Sampler(BrsError *err, const uint32_t *lengths, size_t n, int64_t batch_size = 8,
-            int64_t grad_accum = 1, int64_t dp_size = 1, int64_t rank = 0, int64_t seed = 0,
-            int64_t shuffle = 1, int64_t drop_last = 1, double alpha = 0.001,
-            double intercept = 0.0, int64_t max_tokens = 0, int64_t packed = 0,
-            int64_t pad_to_multiple_of = 1) {
-        const int64_t ints[] = {batch_size, grad_accum, dp_size, rank, seed, shuffle,
-                                drop_last, max_tokens, packed, pad_to_multiple_of};
-        return sampler_create(err, lengths, n, ints, alpha, intercept);
+    /* The (...) typemaps pass the options given after the lengths as one
+     * BrsArgs pointer (NULL when there are none). */
+    Sampler(BrsError *err, const uint32_t *lengths, size_t n, ...) {
+        va_list ap;
+        va_start(ap, n);
+        const BrsArgs *args = va_arg(ap, const BrsArgs *);
+        va_end(ap);
+        return sampler_create(err, lengths, n, args);
     }
 
     ~Sampler() { sampler_destroy($self); }
@@ -913,6 +1152,19 @@ typedef struct {} Sampler;
         double value = 0;
         sampler_check(err, $self, brs_sampler_get_double(&value, $self->sampler, key));
         return value;
+    }
+
+    /* Any option of the library's table by its name, as the constructor takes
+     * it (a number, or a value's name); validate() checks the whole. */
+    void set_option(BrsError *err, const char *name, brs_obj value) {
+        BrsValue v;
+        brs_obj_value(value, &v);
+        sampler_set_named(err, $self, name, &v);
+    }
+
+    /* The value the library holds for the option `name`: an int, or a float. */
+    brs_obj get_option(BrsError *err, const char *name) {
+        return sampler_get_named(err, $self, name);
     }
 
     /* Plans step `step` of the current epoch for every rank. */

@@ -240,6 +240,34 @@ $sampler set_encoder_loads {}
 check "loads cleared" [$sampler encoder_load 5] {0 0}
 delete_Sampler $sampler
 
+# Options by their names, after the lengths (and after any given by position,
+# in the order of the 1.4 constructor): every option of the library's table.
+set lengths {16 1024 300 77 45 610 128 90}
+set sampler [new_Sampler $lengths batch_size 2 dp_size 2 sync step alpha 0.25]
+check "named batch_size" [$sampler get_int $BRS_OPT_BATCH_SIZE] 2
+check "named sync" [$sampler get_option sync] $BRS_SYNC_STEP
+check "named alpha" [$sampler get_double $BRS_OPT_ALPHA] 0.25
+$sampler set_option strategy length_grouped
+check "set_option by value name" [$sampler get_option strategy] $BRS_STRATEGY_LENGTH_GROUPED
+delete_Sampler $sampler
+set sampler [new_Sampler $lengths 2 2 strategy random]
+check "positional, then named" [list [$sampler get_option grad_accum] \
+    [$sampler get_option strategy]] [list 2 $BRS_STRATEGY_RANDOM]
+check "not given: the library's default" [$sampler get_option alpha] \
+    [option_default_double $BRS_OPT_ALPHA]
+delete_Sampler $sampler
+set count_options [option_count]
+set named {}
+for {set i 0} {$i < $count_options} {incr i} {
+    lappend named [option_name [option_key $i]]
+}
+check "sync and strategy in the table" \
+    [expr {"sync" in $named && "strategy" in $named}] 1
+check_error "unknown name" {new_Sampler $lengths no_such_option 1} $BRS_ERR_UNSUPPORTED
+check_error "no value name" {new_Sampler $lengths sync never} $BRS_ERR_OUT_OF_RANGE
+check_error "a name without a value" {new_Sampler $lengths batch_size} \
+    $BRS_ERR_INVALID_ARGUMENT
+
 if {$failures} {
     puts stderr "$failures failures"
     exit 1
