@@ -684,6 +684,23 @@ BRS_API brs_status brs_plan_compute_batch(brs_plan *plan, const brs_sampler *con
                                           const uint32_t *lengths, size_t n);
 
 /**
+ * brs_plan_compute_batch for a batch whose samples carry images (since
+ * 1.5): sample i's images are image_patches[image_offsets[i] ..
+ * image_offsets[i+1]), as brs_sampler_set_encoder_loads takes them, priced
+ * and capped with config's encoder options; the encoder loads of config
+ * play no part. Errors: those of brs_plan_compute_batch and of
+ * brs_sampler_set_encoder_loads; BRS_ERR_SAMPLE_TOO_LONG for a sample above
+ * max_encoder_tokens. On error the plan holds no step.
+ * Ownership: the arrays are read during the call only.
+ * NULL: BRS_ERR_NULL_POINTER if any pointer is NULL.
+ * Thread-safety: as brs_plan_compute.
+ */
+BRS_API brs_status brs_plan_compute_batch_images(brs_plan *plan, const brs_sampler *config,
+                                                 const uint32_t *lengths,
+                                                 const uint32_t *image_patches,
+                                                 const uint64_t *image_offsets, size_t n);
+
+/**
  * Load a plan made elsewhere (a peer sampler's micro-batches, e.g. upstream
  * transformers') so that every brs_plan_* query describes it with the
  * library's one cost model (since 1.1). indices holds all micro-batches

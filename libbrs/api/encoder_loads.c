@@ -12,7 +12,8 @@
 /* Sample i's images, checked: each at least one patch, the sum within
  * BRS_MAX_SAMPLE_PATCHES. */
 static brs_status sum_images(struct brs_encoder_load *load, const uint32_t *patches,
-                             uint64_t first, uint64_t end, size_t i, struct brs_message *message)
+                             uint64_t first, uint64_t end, size_t i,
+                             const struct brs_message *message)
 {
     memset(load, 0, sizeof *load);
     for (uint64_t j = first; j < end; j++) {
@@ -33,7 +34,8 @@ static brs_status sum_images(struct brs_encoder_load *load, const uint32_t *patc
 }
 
 static brs_status read_loads(struct brs_encoder_load *loads, const uint32_t *patches,
-                             const uint64_t *offsets, size_t n, struct brs_message *message)
+                             const uint64_t *offsets, size_t n,
+                             const struct brs_message *message)
 {
     if (offsets[0] != 0)
         return brs_fail(message, BRS_ERR_INVALID_ARGUMENT,
@@ -79,6 +81,23 @@ static void keep_loads(brs_sampler *s, struct brs_encoder_load *loads, size_t n)
         }
 }
 
+brs_status brs_encoder_loads_attach(struct brs_sampler *sampler, const uint32_t *image_patches,
+                                    const uint64_t *image_offsets, size_t n,
+                                    const struct brs_message *message)
+{
+    struct brs_encoder_load *loads = malloc(n * sizeof *loads);
+    if (!loads)
+        return brs_fail(message, BRS_ERR_NO_MEMORY,
+                        "cannot allocate the encoder loads of %zu samples", n);
+    brs_status status = read_loads(loads, image_patches, image_offsets, n, message);
+    if (status != BRS_OK) {
+        free(loads);
+        return status;
+    }
+    keep_loads(sampler, loads, n);
+    return BRS_OK;
+}
+
 brs_status brs_sampler_set_encoder_loads(brs_sampler *sampler, const uint32_t *image_patches,
                                          const uint64_t *image_offsets, size_t n)
 {
@@ -92,18 +111,10 @@ brs_status brs_sampler_set_encoder_loads(brs_sampler *sampler, const uint32_t *i
         return brs_fail(&sampler->message, BRS_ERR_NULL_POINTER,
                         "brs_sampler_set_encoder_loads: %s is NULL (n 0 clears the loads)",
                         !image_offsets ? "image_offsets" : "image_patches");
-    struct brs_encoder_load *loads = malloc(n * sizeof *loads);
-    if (!loads)
-        return brs_fail(&sampler->message, BRS_ERR_NO_MEMORY,
-                        "cannot allocate the encoder loads of %zu samples", n);
-    brs_status status = read_loads(loads, image_patches, image_offsets, n, &sampler->message);
-    if (status != BRS_OK) {
-        free(loads);
-        return status;
-    }
-    keep_loads(sampler, loads, n);
-    brs_message_clear(&sampler->message);
-    return BRS_OK;
+    brs_status status =
+        brs_encoder_loads_attach(sampler, image_patches, image_offsets, n, &sampler->message);
+    if (status == BRS_OK) brs_message_clear(&sampler->message);
+    return status;
 }
 
 brs_status brs_sampler_encoder_load(uint64_t *images, uint64_t *patches,

@@ -30,7 +30,7 @@ struct epoch_need {
 
 static size_t greedy_groups(const uint32_t *sorted, size_t n, uint64_t cap, size_t limit)
 {
-    struct brs_cost_model model = {0, 0, cap};
+    struct brs_cost_model model = {.max_tokens = cap};
     return brs_search_groups_for_cap_upto(sorted, n, &model, limit);
 }
 

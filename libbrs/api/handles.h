@@ -134,6 +134,12 @@ void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_
  * of the loads against the lengths and max_encoder_tokens; the loads'
  * share of the fingerprint. */
 struct brs_encoder_load brs_sampler_load(const struct brs_sampler *sampler, uint64_t index);
+/* encoder_loads.c: the loads of n samples read into the sampler (its
+ * earlier ones freed), or an error written to `message` (the sampler
+ * unchanged). */
+brs_status brs_encoder_loads_attach(struct brs_sampler *sampler, const uint32_t *image_patches,
+                                    const uint64_t *image_offsets, size_t n,
+                                    const struct brs_message *message);
 int brs_plan_has_images(const brs_plan *p, const struct brs_sampler *s);
 brs_status brs_encoder_check_config(const struct brs_sampler *sampler,
                                     const struct brs_message *message);

@@ -381,12 +381,18 @@ void brs_plan_pad_packed(brs_plan *p, const brs_sampler *s)
 /* A step the encoder cap (or both caps at once) cannot plan as split. */
 static brs_status encoder_cap_message(brs_plan *p, const brs_sampler *s)
 {
+    char where[96], text_cap[64] = "";
+    if (p->batch)
+        snprintf(where, sizeof where, "the batch of %zu samples", p->num_samples);
+    else
+        snprintf(where, sizeof where, "step %llu of epoch %llu", (unsigned long long)p->step,
+                 (unsigned long long)p->epoch);
+    if (s->config.max_tokens != 0)
+        snprintf(text_cap, sizeof text_cap, " and max_tokens %lld", (long long)s->config.max_tokens);
     return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
-                    "step %llu of epoch %llu: no split into %zu micro-batches within "
-                    "max_encoder_tokens %lld (image patches) and max_tokens %lld was found: "
-                    "raise max_encoder_tokens or grad_accum",
-                    (unsigned long long)p->step, (unsigned long long)p->epoch, p->k,
-                    (long long)s->config.max_encoder_tokens, (long long)s->config.max_tokens);
+                    "%s: no split into %zu micro-batches within max_encoder_tokens %lld (image "
+                    "patches)%s was found: raise max_encoder_tokens or grad_accum",
+                    where, p->k, (long long)s->config.max_encoder_tokens, text_cap);
 }
 
 /* A step whose samples carry images: the two-part planner, started from the

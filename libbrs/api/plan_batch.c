@@ -11,6 +11,7 @@
 #include "planner/padding.h"
 #include "planner/planner.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Checks the batch's lengths (none 0, none above what the cap and the
@@ -104,15 +105,12 @@ brs_status brs_plan_batch_cap_message(brs_plan *p, const brs_sampler *s,
                     p->num_samples, p->k, cap);
 }
 
-brs_status brs_plan_compute_batch(brs_plan *plan, const brs_sampler *config,
-                                  const uint32_t *lengths, size_t n)
+/* One step of these lengths (and images, when image_offsets is not NULL)
+ * planned with the configuration of `config`. */
+static brs_status compute_batch(brs_plan *plan, const brs_sampler *config, const uint32_t *lengths,
+                                const uint32_t *image_patches, const uint64_t *image_offsets,
+                                size_t n)
 {
-    if (!plan) return BRS_ERR_NULL_POINTER;
-    plan->ready = 0;
-    plan->batch = 1;
-    if (!config || !lengths)
-        return brs_fail(&plan->message, BRS_ERR_NULL_POINTER,
-                        "brs_plan_compute_batch: %s is NULL", !config ? "config" : "lengths");
     brs_status status = check_shape(plan, &config->config, n);
     if (status != BRS_OK) return status;
     /* A sampler of its own, never the caller's: only the configuration is
@@ -131,9 +129,45 @@ brs_status brs_plan_compute_batch(brs_plan *plan, const brs_sampler *config,
     view.buckets = config->buckets;
     view.bucket_count = config->bucket_count;
     status = check_lengths(&view, plan);
-    if (status != BRS_OK) return status;
-    /* The length_grouped order cache is keyed by the sampler's fingerprint,
-     * which a view without a lengths hash does not give: rebuild it. */
-    plan->grouped.valid = 0;
-    return brs_plan_step(plan, &view, 0, 0);
+    if (status == BRS_OK && image_offsets)
+        status = brs_encoder_loads_attach(&view, image_patches, image_offsets, n, &plan->message);
+    if (status == BRS_OK) status = brs_encoder_check_config(&view, &plan->message);
+    if (status == BRS_OK) {
+        /* The length_grouped order cache is keyed by the sampler's
+         * fingerprint, which a view without a lengths hash does not give:
+         * rebuild it. */
+        plan->grouped.valid = 0;
+        status = brs_plan_step(plan, &view, 0, 0);
+    }
+    free(view.encoder);
+    return status;
+}
+
+brs_status brs_plan_compute_batch(brs_plan *plan, const brs_sampler *config,
+                                  const uint32_t *lengths, size_t n)
+{
+    if (!plan) return BRS_ERR_NULL_POINTER;
+    plan->ready = 0;
+    plan->batch = 1;
+    if (!config || !lengths)
+        return brs_fail(&plan->message, BRS_ERR_NULL_POINTER,
+                        "brs_plan_compute_batch: %s is NULL", !config ? "config" : "lengths");
+    return compute_batch(plan, config, lengths, NULL, NULL, n);
+}
+
+brs_status brs_plan_compute_batch_images(brs_plan *plan, const brs_sampler *config,
+                                         const uint32_t *lengths, const uint32_t *image_patches,
+                                         const uint64_t *image_offsets, size_t n)
+{
+    if (!plan) return BRS_ERR_NULL_POINTER;
+    plan->ready = 0;
+    plan->batch = 1;
+    if (!config || !lengths || !image_patches || !image_offsets)
+        return brs_fail(&plan->message, BRS_ERR_NULL_POINTER,
+                        "brs_plan_compute_batch_images: %s is NULL",
+                        !config    ? "config"
+                        : !lengths ? "lengths"
+                        : !image_patches ? "image_patches"
+                                         : "image_offsets");
+    return compute_batch(plan, config, lengths, image_patches, image_offsets, n);
 }

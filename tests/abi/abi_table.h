@@ -78,7 +78,9 @@
     X(brs_sampler_set_encoder_loads, STATUS, 4, (SAMPLER_P, U32_CP, U64_CP, SIZE))      \
     X(brs_sampler_encoder_load,    STATUS, 4, (U64_P, U64_P, SAMPLER_CP, U64))          \
     X(brs_plan_micro_batch_encoder, STATUS, 6,                                          \
-      (U64_P, U64_P, DOUBLE_P, PLAN_CP, I64, I64))
+      (U64_P, U64_P, DOUBLE_P, PLAN_CP, I64, I64))                                      \
+    X(brs_plan_compute_batch_images, STATUS, 6,                                         \
+      (PLAN_P, SAMPLER_CP, U32_CP, U32_CP, U64_CP, SIZE))
 
 /* Every function, node by node. */
 #define BRS_ABI_TABLE(X)                                                                \

@@ -164,10 +164,17 @@ class NativePlan:
     def compute(self, sampler_handle, epoch, step):
         check_plan(n.lib.brs_plan_compute(self.handle, sampler_handle, epoch, step), self.handle)
 
-    def compute_batch(self, config_handle, lengths):
-        """Plans one step of ``lengths`` (a _lengths.Lengths) alone; indices are positions."""
-        check_plan(n.lib.brs_plan_compute_batch(self.handle, config_handle, lengths.pointer,
-                                                lengths.count), self.handle)
+    def compute_batch(self, config_handle, lengths, images=None):
+        """Plans one step of ``lengths`` (a _lengths.Lengths) alone, with ``images`` (an
+        _encoder.ImageTable) when not None; indices are positions."""
+        if images is None:
+            status = n.lib.brs_plan_compute_batch(self.handle, config_handle, lengths.pointer,
+                                                  lengths.count)
+        else:
+            status = n.lib.brs_plan_compute_batch_images(self.handle, config_handle,
+                                                         lengths.pointer, images.patches,
+                                                         images.offsets, lengths.count)
+        check_plan(status, self.handle)
 
     def indices(self, rank, micro):
         """A fresh list of the micro-batch's dataset indices (the hot path of iteration)."""

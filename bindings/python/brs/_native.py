@@ -166,6 +166,10 @@ SIGNATURES = {
         _status, [SamplerPtr, ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64),
                   ctypes.c_size_t]),
     "brs_sampler_encoder_load": (_status, [_u64p, _u64p, SamplerPtr, ctypes.c_uint64]),
+    "brs_plan_compute_batch_images": (
+        _status, [PlanPtr, SamplerPtr, ctypes.POINTER(ctypes.c_uint32),
+                  ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64),
+                  ctypes.c_size_t]),
     "brs_plan_micro_batch_encoder": (
         _status, [_u64p, _u64p, _dblp, PlanPtr, ctypes.c_int64, ctypes.c_int64]),
 }

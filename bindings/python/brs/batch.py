@@ -8,12 +8,14 @@ plans, with the micro-batches given as positions into ``lengths``.
 """
 
 from . import _native as n, _options, cost_model as _cost_model
+from ._encoder import image_table
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
 
 def plan_batch(lengths, *, dp_size, grad_accum=1, max_tokens=None, packed=False, sync=None,
-               cost_model=None):
+               cost_model=None, encoder_loads=None, encoder_alpha=None, encoder_intercept=None,
+               max_encoder_tokens=None):
     """Split one step of ``lengths`` into dp_size x grad_accum balanced micro-batches.
 
     Returns ``plan[rank][micro_step]``: a list over ranks of lists over micro-steps of lists of
@@ -27,31 +29,41 @@ def plan_batch(lengths, *, dp_size, grad_accum=1, max_tokens=None, packed=False,
     Raises ValueError when the batch has fewer samples than micro-batches, a sample is longer
     than max_tokens, or no dp_size x grad_accum micro-batches meet max_tokens (the message names
     the micro-batches or the max_tokens that would do).
+
+    ``encoder_loads`` gives each sample's images as patch counts (vision-language batches, see
+    docs/python.md): their encoder cost (``encoder_alpha``, ``encoder_intercept``) adds to the
+    text cost and ``max_encoder_tokens`` caps a micro-batch's patches.
     """
-    return _planned(lengths, _config(dp_size=dp_size, grad_accum=grad_accum,
-                                     max_tokens=max_tokens, packed=packed, sync=sync,
-                                     cost_model=cost_model))
+    config = _config(dp_size=dp_size, grad_accum=grad_accum, max_tokens=max_tokens,
+                     packed=packed, sync=sync, cost_model=cost_model,
+                     encoder_alpha=encoder_alpha, encoder_intercept=encoder_intercept,
+                     max_encoder_tokens=max_encoder_tokens)
+    images = None if encoder_loads is None else image_table(encoder_loads, len(lengths))
+    return _planned(lengths, config, images=images)
 
 
-def _config(*, dp_size, grad_accum, max_tokens, packed, sync, cost_model, strategy=None):
+def _config(*, dp_size, grad_accum, max_tokens, packed, sync, cost_model, strategy=None,
+            **encoder):
     """A configuration handle (a sampler without lengths) for brs_plan_compute_batch."""
     alpha, intercept, max_tokens = _cost_model.resolve(cost_model, None, None, max_tokens)
     given = _options.given_options(dict(dp_size=dp_size, grad_accum=grad_accum,
                                         max_tokens=max_tokens, packed=packed, sync=sync,
-                                        alpha=alpha, intercept=intercept, strategy=strategy))
+                                        alpha=alpha, intercept=intercept, strategy=strategy,
+                                        **encoder))
     config = NativeSampler(None)
     for name, value in given.items():
         config.set(_options.BY_NAME[name], value)
     return config
 
 
-def _planned(lengths, config, plan=None):
-    """The micro-batches of one step of ``lengths`` under ``config``, [rank][micro] positions."""
+def _planned(lengths, config, plan=None, images=None):
+    """The micro-batches of one step of ``lengths`` under ``config``, [rank][micro] positions;
+    ``images`` an _encoder.ImageTable of the samples, or None."""
     if hasattr(lengths, "__len__") and len(lengths) == 0:
         raise ValueError("lengths is empty: a batch needs at least dp_size x grad_accum samples")
     buffer = as_uint32(lengths)
     plan = plan or NativePlan()
-    plan.compute_batch(config.handle, buffer)
+    plan.compute_batch(config.handle, buffer, images)
     dp_size, grad_accum = plan.get_int(n.PLAN_DP_SIZE), plan.get_int(n.PLAN_GRAD_ACCUM)
     return [[plan.indices(rank, micro) for micro in range(grad_accum)]
             for rank in range(dp_size)]

@@ -19,6 +19,7 @@ except ImportError:
 
 from . import _args, _elastic, _options, _run_check, cost_model as _cost_model, distributed
 from . import recreation
+from ._encoder import image_table
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
@@ -33,6 +34,10 @@ _TOPOLOGY = ("dp_size", "rank")
 # (brs_sampler_set_length_buckets) or "auto", the library's ladder for these lengths. It is kept
 # with the options (pickling, with_options) under this name.
 _BUCKETS = "length_buckets"
+# Each sample's images as patch counts (brs/_encoder.py): kept as given, laid out for the library
+# at every start, like the buckets not an option of the table.
+_IMAGES = "encoder_loads"
+_NOT_OPTIONS = (_BUCKETS, _IMAGES)
 # The rank is the one option ranks of a job do not share; neither the fingerprint nor a saved
 # position depends on it (every rank is at the same step).
 _SHARED = tuple(option for option in _options.TABLE if option.name != "rank")
@@ -87,7 +92,9 @@ class BatchRebalanceSampler(_SamplerBase):
     def __init__(self, lengths, *, per_device_batch_size, grad_accum=None, dp_size=None,
                  rank=None, seed=None, shuffle=None, drop_last=None, alpha=None, intercept=None,
                  max_tokens=None, packed=None, strategy=None, sync=None,
-                 pad_to_multiple_of=None, length_buckets=None, cost_model=None):
+                 pad_to_multiple_of=None, length_buckets=None, cost_model=None,
+                 encoder_loads=None, encoder_alpha=None, encoder_intercept=None,
+                 max_encoder_tokens=None):
         if cost_model is not None:  # fills in alpha, intercept and max_tokens not given here
             alpha, intercept, max_tokens = _cost_model.resolve(cost_model, alpha, intercept,
                                                                max_tokens)
@@ -95,6 +102,8 @@ class BatchRebalanceSampler(_SamplerBase):
         self._given = _options.given_options(locals())
         if length_buckets is not None:
             self._given[_BUCKETS] = _buckets_value(length_buckets)
+        if encoder_loads is not None:
+            self._given[_IMAGES] = encoder_loads
         self._start(lengths, frozen=None)
         self._provenance = None if cost_model is None else _cost_model.CostModel.coerce(cost_model)
 
@@ -126,10 +135,10 @@ class BatchRebalanceSampler(_SamplerBase):
         """True when option ``keyword`` (a constructor keyword) was set to a value, by the
         caller or by fill_unset; False when it takes the library's default (or, for dp_size and
         rank, the job's). sync="auto" counts as unset."""
-        if keyword != _BUCKETS and keyword not in _options.BY_KEYWORD:
+        if keyword not in _NOT_OPTIONS and keyword not in _options.BY_KEYWORD:
             raise TypeError(f"was_given() takes one of the sampler's option keywords; got "
                             f"{keyword!r}")
-        name = keyword if keyword == _BUCKETS else _options.BY_KEYWORD[keyword].name
+        name = keyword if keyword in _NOT_OPTIONS else _options.BY_KEYWORD[keyword].name
         return name in self._given
 
     def fill_unset_sync(self, sync):
@@ -150,7 +159,7 @@ class BatchRebalanceSampler(_SamplerBase):
     def with_options(self, **changes):
         """A new sampler over the same lengths with ``changes`` (keywords of the constructor,
         None for the library's default) applied, at the start of the same epoch."""
-        unknown = sorted(changes.keys() - _options.BY_KEYWORD.keys() - {_BUCKETS})
+        unknown = sorted(changes.keys() - _options.BY_KEYWORD.keys() - set(_NOT_OPTIONS))
         if unknown:
             raise TypeError(f"with_options() takes the sampler's option keywords; got {unknown}")
         given = dict(self._given)
@@ -159,6 +168,11 @@ class BatchRebalanceSampler(_SamplerBase):
             given.pop(_BUCKETS, None)
             if buckets is not None:
                 given[_BUCKETS] = _buckets_value(buckets)
+        if _IMAGES in changes:
+            images = changes.pop(_IMAGES)
+            given.pop(_IMAGES, None)
+            if images is not None:
+                given[_IMAGES] = images
         for keyword, value in changes.items():
             given.pop(_options.BY_KEYWORD[keyword].name, None)
             value = _options.native_value(keyword, value)
@@ -197,7 +211,7 @@ class BatchRebalanceSampler(_SamplerBase):
 
     def _configure(self):
         for name, value in self._given.items():
-            if name not in _TOPOLOGY and name != _BUCKETS:
+            if name not in _TOPOLOGY and name not in _NOT_OPTIONS:
                 self._set(_options.BY_NAME[name], value)
         # after pad_to_multiple_of, which the library's ladder is rounded to
         buckets = self._given.get(_BUCKETS)
@@ -205,6 +219,9 @@ class BatchRebalanceSampler(_SamplerBase):
             buckets = self._native.bucket_ladder(0)
         if buckets is not None:
             self._native.set_length_buckets(buckets)
+        images = self._given.get(_IMAGES)
+        if images is not None:
+            self._native.set_encoder_loads(image_table(images, self._native.lengths.count))
 
     @property
     def length_buckets(self):

@@ -30,6 +30,7 @@ and picklable under the spawn start method).
 import itertools
 
 from . import _args, _options, cost_model as _cost_model, distributed
+from ._encoder import image_table
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
@@ -64,10 +65,16 @@ class RebalancedStream(_StreamBase):
     """
 
     def __init__(self, iterable, *, length, per_device_batch_size, window_steps=8,
-                 drop_last=False, cost_model=None, length_buckets=None, **options):
+                 drop_last=False, cost_model=None, length_buckets=None, encoder_load=None,
+                 **options):
         if not callable(length):
             raise TypeError("length must be a callable item -> token count, e.g. "
                             "lambda example: len(example['input_ids'])")
+        if encoder_load is not None and not callable(encoder_load):
+            raise TypeError("encoder_load must be a callable item -> its images' patch counts "
+                            "(a list, one int for one image, 0 for none), e.g. lambda example: "
+                            "example['image_patches']")
+        self.encoder_load = encoder_load
         if isinstance(iterable, (str, bytes)) or not hasattr(iterable, "__iter__"):
             raise TypeError(f"iterable must be an iterable of items; got {type(iterable).__name__}")
         self.iterable, self.length = iterable, length
@@ -125,9 +132,12 @@ class RebalancedStream(_StreamBase):
         """Items read per window: window_steps whole global batches."""
         return self.window_steps * self.global_batch_size
 
-    def _window_of(self, lengths, topology=None):
-        """A library sampler over one window's lengths: the window is its epoch."""
+    def _window_of(self, lengths, topology=None, images=None):
+        """A library sampler over one window's lengths (and images, each item's patch counts):
+        the window is its epoch."""
         native = NativeSampler(as_uint32(lengths))
+        if images is not None:
+            native.set_encoder_loads(image_table(images, len(lengths)))
         topology = dict(zip(_TOPOLOGY, topology or self._topology()))
         for name, value in {**self._given, **topology}.items():
             native.set(_options.BY_NAME[name], value)
@@ -185,7 +195,8 @@ class RebalancedStream(_StreamBase):
     def _steps(self, items, window):
         """(sampler of the window, steps in it): 0 steps for a short window drop_last empties."""
         lengths = [self.length(item) for item in items]
-        native = self._window_of(lengths)
+        images = None if self.encoder_load is None else [self.encoder_load(i) for i in items]
+        native = self._window_of(lengths, images=images)
         if self.drop_last and len(items) < self.global_batch_size:
             return native, 0
         try:
