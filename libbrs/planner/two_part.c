@@ -228,7 +228,7 @@ static void sort_by_standalone_cost(struct work *w)
 
 /* ---- the descent: moves and swaps off the costliest group ---------------- */
 
-enum { DESCENT_TARGETS = 4, SWAP_MEMBERS = 64 };
+enum { DESCENT_TARGETS = 4, SWAP_MEMBERS = 32 };
 
 static size_t members_of(const struct work *w, uint32_t g, uint32_t *out)
 {
@@ -271,15 +271,22 @@ static void consider(struct change *best, const struct work *w, struct change c)
     if (c.top < best->top) *best = c;
 }
 
-static void try_target(struct change *best, const struct work *w, uint32_t from, size_t na,
-                       uint32_t to, size_t nb)
+static void try_moves(struct change *best, const struct work *w, uint32_t from, size_t na,
+                      uint32_t to)
 {
-    const uint32_t *ma = w->members_a, *mb = w->members_b;
+    const uint32_t *ma = w->members_a;
     struct group a = w->groups[from], b = w->groups[to];
     for (size_t x = 0; x < na && na > 1; x++)
         consider(best, w, (struct change){from, to, ma[x], UINT32_MAX,
                                           without_sample(w, a, ma[x], ma),
                                           with_sample(w, b, ma[x]), 0});
+}
+
+static void try_swaps(struct change *best, const struct work *w, uint32_t from, size_t na,
+                      uint32_t to, size_t nb)
+{
+    const uint32_t *ma = w->members_a, *mb = w->members_b;
+    struct group a = w->groups[from], b = w->groups[to];
     size_t sa = na < SWAP_MEMBERS ? na : SWAP_MEMBERS, sb = nb < SWAP_MEMBERS ? nb : SWAP_MEMBERS;
     for (size_t x = 0; x < sa; x++)
         for (size_t y = 0; y < sb; y++) {
@@ -303,9 +310,11 @@ static int descend_once(struct work *w)
     size_t na = members_of(w, top, w->members_a);
     struct change best = {.top = w->costs[top]};
     size_t count = cheapest(w, top, targets);
+    /* Moves first, then swaps (quadratic: up to SWAP_MEMBERS a side) with each target. */
+    for (size_t t = 0; t < count; t++) try_moves(&best, w, top, na, targets[t]);
     for (size_t t = 0; t < count; t++) {
         size_t nb = members_of(w, targets[t], w->members_b);
-        try_target(&best, w, top, na, targets[t], nb);
+        try_swaps(&best, w, top, na, targets[t], nb);
     }
     if (best.top == w->costs[top]) return 0;
     w->group_of[best.sample] = best.to;
