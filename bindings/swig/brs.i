@@ -22,8 +22,9 @@
  *     .shapes()     -> [[batch size, padded length], ...]: the distinct shapes this
  *                      rank runs in the epoch (from set_epoch), sorted
  *     .plan(step)   -> [rank][micro] -> [dataset indices]   (epoch from set_epoch)
- *     .plan_batch(lengths) -> [rank][micro] -> [positions into lengths]: one step
- *                      of those lengths alone, this sampler's configuration
+ *     .plan_batch(lengths, images) -> [rank][micro] -> [positions into lengths]:
+ *                      one step of those lengths alone, this sampler's configuration;
+ *                      images (optional) as set_encoder_loads takes them, one per length
  *     .stats()      -> [rank][micro] -> [padded_tokens, real_tokens, cost]
  *                      of the step planned last
  *     .plan_int(BRS_PLAN_*) .plan_double(BRS_PLAN_*)   totals of that step
@@ -487,6 +488,14 @@ static void brs_obj_value(brs_obj o, BrsValue *value)
 %typemap(freearg) (const uint32_t *images, const void *image_offsets, size_t n_samples) {
     free((void *)$1);
     free((void *)$2);
+}
+/* plan_batch's images: the same list of lists, optional (not given: NULL). */
+%apply (const uint32_t *images, const void *image_offsets, size_t n_samples) {
+    (const uint32_t *images, const void *image_offsets, size_t n_images) };
+%typemap(default) (const uint32_t *images, const void *image_offsets, size_t n_images) {
+    $1 = NULL;
+    $2 = NULL;
+    $3 = 0;
 }
 
 /* The loaded library must have the major version this module was built for. */
@@ -1183,11 +1192,25 @@ typedef struct {} Sampler;
 
     /* Plans one step of these lengths alone (an RL batch, a window of a
      * stream) with this sampler's configuration (brs_plan_compute_batch);
-     * the indices are positions into lengths. */
-    brs_obj plan_batch(BrsError *err, const uint32_t *lengths, size_t n) {
+     * the indices are positions into lengths. images, if given, lists each
+     * sample's patch counts as set_encoder_loads takes them
+     * (brs_plan_compute_batch_images); the sampler's own loads play no part. */
+    brs_obj plan_batch(BrsError *err, const uint32_t *lengths, size_t n,
+                       const uint32_t *images, const void *image_offsets, size_t n_images) {
         $self->planned = 0;
-        if (!plan_check(err, $self, brs_plan_compute_batch($self->plan, $self->sampler, lengths,
-                                                           n)) ||
+        if (image_offsets && n_images != n) {
+            char message[128];
+            snprintf(message, sizeof message, "images has %zu lists for %zu lengths: give one "
+                     "per sample, [] for a sample without images", n_images, n);
+            brs_swig_fail(err, BRS_ERR_INVALID_ARGUMENT, message);
+            return NULL;
+        }
+        brs_status status =
+            image_offsets ? brs_plan_compute_batch_images($self->plan, $self->sampler, lengths,
+                                                          images,
+                                                          (const uint64_t *)image_offsets, n)
+                          : brs_plan_compute_batch($self->plan, $self->sampler, lengths, n);
+        if (!plan_check(err, $self, status) ||
             !plan_check(err, $self,
                         brs_plan_get_int(&$self->dp_size, $self->plan, BRS_PLAN_DP_SIZE)) ||
             !plan_check(err, $self,

@@ -1,6 +1,7 @@
 """Encoder loads through brs_swig: a list of patch-count lists per sample changes the split, every
 sample is planned once, each micro-batch's encoder figures are its samples' images, the encoder
-cap holds, and bad lists are refused (in Python, or by the library with its message)."""
+cap holds, and bad lists are refused (in Python, or by the library with its message); a batch
+with images (plan_batch) plans every position once within the cap."""
 import unittest
 
 import brs_swig as b
@@ -110,6 +111,31 @@ class EncoderLoads(unittest.TestCase):
         self.assertEqual(sampler.encoder_load(1), [0, 0])
         sampler.plan(0)
         self.assertEqual(sampler.encoder_stats()[0][0], [0, 0, 0.0])
+
+    def test_a_batch_with_images_plans_every_position_once_within_the_encoder_cap(self):
+        lengths, images = dataset(16)
+        cap = 2048
+        # The configuration's own lengths and loads play no part.
+        config = b.Sampler([1], **OPTIONS, drop_last=0)
+        config.plan_batch(lengths, images)
+        self.assertGreater(config.plan_int(b.BRS_PLAN_MAX_ENCODER_TOKENS), cap)
+        config.set_int(b.BRS_OPT_MAX_ENCODER_TOKENS, cap)
+        plan = config.plan_batch(lengths, images)
+        positions = sorted(i for rank in plan for batch in rank for i in batch)
+        self.assertEqual(positions, list(range(len(lengths))))
+        flat = lambda per_rank: [slot for rank in per_rank for slot in rank]
+        for batch, (tokens, count, _) in zip(flat(plan), flat(config.encoder_stats())):
+            self.assertEqual(tokens, sum(sum(images[i]) for i in batch))
+            self.assertEqual(count, sum(len(images[i]) for i in batch))
+            self.assertLessEqual(tokens, cap, batch)
+        self.assertEqual(config.plan_int(b.BRS_PLAN_TOTAL_ENCODER_TOKENS), sum(map(sum, images)))
+        self.assertEqual(config.plan_batch(lengths), config.plan_batch(lengths, [[]] * 16))
+        with self.assertRaises(ValueError) as caught:  # an image of 0 patches
+            config.plan_batch(lengths, images[:3] + [[64, 0]] + images[4:])
+        self.assertIn("is 0", str(caught.exception))
+        with self.assertRaises(ValueError) as caught:  # not one list per length
+            config.plan_batch(lengths, images[:15])
+        self.assertIn("15 lists for 16 lengths", str(caught.exception))
 
 
 if __name__ == "__main__":

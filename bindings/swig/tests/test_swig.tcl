@@ -238,6 +238,12 @@ check "bad patch count message" $message \
     "ValueError images\[1\] holds a patch count that is not in 1 .. 2**32-1"
 $sampler set_encoder_loads {}
 check "loads cleared" [$sampler encoder_load 5] {0 0}
+set positions [lsort -integer [concat {*}[concat {*}[$sampler plan_batch $lengths $images]]]]
+check "batch with images: every position once" $positions {0 1 2 3 4 5 6 7}
+check "batch encoder tokens" [$sampler plan_int $BRS_PLAN_TOTAL_ENCODER_TOKENS] $total
+set detail [check_error "a batch image of 0 patches" \
+    {$sampler plan_batch $lengths {{} {0} {} {} {} {} {} {}}} $BRS_ERR_INVALID_ARGUMENT]
+check "names the batch image" [string match "*is 0*" $detail] 1
 delete_Sampler $sampler
 
 # Options by their names, after the lengths (and after any given by position,

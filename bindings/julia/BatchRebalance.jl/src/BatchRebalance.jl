@@ -21,6 +21,7 @@ module BatchRebalance
 
 export Sampler, BrsError, MicroBatch, StepPlan
 export plan, set_epoch!, steps_per_epoch, fingerprint, getoption, option_bounds, check_epoch
+export plan_batch
 export option_names
 export stream_fingerprint
 export length_buckets, set_length_buckets!, bucket_ladder, shapes

@@ -251,6 +251,13 @@ brs_plan_compute_batch(plan::Ptr{Cvoid}, config::Ptr{Cvoid}, lengths::Vector{UIn
     ccall((:brs_plan_compute_batch, libbrs()), Int32, (Ptr{Cvoid}, Ptr{Cvoid}, Ptr{UInt32}, Csize_t),
           plan, config, lengths, length(lengths))
 
+# LIBBRS_1.5
+brs_plan_compute_batch_images(plan::Ptr{Cvoid}, config::Ptr{Cvoid}, lengths::Vector{UInt32},
+                              image_patches::Vector{UInt32}, image_offsets::Vector{UInt64}) =
+    ccall((:brs_plan_compute_batch_images, libbrs()), Int32,
+          (Ptr{Cvoid}, Ptr{Cvoid}, Ptr{UInt32}, Ptr{UInt32}, Ptr{UInt64}, Csize_t),
+          plan, config, lengths, image_patches, image_offsets, length(lengths))
+
 brs_plan_load(plan::Ptr{Cvoid}, sampler::Ptr{Cvoid}, indices::Vector{UInt64},
               counts::Vector{UInt64}, num_micro_batches::Integer, epoch::UInt64, step::UInt64) =
     ccall((:brs_plan_load, libbrs()), Int32,

@@ -481,6 +481,46 @@ access: no earlier step is needed.
 """
 function plan(s::Sampler, step::Integer)
     compute!(s, s.epoch, step)
+    return step_plan(s)
+end
+
+"""
+    plan_batch(s, lengths; encoder_loads=nothing) -> StepPlan
+
+Plan one step of `lengths` alone (an RL batch, a window of a stream) with
+the sampler's configuration (dp_size, grad_accum, cost model, caps, packed,
+sync, strategy); its own lengths, batch size, seed and epoch play no part.
+The indices are 1-based positions into `lengths`; `epoch` and `step` are 0.
+`encoder_loads` gives the samples' images, one entry per length as
+`set_encoder_loads!` takes them, priced and capped with the sampler's
+encoder options (its own loads play no part).
+"""
+function plan_batch(s::Sampler, lengths::AbstractVector{<:Integer};
+                    encoder_loads::Union{Nothing,AbstractVector}=nothing)
+    values = to_lengths(lengths)
+    encoder_loads === nothing || length(encoder_loads) == length(values) ||
+        throw(ArgumentError("encoder_loads has $(length(encoder_loads)) entries for " *
+                            "$(length(values)) lengths: give one per sample, [] for none"))
+    # A plan handle of its own: the sampler's keeps the step iteration reads.
+    held, s.plan = s.plan, new_handle(brs_plan_new)
+    try
+        patches, offsets = encoder_loads === nothing ? (UInt32[], UInt64[]) :
+                           flat_images(encoder_loads)
+        GC.@preserve s values patches offsets begin
+            # a batch without any image plans as text alone (and has no patch array)
+            status = isempty(patches) ? brs_plan_compute_batch(s.plan, s.handle, values) :
+                     brs_plan_compute_batch_images(s.plan, s.handle, values, patches, offsets)
+            check(status, () -> plan_error(s))
+        end
+        return step_plan(s)
+    finally
+        brs_plan_free(s.plan)
+        s.plan = held
+    end
+end
+
+# The StepPlan of the step the plan handle holds.
+function step_plan(s::Sampler)
     batches = [micro_batch(s, r, m) for r in 0:s.dp_size-1, m in 0:s.grad_accum-1]
     return StepPlan(plan_int(s, BRS_PLAN_EPOCH), plan_int(s, BRS_PLAN_STEP),
                     plan_int(s, BRS_PLAN_NUM_SAMPLES), plan_int(s, BRS_PLAN_TOTAL_PADDED_TOKENS),

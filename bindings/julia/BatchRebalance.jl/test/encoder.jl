@@ -1,6 +1,7 @@
 # Vision-language samples (encoder loads), included by runtests.jl: images
 # change the split, every sample is planned once, each micro-batch's patches
-# are its samples' images, the encoder cap holds, and bad loads are refused.
+# are its samples' images, the encoder cap holds, and bad loads are refused;
+# a batch with images (plan_batch) plans every position once within the cap.
 
 # Long texts without images alternating with short captions of large images:
 # by text alone the captions form one cheap micro-batch holding every image.
@@ -90,5 +91,30 @@ const VLM = (per_device_batch_size=2, grad_accum=2, dp_size=2, seed=5)
         set_encoder_loads!(s, images)
         set_encoder_loads!(s, nothing)
         @test encoder_load(s, 2) == (images = 0, patches = 0)
+    end
+
+    @testset "a batch with images: every position once, within the encoder cap" begin
+        lengths, images = vlm_dataset(16)
+        # the configuration's own lengths and loads play no part
+        uncapped = Sampler([1]; VLM..., drop_last=false)
+        @test plan_batch(uncapped, lengths; encoder_loads=images).max_encoder_tokens > 2048
+        s = Sampler([1]; VLM..., drop_last=false, max_encoder_tokens=2048)
+        epoch = collect(s)
+        p = plan_batch(s, lengths; encoder_loads=images)
+        @test sort(vcat((mb.indices for mb in p.micro_batches)...)) == 1:16
+        for mb in p.micro_batches
+            @test mb.encoder_tokens == patches_in(images, mb.indices) <= 2048
+            @test mb.images == images_in(images, mb.indices)
+        end
+        @test p.total_encoder_tokens == sum(sum, images)
+        @test collect(s) == epoch  # the sampler's own plan is untouched
+        no_images = plan_batch(s, lengths; encoder_loads=fill(Int[], 16))
+        @test [mb.indices for mb in no_images.micro_batches] ==
+              [mb.indices for mb in plan_batch(s, lengths).micro_batches]
+        zero = copy(images)
+        zero[4] = [64, 0]
+        e = thrown(() -> plan_batch(s, lengths; encoder_loads=zero))
+        @test e isa BrsError && e.code == BR.BRS_ERR_INVALID_ARGUMENT
+        @test thrown(() -> plan_batch(s, lengths; encoder_loads=images[1:15])) isa ArgumentError
     end
 end

@@ -267,6 +267,15 @@ extern "C" {
         lengths: *const u32,
         n: usize,
     ) -> brs_status;
+    // LIBBRS_1.5
+    pub fn brs_plan_compute_batch_images(
+        plan: *mut brs_plan,
+        config: *const brs_sampler,
+        lengths: *const u32,
+        image_patches: *const u32,
+        image_offsets: *const u64,
+        n: usize,
+    ) -> brs_status;
     // LIBBRS_1.1
     pub fn brs_plan_load(
         plan: *mut brs_plan,

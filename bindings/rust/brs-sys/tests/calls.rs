@@ -135,6 +135,10 @@ fn null_pointers_are_refused() {
             BRS_ERR_NULL_POINTER
         );
         assert_eq!(
+            brs_plan_compute_batch_images(null_mut(), null(), null(), null(), null(), 0),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
             brs_plan_get_int(&mut i, null(), BRS_PLAN_STEP),
             BRS_ERR_NULL_POINTER
         );
@@ -437,6 +441,22 @@ fn a_raw_session_sets_encoder_loads() {
         );
         assert!((encoder_cost - all_cost).abs() < 1e-6 * encoder_cost.max(1.0));
         assert!(encoder_cost >= 29.0 + 3.0 * 5.0, "{encoder_cost}");
+
+        // The same images given with a batch plan the same totals.
+        let status = brs_plan_compute_batch_images(
+            plan,
+            sampler,
+            lengths.as_ptr(),
+            patches.as_ptr(),
+            offsets.as_ptr(),
+            lengths.len(),
+        );
+        assert_eq!(status, BRS_OK);
+        assert_eq!(
+            brs_plan_get_int(&mut total, plan, BRS_PLAN_TOTAL_ENCODER_TOKENS),
+            BRS_OK
+        );
+        assert_eq!(total, 29);
 
         // n = 0 with NULLs clears the loads.
         assert_eq!(

@@ -94,11 +94,37 @@ impl Plan {
     }
 
     /// Plans one step of `lengths` alone with the sampler's configuration
-    /// (brs_plan_compute_batch): indices are positions into `lengths`.
-    pub(crate) fn compute_batch(&mut self, config: &Sampler<'_>, lengths: &[u32]) -> Result<()> {
-        // SAFETY: both handles are live; lengths is read during the call only.
+    /// (brs_plan_compute_batch), with the samples' images as (patches,
+    /// offsets) when given (brs_plan_compute_batch_images): indices are
+    /// positions into `lengths`. The offsets have lengths.len() + 1 entries.
+    pub(crate) fn compute_batch(
+        &mut self,
+        config: &Sampler<'_>,
+        lengths: &[u32],
+        images: Option<(&[u32], &[u64])>,
+    ) -> Result<()> {
+        // SAFETY: both handles are live; the arrays are read during the call
+        // only, the offsets (one more than the lengths) within the patches.
         let status = unsafe {
-            sys::brs_plan_compute_batch(self.raw(), config.raw(), lengths.as_ptr(), lengths.len())
+            match images {
+                None => sys::brs_plan_compute_batch(
+                    self.raw(),
+                    config.raw(),
+                    lengths.as_ptr(),
+                    lengths.len(),
+                ),
+                Some((patches, offsets)) => {
+                    debug_assert_eq!(offsets.len(), lengths.len() + 1);
+                    sys::brs_plan_compute_batch_images(
+                        self.raw(),
+                        config.raw(),
+                        lengths.as_ptr(),
+                        patches.as_ptr(),
+                        offsets.as_ptr(),
+                        lengths.len(),
+                    )
+                }
+            }
         };
         self.check(status)
     }

@@ -277,13 +277,7 @@ impl Sampler<'_> {
     /// `SampleTooLong` (a sample's patches above max_encoder_tokens) it is
     /// left without loads, planning text only. The lists are copied.
     pub fn set_encoder_loads<I: AsRef<[u32]>>(&mut self, images: &[I]) -> Result<()> {
-        let mut patches = Vec::new();
-        let mut offsets = Vec::with_capacity(images.len() + 1);
-        offsets.push(0u64);
-        for sample in images {
-            patches.extend_from_slice(sample.as_ref());
-            offsets.push(patches.len() as u64);
-        }
+        let (patches, offsets) = image_table(images);
         // SAFETY: live handle; both arrays are valid for the reads the
         // offsets describe and are copied; &mut self keeps this call alone.
         self.check(unsafe {
@@ -355,7 +349,35 @@ impl Sampler<'_> {
     /// seed and epoch play no part.
     pub fn plan_batch(&self, lengths: &[u32]) -> Result<Plan> {
         let mut plan = Plan::empty()?;
-        plan.compute_batch(self, lengths)?;
+        plan.compute_batch(self, lengths, None)?;
+        Ok(plan)
+    }
+
+    /// [`Sampler::plan_batch`] for a batch whose samples carry images:
+    /// `images[i]` lists the patch counts of sample i's images, as
+    /// [`Sampler::set_encoder_loads`] takes them, one entry per length. They
+    /// are priced and capped with this sampler's encoder options
+    /// (`encoder_alpha`, `encoder_intercept`, `max_encoder_tokens`); its own
+    /// encoder loads play no part. Errors: those of `plan_batch`;
+    /// `InvalidArgument` for an entry count other than the lengths' or an
+    /// image of 0 patches; `SampleTooLong` for a sample whose patches exceed
+    /// max_encoder_tokens.
+    pub fn plan_batch_with_images<I: AsRef<[u32]>>(
+        &self,
+        lengths: &[u32],
+        images: &[I],
+    ) -> Result<Plan> {
+        if images.len() != lengths.len() {
+            let detail = format!(
+                "{} image lists for {} lengths: give one per sample, empty for none",
+                images.len(),
+                lengths.len()
+            );
+            return Err(Error::new(ErrorCode::InvalidArgument, &detail));
+        }
+        let (patches, offsets) = image_table(images);
+        let mut plan = Plan::empty()?;
+        plan.compute_batch(self, lengths, Some((&patches, &offsets)))?;
         Ok(plan)
     }
 
@@ -529,4 +551,17 @@ impl std::fmt::Debug for Sampler<'_> {
             .field("max_encoder_tokens", &self.max_encoder_tokens())
             .finish()
     }
+}
+
+/// Per-sample image lists laid out as the library takes them: every patch
+/// count in order, and n + 1 offsets, sample i's at [offsets[i], offsets[i+1]).
+fn image_table<I: AsRef<[u32]>>(images: &[I]) -> (Vec<u32>, Vec<u64>) {
+    let mut patches = Vec::new();
+    let mut offsets = Vec::with_capacity(images.len() + 1);
+    offsets.push(0u64);
+    for sample in images {
+        patches.extend_from_slice(sample.as_ref());
+        offsets.push(patches.len() as u64);
+    }
+    (patches, offsets)
 }

@@ -180,3 +180,41 @@ fn bad_loads_are_refused() {
     sampler.clear_encoder_loads();
     assert_eq!(sampler.encoder_load(1).unwrap(), (0, 0));
 }
+
+#[test]
+fn a_batch_with_images_plans_every_position_once_within_the_encoder_cap() {
+    let (lengths, images) = dataset(16);
+    let cap = 2048;
+    // Without the cap some micro-batch holds more patches than that.
+    let uncapped = builder().drop_last(false).build(&[1]).unwrap();
+    let plan = uncapped.plan_batch_with_images(&lengths, &images).unwrap();
+    assert!(plan.stats().max_encoder_tokens > cap, "{:?}", plan.stats());
+    // The configuration's own lengths and loads play no part.
+    let config = builder()
+        .drop_last(false)
+        .option("max_encoder_tokens", cap)
+        .build(&[1])
+        .unwrap();
+    let plan = config.plan_batch_with_images(&lengths, &images).unwrap();
+    let mut seen = vec![0; lengths.len()];
+    for (batch, encoder, _) in slots(&plan) {
+        let (count, sum) = patches_of(&images, &batch);
+        assert_eq!((encoder.images, encoder.encoder_tokens), (count, sum));
+        assert!(sum <= cap, "{batch:?}: {encoder:?}");
+        batch.iter().for_each(|&i| seen[i as usize] += 1);
+    }
+    assert!(seen.iter().all(|&c| c == 1), "{seen:?}");
+    let total: u64 = images.iter().flatten().map(|&p| u64::from(p)).sum();
+    assert_eq!(plan.stats().total_encoder_tokens, total);
+
+    // An image of 0 patches, and not one list per length, are refused.
+    let mut zero = images.clone();
+    zero[3] = vec![64, 0];
+    let error = config.plan_batch_with_images(&lengths, &zero).unwrap_err();
+    assert_eq!(error.code(), ErrorCode::InvalidArgument);
+    assert!(error.to_string().contains("is 0"), "{error}");
+    let error = config
+        .plan_batch_with_images(&lengths, &images[..15])
+        .unwrap_err();
+    assert_eq!(error.code(), ErrorCode::InvalidArgument);
+}
