@@ -782,6 +782,223 @@ BRS_API brs_status brs_plan_micro_batch_encoder(uint64_t *encoder_tokens, uint64
  */
 BRS_API const char *brs_plan_last_error(const brs_plan *plan);
 
+/* ------------------------------------------------------------------------ */
+/* Files: the readers of the two formats of docs/formats.md (since 1.5).     */
+/* Every binding and the brs command read a lengths file and a cost-model   */
+/* file through these, so that one set of rules accepts and refuses them.   */
+/* Messages name the file as the caller names it, then the line or the key: */
+/* "data.lengths line 3: '1.5' is not a positive integer: ...".             */
+/* ------------------------------------------------------------------------ */
+
+/** A lengths file: one sample per line, its token count, then optionally
+ *  the encoder loads (patch counts) of its images, comma-separated. */
+typedef struct brs_lengths_file brs_lengths_file;
+
+/**
+ * Create a lengths-file reader holding no file (since 1.5).
+ * On failure *out is set to NULL.
+ * Ownership: the caller owns *out and frees it with brs_lengths_file_free.
+ * NULL: BRS_ERR_NULL_POINTER if out is NULL. Thread-safety: any thread.
+ */
+BRS_API brs_status brs_lengths_file_new(brs_lengths_file **out);
+
+/**
+ * Free a lengths-file reader and the arrays it handed out (since 1.5).
+ * Ownership: takes the handle. NULL: a no-op. Thread-safety: any thread,
+ * once no other call on this handle is running.
+ */
+BRS_API void brs_lengths_file_free(brs_lengths_file *file);
+
+/**
+ * Read a whole lengths file, bytes[0..size), named `name` in messages (a
+ * path, "standard input"; non-printable bytes are escaped): the same as
+ * brs_lengths_file_begin, one brs_lengths_file_feed, brs_lengths_file_finish
+ * (since 1.5). Returns BRS_OK, or the status of the first problem met with
+ * the message naming the file and the line: BRS_ERR_INVALID_ARGUMENT for a
+ * file that breaks the format, BRS_ERR_TOO_LARGE past 2^28 lines,
+ * BRS_ERR_NO_MEMORY. A refused file leaves the reader holding no file.
+ * Ownership: bytes and name are read during the call only.
+ * NULL: BRS_ERR_NULL_POINTER if file or name is NULL, or bytes is NULL with
+ * size > 0. Thread-safety: not concurrently with any other call on this
+ * reader.
+ */
+BRS_API brs_status brs_lengths_file_parse(brs_lengths_file *file, const char *bytes, size_t size,
+                                          const char *name);
+
+/**
+ * Start reading a lengths file in pieces (since 1.5), named `name` in
+ * messages: a file of any size is read chunk by chunk with memory bounded
+ * by its values, and a wrong one (a binary, /dev/zero) stops at its first
+ * line. Forgets the file read before: the arrays it handed out are freed.
+ * Ownership: name is copied. NULL: BRS_ERR_NULL_POINTER if file or name is
+ * NULL. Thread-safety: not concurrently with any other call on this reader.
+ */
+BRS_API brs_status brs_lengths_file_begin(brs_lengths_file *file, const char *name);
+
+/**
+ * Take the next bytes[0..size) of the file begun (since 1.5): chunks may
+ * cut a line, a line end or a number anywhere. Returns BRS_OK while the
+ * file reads well; after the first problem, its status (the errors of
+ * brs_lengths_file_parse) on this and every later feed, so the caller may
+ * stop feeding. BRS_ERR_STATE when no read was begun.
+ * Ownership: bytes is read during the call only. NULL: BRS_ERR_NULL_POINTER
+ * if file is NULL, or bytes is NULL with size > 0.
+ * Thread-safety: not concurrently with any other call on this reader.
+ */
+BRS_API brs_status brs_lengths_file_feed(brs_lengths_file *file, const char *bytes, size_t size);
+
+/**
+ * End the file begun (since 1.5): its last line needs no line end; a file
+ * without lines is refused. Returns BRS_OK, or the status of the first
+ * problem (also one a feed met); BRS_ERR_STATE when no read was begun.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if file is NULL.
+ * Thread-safety: not concurrently with any other call on this reader.
+ */
+BRS_API brs_status brs_lengths_file_finish(brs_lengths_file *file);
+
+/**
+ * The lengths of the file read (since 1.5): *lengths points at *count
+ * (>= 1) values, lengths[i] the token count of line i + 1.
+ * BRS_ERR_STATE when no file was read and accepted.
+ * Ownership: the array belongs to the reader; valid until the next parse or
+ * begin on it, or its free. NULL: BRS_ERR_NULL_POINTER if lengths, count or
+ * file is NULL. Thread-safety: concurrently with other read-only calls on
+ * this reader (a failure writes its message; failures at once are serialised).
+ */
+BRS_API brs_status brs_lengths_file_lengths(const uint32_t **lengths, size_t *count,
+                                            const brs_lengths_file *file);
+
+/**
+ * The images of the file read (since 1.5): sample i's images have the
+ * encoder loads patches[offsets[i] .. offsets[i + 1]), in the order the
+ * line gives them; offsets has count + 1 entries (count from
+ * brs_lengths_file_lengths), offsets[0] is 0 and offsets[count] the number
+ * of images. A line without a second field, or with a lone 0, has none;
+ * when no line has an image every offset is 0 (patches then points at no
+ * value, never NULL). BRS_ERR_STATE when no file was read and accepted.
+ * Ownership: the arrays belong to the reader, as brs_lengths_file_lengths.
+ * NULL: BRS_ERR_NULL_POINTER if patches, offsets or file is NULL.
+ * Thread-safety: as brs_lengths_file_lengths.
+ */
+BRS_API brs_status brs_lengths_file_images(const uint32_t **patches, const uint64_t **offsets,
+                                           const brs_lengths_file *file);
+
+/**
+ * The detail message of the latest failed call on this reader ("" if none
+ * failed since the latest begin or parse): for a refused file, the name
+ * given, the line and what to write instead (since 1.5).
+ * Ownership: owned by the reader, valid until the next call on it.
+ * NULL: returns a static message saying the handle is NULL.
+ * Thread-safety: concurrently with calls on this reader that cannot fail;
+ * a failing call rewrites the message.
+ */
+BRS_API const char *brs_lengths_file_last_error(const brs_lengths_file *file);
+
+/** The largest cost-model file, in bytes: a real one is a few kB, so a wrong
+ *  path (a dataset, /dev/zero) is refused without being read whole. A caller
+ *  reads at most one byte more and passes what it got (since 1.5). */
+#define BRS_COST_MODEL_FILE_MAX_BYTES 16777216
+
+/** A cost-model file: the JSON object brs.calibrate and CostModel.save write
+ *  ("format": "brs-cost-model", "version": 1, alpha, intercept, ...). */
+typedef struct brs_cost_model_file brs_cost_model_file;
+
+/**
+ * Create a cost-model-file reader holding no file (since 1.5).
+ * On failure *out is set to NULL.
+ * Ownership: the caller owns *out and frees it with brs_cost_model_file_free.
+ * NULL: BRS_ERR_NULL_POINTER if out is NULL. Thread-safety: any thread.
+ */
+BRS_API brs_status brs_cost_model_file_new(brs_cost_model_file **out);
+
+/**
+ * Free a cost-model-file reader and the text it handed out (since 1.5).
+ * Ownership: takes the handle. NULL: a no-op. Thread-safety: any thread,
+ * once no other call on this handle is running.
+ */
+BRS_API void brs_cost_model_file_free(brs_cost_model_file *file);
+
+/**
+ * Read a cost-model file, bytes[0..size), named `name` in messages (since
+ * 1.5): its JSON and every key of docs/formats.md, in that page's order.
+ * Returns BRS_OK, or the status of the first problem with the message
+ * "<name>: key \"alpha\" is ..." or "<name>: not a valid JSON cost-model
+ * file at byte N: ...": BRS_ERR_INVALID_ARGUMENT for a file that breaks the
+ * format, BRS_ERR_TOO_LARGE above BRS_COST_MODEL_FILE_MAX_BYTES,
+ * BRS_ERR_NO_MEMORY. A refused file leaves the reader holding no file.
+ * Ownership: bytes are copied (the values handed out point into the copy);
+ * name is read during the call only. NULL: BRS_ERR_NULL_POINTER if file or
+ * name is NULL, or bytes is NULL with size > 0.
+ * Thread-safety: not concurrently with any other call on this reader.
+ */
+BRS_API brs_status brs_cost_model_file_parse(brs_cost_model_file *file, const char *bytes,
+                                             size_t size, const char *name);
+
+/**
+ * Whether key `key` of the file read holds a value: *present is 1, or 0
+ * when it is absent or null, which mean the same for every optional key
+ * (alpha, intercept, format and version are always present) (since 1.5).
+ * Keys: "format", "version", "alpha", "intercept", "max_tokens",
+ * "seconds_per_unit", "first_shape_seconds", "r2", "worst_residual",
+ * "source", "model", "device", "memory", "timing", "timings"; another name
+ * is BRS_ERR_UNSUPPORTED. BRS_ERR_STATE when no file was read and accepted.
+ * Ownership: key is read during the call only. NULL: BRS_ERR_NULL_POINTER if
+ * present, file or key is NULL. Thread-safety: concurrently with other
+ * read-only calls on this reader (a failure writes its message; failures at
+ * once are serialised).
+ */
+BRS_API brs_status brs_cost_model_file_has(int32_t *present, const brs_cost_model_file *file,
+                                           const char *key);
+
+/**
+ * The value of a number key of the file read, as checked (since 1.5):
+ * "alpha", "intercept" (finite, >= 0, -0 read as 0), "seconds_per_unit"
+ * (> 0), "first_shape_seconds" (>= 0), "r2", "worst_residual" (finite).
+ * BRS_ERR_STATE when the key is absent or null (brs_cost_model_file_has
+ * tells) or no file was read; BRS_ERR_UNSUPPORTED for another key.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if value, file or key is NULL.
+ * Thread-safety: as brs_cost_model_file_has.
+ */
+BRS_API brs_status brs_cost_model_file_get_double(double *value, const brs_cost_model_file *file,
+                                                  const char *key);
+
+/**
+ * The value of an integer key of the file read (since 1.5): "max_tokens"
+ * (>= 1; absent or null means no cap) and "version" (1). Errors as
+ * brs_cost_model_file_get_double.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if value, file or key is NULL.
+ * Thread-safety: as brs_cost_model_file_has.
+ */
+BRS_API brs_status brs_cost_model_file_get_int(int64_t *value, const brs_cost_model_file *file,
+                                               const char *key);
+
+/**
+ * The JSON text of any key's value as the file writes it (since 1.5): a
+ * string with its quotes and escapes ("source", "model", "device"), an
+ * object ("memory", "timing"), an array ("timings"), a number's digits.
+ * The library has checked it (RFC 8259, UTF-8, the limits of
+ * docs/formats.md); what a record's object holds is the caller's to decode.
+ * *text is not NUL-terminated: *length bytes. Errors as
+ * brs_cost_model_file_get_double, for any key of brs_cost_model_file_has.
+ * Ownership: the text belongs to the reader; valid until the next parse on
+ * it or its free. NULL: BRS_ERR_NULL_POINTER if text, length, file or key is
+ * NULL. Thread-safety: as brs_cost_model_file_has.
+ */
+BRS_API brs_status brs_cost_model_file_get_json(const char **text, size_t *length,
+                                                const brs_cost_model_file *file,
+                                                const char *key);
+
+/**
+ * The detail message of the latest failed call on this reader ("" if none
+ * failed since the latest parse): for a refused file, the name given and
+ * the key or the JSON problem (since 1.5).
+ * Ownership: owned by the reader, valid until the next call on it.
+ * NULL: returns a static message saying the handle is NULL.
+ * Thread-safety: concurrently with calls on this reader that cannot fail;
+ * a failing call rewrites the message.
+ */
+BRS_API const char *brs_cost_model_file_last_error(const brs_cost_model_file *file);
+
 #ifdef __cplusplus
 }
 #endif
