@@ -73,14 +73,35 @@
     X(brs_sampler_bucket_ladder,   STATUS, 5, (U32_P, SIZE_P, SAMPLER_CP, U32, SIZE))   \
     X(brs_sampler_shapes,          STATUS, 5, (U64_P, SIZE_P, SAMPLER_CP, U64, SIZE))
 
-/* LIBBRS_1.5: the encoder loads of vision-language samples. */
+/* LIBBRS_1.5: the encoder loads of vision-language samples; the readers of the lengths
+ * file and the cost-model file. */
 #define BRS_ABI_TABLE_1_5(X)                                                            \
     X(brs_sampler_set_encoder_loads, STATUS, 4, (SAMPLER_P, U32_CP, U64_CP, SIZE))      \
     X(brs_sampler_encoder_load,    STATUS, 4, (U64_P, U64_P, SAMPLER_CP, U64))          \
     X(brs_plan_micro_batch_encoder, STATUS, 6,                                          \
       (U64_P, U64_P, DOUBLE_P, PLAN_CP, I64, I64))                                      \
     X(brs_plan_compute_batch_images, STATUS, 6,                                         \
-      (PLAN_P, SAMPLER_CP, U32_CP, U32_CP, U64_CP, SIZE))
+      (PLAN_P, SAMPLER_CP, U32_CP, U32_CP, U64_CP, SIZE))                               \
+    X(brs_lengths_file_new,        STATUS, 1, (LENGTHS_FILE_PP))                        \
+    X(brs_lengths_file_free,       VOID,   1, (LENGTHS_FILE_P))                         \
+    X(brs_lengths_file_parse,      STATUS, 4, (LENGTHS_FILE_P, CSTR_IN, SIZE, CSTR_IN)) \
+    X(brs_lengths_file_begin,      STATUS, 2, (LENGTHS_FILE_P, CSTR_IN))                \
+    X(brs_lengths_file_feed,       STATUS, 3, (LENGTHS_FILE_P, CSTR_IN, SIZE))          \
+    X(brs_lengths_file_finish,     STATUS, 1, (LENGTHS_FILE_P))                         \
+    X(brs_lengths_file_lengths,    STATUS, 3, (U32_CPP, SIZE_P, LENGTHS_FILE_CP))       \
+    X(brs_lengths_file_images,     STATUS, 3, (U32_CPP, U64_CPP, LENGTHS_FILE_CP))      \
+    X(brs_lengths_file_last_error, CSTR,   1, (LENGTHS_FILE_CP))                        \
+    X(brs_cost_model_file_new,     STATUS, 1, (COST_MODEL_FILE_PP))                     \
+    X(brs_cost_model_file_free,    VOID,   1, (COST_MODEL_FILE_P))                      \
+    X(brs_cost_model_file_parse,   STATUS, 4,                                           \
+      (COST_MODEL_FILE_P, CSTR_IN, SIZE, CSTR_IN))                                      \
+    X(brs_cost_model_file_has,     STATUS, 3, (I32_P, COST_MODEL_FILE_CP, CSTR_IN))     \
+    X(brs_cost_model_file_get_double, STATUS, 3,                                        \
+      (DOUBLE_P, COST_MODEL_FILE_CP, CSTR_IN))                                          \
+    X(brs_cost_model_file_get_int, STATUS, 3, (I64_P, COST_MODEL_FILE_CP, CSTR_IN))     \
+    X(brs_cost_model_file_get_json, STATUS, 4,                                          \
+      (CSTR_P, SIZE_P, COST_MODEL_FILE_CP, CSTR_IN))                                    \
+    X(brs_cost_model_file_last_error, CSTR, 1, (COST_MODEL_FILE_CP))
 
 /* Every function, node by node. */
 #define BRS_ABI_TABLE(X)                                                                \
@@ -142,6 +163,24 @@
 #define ABI_C_PLAN_CP const brs_plan *
 #define ABI_FFI_PLAN_CP ffi_type_pointer
 #define ABI_PTR_PLAN_CP 1
+#define ABI_C_LENGTHS_FILE_PP brs_lengths_file **
+#define ABI_FFI_LENGTHS_FILE_PP ffi_type_pointer
+#define ABI_PTR_LENGTHS_FILE_PP 1
+#define ABI_C_LENGTHS_FILE_P brs_lengths_file *
+#define ABI_FFI_LENGTHS_FILE_P ffi_type_pointer
+#define ABI_PTR_LENGTHS_FILE_P 1
+#define ABI_C_LENGTHS_FILE_CP const brs_lengths_file *
+#define ABI_FFI_LENGTHS_FILE_CP ffi_type_pointer
+#define ABI_PTR_LENGTHS_FILE_CP 1
+#define ABI_C_COST_MODEL_FILE_PP brs_cost_model_file **
+#define ABI_FFI_COST_MODEL_FILE_PP ffi_type_pointer
+#define ABI_PTR_COST_MODEL_FILE_PP 1
+#define ABI_C_COST_MODEL_FILE_P brs_cost_model_file *
+#define ABI_FFI_COST_MODEL_FILE_P ffi_type_pointer
+#define ABI_PTR_COST_MODEL_FILE_P 1
+#define ABI_C_COST_MODEL_FILE_CP const brs_cost_model_file *
+#define ABI_FFI_COST_MODEL_FILE_CP ffi_type_pointer
+#define ABI_PTR_COST_MODEL_FILE_CP 1
 #define ABI_C_U32_CP const uint32_t *
 #define ABI_FFI_U32_CP ffi_type_pointer
 #define ABI_PTR_U32_CP 1

@@ -16,8 +16,9 @@
  *     (the *_free functions accept NULL, the *_last_error functions return a
  *     static message);
  *   - a real session (sampler, options, the option table, plans, a loaded
- *     plan, micro-batches, length buckets, the epoch's shapes) works when
- *     driven only through ffi_call, and every export was called.
+ *     plan, micro-batches, length buckets, the epoch's shapes, a lengths
+ *     file and a cost-model file read and refused) works when driven only
+ *     through ffi_call, and every export was called.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -70,10 +71,9 @@ struct abi_fn {
 #define FN_ROW_1_3(name, ret, n, args) FN_ROW("LIBBRS_1.3", name, ret, n, args)
 #define FN_ROW_1_4(name, ret, n, args) FN_ROW("LIBBRS_1.4", name, ret, n, args)
 #define FN_ROW_1_5(name, ret, n, args) FN_ROW("LIBBRS_1.5", name, ret, n, args)
-static struct abi_fn fns[FN_COUNT] = {BRS_ABI_TABLE_1_0(FN_ROW_1_0) BRS_ABI_TABLE_1_1(FN_ROW_1_1)
-                                          BRS_ABI_TABLE_1_2(FN_ROW_1_2) BRS_ABI_TABLE_1_3(FN_ROW_1_3)
-                                              BRS_ABI_TABLE_1_4(FN_ROW_1_4)
-                                                  BRS_ABI_TABLE_1_5(FN_ROW_1_5)};
+static struct abi_fn fns[FN_COUNT] = {
+    BRS_ABI_TABLE_1_0(FN_ROW_1_0) BRS_ABI_TABLE_1_1(FN_ROW_1_1) BRS_ABI_TABLE_1_2(FN_ROW_1_2)
+        BRS_ABI_TABLE_1_3(FN_ROW_1_3) BRS_ABI_TABLE_1_4(FN_ROW_1_4) BRS_ABI_TABLE_1_5(FN_ROW_1_5)};
 
 static int failures;
 
@@ -120,7 +120,8 @@ static void check_vocabulary(void)
     CHECK_PTR_TOKEN(PLAN_PP) CHECK_PTR_TOKEN(U64_CPP) CHECK_PTR_TOKEN(DOUBLE_P)
     CHECK_PTR_TOKEN(OPTION_P) CHECK_PTR_TOKEN(I32_P) CHECK_PTR_TOKEN(CSTR_P)
     CHECK_PTR_TOKEN(CSTR_IN) CHECK_PTR_TOKEN(U64_CP) CHECK_PTR_TOKEN(U32_P)
-    CHECK_PTR_TOKEN(U32_CPP)
+    CHECK_PTR_TOKEN(U32_CPP) CHECK_PTR_TOKEN(LENGTHS_FILE_PP) CHECK_PTR_TOKEN(LENGTHS_FILE_P)
+    CHECK_PTR_TOKEN(COST_MODEL_FILE_PP) CHECK_PTR_TOKEN(COST_MODEL_FILE_P)
     if (ABI_FFI_DOUBLE.size != sizeof(double) || ABI_FFI_DOUBLE.type != FFI_TYPE_DOUBLE)
         fail("vocabulary token DOUBLE: ffi_type does not match double");
 }
@@ -253,6 +254,8 @@ static void expect_status(brs_status got, brs_status want, const char *what)
 struct valid_args {
     brs_sampler *sampler;
     brs_plan *plan;
+    brs_lengths_file *lengths_file;
+    brs_cost_model_file *cost_model_file;
     uint32_t lengths[1];
     uint32_t buckets[1];
     const uint32_t *bucket_view;
@@ -310,6 +313,10 @@ static void *valid_pointer(const struct abi_fn *f, unsigned arg, struct valid_ar
         slots[arg] = va->sampler;
     else if (is_token(f, arg, "PLAN_P") || is_token(f, arg, "PLAN_CP"))
         slots[arg] = va->plan;
+    else if (is_token(f, arg, "LENGTHS_FILE_P") || is_token(f, arg, "LENGTHS_FILE_CP"))
+        slots[arg] = va->lengths_file;
+    else if (is_token(f, arg, "COST_MODEL_FILE_P") || is_token(f, arg, "COST_MODEL_FILE_CP"))
+        slots[arg] = va->cost_model_file;
     else if (is_token(f, arg, "U32_CP"))
         slots[arg] = va->lengths;
     else if (is_token(f, arg, "U32_P"))
@@ -1014,6 +1021,147 @@ static void check_session(void)
     free_sampler(s);
 }
 
+/* ---- the file readers, through ffi_call only ---------------------------- */
+
+static brs_lengths_file *new_lengths_file(void)
+{
+    brs_lengths_file *f = NULL, **out = &f;
+    expect_status(call_status(FN_brs_lengths_file_new, ARGS(&out)), BRS_OK, "lengths_file_new");
+    check(f != NULL, "brs_lengths_file_new returned no handle");
+    return f;
+}
+
+static void free_lengths_file(brs_lengths_file *f)
+{
+    invoke(FN_brs_lengths_file_free, ARGS(&f));
+}
+
+static brs_cost_model_file *new_cost_model_file(void)
+{
+    brs_cost_model_file *f = NULL, **out = &f;
+    expect_status(call_status(FN_brs_cost_model_file_new, ARGS(&out)), BRS_OK,
+                  "cost_model_file_new");
+    check(f != NULL, "brs_cost_model_file_new returned no handle");
+    return f;
+}
+
+static void free_cost_model_file(brs_cost_model_file *f)
+{
+    invoke(FN_brs_cost_model_file_free, ARGS(&f));
+}
+
+static brs_status parse_lengths(brs_lengths_file *f, const char *text, const char *name)
+{
+    size_t size = strlen(text);
+    return call_status(FN_brs_lengths_file_parse, ARGS(&f, &text, &size, &name));
+}
+
+/* The file read: its lengths and images, in the order of want[] (a length,
+ * then its images' loads, then 0). */
+static void check_lengths_read(const brs_lengths_file *f, const uint32_t *want, size_t samples,
+                               const char *what)
+{
+    const uint32_t *lengths = NULL, *patches = NULL, **pl = &lengths, **pp = &patches;
+    const uint64_t *offsets = NULL, **po = &offsets;
+    size_t count = 0, *pc = &count;
+    expect_status(call_status(FN_brs_lengths_file_lengths, ARGS(&pl, &pc, &f)), BRS_OK, what);
+    expect_status(call_status(FN_brs_lengths_file_images, ARGS(&pp, &po, &f)), BRS_OK, what);
+    if (count != samples || !lengths || !patches || !offsets) {
+        fail("%s: %zu samples, expected %zu", what, count, samples);
+        return;
+    }
+    check(offsets[0] == 0, "lengths file: offsets[0] is not 0");
+    for (size_t i = 0; i < samples; i++) {
+        check(lengths[i] == *want++, "lengths file: a length differs");
+        for (uint64_t image = offsets[i]; image < offsets[i + 1]; image++)
+            check(patches[image] == *want++, "lengths file: an image load differs");
+        check(*want++ == 0, "lengths file: a sample has too few images");
+    }
+}
+
+/* A file read whole, then in chunks that cut its lines, then refused. */
+static void check_lengths_file(void)
+{
+    static const char text[] = "5\r\n17 3,004\n9 0\n12\t7";
+    static const uint32_t want[] = {5, 0, 17, 3, 4, 0, 9, 0, 12, 7, 0};
+    const char *name = "data.lengths";
+    brs_lengths_file *f = new_lengths_file();
+    if (!f)
+        return;
+    expect_status(parse_lengths(f, text, name), BRS_OK, "lengths_file_parse");
+    check_lengths_read(f, want, 4, "lengths file read whole");
+    expect_status(call_status(FN_brs_lengths_file_begin, ARGS(&f, &name)), BRS_OK,
+                  "lengths_file_begin");
+    for (size_t at = 0; at < sizeof text - 1; at += 2) {
+        const char *chunk = text + at;
+        size_t size = sizeof text - 1 - at < 2 ? 1 : 2;
+        expect_status(call_status(FN_brs_lengths_file_feed, ARGS(&f, &chunk, &size)), BRS_OK,
+                      "lengths_file_feed");
+    }
+    expect_status(call_status(FN_brs_lengths_file_finish, ARGS(&f)), BRS_OK,
+                  "lengths_file_finish");
+    check_lengths_read(f, want, 4, "lengths file read in chunks");
+    expect_status(parse_lengths(f, "5\n1.5\n", name), BRS_ERR_INVALID_ARGUMENT,
+                  "lengths_file_parse(a refused file)");
+    const char *message = call_string(FN_brs_lengths_file_last_error, ARGS(&f));
+    check(message && strstr(message, "data.lengths line 2: '1.5' is not a positive integer"),
+          "lengths file: the message does not name the file, the line and the problem");
+    const uint32_t *lengths = NULL, **pl = &lengths;
+    size_t count = 0, *pc = &count;
+    expect_status(call_status(FN_brs_lengths_file_lengths, ARGS(&pl, &pc, &f)), BRS_ERR_STATE,
+                  "lengths_file_lengths after a refused file");
+    free_lengths_file(f);
+}
+
+static double cost_model_double(const brs_cost_model_file *f, const char *key)
+{
+    double value = -1, *pv = &value;
+    expect_status(call_status(FN_brs_cost_model_file_get_double, ARGS(&pv, &f, &key)), BRS_OK,
+                  key);
+    return value;
+}
+
+/* A calibrated file's values by key, an absent key, then a refused file. */
+static void check_cost_model_file(void)
+{
+    const char *text = "{\"format\": \"brs-cost-model\", \"version\": 1, \"alpha\": 0.25, "
+                       "\"intercept\": 3, \"max_tokens\": 4096, \"r2\": null, "
+                       "\"model\": \"m\\u00e9\", \"timings\": [1, {\"x\": 2}]}";
+    const char *name = "model.json", *key = "max_tokens";
+    size_t size = strlen(text);
+    brs_cost_model_file *f = new_cost_model_file();
+    if (!f)
+        return;
+    expect_status(call_status(FN_brs_cost_model_file_parse, ARGS(&f, &text, &size, &name)),
+                  BRS_OK, "cost_model_file_parse");
+    check(cost_model_double(f, "alpha") == 0.25 && cost_model_double(f, "intercept") == 3.0,
+          "cost model: alpha or intercept differs");
+    int64_t max_tokens = 0, *pm = &max_tokens;
+    expect_status(call_status(FN_brs_cost_model_file_get_int, ARGS(&pm, &f, &key)), BRS_OK,
+                  "cost_model_file_get_int(max_tokens)");
+    check(max_tokens == 4096, "cost model: max_tokens differs");
+    int32_t present = -1, *pp = &present;
+    key = "r2";
+    expect_status(call_status(FN_brs_cost_model_file_has, ARGS(&pp, &f, &key)), BRS_OK,
+                  "cost_model_file_has(r2)");
+    check(present == 0, "cost model: a null r2 is present");
+    const char *json = NULL, **pj = &json;
+    size_t length = 0, *pl = &length;
+    key = "timings";
+    expect_status(call_status(FN_brs_cost_model_file_get_json, ARGS(&pj, &pl, &f, &key)), BRS_OK,
+                  "cost_model_file_get_json(timings)");
+    check(json && length == 13 && memcmp(json, "[1, {\"x\": 2}]", 13) == 0,
+          "cost model: the JSON of timings differs");
+    text = "{\"format\": \"brs-cost-model\", \"version\": 1, \"alpha\": -1, \"intercept\": 0}";
+    size = strlen(text);
+    expect_status(call_status(FN_brs_cost_model_file_parse, ARGS(&f, &text, &size, &name)),
+                  BRS_ERR_INVALID_ARGUMENT, "cost_model_file_parse(a negative alpha)");
+    const char *message = call_string(FN_brs_cost_model_file_last_error, ARGS(&f));
+    check(message && strstr(message, "model.json: key \"alpha\" is -1, out of range"),
+          "cost model: the message does not name the file and the key");
+    free_cost_model_file(f);
+}
+
 static void check_all_called(void)
 {
     for (int i = 0; i < FN_COUNT; i++)
@@ -1039,15 +1187,21 @@ int main(int argc, char **argv)
     va.lengths[0] = 1;
     va.sampler = new_sampler();
     va.plan = new_plan();
+    va.lengths_file = new_lengths_file();
+    va.cost_model_file = new_cost_model_file();
     check_null_pointers(&va);
     free_plan(va.plan);
     free_sampler(va.sampler);
+    free_lengths_file(va.lengths_file);
+    free_cost_model_file(va.cost_model_file);
 
     check_versions();
     check_strerror();
     check_bounds();
     check_option_table();
     check_session();
+    check_lengths_file();
+    check_cost_model_file();
     check_all_called();
     dlclose(lib);
     printf("%s: %d failure(s), %d functions called through libffi\n",
