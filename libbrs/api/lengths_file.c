@@ -121,8 +121,10 @@ static int store(brs_lengths_file *f, const brs_lengths_line *line)
     if (f->offsets && reserve((void **)&f->offsets, &f->offset_capacity, f->count + 2,
                               sizeof *f->offsets, 4096) != 0)
         return -1;
-    memcpy(f->patches + f->patch_count, line->loads, line->image_count * sizeof *line->loads);
-    f->patch_count += line->image_count;
+    if (line->image_count > 0) { /* patches is NULL until the first image */
+        memcpy(f->patches + f->patch_count, line->loads, line->image_count * sizeof *line->loads);
+        f->patch_count += line->image_count;
+    }
     f->lengths[f->count++] = line->length;
     if (f->offsets)
         f->offsets[f->count] = f->patch_count;

@@ -117,9 +117,9 @@ static verdict read_images(cursor *c, brs_lengths_line *out, cursor *list)
     skip_blanks(c);
     if (c->at == c->end)
         return FINE;
-    /* Text that does not start like a number is what it always was: a line
+    /* Text that does not start like a list is what it always was: a line
      * that is not a positive integer ("5 # tokens"). */
-    if (!is_digit(c->text[c->at]))
+    if (!is_digit(c->text[c->at]) && c->text[c->at] != ',')
         return NOT_A_LENGTH;
     *list = (cursor){c->text, c->at, c->at};
     while (list->end < c->end && !is_blank(c->text[list->end]))
