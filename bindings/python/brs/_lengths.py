@@ -6,8 +6,9 @@ torch tensor viewing one) is used in place, without a copy; everything else is c
 with a check that every value is a whole number in 1 .. 2**32 - 1 and an error naming the first
 index that is not.
 
-read_file reads a lengths file (one token count per line) by the rules of docs/formats.md, the
-same as the brs command's reader (cli/input.c); tests/vectors/formats checks both.
+read_file (and read_file_with_images, which also returns the encoder loads of each sample's
+images) reads a lengths file through libbrs's reader (brs_lengths_file_*), the one the brs
+command uses; tests/vectors/formats checks every surface against docs/formats.md.
 
 Neither numpy nor torch is imported here: they are only looked up if the user already imported
 them (an object of their types cannot exist otherwise).
@@ -17,9 +18,10 @@ import array
 import ctypes
 import itertools
 import os
-import re
 import sys
 from collections.abc import Mapping, Set
+
+from . import _files
 
 UINT32_MAX = 2**32 - 1
 assert array.array("I").itemsize == 4, "libbrs needs a 4-byte unsigned int"
@@ -167,76 +169,45 @@ def _too_big(i, v):
     return f"lengths[{i}] is {v}, above the uint32 limit {UINT32_MAX} of libbrs"
 
 
-# -- lengths files (docs/formats.md; the C reader is in cli/input.c) ------------------------
-
-MAX_LINE = 128  # bytes of one line, its end excluded (LENGTHS_MAX_LINE)
-MAX_SAMPLES = 2**28  # lines of one file (LENGTHS_MAX_SAMPLES)
-_BOM = b"\xef\xbb\xbf"
-_LINE_END = re.compile(rb"\r\n|\r|\n")  # only these: str.splitlines also splits at \f, \x85...
-_DIGITS = re.compile(rb"[ \t]*([0-9]+)")
-_BLANKS = re.compile(rb"[ \t]*")
-
+# -- lengths files: libbrs reads them (brs_lengths_file_*, docs/formats.md) ----------------------
 
 def read_file(path):
-    """The values of a lengths file (``"-"``: standard input) as a list of int; ValueError
-    naming the file and the line otherwise, in the words of the brs command."""
-    name = "standard input" if path == "-" else os.fspath(path)
+    """The lengths of a lengths file (``"-"``: standard input) as a list of int; ValueError
+    naming the file and the line otherwise, in the words of the brs command (the library's)."""
+    return _read(path).lengths().tolist()
+
+
+def read_file_with_images(path):
+    """(lengths, images) of a lengths file (``"-"``: standard input): lengths a list of int;
+    images None when no sample has an image, else one list per sample of its images' encoder
+    loads (patch counts), ``[]`` for a sample without images. Errors as read_file."""
+    reader = _read(path)
+    lengths = reader.lengths()
+    patches, offsets = reader.images(len(lengths))
+    if offsets[-1] == 0:
+        return lengths.tolist(), None
+    images = [patches[offsets[i]:offsets[i + 1]].tolist() for i in range(len(lengths))]
+    return lengths.tolist(), images
+
+
+def _read(path):
+    """A _files.LengthsFile that has read the file at path (or standard input)."""
+    reader = _files.LengthsFile()
+    if path == "-":
+        _feed(reader, sys.stdin.buffer, "standard input")
+        return reader
+    name = os.fspath(path)
     try:
-        if path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as f:
-                data = f.read()
+        stream = open(name, "rb")
     except OSError as exc:
         raise ValueError(f"cannot open lengths file '{name}': {exc.strerror}") from None
-    return parse_file(data, name)
+    with stream:
+        _feed(reader, stream, name)
+    return reader
 
 
-def parse_file(data, name="lengths file"):
-    """parse_file(bytes) -> list of int, by the rules read_file states."""
-    lines = _LINE_END.split(data)
-    if lines[-1] == b"":
-        lines.pop()  # the end of the last line, or an empty file
-    values = []
-    for number, line in enumerate(lines, 1):
-        if len(values) == MAX_SAMPLES:
-            raise ValueError(f"{name} has more than {MAX_SAMPLES} lines, the most brs reads: "
-                             "plan a part of the dataset")
-        values.append(_line_value(name, number, line))
-    if not values:
-        raise ValueError(f"{name} has no lengths (expected one token count >= 1 per line)")
-    return values
-
-
-def _line_value(name, number, line):
-    nul = line.find(b"\0")
-    if nul != -1 and nul <= MAX_LINE:  # the C reader meets a NUL before a line's 129th byte
-        raise ValueError(f"{name} line {number}: a NUL byte at column {nul + 1}: this is not a "
-                         "text file of one token count per line")
-    if len(line) > MAX_LINE:
-        raise ValueError(f"{name} line {number} is longer than {MAX_LINE} bytes: write one "
-                         "token count >= 1 per line")
-    if number == 1 and line.startswith(_BOM):
-        line = line[len(_BOM):]  # some Windows editors start a text file with one
-    if not line:
-        raise ValueError(f"{name} line {number} is empty: write one token count >= 1 on every "
-                         "line")
-    match = _DIGITS.match(line)
-    quoted = _escape(line)
-    value = int(match.group(1)) if match else 0
-    if value > UINT32_MAX:  # said before what follows the digits, as the C reader does
-        raise ValueError(f"{name} line {number}: '{quoted}' is larger than {UINT32_MAX}, the "
-                         "largest length")
-    if match is None or not _BLANKS.fullmatch(line, match.end()):
-        raise ValueError(f"{name} line {number}: '{quoted}' is not a positive integer: write "
-                         "one token count >= 1 per line")
-    if value == 0:
-        raise ValueError(f"{name} line {number}: '{quoted}' is a length of 0: every sample needs "
-                         "at least one token")
-    return value
-
-
-def _escape(line):
-    """The line as the C command quotes it: printable ASCII, other bytes as \\xNN, cut at 40."""
-    text = "".join(chr(b) if 0x20 <= b <= 0x7E else f"\\x{b:02x}" for b in line)
-    return text if len(text) <= 43 else text[:40] + "..."
+def _feed(reader, stream, name):
+    try:
+        reader.read(stream, name)
+    except OSError as exc:  # a read error is not an end of file: never plan a part of a dataset
+        raise ValueError(f"cannot read {name}: {exc.strerror}") from None

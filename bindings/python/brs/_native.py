@@ -84,6 +84,11 @@ PLAN_TIME_LOWER_BOUND = 25
 PLAN_ENCODER_COST = 26
 
 
+# The largest cost-model file (BRS_COST_MODEL_FILE_MAX_BYTES): read one byte more, the library
+# refuses it.
+COST_MODEL_FILE_MAX_BYTES = 16777216
+
+
 class brs_sampler(ctypes.Structure):
     """Opaque struct brs_sampler: only ever handled through a pointer."""
 
@@ -92,10 +97,20 @@ class brs_plan(ctypes.Structure):
     """Opaque struct brs_plan: only ever handled through a pointer."""
 
 
+class brs_lengths_file(ctypes.Structure):
+    """Opaque struct brs_lengths_file (since 1.5): the lengths-file reader."""
+
+
+class brs_cost_model_file(ctypes.Structure):
+    """Opaque struct brs_cost_model_file (since 1.5): the cost-model-file reader."""
+
+
 # Distinct pointer types, so passing a plan where a sampler is expected is a ctypes TypeError
 # here instead of undefined behaviour in C.
 SamplerPtr = ctypes.POINTER(brs_sampler)
 PlanPtr = ctypes.POINTER(brs_plan)
+LengthsFilePtr = ctypes.POINTER(brs_lengths_file)
+CostModelFilePtr = ctypes.POINTER(brs_cost_model_file)
 
 _status = ctypes.c_int32  # brs_status
 _key = ctypes.c_int32  # brs_option, brs_plan_key
@@ -172,6 +187,32 @@ SIGNATURES = {
                   ctypes.c_size_t]),
     "brs_plan_micro_batch_encoder": (
         _status, [_u64p, _u64p, _dblp, PlanPtr, ctypes.c_int64, ctypes.c_int64]),
+    "brs_lengths_file_new": (_status, [ctypes.POINTER(LengthsFilePtr)]),
+    "brs_lengths_file_free": (None, [LengthsFilePtr]),
+    "brs_lengths_file_parse": (
+        _status, [LengthsFilePtr, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p]),
+    "brs_lengths_file_begin": (_status, [LengthsFilePtr, ctypes.c_char_p]),
+    "brs_lengths_file_feed": (_status, [LengthsFilePtr, ctypes.c_char_p, ctypes.c_size_t]),
+    "brs_lengths_file_finish": (_status, [LengthsFilePtr]),
+    "brs_lengths_file_lengths": (
+        _status, [ctypes.POINTER(ctypes.POINTER(ctypes.c_uint32)),
+                  ctypes.POINTER(ctypes.c_size_t), LengthsFilePtr]),
+    "brs_lengths_file_images": (
+        _status, [ctypes.POINTER(ctypes.POINTER(ctypes.c_uint32)), ctypes.POINTER(_u64p),
+                  LengthsFilePtr]),
+    "brs_lengths_file_last_error": (ctypes.c_char_p, [LengthsFilePtr]),
+    "brs_cost_model_file_new": (_status, [ctypes.POINTER(CostModelFilePtr)]),
+    "brs_cost_model_file_free": (None, [CostModelFilePtr]),
+    "brs_cost_model_file_parse": (
+        _status, [CostModelFilePtr, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p]),
+    "brs_cost_model_file_has": (
+        _status, [ctypes.POINTER(ctypes.c_int32), CostModelFilePtr, ctypes.c_char_p]),
+    "brs_cost_model_file_get_double": (_status, [_dblp, CostModelFilePtr, ctypes.c_char_p]),
+    "brs_cost_model_file_get_int": (_status, [_i64p, CostModelFilePtr, ctypes.c_char_p]),
+    "brs_cost_model_file_get_json": (
+        _status, [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t),
+                  CostModelFilePtr, ctypes.c_char_p]),
+    "brs_cost_model_file_last_error": (ctypes.c_char_p, [CostModelFilePtr]),
 }
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

@@ -13,18 +13,15 @@ import json
 import math
 import numbers
 import os
-import sys
 import tempfile
 
-from . import _args, _options
+from . import _args, _files, _native, _options
 
 FORMAT = "brs-cost-model"
 VERSION = 1
 SOURCES = ("calibrated", "analytic", "fixed")
-# The limits of docs/formats.md, the C reader's (cli/input.c, cli/json.c).
-MAX_FILE_SIZE = 16 << 20
-MAX_DEPTH = 64
-MAX_MEMBERS = 1024
+# The largest file libbrs reads (BRS_COST_MODEL_FILE_MAX_BYTES); docs/formats.md has the rest.
+MAX_FILE_SIZE = _native.COST_MODEL_FILE_MAX_BYTES
 # The library's defaults for alpha and intercept (BRS_OPT_ALPHA / BRS_OPT_INTERCEPT), from its
 # option table: a CostModel("fixed") plans like no cost model.
 FIXED_ALPHA = _options.BY_NAME["alpha"].default
@@ -203,21 +200,33 @@ class CostModel:
 
     @classmethod
     def from_dict(cls, data, where="cost model"):
-        """A CostModel from a file's object, by the rules of docs/formats.md (the C command's
-        cli/input.c checks the same, in the same order)."""
+        """A CostModel from a file's object, by the rules of docs/formats.md: the dict is
+        written as JSON and read by libbrs's reader, the one of CostModel.load and the brs
+        command, so a dict and a file are accepted and refused alike."""
         if not isinstance(data, dict):
             raise ValueError(f"{where}: expected a JSON object, got {type(data).__name__}")
         try:
-            _check_header(data)
-            alpha, intercept = (_cost_term(data, key) for key in ("alpha", "intercept"))
-            max_tokens = _max_tokens(data.get("max_tokens"))
-            seconds_per_unit = _seconds_per_unit(data.get("seconds_per_unit"))
-            first_shape = _first_shape_seconds(data.get("first_shape_seconds"))
-            record = _record(data)
+            text = json.dumps(data, allow_nan=False, default=_plain)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: {exc}: every value must be one JSON can write, every "
+                             "number finite (see docs/formats.md)") from None
+        return cls._read(text.encode("utf-8"), where)
+
+    @classmethod
+    def _read(cls, data, where):
+        """The CostModel of a file's bytes, checked by libbrs (brs_cost_model_file_*)."""
+        reader = _files.CostModelFile()
+        try:
+            reader.parse(data, where)
         except ValueError as exc:
-            raise ValueError(f"{where}: {exc} (see docs/formats.md)") from None
-        return cls(alpha, intercept, max_tokens, seconds_per_unit=seconds_per_unit,
-                   first_shape_seconds=first_shape, **record)
+            raise ValueError(f"{exc} (see docs/formats.md)") from None
+        record = {key: reader.double(key) for key in ("r2", "worst_residual")}
+        record.update((key, reader.value(key)) for key in _RECORD if reader.has(key))
+        first_shape = reader.double("first_shape_seconds")
+        return cls(reader.double("alpha"), reader.double("intercept"),
+                   reader.integer("max_tokens"),
+                   seconds_per_unit=reader.double("seconds_per_unit"),
+                   first_shape_seconds=0.0 if first_shape is None else first_shape, **record)
 
     def save(self, path):
         """Write the JSON atomically: a temporary file beside ``path``, then a rename."""
@@ -235,21 +244,14 @@ class CostModel:
 
     @classmethod
     def load(cls, path):
+        """The CostModel of a file, checked by libbrs's reader (docs/formats.md)."""
         path = os.fspath(path)
         try:
             with open(path, "rb") as f:
-                data = f.read(MAX_FILE_SIZE + 1)
+                data = f.read(MAX_FILE_SIZE + 1)  # the library refuses a larger file
         except OSError as exc:
             raise ValueError(f"cannot read cost model '{path}': {exc.strerror}") from None
-        where = f"cost model '{path}'"
-        if len(data) > MAX_FILE_SIZE:
-            raise ValueError(f"{where} is larger than {MAX_FILE_SIZE} bytes: this is not a "
-                             "cost-model file")
-        try:
-            return cls.from_dict(_parse_json(data), where=where)
-        except _NotJSON as exc:
-            raise ValueError(f"{where} is not a valid JSON cost-model file: {exc} (see "
-                             "docs/formats.md)") from None
+        return cls._read(data, f"cost model '{path}'")
 
     def __eq__(self, other):
         if not isinstance(other, CostModel):
@@ -315,173 +317,20 @@ def _non_negative(name, value):
     return value
 
 
-# -- the file format (docs/formats.md) ----------------------------------------------------------
+# -- the file format: libbrs reads it (brs_cost_model_file_*, docs/formats.md) ---------------
 
-class _NotJSON(ValueError):
-    """The bytes are not a JSON text the format allows."""
-
-
-class _OutOfRange(float):
-    """A JSON number that no double holds (it rounds to infinity, or to zero or a subnormal
-    though its digits are not all 0). Kept as a float so that the informational values that
-    hold one still load; a key that is read refuses it."""
+# The keys of the calibration's record, kept as the file writes them (r2 and worst_residual are
+# numbers, read as such).
+_RECORD = ("source", "model", "device", "memory", "timing", "timings")
 
 
-def _parse_float(text):
-    value = float(text)
-    mantissa = text.lower().split("e")[0]
-    if math.isinf(value) or (abs(value) < sys.float_info.min and any(c in "123456789"
-                                                                     for c in mantissa)):
-        return _OutOfRange(value)
-    return value
-
-
-def _parse_int(text):
-    # Python refuses to convert an integer of more than 4300 digits; JSON allows it.
-    return int(text) if len(text) <= 4000 else _OutOfRange(float(text))
-
-
-def _refuse_constant(name):
-    raise _NotJSON(f"{name} is not a JSON number (write a finite number)")
-
-
-def _members(pairs):
-    if len(pairs) > MAX_MEMBERS:
-        raise _NotJSON(f"an object has more than {MAX_MEMBERS} members")
-    names = set()
-    for name, _ in pairs:
-        if name in names:
-            raise _NotJSON(f"the member name {json.dumps(name)[:60]} appears twice in one object")
-        names.add(name)
-    return dict(pairs)
-
-
-def _depth(value):
-    """How deeply value nests (a scalar 0, [] 1), computed without recursion."""
-    deepest, todo = 0, [(value, 1)]
-    while todo:
-        item, depth = todo.pop()
-        children = item.values() if isinstance(item, dict) else item
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, depth)
-            todo.extend((child, depth + 1) for child in children)
-    return deepest
-
-
-def _parse_json(data):
-    """The object of a cost-model file's bytes: UTF-8 (a byte-order mark is skipped), RFC 8259,
-    no NaN/Infinity, no name twice in an object, at most MAX_DEPTH levels."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise _NotJSON(f"byte {exc.start + 1} is not UTF-8") from None
-    try:
-        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_parse_float,
-                           parse_int=_parse_int, object_pairs_hook=_members)
-    except json.JSONDecodeError as exc:
-        raise _NotJSON(str(exc)) from None
-    except RecursionError:
-        raise _NotJSON(f"nested deeper than {MAX_DEPTH} levels") from None
-    if not isinstance(value, dict):
-        raise _NotJSON("the file must hold one JSON object ({...})")
-    if _depth(value) > MAX_DEPTH:
-        raise _NotJSON(f"nested deeper than {MAX_DEPTH} levels")
-    return value
-
-
-def _shown(value):
-    try:
-        return json.dumps(value)[:60]
-    except (TypeError, ValueError):
-        return repr(value)[:60]
-
-
-def _is_integer(value):
-    """An integer of JSON, or of Python code (numpy's too), not a bool and not 1.0."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def _check_header(data):
-    if "format" not in data:
-        raise ValueError(f'key "format" is missing (expected "{FORMAT}")')
-    if data["format"] != FORMAT:
-        raise ValueError(f'key "format" is {_shown(data["format"])}, expected "{FORMAT}": this '
-                         "is not a cost-model file")
-    if "version" not in data:
-        raise ValueError(f'key "version" is missing (expected {VERSION})')
-    version = data["version"]
-    if not _is_integer(version) or version != VERSION:  # not True, not 1.0
-        raise ValueError(f'key "version" is {_shown(version)}, but this package reads version '
-                         f"{VERSION}")
-
-
-def _finite(key, value):
-    """value as a float when it is a finite JSON number; ValueError in the C reader's words."""
-    if not _is_scalar(value):
-        raise ValueError(f'key "{key}" is {_shown(value)}, not a number')
-    try:
-        number = float(value)
-    except OverflowError:
-        number = math.inf
-    if isinstance(value, _OutOfRange) or not math.isfinite(number):
-        raise ValueError(f'key "{key}" is {_shown(value)}, not a finite number')
-    return number
-
-
-def _cost_term(data, key):
-    if key not in data:
-        raise ValueError(f'key "{key}" is missing')
-    value = _finite(key, data[key])
-    if value < 0:
-        raise ValueError(f'key "{key}" is {_shown(data[key])}, out of range: it must be a finite '
-                         "number >= 0")
-    return value + 0.0  # -0 reads as 0
-
-
-def _max_tokens(value):
-    if value is None:
-        return None
-    if not _is_integer(value) or not 1 <= value <= _args.INT64_MAX:
-        raise ValueError(f'key "max_tokens" is {_shown(value)}, not an integer >= 1 or null')
-    return value
-
-
-def _seconds_per_unit(value):
-    if value is None:
-        return None
-    if not _finite("seconds_per_unit", value) > 0:
-        raise ValueError(f'key "seconds_per_unit" is {_shown(value)}, out of range: it must be a '
-                         "finite number above 0, or null when the model was not calibrated")
-    return float(value)
-
-
-def _first_shape_seconds(value):
-    """Absent or null in files written before calibration timed first runs: 0, not measured."""
-    if value is None:
-        return 0.0
-    if not _finite("first_shape_seconds", value) >= 0:
-        raise ValueError(f'key "first_shape_seconds" is {_shown(value)}, out of range: it must '
-                         "be a finite number >= 0, or null")
-    return float(value) + 0.0
-
-
-# The keys the planner does not use, with their JSON types; null means absent for each.
-_RECORD = (("r2", numbers.Real, "a number"), ("worst_residual", numbers.Real, "a number"),
-           ("source", str, "a string"), ("model", str, "a string"), ("device", str, "a string"),
-           ("memory", dict, "an object"), ("timing", dict, "an object"),
-           ("timings", list, "an array"))
-
-
-def _record(data):
-    record = {}
-    for key, kind, what in _RECORD:
-        value = data.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, kind):
-            raise ValueError(f'key "{key}" is {_shown(value)}, not {what} or null')
-        record[key] = _finite(key, value) if what == "a number" else value
-    if record.get("source", "fixed") not in SOURCES:
-        raise ValueError(f'key "source" is {_shown(record["source"])}, not one of '
-                         '"calibrated", "analytic", "fixed"')
-    return record
+def _plain(value):
+    """A number of numpy (or any numeric type) as the JSON number it is; json.dumps calls this
+    for the objects it cannot write itself."""
+    if hasattr(type(value), "__index__"):
+        return value.__index__()
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if hasattr(value, "tolist"):  # a numpy array
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
