@@ -140,6 +140,25 @@ pub const BRS_PLAN_TIME_LOWER_BOUND: brs_plan_key = 25;
 pub const BRS_PLAN_ENCODER_COST: brs_plan_key = 26;
 
 // ---------------------------------------------------------------------------
+// Files: the readers of docs/formats.md (since 1.5)
+// ---------------------------------------------------------------------------
+
+/// Opaque lengths-file reader: only ever used behind a pointer.
+#[repr(C)]
+pub struct brs_lengths_file {
+    _private: [u8; 0],
+}
+
+/// The largest cost-model file, in bytes.
+pub const BRS_COST_MODEL_FILE_MAX_BYTES: usize = 16777216;
+
+/// Opaque cost-model-file reader: only ever used behind a pointer.
+#[repr(C)]
+pub struct brs_cost_model_file {
+    _private: [u8; 0],
+}
+
+// ---------------------------------------------------------------------------
 // Functions (in header order)
 // ---------------------------------------------------------------------------
 
@@ -317,4 +336,62 @@ extern "C" {
         micro: i64,
     ) -> brs_status;
     pub fn brs_plan_last_error(plan: *const brs_plan) -> *const c_char;
+
+    // LIBBRS_1.5
+    pub fn brs_lengths_file_new(out: *mut *mut brs_lengths_file) -> brs_status;
+    pub fn brs_lengths_file_free(file: *mut brs_lengths_file);
+    pub fn brs_lengths_file_parse(
+        file: *mut brs_lengths_file,
+        bytes: *const c_char,
+        size: usize,
+        name: *const c_char,
+    ) -> brs_status;
+    pub fn brs_lengths_file_begin(file: *mut brs_lengths_file, name: *const c_char) -> brs_status;
+    pub fn brs_lengths_file_feed(
+        file: *mut brs_lengths_file,
+        bytes: *const c_char,
+        size: usize,
+    ) -> brs_status;
+    pub fn brs_lengths_file_finish(file: *mut brs_lengths_file) -> brs_status;
+    pub fn brs_lengths_file_lengths(
+        lengths: *mut *const u32,
+        count: *mut usize,
+        file: *const brs_lengths_file,
+    ) -> brs_status;
+    pub fn brs_lengths_file_images(
+        patches: *mut *const u32,
+        offsets: *mut *const u64,
+        file: *const brs_lengths_file,
+    ) -> brs_status;
+    pub fn brs_lengths_file_last_error(file: *const brs_lengths_file) -> *const c_char;
+    pub fn brs_cost_model_file_new(out: *mut *mut brs_cost_model_file) -> brs_status;
+    pub fn brs_cost_model_file_free(file: *mut brs_cost_model_file);
+    pub fn brs_cost_model_file_parse(
+        file: *mut brs_cost_model_file,
+        bytes: *const c_char,
+        size: usize,
+        name: *const c_char,
+    ) -> brs_status;
+    pub fn brs_cost_model_file_has(
+        present: *mut i32,
+        file: *const brs_cost_model_file,
+        key: *const c_char,
+    ) -> brs_status;
+    pub fn brs_cost_model_file_get_double(
+        value: *mut f64,
+        file: *const brs_cost_model_file,
+        key: *const c_char,
+    ) -> brs_status;
+    pub fn brs_cost_model_file_get_int(
+        value: *mut i64,
+        file: *const brs_cost_model_file,
+        key: *const c_char,
+    ) -> brs_status;
+    pub fn brs_cost_model_file_get_json(
+        text: *mut *const c_char,
+        length: *mut usize,
+        file: *const brs_cost_model_file,
+        key: *const c_char,
+    ) -> brs_status;
+    pub fn brs_cost_model_file_last_error(file: *const brs_cost_model_file) -> *const c_char;
 }

@@ -472,3 +472,142 @@ fn a_raw_session_sets_encoder_loads() {
         brs_sampler_free(sampler);
     }
 }
+
+#[test]
+fn the_file_readers_refuse_null_handles() {
+    let mut present = 0i32;
+    let mut d = 0f64;
+    let mut i = 0i64;
+    let mut n = 0usize;
+    let mut values: *const u32 = null();
+    let mut offsets: *const u64 = null();
+    let mut json: *const std::ffi::c_char = null();
+    let name = c"x".as_ptr();
+    unsafe {
+        assert_eq!(brs_lengths_file_new(null_mut()), BRS_ERR_NULL_POINTER);
+        brs_lengths_file_free(null_mut());
+        assert_eq!(
+            brs_lengths_file_parse(null_mut(), name, 1, name),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_lengths_file_begin(null_mut(), name),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_lengths_file_feed(null_mut(), name, 1),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(brs_lengths_file_finish(null_mut()), BRS_ERR_NULL_POINTER);
+        assert_eq!(
+            brs_lengths_file_lengths(&mut values, &mut n, null()),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_lengths_file_images(&mut values, &mut offsets, null()),
+            BRS_ERR_NULL_POINTER
+        );
+        assert!(!text(brs_lengths_file_last_error(null())).is_empty());
+        assert_eq!(brs_cost_model_file_new(null_mut()), BRS_ERR_NULL_POINTER);
+        brs_cost_model_file_free(null_mut());
+        assert_eq!(
+            brs_cost_model_file_parse(null_mut(), name, 1, name),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_cost_model_file_has(&mut present, null(), name),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_cost_model_file_get_double(&mut d, null(), name),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_cost_model_file_get_int(&mut i, null(), name),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_cost_model_file_get_json(&mut json, &mut n, null(), name),
+            BRS_ERR_NULL_POINTER
+        );
+        assert!(!text(brs_cost_model_file_last_error(null())).is_empty());
+    }
+}
+
+#[test]
+fn a_raw_session_reads_both_file_formats() {
+    let name = c"data.lengths".as_ptr();
+    let text_in = b"5\n17 3,4\n";
+    let mut file: *mut brs_lengths_file = null_mut();
+    let (mut lengths, mut count): (*const u32, usize) = (null(), 0);
+    let (mut patches, mut offsets): (*const u32, *const u64) = (null(), null());
+    unsafe {
+        assert_eq!(brs_lengths_file_new(&mut file), BRS_OK);
+        assert_eq!(brs_lengths_file_begin(file, name), BRS_OK);
+        for chunk in text_in.chunks(3) {
+            assert_eq!(
+                brs_lengths_file_feed(file, chunk.as_ptr().cast(), chunk.len()),
+                BRS_OK
+            );
+        }
+        assert_eq!(brs_lengths_file_finish(file), BRS_OK);
+        assert_eq!(
+            brs_lengths_file_lengths(&mut lengths, &mut count, file),
+            BRS_OK
+        );
+        assert_eq!(std::slice::from_raw_parts(lengths, count), [5, 17]);
+        assert_eq!(
+            brs_lengths_file_images(&mut patches, &mut offsets, file),
+            BRS_OK
+        );
+        assert_eq!(std::slice::from_raw_parts(offsets, 3), [0, 0, 2]);
+        assert_eq!(std::slice::from_raw_parts(patches, 2), [3, 4]);
+        let bad = b"5\n0\n";
+        assert_eq!(
+            brs_lengths_file_parse(file, bad.as_ptr().cast(), bad.len(), name),
+            BRS_ERR_INVALID_ARGUMENT
+        );
+        assert!(text(brs_lengths_file_last_error(file)).starts_with("data.lengths line 2: '0'"));
+        brs_lengths_file_free(file);
+    }
+
+    let json_in = br#"{"format": "brs-cost-model", "version": 1, "alpha": 0.5, "intercept": 2, "model": "m"}"#;
+    let mut reader: *mut brs_cost_model_file = null_mut();
+    let (mut alpha, mut present, mut version) = (0f64, -1i32, 0i64);
+    let (mut json, mut length): (*const std::ffi::c_char, usize) = (null(), 0);
+    unsafe {
+        assert_eq!(brs_cost_model_file_new(&mut reader), BRS_OK);
+        assert_eq!(
+            brs_cost_model_file_parse(reader, json_in.as_ptr().cast(), json_in.len(), name),
+            BRS_OK
+        );
+        assert_eq!(
+            brs_cost_model_file_get_double(&mut alpha, reader, c"alpha".as_ptr()),
+            BRS_OK
+        );
+        assert_eq!(alpha, 0.5);
+        assert_eq!(
+            brs_cost_model_file_get_int(&mut version, reader, c"version".as_ptr()),
+            BRS_OK
+        );
+        assert_eq!(version, 1);
+        assert_eq!(
+            brs_cost_model_file_has(&mut present, reader, c"max_tokens".as_ptr()),
+            BRS_OK
+        );
+        assert_eq!(present, 0);
+        assert_eq!(
+            brs_cost_model_file_get_json(&mut json, &mut length, reader, c"model".as_ptr()),
+            BRS_OK
+        );
+        assert_eq!(
+            std::slice::from_raw_parts(json.cast::<u8>(), length),
+            b"\"m\""
+        );
+        assert_eq!(
+            brs_cost_model_file_get_double(&mut alpha, reader, c"nope".as_ptr()),
+            BRS_ERR_UNSUPPORTED
+        );
+        brs_cost_model_file_free(reader);
+    }
+}

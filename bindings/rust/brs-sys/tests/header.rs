@@ -116,6 +116,7 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         BRS_PLAN_STEP_SYNC_TIME,
         BRS_PLAN_TIME_LOWER_BOUND,
         BRS_PLAN_ENCODER_COST,
+        BRS_COST_MODEL_FILE_MAX_BYTES,
     ]
 }
 

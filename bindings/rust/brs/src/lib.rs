@@ -30,6 +30,7 @@
 
 mod builder;
 mod error;
+mod files;
 mod iter;
 mod options;
 mod plan;
@@ -37,6 +38,7 @@ mod sampler;
 
 pub use builder::SamplerBuilder;
 pub use error::{Error, ErrorCode, Result};
+pub use files::{CostModelFile, LengthsFile};
 pub use iter::MicroBatches;
 pub use options::{option, options, OptionInfo, OptionValue, Value};
 pub use plan::{MicroBatchEncoder, MicroBatchStats, Plan, PlanStats};
