@@ -1,11 +1,13 @@
-"""The C readers of docs/formats.md against tests/vectors/formats/manifest.json.
+"""libbrs's readers of docs/formats.md, through the brs command, against
+tests/vectors/formats/manifest.json.
 
 Usage: test_formats.py BRS VECTORS_DIR. Every lengths vector goes through
 `brs plan --lengths FILE` (batch size 1, dataset order, so micro-batch i holds
 sample i and its padded_tokens is that sample's length) and every cost-model
 vector through `brs plan --cost-model FILE` over one sample of 10 tokens, whose
-cost is intercept + 10 + alpha*100. bindings/python/tests/test_formats.py reads
-the same manifest with the Python readers: both must agree on every vector.
+cost is intercept + 10 + alpha*100. The command prints no image loads, so the
+images of a vector are checked by the bindings' tests (Python, Rust, Julia),
+which read the same manifest through the same reader.
 """
 
 import json

@@ -14,6 +14,9 @@ exactly from (lengths, configuration, seed, epoch, step).
     p = plan(s, 0)          # every rank's micro-batches of step 0 with their costs
     close(s)
 
+    f = read_lengths_file("data.lengths")   # lengths and each sample's image loads
+    m = read_cost_model_file("cost.json")  # alpha, intercept, max_tokens, ...
+
 The library is `ENV["BRS_LIBRARY"]` (a path) or the `libbrs` found by
 `Libdl.find_library`.
 """
@@ -27,11 +30,13 @@ export stream_fingerprint
 export length_buckets, set_length_buckets!, bucket_ladder, shapes
 export set_encoder_loads!, encoder_load
 export library_version, library_version_number
+export read_lengths_file, parse_lengths_file, read_cost_model_file, parse_cost_model_file
 
 include("libbrs.jl")
 include("errors.jl")
 include("sampler.jl")
 include("encoder.jl")
+include("files.jl")
 
 function __init__()
     check_major_version()

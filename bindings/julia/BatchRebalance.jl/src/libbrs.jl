@@ -51,6 +51,9 @@ const BRS_SYNC_STEP = Int64(1)
 const BRS_OPTION_INT = Int32(0)
 const BRS_OPTION_DOUBLE = Int32(1)
 
+# The largest cost-model file, in bytes (since 1.5).
+const BRS_COST_MODEL_FILE_MAX_BYTES = 16777216
+
 const BRS_LENGTHS_COPY = Int32(0)
 const BRS_LENGTHS_BORROW = Int32(1)
 
@@ -292,3 +295,68 @@ brs_plan_micro_batch_encoder(encoder_tokens::Ref{UInt64}, images::Ref{UInt64},
 
 brs_plan_last_error(plan::Ptr{Cvoid}) =
     ccall((:brs_plan_last_error, libbrs()), Ptr{UInt8}, (Ptr{Cvoid},), plan)
+
+# --- the file readers of docs/formats.md (LIBBRS_1.5) ------------------------
+# Bytes are passed as Ptr{UInt8} with their size, so a NUL byte is data (and
+# refused by the reader) rather than the end of a string.
+
+brs_lengths_file_new(out::Ref{Ptr{Cvoid}}) =
+    ccall((:brs_lengths_file_new, libbrs()), Int32, (Ref{Ptr{Cvoid}},), out)
+
+brs_lengths_file_free(file::Ptr{Cvoid}) =
+    ccall((:brs_lengths_file_free, libbrs()), Cvoid, (Ptr{Cvoid},), file)
+
+brs_lengths_file_parse(file::Ptr{Cvoid}, bytes::Vector{UInt8}, name::AbstractString) =
+    ccall((:brs_lengths_file_parse, libbrs()), Int32, (Ptr{Cvoid}, Ptr{UInt8}, Csize_t, Cstring),
+          file, bytes, length(bytes), name)
+
+brs_lengths_file_begin(file::Ptr{Cvoid}, name::AbstractString) =
+    ccall((:brs_lengths_file_begin, libbrs()), Int32, (Ptr{Cvoid}, Cstring), file, name)
+
+brs_lengths_file_feed(file::Ptr{Cvoid}, bytes::Vector{UInt8}, size::Integer) =
+    ccall((:brs_lengths_file_feed, libbrs()), Int32, (Ptr{Cvoid}, Ptr{UInt8}, Csize_t),
+          file, bytes, size)
+
+brs_lengths_file_finish(file::Ptr{Cvoid}) =
+    ccall((:brs_lengths_file_finish, libbrs()), Int32, (Ptr{Cvoid},), file)
+
+brs_lengths_file_lengths(lengths::Ref{Ptr{UInt32}}, count::Ref{Csize_t}, file::Ptr{Cvoid}) =
+    ccall((:brs_lengths_file_lengths, libbrs()), Int32,
+          (Ref{Ptr{UInt32}}, Ref{Csize_t}, Ptr{Cvoid}), lengths, count, file)
+
+brs_lengths_file_images(patches::Ref{Ptr{UInt32}}, offsets::Ref{Ptr{UInt64}}, file::Ptr{Cvoid}) =
+    ccall((:brs_lengths_file_images, libbrs()), Int32,
+          (Ref{Ptr{UInt32}}, Ref{Ptr{UInt64}}, Ptr{Cvoid}), patches, offsets, file)
+
+brs_lengths_file_last_error(file::Ptr{Cvoid}) =
+    ccall((:brs_lengths_file_last_error, libbrs()), Ptr{UInt8}, (Ptr{Cvoid},), file)
+
+brs_cost_model_file_new(out::Ref{Ptr{Cvoid}}) =
+    ccall((:brs_cost_model_file_new, libbrs()), Int32, (Ref{Ptr{Cvoid}},), out)
+
+brs_cost_model_file_free(file::Ptr{Cvoid}) =
+    ccall((:brs_cost_model_file_free, libbrs()), Cvoid, (Ptr{Cvoid},), file)
+
+brs_cost_model_file_parse(file::Ptr{Cvoid}, bytes::Vector{UInt8}, name::AbstractString) =
+    ccall((:brs_cost_model_file_parse, libbrs()), Int32,
+          (Ptr{Cvoid}, Ptr{UInt8}, Csize_t, Cstring), file, bytes, length(bytes), name)
+
+brs_cost_model_file_has(present::Ref{Int32}, file::Ptr{Cvoid}, key::AbstractString) =
+    ccall((:brs_cost_model_file_has, libbrs()), Int32, (Ref{Int32}, Ptr{Cvoid}, Cstring),
+          present, file, key)
+
+brs_cost_model_file_get_double(value::Ref{Float64}, file::Ptr{Cvoid}, key::AbstractString) =
+    ccall((:brs_cost_model_file_get_double, libbrs()), Int32, (Ref{Cdouble}, Ptr{Cvoid}, Cstring),
+          value, file, key)
+
+brs_cost_model_file_get_int(value::Ref{Int64}, file::Ptr{Cvoid}, key::AbstractString) =
+    ccall((:brs_cost_model_file_get_int, libbrs()), Int32, (Ref{Int64}, Ptr{Cvoid}, Cstring),
+          value, file, key)
+
+brs_cost_model_file_get_json(text::Ref{Ptr{UInt8}}, length::Ref{Csize_t}, file::Ptr{Cvoid},
+                             key::AbstractString) =
+    ccall((:brs_cost_model_file_get_json, libbrs()), Int32,
+          (Ref{Ptr{UInt8}}, Ref{Csize_t}, Ptr{Cvoid}, Cstring), text, length, file, key)
+
+brs_cost_model_file_last_error(file::Ptr{Cvoid}) =
+    ccall((:brs_cost_model_file_last_error, libbrs()), Ptr{UInt8}, (Ptr{Cvoid},), file)

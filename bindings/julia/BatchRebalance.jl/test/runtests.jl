@@ -264,6 +264,42 @@ const CONFIG = (per_device_batch_size=4, grad_accum=2, dp_size=3, seed=7)
     include("encoder.jl")
     include("options.jl")
 
+    # The format vectors (tests/vectors/formats): the same files and phrases the
+    # brs command, Python and Rust read, through libbrs's one reader.
+    formats_dir = joinpath(VECTORS_DIR, "formats")
+    manifest = isfile(joinpath(formats_dir, "manifest.json")) ?
+               parse_json(read(joinpath(formats_dir, "manifest.json"), String)) : nothing
+    refused_as_said(case, e) =
+        e isa BrsError && all(phrase -> occursin(phrase, e.message), case["error"])
+    if manifest !== nothing
+        @testset "lengths vector $(case["file"])" for case in manifest["lengths"]
+            path = joinpath(formats_dir, case["file"])
+            if case["accept"]
+                read_whole = parse_lengths_file(read(path), path)
+                read_streamed = read_lengths_file(path)
+                @test read_whole == read_streamed
+                @test read_streamed.lengths == case["values"]
+                want = haskey(case, "images") ? [Vector{Int}(i) for i in case["images"]] :
+                       [Int[] for _ in case["values"]]
+                @test read_streamed.images == want
+            else
+                @test refused_as_said(case, thrown(() -> read_lengths_file(path)))
+            end
+        end
+        @testset "cost-model vector $(case["file"])" for case in manifest["cost_model"]
+            path = joinpath(formats_dir, case["file"])
+            if case["accept"]
+                m = read_cost_model_file(path)
+                @test (m.alpha, m.intercept, m.max_tokens) ==
+                      (case["alpha"], case["intercept"], case["max_tokens"])
+            else
+                @test refused_as_said(case, thrown(() -> read_cost_model_file(path)))
+            end
+        end
+    else
+        @info "no format vectors in $formats_dir"
+    end
+
     vector_files = isdir(VECTORS_DIR) ?
                    filter(f -> endswith(f, ".json"), readdir(VECTORS_DIR; join=true)) : String[]
     @testset "golden vector $(basename(path))" for path in vector_files
