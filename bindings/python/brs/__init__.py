@@ -22,6 +22,8 @@ _PUBLIC = {
     "library_version": ("._native", "version"),
     "CostModel": (".cost_model", "CostModel"),
     "calibrate": (".calibration", "calibrate"),
+    # (lengths, images) of a lengths file, read by libbrs (docs/formats.md)
+    "read_lengths_file": ("._lengths", "read_file_with_images"),
 }
 
 __all__ = list(_PUBLIC)

@@ -65,6 +65,12 @@ def test_lengths_file_images(case):
                                                             _expected_images(case))
 
 
+def test_the_package_exports_the_reader():
+    import brs
+
+    assert brs.read_lengths_file is read_file_with_images and "read_lengths_file" in brs.__all__
+
+
 @pytest.mark.parametrize("case", MANIFEST["lengths"], ids=_ids(MANIFEST["lengths"]))
 def test_standard_input_reads_as_the_file(case, monkeypatch):
     data = (VECTORS / case["file"]).read_bytes()
