@@ -33,19 +33,23 @@ enum {
     KEY_TIMING,
     KEY_TIMINGS,
     KEY_FIRST_SHAPE_SECONDS,
+    KEY_ENCODER_ALPHA,
+    KEY_ENCODER_INTERCEPT,
+    KEY_MAX_ENCODER_TOKENS,
+    KEY_ENCODER,
     KEY_COUNT
 };
 static const char *const key_names[KEY_COUNT] = {
     "format", "version", "alpha", "intercept", "max_tokens", "seconds_per_unit", "r2",
     "worst_residual", "source", "model", "device", "memory", "timing", "timings",
-    "first_shape_seconds"};
+    "first_shape_seconds", "encoder_alpha", "encoder_intercept", "max_encoder_tokens", "encoder"};
 
 struct brs_cost_model_file {
     char *text; /* a copy of the accepted bytes: members point into it */
     brs_json_member members[KEY_COUNT];
     int seen[KEY_COUNT];
     double numbers[KEY_COUNT]; /* the checked value of each number key read as a double */
-    int64_t max_tokens;
+    int64_t max_tokens, max_encoder_tokens;
     int ready; /* the latest parse accepted the file */
     char name[200]; /* the file's name as messages give it, escaped */
     struct brs_message message;
@@ -185,16 +189,33 @@ static brs_status read_cost_term(brs_cost_model_file *f, int key)
                             : check_bound(f, key, 1, "a finite number >= 0");
 }
 
-/* max_tokens: absent, null, or an integer >= 1. */
-static brs_status read_max_tokens(brs_cost_model_file *f)
+/* max_tokens, max_encoder_tokens: absent, null, or an integer >= 1. */
+static brs_status read_cap(brs_cost_model_file *f, int key, int64_t *cap)
 {
-    const brs_json_member *member = &f->members[KEY_MAX_TOKENS];
-    if (absent(f, KEY_MAX_TOKENS) || (is_integer(member, &f->max_tokens) && f->max_tokens >= 1))
+    const brs_json_member *member = &f->members[key];
+    if (absent(f, key) || (is_integer(member, cap) && *cap >= 1))
         return BRS_OK;
     char text[128];
     value_shown(text, sizeof text, member);
-    return bad(f, BRS_ERR_INVALID_ARGUMENT, "key \"max_tokens\" is %s, not an integer >= 1 or null",
-               text);
+    return bad(f, BRS_ERR_INVALID_ARGUMENT, "key \"%s\" is %s, not an integer >= 1 or null",
+               key_names[key], text);
+}
+
+/* The encoder's terms (files written before images were priced have none):
+ * absent, null, or a finite number >= 0; and its cap. */
+static brs_status read_encoder(brs_cost_model_file *f)
+{
+    static const int terms[] = {KEY_ENCODER_ALPHA, KEY_ENCODER_INTERCEPT};
+    for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++) {
+        if (absent(f, terms[i]))
+            continue;
+        brs_status status = read_double(f, terms[i]);
+        if (status == BRS_OK)
+            status = check_bound(f, terms[i], 1, "a finite number >= 0, or null");
+        if (status != BRS_OK)
+            return status;
+    }
+    return read_cap(f, KEY_MAX_ENCODER_TOKENS, &f->max_encoder_tokens);
 }
 
 /* An optional number of seconds: absent or null (a model that was not
@@ -234,6 +255,7 @@ static brs_status check_record(brs_cost_model_file *f)
         {KEY_SOURCE, BRS_JSON_STRING, "a string"},  {KEY_MODEL, BRS_JSON_STRING, "a string"},
         {KEY_DEVICE, BRS_JSON_STRING, "a string"},  {KEY_MEMORY, BRS_JSON_OBJECT, "an object"},
         {KEY_TIMING, BRS_JSON_OBJECT, "an object"}, {KEY_TIMINGS, BRS_JSON_ARRAY, "an array"},
+        {KEY_ENCODER, BRS_JSON_OBJECT, "an object"},
     };
     char text[128];
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
@@ -259,13 +281,15 @@ static brs_status check_keys(brs_cost_model_file *f)
     if (status == BRS_OK)
         status = read_cost_term(f, KEY_INTERCEPT);
     if (status == BRS_OK)
-        status = read_max_tokens(f);
+        status = read_cap(f, KEY_MAX_TOKENS, &f->max_tokens);
     if (status == BRS_OK)
         status = read_seconds(f, KEY_SECONDS_PER_UNIT, 0,
                               "a finite number above 0, or null when the model was not "
                               "calibrated");
     if (status == BRS_OK)
         status = read_seconds(f, KEY_FIRST_SHAPE_SECONDS, 1, "a finite number >= 0, or null");
+    if (status == BRS_OK)
+        status = read_encoder(f);
     return status == BRS_OK ? check_record(f) : status;
 }
 
@@ -374,7 +398,8 @@ brs_status brs_cost_model_file_has(int32_t *present, const brs_cost_model_file *
 static int is_double_key(int key)
 {
     return key == KEY_ALPHA || key == KEY_INTERCEPT || key == KEY_SECONDS_PER_UNIT ||
-           key == KEY_FIRST_SHAPE_SECONDS || key == KEY_R2 || key == KEY_WORST_RESIDUAL;
+           key == KEY_FIRST_SHAPE_SECONDS || key == KEY_R2 || key == KEY_WORST_RESIDUAL ||
+           key == KEY_ENCODER_ALPHA || key == KEY_ENCODER_INTERCEPT;
 }
 
 brs_status brs_cost_model_file_get_double(double *value, const brs_cost_model_file *file,
@@ -392,7 +417,8 @@ brs_status brs_cost_model_file_get_double(double *value, const brs_cost_model_fi
         return brs_fail(&file->message, BRS_ERR_UNSUPPORTED,
                         "brs_cost_model_file_get_double: key \"%s\" is not a real number (%s)",
                         key_names[found],
-                        found == KEY_VERSION || found == KEY_MAX_TOKENS
+                        found == KEY_VERSION || found == KEY_MAX_TOKENS ||
+                                found == KEY_MAX_ENCODER_TOKENS
                             ? "an integer: brs_cost_model_file_get_int"
                             : "read it with brs_cost_model_file_get_json");
     *value = file->numbers[found];
@@ -410,10 +436,12 @@ brs_status brs_cost_model_file_get_int(int64_t *value, const brs_cost_model_file
     brs_status status = find_value(&found, file, key, "brs_cost_model_file_get_int");
     if (status != BRS_OK)
         return status;
-    if (found != KEY_VERSION && found != KEY_MAX_TOKENS)
+    if (found != KEY_VERSION && found != KEY_MAX_TOKENS && found != KEY_MAX_ENCODER_TOKENS)
         return brs_fail(&file->message, BRS_ERR_UNSUPPORTED,
                         "brs_cost_model_file_get_int: key \"%s\" is not an integer", key_names[found]);
-    *value = found == KEY_VERSION ? COST_MODEL_VERSION : file->max_tokens;
+    *value = found == KEY_VERSION      ? COST_MODEL_VERSION
+             : found == KEY_MAX_TOKENS ? file->max_tokens
+                                       : file->max_encoder_tokens;
     return BRS_OK;
 }
 

@@ -1,8 +1,11 @@
-"""brs.CostModel: the three numbers of the planner's cost model, with where they came from.
+"""brs.CostModel: the numbers of the planner's cost model, with where they came from.
 
 libbrs prices a micro-batch of bs samples padded to length L as ``intercept + bs*L +
-alpha*bs*L^2`` (docs/algorithm.md). A CostModel carries alpha and intercept in those units, the
-cap ``max_tokens`` on bs*L, and the evidence behind them (fit quality, raw timings). It comes
+alpha*bs*L^2`` (docs/algorithm.md), plus, for each of its images of p patches, ``p +
+encoder_alpha*p^2 + encoder_intercept`` ("Two parts"). A CostModel carries alpha, intercept,
+encoder_alpha and encoder_intercept in those units, the caps ``max_tokens`` on bs*L and
+``max_encoder_tokens`` on a micro-batch's patches, and the evidence behind them (fit quality,
+raw timings). It comes
 from ``brs.calibrate`` (timed on the user's model), from ``CostModel.from_config`` (counted
 FLOPs, no timing) or from the library's fixed default. The JSON file it saves is the one format
 ``brs plan --cost-model``, ``BatchRebalanceSampler(cost_model=...)`` and
@@ -26,31 +29,43 @@ MAX_FILE_SIZE = _native.COST_MODEL_FILE_MAX_BYTES
 # option table: a CostModel("fixed") plans like no cost model.
 FIXED_ALPHA = _options.BY_NAME["alpha"].default
 FIXED_INTERCEPT = _options.BY_NAME["intercept"].default
+FIXED_ENCODER_ALPHA = _options.BY_NAME["encoder_alpha"].default
+FIXED_ENCODER_INTERCEPT = _options.BY_NAME["encoder_intercept"].default
 
 
 # -- the terms of a micro-batch's cost --------------------------------------------------------
 
-#: What each of cost_terms is, in its order.
-COST_TERMS = ("1", "bs*L", "bs*L^2")
+#: What each of cost_terms is, in its order: the text part's three, then the encoder's.
+COST_TERMS = ("1", "bs*L", "bs*L^2", "patches", "patches^2", "images")
+#: How many of COST_TERMS are the text part's: a fit of micro-batches without images uses
+#: cost_terms(...)[:TEXT_TERMS].
+TEXT_TERMS = 3
 
 
-def cost_terms(batch_size, length):
+def cost_terms(batch_size, length, patches=0, squares=0, images=0):
     """The terms of the cost of a micro-batch of ``batch_size`` samples padded to ``length``
-    tokens, in COST_TERMS order: ``(1, bs*L, bs*L^2)``.
+    tokens holding ``images`` images of ``patches`` patches in all, whose squares sum to
+    ``squares`` (encoder_sums), in COST_TERMS order: ``(1, bs*L, bs*L^2, patches, squares,
+    images)``.
 
     The planner's cost is these terms weighed by CostModel.coefficients, ``(intercept, 1,
-    alpha)``; a calibration fits seconds as the terms weighed by per-term seconds (brs.calibrate
-    on a grid, online calibration from sums of products of the terms), which from_seconds turns
-    into a model. Every Python use of the formula reads it here, the benchmarks' included.
-    Scalars or numpy arrays, which broadcast: each term has the type and shape of ``bs*L``.
-
-    A part the formula does not have yet (an encoder's per-micro-batch sum of image patch
-    loads, their sum of squares and the image count) is its input here, its terms appended to
-    the tuple and to COST_TERMS, its coefficients in CostModel.coefficients and from_seconds;
-    the fits follow the number of terms.
+    alpha, 1, encoder_alpha, encoder_intercept)``; a calibration fits seconds as the terms
+    weighed by per-term seconds (brs.calibrate on a grid, online calibration from sums of
+    products of the terms), which from_seconds and encoder_from_seconds turn into a model.
+    Every Python use of the formula reads it here, the benchmarks' included. Scalars or numpy
+    arrays, which broadcast: each term has the type and shape of ``bs*L`` (plus the encoder's
+    inputs). A micro-batch without images has 0 in the encoder's three terms.
     """
     tokens = batch_size * length
-    return (tokens * 0 + 1, tokens, tokens * length)
+    zero = tokens * 0
+    return (zero + 1, tokens, tokens * length, zero + patches, zero + squares, zero + images)
+
+
+def encoder_sums(patches):
+    """(patches, squares, images) of a micro-batch's images given as their patch counts: the
+    encoder's inputs of cost_terms."""
+    counts = [int(p) for p in patches]
+    return sum(counts), sum(p * p for p in counts), len(counts)
 
 
 def combine(coefficients, terms):
@@ -66,14 +81,27 @@ def combine(coefficients, terms):
 
 def from_seconds(coefficients):
     """(alpha, intercept, seconds_per_unit) of a fit of seconds as ``combine(coefficients,
-    cost_terms(...))``: the model whose coefficients times seconds_per_unit are the fitted
-    ones. The fit must have a positive bs*L coefficient (the unit of a cost)."""
-    per_micro_batch, per_token, per_token_length = coefficients
+    cost_terms(...))`` (the text part's coefficients, or all of them): the model whose
+    coefficients times seconds_per_unit are the fitted ones. The fit must have a positive bs*L
+    coefficient (the unit of a cost)."""
+    per_micro_batch, per_token, per_token_length = tuple(coefficients)[:TEXT_TERMS]
     return per_token_length / per_token, per_micro_batch / per_token, per_token
 
 
+def encoder_from_seconds(coefficients):
+    """(encoder_alpha, encoder_intercept) of a fit of seconds over all of cost_terms, in the
+    units of its bs*L coefficient. The library prices a patch as a padded token (one unit), so
+    a fit the library can plan with ties the patches' seconds to bs*L's (calibration.fit.tie);
+    an untied fit's patch coefficient is not part of the model."""
+    per_token = coefficients[COST_TERMS.index("bs*L")]
+    per_square, per_image = (coefficients[COST_TERMS.index(t)] for t in ("patches^2", "images"))
+    return per_square / per_token, per_image / per_token
+
+
 class CostModel:
-    """alpha, intercept (brs units), max_tokens (int or None) and the fit's quality.
+    """alpha, intercept (brs units), max_tokens (int or None) and the fit's quality; the
+    encoder part's encoder_alpha, encoder_intercept (brs units, per image) and
+    max_encoder_tokens (int or None), the library's defaults unless calibrated or given.
 
     ``seconds_per_unit`` (calibrated models only) converts a cost back to seconds: the fitted
     time of one padded token's linear work; ``predict`` uses it. ``timing`` says how the
@@ -81,15 +109,20 @@ class CostModel:
     ``first_shape_seconds`` is what the first run of a new (batch size, padded length) costs
     beyond its warm runs (the median over the calibrated shapes; 0 where not measured): a
     one-time price per distinct shape that the per-micro-batch model leaves out.
+    ``encoder`` records the encoder part's calibration (its fit, timings and memory), empty
+    when it was not calibrated.
     """
 
     __slots__ = ("alpha", "intercept", "max_tokens", "r2", "worst_residual", "source", "model",
                  "device", "seconds_per_unit", "memory", "timings", "timing",
-                 "first_shape_seconds")
+                 "first_shape_seconds", "encoder_alpha", "encoder_intercept",
+                 "max_encoder_tokens", "encoder")
 
     def __init__(self, alpha, intercept=0.0, max_tokens=None, *, r2=None, worst_residual=None,
                  source="fixed", model="", device="", seconds_per_unit=None, memory=None,
-                 timings=None, timing=None, first_shape_seconds=0.0):
+                 timings=None, timing=None, first_shape_seconds=0.0,
+                 encoder_alpha=FIXED_ENCODER_ALPHA, encoder_intercept=FIXED_ENCODER_INTERCEPT,
+                 max_encoder_tokens=None, encoder=None):
         self.alpha = _non_negative("alpha", alpha)
         self.intercept = _non_negative("intercept", intercept)
         self.max_tokens = _args.optional_integer("max_tokens", max_tokens, 1)
@@ -107,21 +140,29 @@ class CostModel:
         self.timings = list(timings) if timings else []
         self.timing = dict(timing) if timing else {}  # how the timings were taken
         self.first_shape_seconds = _non_negative("first_shape_seconds", first_shape_seconds)
+        self.encoder_alpha = _non_negative("encoder_alpha", encoder_alpha)
+        self.encoder_intercept = _non_negative("encoder_intercept", encoder_intercept)
+        self.max_encoder_tokens = _args.optional_integer("max_encoder_tokens",
+                                                         max_encoder_tokens, 1)
+        self.encoder = dict(encoder) if encoder else {}
 
     # -- the cost of a micro-batch ---------------------------------------------------------
 
     @property
     def coefficients(self):
-        """The weight of each of cost_terms in the cost: ``(intercept, 1, alpha)``."""
-        return (self.intercept, 1.0, self.alpha)
+        """The weight of each of cost_terms in the cost: ``(intercept, 1, alpha, 1,
+        encoder_alpha, encoder_intercept)``."""
+        return (self.intercept, 1.0, self.alpha, 1.0, self.encoder_alpha, self.encoder_intercept)
 
-    def cost(self, batch_size, length):
-        """intercept + bs*L + alpha*bs*L^2, the library's units."""
-        return combine(self.coefficients, cost_terms(batch_size, length))
+    def cost(self, batch_size, length, images=()):
+        """intercept + bs*L + alpha*bs*L^2, plus p + encoder_alpha*p^2 + encoder_intercept
+        for each of ``images`` (the micro-batch's patch counts): the library's units."""
+        return combine(self.coefficients, cost_terms(batch_size, length, *encoder_sums(images)))
 
-    def predict(self, batch_size, length):
-        """Seconds of a micro-batch of ``batch_size`` samples padded to ``length`` tokens:
-        seconds_per_unit * cost(batch_size, length).
+    def predict(self, batch_size, length, images=()):
+        """Seconds of a micro-batch of ``batch_size`` samples padded to ``length`` tokens, with
+        ``images`` (its images' patch counts; scalar batch sizes and lengths only):
+        seconds_per_unit * cost(batch_size, length, images).
 
         Scalars give a float; numpy arrays (or lists) broadcast and give an array. ValueError
         when the model has no seconds_per_unit (only calibrated models know their time) or a
@@ -134,7 +175,10 @@ class CostModel:
         if _is_scalar(batch_size) and _is_scalar(length):
             _at_least_one("batch_size", batch_size)
             _at_least_one("length", length)
-            return self.seconds_per_unit * self.cost(float(batch_size), float(length))
+            return self.seconds_per_unit * self.cost(float(batch_size), float(length), images)
+        if len(images):
+            raise ValueError("predict: images go with one micro-batch (a scalar batch_size and "
+                             "length), not with arrays of them")
         import numpy as np
 
         bs, size = (_positive_array(n, v, np) for n, v in (("batch_size", batch_size),
@@ -196,7 +240,9 @@ class CostModel:
                 "model": self.model, "device": self.device,
                 "seconds_per_unit": self.seconds_per_unit,
                 "first_shape_seconds": self.first_shape_seconds, "memory": self.memory,
-                "timings": self.timings, "timing": self.timing}
+                "timings": self.timings, "timing": self.timing,
+                "encoder_alpha": self.encoder_alpha, "encoder_intercept": self.encoder_intercept,
+                "max_encoder_tokens": self.max_encoder_tokens, "encoder": self.encoder}
 
     @classmethod
     def from_dict(cls, data, where="cost model"):
@@ -223,10 +269,15 @@ class CostModel:
         record = {key: reader.double(key) for key in ("r2", "worst_residual")}
         record.update((key, reader.value(key)) for key in _RECORD if reader.has(key))
         first_shape = reader.double("first_shape_seconds")
+        # The encoder's keys are optional: files written before images were priced load as
+        # before (absent: the library's default, or no cap).
+        encoder = {key: reader.double(key) for key in ("encoder_alpha", "encoder_intercept")
+                   if reader.has(key)}
         return cls(reader.double("alpha"), reader.double("intercept"),
                    reader.integer("max_tokens"),
                    seconds_per_unit=reader.double("seconds_per_unit"),
-                   first_shape_seconds=0.0 if first_shape is None else first_shape, **record)
+                   first_shape_seconds=0.0 if first_shape is None else first_shape,
+                   max_encoder_tokens=reader.integer("max_encoder_tokens"), **encoder, **record)
 
     def save(self, path):
         """Write the JSON atomically: a temporary file beside ``path``, then a rename."""
@@ -278,6 +329,21 @@ def resolve(cost_model, alpha, intercept, max_tokens):
     return alpha, intercept, max_tokens
 
 
+def resolve_encoder(cost_model, encoder_alpha, encoder_intercept, max_encoder_tokens):
+    """(encoder_alpha, encoder_intercept, max_encoder_tokens) for a sampler, as resolve: the
+    values given, else the cost model's; None (the library's default) without a cost model."""
+    if cost_model is None:
+        return encoder_alpha, encoder_intercept, max_encoder_tokens
+    cm = CostModel.coerce(cost_model)
+    if encoder_alpha is None:
+        encoder_alpha = cm.encoder_alpha
+    if encoder_intercept is None:
+        encoder_intercept = cm.encoder_intercept
+    if max_encoder_tokens is None:
+        max_encoder_tokens = cm.max_encoder_tokens
+    return encoder_alpha, encoder_intercept, max_encoder_tokens
+
+
 def _is_scalar(value):
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
@@ -321,7 +387,7 @@ def _non_negative(name, value):
 
 # The keys of the calibration's record, kept as the file writes them (r2 and worst_residual are
 # numbers, read as such).
-_RECORD = ("source", "model", "device", "memory", "timing", "timings")
+_RECORD = ("source", "model", "device", "memory", "timing", "timings", "encoder")
 
 
 def _plain(value):
