@@ -68,6 +68,17 @@ void fz_config_read(fz_config *c, const brs_sampler *s)
 #endif
     c->alpha_micro = get_micro(s, BRS_OPT_ALPHA);
     c->intercept_micro = get_micro(s, BRS_OPT_INTERCEPT);
+    c->pad_multiple = 1;
+#if FZ_HAVE_OPTION_TABLE
+    brs_option pad;
+    if (brs_option_find(&pad, "pad_to_multiple_of") == BRS_OK)
+        c->pad_multiple = (uint64_t)get_int(s, pad);
+#endif
+}
+
+uint64_t fz_padded(const fz_config *c, uint64_t length)
+{
+    return (length + c->pad_multiple - 1) / c->pad_multiple * c->pad_multiple;
 }
 
 uint64_t fz_micro_batches(const fz_config *c)
@@ -250,10 +261,13 @@ static void check_slot(step_sums *sums, const fz_snapshot *snap, size_t slot, si
     if (c->strategy == 0)
         FZ_CHECK(d->lengths[snap->indices[first]] == longest,
                  "slot %zu does not start with its longest sample", slot);
-    uint64_t padded = c->packed ? sum : bs * longest;
+    /* padded: every row is its longest sample's length, rounded as the collator pads it;
+     * packed: the one row's total is rounded, and the cost stays that of the samples */
+    uint64_t row = fz_padded(c, longest);
+    uint64_t padded = c->packed ? fz_padded(c, sum) : bs * row;
     u128 cost = c->packed ? c->intercept_micro + (u128)sum * 1000000u + c->alpha_micro * sum_sq
-                          : c->intercept_micro + (u128)bs * longest * 1000000u +
-                                (u128)c->alpha_micro * bs * longest * longest;
+                          : c->intercept_micro + (u128)bs * row * 1000000u +
+                                (u128)c->alpha_micro * bs * row * row;
     FZ_CHECK(snap->padded[slot] == padded && snap->real[slot] == sum,
              "slot %zu stats %llu/%llu, lengths give %llu/%llu", slot,
              (unsigned long long)snap->padded[slot], (unsigned long long)snap->real[slot],

@@ -40,9 +40,12 @@ typedef struct {
     int64_t batch_size, grad_accum, dp_size, rank, seed, shuffle, drop_last, max_tokens, packed;
     int64_t strategy; /* BRS_STRATEGY_BALANCED before LIBBRS_1.1 */
     uint64_t alpha_micro, intercept_micro;
+    uint64_t pad_multiple; /* pad_to_multiple_of (1.4), 1 before */
 } fz_config;
 
 void fz_config_read(fz_config *c, const brs_sampler *s);
+/* A length (a packed row's total) as the collator pads it: rounded up to pad_multiple. */
+uint64_t fz_padded(const fz_config *c, uint64_t length);
 uint64_t fz_micro_batches(const fz_config *c); /* K */
 uint64_t fz_global_batch(const fz_config *c);  /* B, or UINT64_MAX past 2^64 */
 

@@ -414,14 +414,17 @@ static void check_cap_infeasible(fz_world *w, const fz_config *c, uint64_t epoch
     uint64_t count = fz_step_samples(c, w->n, t), k = fz_micro_batches(c);
     uint32_t *len = malloc(count * sizeof *len);
     FZ_CHECK(len != NULL, "out of memory in the harness");
+    /* padded: the groups hold padded lengths; packed: a row's rounded total keeps the cap
+     * exactly when its raw total keeps the cap rounded down to the multiple */
     for (uint64_t j = 0; j < count; j++)
-        len[j] = w->lengths[idx[j]];
+        len[j] = c->packed ? w->lengths[idx[j]] : (uint32_t)fz_padded(c, w->lengths[idx[j]]);
     qsort(len, count, sizeof *len, cmp_u32_desc);
     uint64_t least = UINT64_MAX;
+    uint64_t packed_cap = (uint64_t)c->max_tokens / c->pad_multiple * c->pad_multiple;
     if (!c->packed)
         least = fz_padded_groups_for_cap(len, count, (uint64_t)c->max_tokens);
     else if (count <= FZ_PACK_MAX)
-        least = fz_packed_bins_for_cap(len, count, (uint64_t)c->max_tokens);
+        least = fz_packed_bins_for_cap(len, count, packed_cap);
     const char *msg = brs_plan_last_error(w->plan);
     uint64_t named = fz_number_after(msg, "needs at least ");
     FZ_CHECK(least == UINT64_MAX || least > k,
