@@ -27,6 +27,7 @@ int compare_command(int count, char **args)
     FILE *out = output_open(config.output_path);
     lengths data = lengths_load(config.lengths_path);
     brs_sampler *sampler = sampler_setup(&config, data.values, data.count);
+    sampler_set_images(sampler, data.patches, data.offsets, data.count);
     uint64_t steps = sampler_steps(sampler);
     selection chosen = selection_make(&config, sampler, steps);
     comparison result = comparison_run(sampler, config.epoch, &chosen);

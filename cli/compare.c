@@ -39,6 +39,8 @@ static void add_plan(epoch_stats *stats, const brs_plan *plan, uint64_t max_toke
 {
     uint64_t peak = (uint64_t)planning_get_int(plan, BRS_PLAN_MAX_PADDED_TOKENS);
     stats->peak_padded_tokens = peak > stats->peak_padded_tokens ? peak : stats->peak_padded_tokens;
+    uint64_t patches = (uint64_t)planning_get_int(plan, BRS_PLAN_MAX_ENCODER_TOKENS);
+    if (patches > stats->peak_encoder_tokens) stats->peak_encoder_tokens = patches;
     stats->padded_tokens += (uint64_t)planning_get_int(plan, BRS_PLAN_TOTAL_PADDED_TOKENS);
     stats->real_tokens += (uint64_t)planning_get_int(plan, BRS_PLAN_TOTAL_REAL_TOKENS);
     if (max_tokens != 0 && peak > max_tokens)
@@ -110,7 +112,10 @@ static void mark_infeasible(comparison *result, const brs_sampler *sampler, uint
     result->brs_infeasible_step = step;
     uint64_t least, micro_batches;
     brs_status status = brs_sampler_check_epoch(&least, &micro_batches, sampler, epoch);
-    if (status == BRS_OK || status == BRS_ERR_CAP_INFEASIBLE)
+    /* max_tokens plans every step: the images' cap is what failed */
+    if (status == BRS_OK && sampler_get_int(sampler, BRS_OPT_MAX_ENCODER_TOKENS) > 0)
+        result->encoder_cap_failed = 1;
+    else if (status == BRS_OK || status == BRS_ERR_CAP_INFEASIBLE)
         result->least_max_tokens = least;
 }
 

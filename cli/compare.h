@@ -27,6 +27,7 @@ typedef struct epoch_stats {
     double micro_sync_time;   /* BRS_PLAN_MICRO_SYNC_TIME, summed */
     double step_sync_time;    /* BRS_PLAN_STEP_SYNC_TIME, summed */
     uint64_t shapes_per_rank; /* distinct (batch size, padded length) of the rank with most */
+    uint64_t peak_encoder_tokens; /* the largest micro-batch's image patches (0: no images) */
 } epoch_stats;
 
 #define COMPARISON_MAX_STRATEGIES 8
@@ -47,6 +48,8 @@ typedef struct comparison {
     uint64_t least_max_tokens; /* when brs_infeasible: the least max_tokens with which brs
                                 * plans every step of the epoch; 0 where the library cannot
                                 * tell before planning (packed mode) */
+    int encoder_cap_failed;    /* when brs_infeasible: max_tokens plans the epoch, the
+                                * images' max_encoder_tokens is what brs cannot keep */
 } comparison;
 
 /* Measure the selected steps of `epoch` for every strategy (every rank);

@@ -71,6 +71,13 @@ static void print_ratio(FILE *out, double value, double bound)
         fprintf(out, "  %7s", "-");
 }
 
+/* Whether the samples carry images (a lengths file's second column): every
+ * strategy plans the same samples, so random's peak tells. */
+static int has_images(const comparison *result)
+{
+    return comparison_stats(result, BRS_STRATEGY_RANDOM)->peak_encoder_tokens > 0;
+}
+
 static void print_row(FILE *out, int64_t strategy, const comparison *result,
                       const compare_setting *setting, int capped)
 {
@@ -87,6 +94,8 @@ static void print_row(FILE *out, int64_t strategy, const comparison *result,
     print_time(out, setting, stats->step_sync_time);
     print_ratio(out, stats->step_sync_time, bound);
     fprintf(out, "  %11" PRIu64, stats->shapes_per_rank);
+    if (has_images(result))
+        fprintf(out, "  %12" PRIu64, stats->peak_encoder_tokens);
     if (capped)
         fprintf(out, "  %8" PRIu64 "%s", stats->cap_violations,
                 stats->cap_violations > 0 ? "  exceeds the cap" : "");
@@ -101,7 +110,11 @@ static void print_infeasible_row(FILE *out, const comparison *result,
     char name[32];
     strategy_name(name, sizeof name, BRS_STRATEGY_BALANCED);
     fprintf(out, "%-15s  infeasible: ", name);
-    if (result->least_max_tokens > 0)
+    if (result->encoder_cap_failed)
+        fprintf(out, "step %" PRIu64 " cannot keep %s %" PRId64 "\n",
+                result->brs_infeasible_step, option_table_flag(BRS_OPT_MAX_ENCODER_TOKENS),
+                sampler_get_int(setting->sampler, BRS_OPT_MAX_ENCODER_TOKENS));
+    else if (result->least_max_tokens > 0)
         fprintf(out, "needs %s >= %" PRIu64 " (every step of epoch %" PRIu64 ")\n", flag,
                 result->least_max_tokens, setting->epoch);
     else
@@ -221,6 +234,10 @@ static void print_legend(FILE *out, const comparison *result, const compare_sett
     legend_entry(out, "shapes/rank", "distinct (batch size, padded length) pairs of the rank "
                  "with most: each new one may cost a compilation, a cuDNN plan or a CUDA graph "
                  "capture");
+    if (has_images(result))
+        legend_entry(out, "peak patches", "largest image-patch count of a micro-batch (the "
+                     "vision encoder's tokens, capped by --max-encoder-tokens); times include "
+                     "the images' encoder cost");
     if (max_tokens > 0) {
         char cap[256];
         cap_in_words(cap, sizeof cap, setting);
@@ -508,9 +525,10 @@ void compare_report_print(FILE *out, const comparison *result, const compare_set
 {
     int capped = sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS) > 0;
     print_header(out, setting);
-    fprintf(out, "%-15s  %11s  %12s  %15s  %7s  %15s  %7s  %11s%s\n", "strategy", "peak tokens",
-            "padding eff.", "micro-sync time", "x bound", "step-sync time", "x bound",
-            "shapes/rank", capped ? "  over cap" : "");
+    fprintf(out, "%-15s  %11s  %12s  %15s  %7s  %15s  %7s  %11s%s%s\n", "strategy",
+            "peak tokens", "padding eff.", "micro-sync time", "x bound", "step-sync time",
+            "x bound", "shapes/rank", has_images(result) ? "  peak patches" : "",
+            capped ? "  over cap" : "");
     /* The library's order, except that brs (balanced, the library's first)
      * comes last, under the baselines it is measured against. */
     for (int64_t strategy = result->lowest_strategy; strategy <= result->highest_strategy;

@@ -102,6 +102,16 @@ brs_sampler *sampler_setup(const cli_config *config, const uint32_t *lengths, si
     return sampler;
 }
 
+void sampler_set_images(brs_sampler *sampler, const uint32_t *patches, const uint64_t *offsets,
+                        size_t count)
+{
+    if (offsets == NULL || offsets[count] == 0) return; /* text only: plans as before */
+    brs_status status = brs_sampler_set_encoder_loads(sampler, patches, offsets, count);
+    if (status != BRS_OK)
+        cli_library_error(status, "images", brs_sampler_last_error(sampler));
+    validate(sampler);
+}
+
 void sampler_set_int(brs_sampler *sampler, brs_option key, int64_t value)
 {
     brs_status status = brs_sampler_set_int(sampler, key, value);
@@ -200,6 +210,10 @@ micro_batch planning_micro_batch(const brs_plan *plan, int64_t rank, int64_t mic
     if (status == BRS_OK)
         status = brs_plan_micro_batch_stats(&mb.padded_tokens, &mb.real_tokens, &mb.cost, plan,
                                             rank, micro);
+    double encoder_cost;
+    if (status == BRS_OK)
+        status = brs_plan_micro_batch_encoder(&mb.encoder_tokens, &mb.images, &encoder_cost, plan,
+                                              rank, micro);
     if (status != BRS_OK)
         cli_failure("reading micro-batch (rank %" PRId64 ", micro %" PRId64 "): %s", rank, micro,
                     brs_plan_last_error(plan));

@@ -18,6 +18,12 @@
  * key) that carried them. Free with brs_sampler_free. */
 brs_sampler *sampler_setup(const cli_config *config, const uint32_t *lengths, size_t count);
 
+/* The images of a lengths file's samples (its second column), when any
+ * sample has one, set on the sampler and validated (a sample above
+ * max_encoder_tokens exits 2 with the library's reason). */
+void sampler_set_images(brs_sampler *sampler, const uint32_t *patches, const uint64_t *offsets,
+                        size_t count);
+
 /* Set one option on a sampler already set up, and validate it again. */
 void sampler_set_int(brs_sampler *sampler, brs_option key, int64_t value);
 
@@ -45,6 +51,7 @@ typedef struct micro_batch {
     size_t count;
     uint64_t padded_tokens, real_tokens;
     double cost;
+    uint64_t encoder_tokens, images; /* its images' patches and count; 0 without images */
 } micro_batch;
 
 /* The micro-batch of (rank, micro); reading a computed plan cannot fail

@@ -1011,6 +1011,65 @@ class CostModelTests(BrsTestCase):
         self.assertIn("raw.json", err)
 
 
+class EncoderLoadsTests(BrsTestCase):
+    """A lengths file's second column (each image's patches): every micro-batch reports its
+    images, --max-encoder-tokens caps them, compare shows their peak, a file without the
+    column plans as before."""
+
+    def vlm_file(self, count, seed):
+        rng = random.Random(seed)
+        lengths = lognormal_lengths(count, seed)
+        images = [[rng.choice([256, 1024, 1536, 4096]) for _ in range(rng.choice([0, 0, 1, 2, 4]))]
+                  for _ in range(count)]
+        text = "".join(f"{n} {','.join(map(str, im))}\n" if im else f"{n}\n"
+                       for n, im in zip(lengths, images))
+        return self.write("vlm.lengths", text), lengths, images
+
+    def test_every_micro_batch_reports_its_images_within_the_cap(self):
+        path, _, images = self.vlm_file(1000, 5)
+        records = self.plan(path, "--dp-size", "4", "--grad-accum", "2",
+                            "--max-encoder-tokens", "40000")
+        seen = []
+        for record in records:
+            ids = record["indices"]
+            seen.extend(ids)
+            self.assertEqual(record["encoder_tokens"], sum(sum(images[i]) for i in ids))
+            self.assertEqual(record["images"], sum(len(images[i]) for i in ids))
+            self.assertLessEqual(record["encoder_tokens"], 40000)
+        self.assertEqual(len(seen), len(set(seen)))  # drop_last leaves the remainder out
+        self.assertEqual(len(seen), 1000 // 64 * 64)
+
+    def test_images_change_the_plan_and_a_text_file_keeps_its_format(self):
+        path, lengths, _ = self.vlm_file(1000, 6)
+        with_images = self.plan(path, "--dp-size", "4", "--grad-accum", "2")
+        text = self.plan(self.lengths_file(lengths), "--dp-size", "4", "--grad-accum", "2")
+        self.assertNotIn("encoder_tokens", text[0])
+        self.assertNotEqual([r["indices"] for r in with_images], [r["indices"] for r in text])
+
+    def test_compare_shows_the_peak_patches_and_the_encoder_cap(self):
+        path, lengths, _ = self.vlm_file(1000, 7)
+        out = self.ok("compare", "--lengths", path, "--dp-size", "4", "--grad-accum", "2",
+                      "--max-encoder-tokens", "40000")
+        header = next(line for line in out.splitlines() if line.startswith("strategy"))
+        self.assertTrue(header.rstrip().endswith("peak patches"))
+        brs_row = next(line for line in out.splitlines() if re.match(r"brs +\d", line))
+        self.assertLessEqual(int(brs_row.split()[-1]), 40000)
+        tight = self.ok("compare", "--lengths", path, "--dp-size", "4", "--grad-accum", "2",
+                        "--max-encoder-tokens", "16384")
+        self.assertRegex(tight, r"brs +infeasible: step \d+ cannot keep --max-encoder-tokens "
+                                r"16384")
+        text = self.ok("compare", "--lengths", self.lengths_file(lengths), "--dp-size", "4")
+        self.assertNotIn("peak patches", text)
+
+    def test_a_sample_above_the_encoder_cap_is_named(self):
+        path = self.write("big.lengths", "10 100\n20 5000,5000\n30\n40\n")
+        result = self.run_brs("plan", "--lengths", path, "--max-encoder-tokens", "6000",
+                              "--batch-size", "1")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("sample 1 has 10000 image patches, more than max_encoder_tokens 6000",
+                      result.stderr)
+
+
 def main():
     global BRS, VERSION
     if len(sys.argv) < 3:
