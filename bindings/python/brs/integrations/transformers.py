@@ -9,7 +9,8 @@ For a trainer derived from Trainer (TRL's SFTTrainer, ...), put the mixin first:
 
 What it reads from TrainingArguments: per_device_train_batch_size (the AVERAGE micro-batch
 size), gradient_accumulation_steps, the world size and process index, dataloader_drop_last,
-data_seed (else seed), length_column_name, and the dataloader worker settings. Options the
+data_seed (else seed), length_column_name, and the dataloader worker settings; of a
+vision-language dataset, each sample's images (RebalanceOptions.encoder_loads_column). Options the
 upstream sampler lacks come as ``rebalance_options=RebalanceOptions(...)``. Guide:
 docs/trainer.md.
 """
@@ -27,7 +28,7 @@ from transformers.utils import is_datasets_available
 
 from brs import BatchRebalanceSampler, arguments, options as option_table
 from brs.calibration.online import batch_shape
-from brs.dataset_lengths import dataset_lengths
+from brs.dataset_lengths import ENCODER_LOADS_COLUMN, dataset_encoder_loads, dataset_lengths
 
 from . import _calibrate, _collator_padding, _cost_choice, _memory_budget, _run_epochs
 from . import _sync_choice
@@ -69,6 +70,14 @@ class RebalanceOptions:
     data collator's ``pad_to_multiple_of``, so that cost, cap and padded tokens are those of
     the tensors it builds. length_buckets: the padded lengths a micro-batch may take (a list,
     or "auto" for the library's ladder; docs/python.md, shapes), None for any length.
+
+    Vision-language samples (docs/trainer.md, vision-language batches): encoder_loads_column
+    names the dataset column of each sample's image patch counts ("encoder_loads"); without
+    that column the images come from an "image_grid_thw" column (Qwen2-VL processors' patch
+    grids, t*h*w patches per image), else there are none. A column named otherwise must exist;
+    None plans the text only. encoder_alpha, encoder_intercept: an image of p patches costs
+    ``encoder_intercept + p + encoder_alpha*p^2`` beside the text. max_encoder_tokens: a hard
+    cap on the image patches of every micro-batch. None: the library's default (no cap).
     """
 
     alpha: float | None = None
@@ -82,13 +91,23 @@ class RebalanceOptions:
     recalibrate_every: int | None = None
     pad_to_multiple_of: int | None = None
     length_buckets: object = None
+    encoder_loads_column: str | None = ENCODER_LOADS_COLUMN
+    encoder_alpha: float | None = None
+    encoder_intercept: float | None = None
+    max_encoder_tokens: int | None = None
 
     def __post_init__(self):
         # Checked here, at construction, not at the first train() after the model was loaded.
-        for name in ("alpha", "intercept"):  # None: from the cost model, else the library's
-            if getattr(self, name) is not None:
+        for name in ("alpha", "intercept", "encoder_alpha", "encoder_intercept"):
+            if getattr(self, name) is not None:  # None: the cost model's or the library's
                 arguments.real(f"RebalanceOptions.{name}", getattr(self, name))
         arguments.optional_integer("RebalanceOptions.max_tokens", self.max_tokens, 1)
+        arguments.optional_integer("RebalanceOptions.max_encoder_tokens",
+                                   self.max_encoder_tokens, 1)
+        if self.encoder_loads_column is not None and not isinstance(self.encoder_loads_column,
+                                                                    str):
+            raise TypeError("RebalanceOptions.encoder_loads_column must be a column name or "
+                            f"None; got {self.encoder_loads_column!r}")
         arguments.flag("RebalanceOptions.packed", self.packed)
         _check_sync(self.sync)
         _memory_budget.check("RebalanceOptions.memory_budget", self.memory_budget)
@@ -144,8 +163,10 @@ class BatchRebalanceMixin:
             raise ValueError("Trainer: training requires a train_dataset.")
         dataset = self.train_dataset
         self._check_rebalance_supported(dataset)
-        # Before column pruning: the length column is no model input and would be removed.
-        sampler = self._rebalance_sampler(self._train_lengths(dataset))
+        # Before column pruning: the length and encoder_loads columns are no model inputs and
+        # would be removed.
+        sampler = self._rebalance_sampler(self._train_lengths(dataset),
+                                          self._train_encoder_loads(dataset))
         # Every epoch the run trains, before its first step: not a failure at epoch 3's start.
         sampler.check_epochs(_run_epochs.trainer_epochs(self.args, sampler.steps_per_epoch))
         dataset, collator = self._pruned_dataset_and_collator(dataset)
@@ -168,7 +189,18 @@ class BatchRebalanceMixin:
                                show_progress=self.is_local_process_zero()
                                and not self.args.disable_tqdm)
 
-    def _rebalance_sampler(self, lengths):
+    def _train_encoder_loads(self, dataset):
+        """Each sample's image patch counts (RebalanceOptions.encoder_loads_column), or None."""
+        column = self.rebalance_options.encoder_loads_column
+        if column is None:
+            return None
+        # The default column may be absent (then image_grid_thw, then none); a named one may not.
+        images = dataset_encoder_loads(dataset, column=column,
+                                       required=column != ENCODER_LOADS_COLUMN)
+        logger.info("BatchRebalanceTrainer: %s", images.describe())
+        return images.loads
+
+    def _rebalance_sampler(self, lengths, encoder_loads=None):
         args, options = self.args, self._planning_options()
         world_size = max(1, args.world_size)
         dp_size, rank = self._data_parallel_topology(world_size)
@@ -196,6 +228,10 @@ class BatchRebalanceMixin:
             sync=options.sync if choice is None else choice.sync,
             pad_to_multiple_of=options.pad_to_multiple_of,
             length_buckets=options.length_buckets,
+            encoder_loads=encoder_loads,
+            encoder_alpha=options.encoder_alpha,
+            encoder_intercept=options.encoder_intercept,
+            max_encoder_tokens=options.max_encoder_tokens,
         )
         _collator_padding.follow(sampler, self.data_collator, "the Trainer")
         if choice is not None:
