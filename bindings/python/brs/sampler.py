@@ -38,6 +38,8 @@ _BUCKETS = "length_buckets"
 # at every start, like the buckets not an option of the table.
 _IMAGES = "encoder_loads"
 _NOT_OPTIONS = (_BUCKETS, _IMAGES)
+# The options a switch of cost model (online calibration) changes from a step on; the caps stay.
+_SWITCHED = ("alpha", "intercept", "encoder_alpha", "encoder_intercept")
 # The rank is the one option ranks of a job do not share; neither the fingerprint nor a saved
 # position depends on it (every rank is at the same step).
 _SHARED = tuple(option for option in _options.TABLE if option.name != "rank")
@@ -75,7 +77,8 @@ class BatchRebalanceSampler(_SamplerBase):
     one): keep it unchanged while the sampler lives. Anything else is copied once.
 
     ``cost_model``: a brs.CostModel or the path of its JSON file (brs.calibrate); it supplies
-    alpha, intercept and max_tokens where those are not given (docs/calibration.md).
+    alpha, intercept and max_tokens, and the encoder part's encoder_alpha, encoder_intercept and
+    max_encoder_tokens, where those are not given (docs/calibration.md).
 
     ``BatchRebalanceSampler.from_upstream_args`` builds it from the arguments of transformers'
     BatchRebalanceSampler, whose attribute names (num_global_batches, has_tail, ...) it answers.
@@ -98,6 +101,9 @@ class BatchRebalanceSampler(_SamplerBase):
         if cost_model is not None:  # fills in alpha, intercept and max_tokens not given here
             alpha, intercept, max_tokens = _cost_model.resolve(cost_model, alpha, intercept,
                                                                max_tokens)
+            # ... and the encoder part's, likewise
+            encoder_alpha, encoder_intercept, max_encoder_tokens = _cost_model.resolve_encoder(
+                cost_model, encoder_alpha, encoder_intercept, max_encoder_tokens)
         # The signature is the list of keywords: locals() holds exactly the arguments here.
         self._given = _options.given_options(locals())
         if length_buckets is not None:
@@ -352,31 +358,34 @@ class BatchRebalanceSampler(_SamplerBase):
 
     @property
     def cost_model(self):
-        """The brs.CostModel the sampler plans with: alpha and intercept as the library stores
-        them, with the source and evidence of the model given (or switched to), if any."""
+        """The brs.CostModel the sampler plans with: alpha, intercept and the encoder part's
+        numbers as the library stores them, with the source and evidence of the model given (or
+        switched to), if any."""
         data = (self._provenance or _cost_model.CostModel.fixed()).to_dict()
-        data.update(alpha=self.alpha, intercept=self.intercept, max_tokens=self.max_tokens or None)
+        data.update(alpha=self.alpha, intercept=self.intercept, max_tokens=self.max_tokens or None,
+                    encoder_alpha=self.encoder_alpha, encoder_intercept=self.encoder_intercept,
+                    max_encoder_tokens=self.max_encoder_tokens or None)
         if self._provenance is None and "alpha" in self._given:
             data["model"] = ""  # the caller's own numbers, not the library's default
         return _cost_model.CostModel.from_dict(data)
 
     def switch_cost_model(self, model, since=None):
-        """Plan with ``model``'s alpha and intercept (max_tokens stays) from position ``since``
+        """Plan with ``model``'s alpha, intercept, encoder_alpha and encoder_intercept (the caps
+        stay) from position ``since``
         (epoch, step) on; returns it. Default and earliest: the first step not yet planned.
 
         The steps a DataLoader has already drawn (it prefetches) keep the previous model, and
         the state_dict records where the switch lies, so a resume replans both sides alike.
         """
         model = _cost_model.CostModel.coerce(model)
-        earliest, previous = self.first_unplanned(), self._cost_pair()
+        earliest, previous = self.first_unplanned(), self._cost_values()
         since = earliest if since is None else tuple(since)
         if since < earliest:
             raise ValueError(f"switch_cost_model: since={since} lies before {earliest}, the "
                              "first (epoch, step) this sampler has not planned yet")
-        self._set_cost_pair((model.alpha, model.intercept))
+        self._set_cost_values(model)
         self._provenance = model
-        self._cost_switch = {"epoch": since[0], "step": since[1],
-                             "previous": {"alpha": previous[0], "intercept": previous[1]}}
+        self._cost_switch = {"epoch": since[0], "step": since[1], "previous": previous}
         self._before_switch = None
         return since
 
@@ -390,13 +399,14 @@ class BatchRebalanceSampler(_SamplerBase):
             return self._epoch + 1, 0
         return self._epoch, step
 
-    def _cost_pair(self):
-        return self._given.get("alpha", self.alpha), self._given.get("intercept", self.intercept)
+    def _cost_values(self):
+        """{name: value} of the options a switch of cost model changes."""
+        return {name: self._given.get(name, getattr(self, name)) for name in _SWITCHED}
 
-    def _set_cost_pair(self, pair):
-        for name, value in zip(("alpha", "intercept"), pair):
+    def _set_cost_values(self, model):
+        for name in _SWITCHED:
             option = _options.BY_NAME[name]
-            value = option.to_native(value, name)
+            value = option.to_native(getattr(model, name), name)
             self._set(option, value)
             self._given[name] = self._native.get(option)  # kept by pickling and with_options
 
@@ -413,7 +423,7 @@ class BatchRebalanceSampler(_SamplerBase):
         return self._before_switch._native.handle
 
     def _restore_cost(self, given, provenance, switch, measurements):
-        for name in ("alpha", "intercept"):
+        for name in _SWITCHED:
             option = _options.BY_NAME[name]
             self._set(option, given.get(name, option.default))
         self._given = given
@@ -438,7 +448,7 @@ class BatchRebalanceSampler(_SamplerBase):
         if switch is not None and not (isinstance(switch, dict)
                                        and {"epoch", "step", "previous"} <= switch.keys()):
             raise ValueError("state['cost_switch'] must be None or the dict state_dict() wrote")
-        self._set_cost_pair((model.alpha, model.intercept))
+        self._set_cost_values(model)
         self._provenance = model
         self._cost_switch = None if switch is None else dict(switch)
         self._before_switch = None

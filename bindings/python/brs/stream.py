@@ -53,8 +53,9 @@ class RebalancedStream(_StreamBase):
     ``length(item)`` is the item's token count. Every option of BatchRebalanceSampler is a keyword
     here too, by the same name (the library's option table: ``grad_accum``, ``seed``,
     ``max_tokens``, ``packed``, ``alpha``, ``intercept``, ``strategy``, ``sync``, ...), as are
-    ``cost_model`` (it supplies alpha, intercept and max_tokens not given) and
-    ``length_buckets`` (a list); an option left unset takes the library's default, except
+    ``cost_model`` (it supplies alpha, intercept, max_tokens and the encoder part's options
+    not given) and ``length_buckets`` (a list); an option left unset takes the library's
+    default, except
     ``drop_last``, False here: a stream's last items have no later pass to come round in.
     ``dp_size`` and ``rank`` default to the job's (accelerate, torch.distributed,
     RANK/WORLD_SIZE). ``stream.<keyword>`` reads an option back as the library holds it.
@@ -84,6 +85,10 @@ class RebalancedStream(_StreamBase):
             options["alpha"], options["intercept"], options["max_tokens"] = _cost_model.resolve(
                 cost_model, options.get("alpha"), options.get("intercept"),
                 options.get("max_tokens"))
+            # ... and the encoder part's, likewise
+            encoder = ("encoder_alpha", "encoder_intercept", "max_encoder_tokens")
+            options.update(zip(encoder, _cost_model.resolve_encoder(
+                cost_model, *(options.get(name) for name in encoder))))
         unknown = sorted(options.keys() - _options.BY_KEYWORD.keys())
         if unknown:
             raise TypeError(f"RebalancedStream() got unexpected keyword arguments {unknown}; its "

@@ -9,16 +9,19 @@ pass (and the optimizer step, when one is given) is timed ``repeats`` times, in 
 shuffled grid, and the fastest repeat is kept: CUDA events on a GPU, the thread's CPU time on a
 CPU. Time is fitted as ``c0 + a*bs*L + b*bs*L^2`` by non-negative least squares, which gives
 brs's units: alpha = b/a, intercept = c0/a. Memory is fitted the same way and gives
-``max_tokens`` for the budget. docs/calibration.md explains the choices (grid, clocks,
-estimator, memory probes). numpy and torch are imported on the first call only: ``import brs``
-needs neither.
+``max_tokens`` for the budget. With ``encoder=`` (a hook, or "auto" for a Qwen2-VL-style model)
+the vision tower is timed on images of chosen sizes too, and encoder_alpha and
+encoder_intercept are fitted in the same units. docs/calibration.md explains the choices (grid,
+clocks, estimator, memory probes, the encoder part). numpy and torch are imported on the first
+call only: ``import brs`` needs neither.
 
 run.py is calibrate itself, the order of its steps; arguments.py checks what it is given;
 grid.py and extension.py choose the shapes; timing.py times them (progress.py shows it,
-record.py records how); fit.py is the least-squares fit and result.py the CostModel made of it.
-memory.py (budgets, peak probes), shapes.py (built-in model shapes) and flops.py (the analytic
-cost of a config, CostModel.from_config) serve the integrations and benchmarks too; cli.py is
-``python -m brs calibrate``.
+record.py records how); fit.py is the least-squares fit and result.py the CostModel made of
+it; encoder.py is the encoder part (its grid, hook, timing and fit) and online.py the refit
+from training's micro-batches. memory.py (budgets, peak probes), shapes.py (built-in model
+shapes) and flops.py (the analytic cost of a config, CostModel.from_config) serve the
+integrations and benchmarks too; cli.py is ``python -m brs calibrate``.
 """
 
 from .run import calibrate

@@ -163,14 +163,23 @@ def resolve_optimizer(module, optimizer):
     return optimizer
 
 
+#: Token ids a vision-language model reserves for its images and videos: a random text holding
+#: one would ask the model for image features the batch does not carry.
+_MEDIA_TOKENS = ("image_token_id", "video_token_id", "vision_start_token_id",
+                 "vision_end_token_id", "vision_token_id", "image_token_index")
+
+
 def vocabulary(module):
-    """How many token ids the model embeds: random ids are drawn below it."""
+    """How many token ids the model embeds: random ids are drawn below it, and below the ids
+    a vision-language model reserves for media (Qwen2-VL's come after its text vocabulary)."""
     import torch
 
-    size = getattr(getattr(module, "config", None), "vocab_size", None)
-    if size:
-        return int(size)
-    for sub in module.modules():
-        if isinstance(sub, torch.nn.Embedding):
-            return sub.num_embeddings
-    return 1
+    config = getattr(module, "config", None)
+    text = getattr(config, "text_config", None)
+    size = getattr(config, "vocab_size", None) or getattr(text, "vocab_size", None)
+    if not size:
+        size = next((sub.num_embeddings for sub in module.modules()
+                     if isinstance(sub, torch.nn.Embedding)), 1)
+    media = [getattr(config, name, None) for name in _MEDIA_TOKENS]
+    media = [i for i in media if isinstance(i, int) and 0 < i < size]
+    return min([int(size)] + media)

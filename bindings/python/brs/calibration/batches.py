@@ -33,6 +33,22 @@ class Batches:
             self._built[shape] = self._build(*shape)
         return self._built[shape]
 
+    #: What to pass instead when a shape runs out of memory.
+    remedy = "smaller batch_sizes or seq_lens (or a smaller model)"
+
+    @staticmethod
+    def describe(shape):
+        return f"batch size {shape[0]} x length {shape[1]}"
+
+    def row_keys(self, shape):
+        """The shape's keys in its timings row: a collator that rounds L up trains (and so is
+        fitted at) the rounded length, with the grid's in grid_length."""
+        collated = self.collated_length(shape)
+        keys = {"batch_size": shape[0], "length": collated}
+        if collated != shape[1]:
+            keys["grid_length"] = shape[1]
+        return keys
+
     def collated_length(self, shape):
         """The padded length of the batch as collated (a collator may round L up): its
         input_ids', else its first bs x n tensor's; L when it has neither."""

@@ -34,6 +34,13 @@ def register(commands):
     p.add_argument("--batch-sizes", default=None, metavar="LIST", help="e.g. 1,2,4,8")
     p.add_argument("--seq-lens", default=None, metavar="LIST",
                    help="e.g. 64,256,1024 (default: quantiles of the lengths)")
+    p.add_argument("--image-sizes", default=None, metavar="LIST",
+                   help="also calibrate the vision encoder (a Qwen2-VL-style model's tower) on "
+                   "images of these sizes: patch counts or HxW grids of patches, e.g. "
+                   "64,256,32x32 (docs/calibration.md, encoder)")
+    p.add_argument("--image-counts", default=None, metavar="LIST",
+                   help="images per timed encoder call, e.g. 1,2,4 (default with "
+                   "--image-sizes: brs.calibrate's)")
     p.add_argument("--repeats", type=int, default=None,
                    help="timed rounds over the grid, each shape keeping its fastest (default: "
                    "brs.calibrate's)")
@@ -81,6 +88,7 @@ def _calibrate(args):
         if args.optimizer == "adamw" else None
     start = time.perf_counter()
     repeats = {} if args.repeats is None else {"repeats": args.repeats}
+    images = _image_arguments(args)
     with warnings.catch_warnings(record=True) as caught:  # one line each, not a source line
         warnings.simplefilter("always")
         # calibrate reads the lengths and checks the grid and the budget before it builds
@@ -89,7 +97,7 @@ def _calibrate(args):
                        batch_sizes=_ints("--batch-sizes", args.batch_sizes),
                        seq_lens=_ints("--seq-lens", args.seq_lens),
                        memory_budget=args.memory_budget, optimizer=optimizer,
-                       progress=not args.no_progress, **repeats)
+                       progress=not args.no_progress, **repeats, **images)
     for warning in caught:
         text = str(warning.message).removeprefix("calibrate: ")
         print(f"python -m brs calibrate: warning: {text}", file=sys.stderr)
@@ -111,6 +119,30 @@ def _ints(flag, text):
     except ValueError:
         raise ValueError(f"{flag} must be comma-separated integers, e.g. 1,2,4; got "
                          f"{text!r}") from None
+
+
+def _image_arguments(args):
+    """calibrate's encoder keywords of --image-sizes and --image-counts: none without them."""
+    if args.image_sizes is None and args.image_counts is None:
+        return {}
+    if args.image_sizes is None:
+        raise ValueError("--image-counts times the vision encoder: give --image-sizes too")
+    return {"encoder": "auto", "image_sizes": _image_sizes(args.image_sizes),
+            "image_counts": _ints("--image-counts", args.image_counts)}
+
+
+def _image_sizes(text):
+    sizes = []
+    for word in (w.strip() for w in text.split(",")):
+        try:
+            sides = [int(x) for x in word.lower().split("x")]
+        except ValueError:
+            sides = []
+        if len(sides) not in (1, 2):
+            raise ValueError(f"--image-sizes must be comma-separated patch counts or HxW grids, "
+                             f"e.g. 64,256,32x32; got {text!r}")
+        sizes.append(sides[0] if len(sides) == 1 else tuple(sides))
+    return sizes
 
 
 def summary(cm, config, seconds, output, dtype):
@@ -135,6 +167,8 @@ def summary(cm, config, seconds, output, dtype):
         + (f", {outliers} outlier shape(s) left out" if outliers else ""),
     ]
     lines.append(f"  first shape {_first_shape_line(cm)}")
+    if cm.encoder:
+        lines.append(f"  encoder     {_encoder_line(cm)}")
     if cm.timing:
         lines.append(f"  timing      {_timing_line(cm.timing)}")
     if "r2" in memory:
@@ -144,6 +178,17 @@ def summary(cm, config, seconds, output, dtype):
                      + _reserved_note(memory))
     lines.append(f"  wrote {output}")
     return "\n".join(lines)
+
+
+def _encoder_line(cm):
+    record = cm.encoder
+    units = record.get("patch_units")
+    return (f"encoder_alpha {cm.encoder_alpha:.6g}, encoder_intercept "
+            f"{cm.encoder_intercept:.6g} per image; fit R^2 {record['r2']:.4f}, worst relative "
+            f"residual {record['worst_residual']:.1%} over {len(record['timings'])} calls"
+            + (f"; a patch costs {units:.3g} padded tokens by a free fit (the library: 1)"
+               if units is not None else "")
+            + "; max_encoder_tokens left to you")
 
 
 def _first_shape_line(cm):

@@ -3,7 +3,7 @@ batch sizes, within the memory budget."""
 
 import warnings
 
-from ..cost_model import combine, cost_terms
+from ..cost_model import TEXT_TERMS, combine, cost_terms
 from . import grid as _grid, timing as _timing
 
 #: ... and extensions of a default grid (below) skip shapes above this many on CPU.
@@ -86,4 +86,4 @@ def _peak_model(rows):
     except ValueError:
         return None
     coefficients = (fit["c0"], fit["c1"], fit["c2"])
-    return lambda b, l: combine(coefficients, cost_terms(b, l))
+    return lambda b, l: combine(coefficients, cost_terms(b, l)[:TEXT_TERMS])

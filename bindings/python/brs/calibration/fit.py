@@ -12,7 +12,7 @@ import itertools
 
 import numpy as np
 
-from ..cost_model import COST_TERMS, cost_terms
+from ..cost_model import COST_TERMS, TEXT_TERMS, cost_terms
 
 
 def nnls(design, target, weights=None):
@@ -69,10 +69,31 @@ def _best_support(columns, solve, residual, residual_of_zero):
 
 
 def design(batch_sizes, lengths):
-    """One column per cost term (brs.cost_model.cost_terms: 1, bs*L, bs*L^2), a row per shape."""
+    """One column per text cost term (brs.cost_model.cost_terms: 1, bs*L, bs*L^2), a row per
+    shape."""
     bs = np.asarray(batch_sizes, dtype=float)
     length = np.asarray(lengths, dtype=float)
-    return np.column_stack(np.broadcast_arrays(*cost_terms(bs, length)))
+    return np.column_stack(np.broadcast_arrays(*cost_terms(bs, length)[:TEXT_TERMS]))
+
+
+# The library prices a patch as it prices a padded token, one unit each (docs/algorithm.md,
+# "Two parts"): a fit it can plan with has one coefficient for both terms. tie() merges the
+# patches' column into bs*L's, untie() gives the merged coefficient back to both.
+_TOKENS, _PATCHES = COST_TERMS.index("bs*L"), COST_TERMS.index("patches")
+
+
+def tie(columns):
+    """A design over all of COST_TERMS (columns, or one row) with the patches' term added to
+    bs*L's and dropped: one column fewer."""
+    a = np.array(columns, dtype=float)
+    a[..., _TOKENS] += a[..., _PATCHES]
+    return np.delete(a, _PATCHES, axis=-1)
+
+
+def untie(coefficients):
+    """The coefficients of a tie()d fit, one per cost term again (patches as bs*L)."""
+    c = [float(x) for x in coefficients]
+    return tuple(c[:_PATCHES] + [c[_TOKENS]] + c[_PATCHES:])
 
 
 def fit_three_terms(batch_sizes, lengths, values, relative=True, robust=False):
@@ -87,7 +108,7 @@ def fit_three_terms(batch_sizes, lengths, values, relative=True, robust=False):
     bs = np.asarray(batch_sizes, dtype=float)
     length = np.asarray(lengths, dtype=float)
     y = np.asarray(values, dtype=float)
-    if np.linalg.matrix_rank(design(bs, length)) < len(COST_TERMS):
+    if np.linalg.matrix_rank(design(bs, length)) < TEXT_TERMS:
         raise ValueError("the grid cannot fit intercept, bs*L and bs*L^2 apart: give at least "
                          "two lengths and three (batch size, length) shapes whose bs*L differ")
     keep = np.ones(len(y), dtype=bool)
@@ -96,17 +117,13 @@ def fit_three_terms(batch_sizes, lengths, values, relative=True, robust=False):
         rel = _relative_residuals(design(bs, length) @ coef, y)
         keep = rel <= max(OUTLIER_FLOOR, OUTLIER_FACTOR * float(np.median(rel)))
         kept_design = design(bs[keep], length[keep])
-        if not keep.all() and np.linalg.matrix_rank(kept_design) == len(COST_TERMS):
+        if not keep.all() and np.linalg.matrix_rank(kept_design) == TEXT_TERMS:
             coef = _solve(bs[keep], length[keep], y[keep], relative)
         else:
             keep[:] = True
-    predicted = design(bs[keep], length[keep]) @ coef
-    kept = y[keep]
-    total = float(np.sum((kept - kept.mean()) ** 2))
-    r2 = 1.0 - float(np.sum((kept - predicted) ** 2)) / total if total > 0 else 1.0
+    r2, worst = quality(design(bs[keep], length[keep]) @ coef, y[keep])
     return {"c0": float(coef[0]), "c1": float(coef[1]), "c2": float(coef[2]), "r2": r2,
-            "worst": float(np.max(_relative_residuals(predicted, kept))),
-            "outliers": [int(i) for i in np.flatnonzero(~keep)]}
+            "worst": worst, "outliers": [int(i) for i in np.flatnonzero(~keep)]}
 
 
 OUTLIER_FLOOR = 0.25
@@ -116,6 +133,14 @@ OUTLIER_FACTOR = 4.0
 def _solve(bs, length, y, relative):
     weights = 1.0 / np.maximum(y, 1e-12) if relative else None
     return nnls(design(bs, length), y, weights)
+
+
+def quality(predicted, values):
+    """(R^2, the largest relative residual) of a fit's predictions of ``values``."""
+    predicted, y = np.asarray(predicted, dtype=float), np.asarray(values, dtype=float)
+    total = float(np.sum((y - y.mean()) ** 2))
+    r2 = 1.0 - float(np.sum((y - predicted) ** 2)) / total if total > 0 else 1.0
+    return r2, float(np.max(_relative_residuals(predicted, y)))
 
 
 def _relative_residuals(predicted, y):

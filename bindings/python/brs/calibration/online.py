@@ -3,11 +3,16 @@
 Every micro-batch the training loop runs is timed with its shape (bs samples padded to L
 tokens, and its real tokens). The time is fitted as ``seconds = c0 + c1*bs*L + c2*bs*L^2`` (the
 cost terms of brs.cost_model), the planner's cost model in seconds (docs/algorithm.md), so
-alpha = c2/c1 and intercept = c0/c1. What the fit needs is a fixed-size vector of sums of
-products (``Statistics``), which ranks add up with one all-reduce and calibration's least
-squares solves (fit.nnls_from_sums): at a boundary every rank knows in advance (each epoch, or
-every N optimizer steps), every rank adds the same numbers, fits the same model, rounds it as the
-library stores it, and switches its sampler from the first step not yet planned on.
+alpha = c2/c1 and intercept = c0/c1. A micro-batch with images (their patch counts, e.g. from
+Qwen2-VL's ``image_grid_thw``) adds the encoder's terms, fitted jointly in the library's form
+(a patch costs what a padded token does): ``+ c1*P + c4*S + c5*N`` over its P patches, their
+squares' sum S and its N images, so encoder_alpha = c4/c1 and encoder_intercept = c5/c1; until
+some micro-batch had images the encoder's coefficients stay as they were. What the fit needs
+is a fixed-size vector of sums of products (``Statistics``), which ranks add up with one
+all-reduce and calibration's least squares solves (fit.nnls_from_sums): at a boundary every
+rank knows in advance (each epoch, or every N optimizer steps), every rank adds the same
+numbers, fits the same model, rounds it as the library stores it, and switches its sampler
+from the first step not yet planned on.
 
 The first run of each (bs, L) a rank trains is kept out of the fit: it can carry a one-time
 price (cuDNN plans, compiler recompiles, CUDA graph captures) that a warm run of the same shape
@@ -32,14 +37,16 @@ import numpy as np
 from .. import _options
 from .._handles import NativeSampler
 from .._lengths import as_uint32
-from ..cost_model import COST_TERMS, CostModel, combine, cost_terms, from_seconds
-from .fit import nnls_from_sums
+from ..cost_model import (COST_TERMS, TEXT_TERMS, CostModel, combine, cost_terms,
+                          encoder_from_seconds, encoder_sums, from_seconds)
+from .fit import nnls_from_sums, tie, untie
 
 logger = logging.getLogger("brs")
 
-# The vector's entries. Features x = cost_terms(bs, L) = (1, T, Q) with T = bs*L, Q = bs*L^2,
-# time y in seconds. Relative least squares (each point weighed by 1/y, as brs.calibrate fits:
-# the planner compares costs by ratio) needs sum x x^T / y^2 and sum x / y; R^2 on seconds
+# The vector's entries. Features x = cost_terms(bs, L, P, S, N) = (1, T, Q, P, S, N) with
+# T = bs*L, Q = bs*L^2 and the images' P, S, N (0 without images), time y in seconds.
+# Relative least squares (each point weighed by 1/y, as brs.calibrate fits: the planner
+# compares costs by ratio) needs sum x x^T / y^2 and sum x / y; R^2 on seconds
 # needs the plain sums. x0 is 1, so its plain sums are n, y and first_n.
 _TERMS = len(COST_TERMS)
 _PAIRS = tuple(itertools.combinations_with_replacement(range(_TERMS), 2))
@@ -61,10 +68,11 @@ class Statistics:
         if self.vector.shape != (len(FIELDS),):
             raise ValueError(f"statistics must hold {len(FIELDS)} numbers ({', '.join(FIELDS)})")
 
-    def add(self, batch_size, length, real_tokens, seconds):
+    def add(self, batch_size, length, real_tokens, seconds, images=()):
+        """A warm micro-batch: its shape, real tokens, seconds and images' patch counts."""
         if seconds <= 0 or not math.isfinite(seconds):
             return  # a clock too coarse for the micro-batch: no information on its shape
-        x = tuple(float(term) for term in cost_terms(batch_size, length))
+        x = tuple(float(term) for term in cost_terms(batch_size, length, *encoder_sums(images)))
         v, at = self.vector, _INDEX
         v[at["n"]] += 1
         for i, j in _PAIRS:
@@ -79,14 +87,15 @@ class Statistics:
         v[at["yy"]] += seconds ** 2
         v[at["real_tokens"]] += real_tokens
 
-    def add_first(self, batch_size, length, seconds):
+    def add_first(self, batch_size, length, seconds, images=()):
         """A shape's first run: kept apart from the fit's sums."""
         if seconds <= 0 or not math.isfinite(seconds):
             return
         v, at = self.vector, _INDEX
         v[at["first_n"]] += 1
         v[at["first_y"]] += seconds
-        for i, term in enumerate(cost_terms(batch_size, length)[1:], start=1):
+        terms = cost_terms(batch_size, length, *encoder_sums(images))
+        for i, term in enumerate(terms[1:], start=1):
             v[at[f"first_x{i}"]] += term
 
     @classmethod
@@ -110,24 +119,36 @@ class Statistics:
                                  else self[f"{prefix}{i}{j}{suffix}"])
         return m
 
+    def images(self):
+        """How many images the fitted micro-batches held."""
+        return self[f"xx0{COST_TERMS.index('images')}"]
+
     def fit(self):
-        """(c0, c1, c2, r2, relative rms error): the seconds of each cost term, then the fit's
-        quality; or a string saying why there is no fit."""
+        """(c0 .. c5, r2, relative rms error): the seconds of each cost term (the patches' as
+        bs*L's, the library's form; the encoder's c4 and c5 are 0 while no micro-batch had
+        images), then the fit's quality; or a string saying why there is no fit."""
         n = self["n"]
         if n < MIN_MICRO_BATCHES:
             return f"{int(n)} micro-batches timed, fewer than {MIN_MICRO_BATCHES}"
-        a = self.matrix("xx", "/yy")
-        b = np.array([self[f"x{i}/y"] for i in range(_TERMS)])
+        # The fit's features: the text terms alone, or all terms with patches tied to bs*L.
+        basis = np.eye(_TERMS)[:, :TEXT_TERMS] if not self.images() else tie(np.eye(_TERMS))
+        a = basis.T @ self.matrix("xx", "/yy") @ basis
+        b = basis.T @ np.array([self[f"x{i}/y"] for i in range(_TERMS)])
         scale = 1.0 / np.sqrt(np.maximum(np.diag(a), 1e-300))  # columns span 1 .. 1e9
-        if np.linalg.matrix_rank(a * np.outer(scale, scale), tol=1e-9) < _TERMS:
+        text = a[:TEXT_TERMS, :TEXT_TERMS] * np.outer(scale, scale)[:TEXT_TERMS, :TEXT_TERMS]
+        if np.linalg.matrix_rank(text, tol=1e-9) < TEXT_TERMS:
             return ("the micro-batches timed do not separate intercept, bs*L and bs*L^2 "
                     "(too few distinct shapes)")
-        # Relative least squares: sum of (x.c / y - 1)^2, whose constant term is n.
+        # Relative least squares: sum of (x.c / y - 1)^2, whose constant term is n. Images all
+        # of one size cannot tell p^2 from the per-image term: the solver then prices them by
+        # one of the two, which is right for that size.
         coef = nnls_from_sums(a, b, n, scale)
         if coef[1] <= 0:
             return "the fit has no linear term (bs*L) to express alpha and intercept in"
         rel_rss = max(coef @ a @ coef - 2 * coef @ b + n, 0.0)
-        return (*(float(c) for c in coef), float(self._r2(coef)), math.sqrt(rel_rss / n))
+        full = untie(coef) if self.images() else (*coef, coef[1], 0.0, 0.0)
+        return (*(float(c) for c in full), float(self._r2(np.array(full))),
+                math.sqrt(rel_rss / n))
 
     def _r2(self, coef):
         """R^2 on seconds, from the plain sums."""
@@ -147,11 +168,11 @@ class Statistics:
 # -- clocks -----------------------------------------------------------------------------------
 
 class _Pending:
-    __slots__ = ("shape", "start", "end", "real", "first")
+    __slots__ = ("shape", "start", "end", "real", "first", "images")
 
-    def __init__(self, shape, start, end, real, first):
+    def __init__(self, shape, start, end, real, first, images):
         self.shape, self.start, self.end, self.real = shape, start, end, real
-        self.first = first
+        self.first, self.images = first, images
 
 
 class Timer:
@@ -176,8 +197,10 @@ class Timer:
         else:
             self._open = ("wall", time.perf_counter())
 
-    def stop(self, batch_size, length, real_tokens):
-        """``real_tokens`` may be a CUDA tensor: it is read with the events, once done."""
+    def stop(self, batch_size, length, real_tokens, images=None):
+        """``real_tokens`` may be a CUDA tensor: it is read with the events, once done.
+        ``images``: the micro-batch's images as patch counts (a list, or a tensor read
+        likewise), None without images."""
         if self._open is None:
             return
         clock, begin = self._open
@@ -190,24 +213,27 @@ class Timer:
 
             end = torch.cuda.Event(enable_timing=True)
             end.record()
-            self._pending.append(_Pending(shape, begin, end, real_tokens, first))
+            self._pending.append(_Pending(shape, begin, end, real_tokens, first, images))
             self.drain()
             return
         now = time.thread_time() if clock == "thread_time" else time.perf_counter()
-        self._record(shape, real_tokens, now - begin, first)
+        self._record(shape, real_tokens, now - begin, first, images)
 
-    def _record(self, shape, real_tokens, seconds, first):
+    def _record(self, shape, real_tokens, seconds, first, images=None):
+        # Images go in as a keyword only when there are some: a text-only micro-batch calls
+        # add / add_first exactly as before images were priced.
+        patches = {} if images is None else {"images": _patch_list(images)}
         if first:
-            self.local.add_first(*shape, seconds)
+            self.local.add_first(*shape, seconds, **patches)
         else:
-            self.local.add(*shape, int(real_tokens), seconds)
+            self.local.add(*shape, int(real_tokens), seconds, **patches)
 
     def drain(self):
         """Adds the CUDA micro-batches whose end event has completed (query() never waits)."""
         while self._pending and self._pending[0].end.query():
             item = self._pending.pop(0)
             seconds = item.start.elapsed_time(item.end) / 1000.0
-            self._record(item.shape, item.real, seconds, item.first)
+            self._record(item.shape, item.real, seconds, item.first, item.images)
 
     def take(self):
         """The statistics timed since the last take (for the all-reduce); starts afresh."""
@@ -217,8 +243,10 @@ class Timer:
 
 
 def batch_shape(inputs):
-    """(bs, padded L, real tokens) of a padded micro-batch of input_ids (and attention_mask);
-    None when it has no 2-D input_ids."""
+    """(bs, padded L, real tokens) of a padded micro-batch of input_ids (and attention_mask),
+    and its images' patch counts when it has Qwen2-VL's ``image_grid_thw`` (one (t, h, w) row
+    of patches per image; a tensor, read when the micro-batch's time is): (bs, L, real,
+    patches). None when it has no 2-D input_ids."""
     ids = inputs.get("input_ids") if hasattr(inputs, "get") else None
     if ids is None or getattr(ids, "ndim", 0) != 2:
         return None
@@ -226,7 +254,16 @@ def batch_shape(inputs):
     mask = inputs.get("attention_mask")
     real = mask.sum() if mask is not None and getattr(mask, "shape", None) == ids.shape \
         else bs * length
-    return bs, length, real
+    grid = inputs.get("image_grid_thw")
+    if grid is None or getattr(grid, "ndim", 0) != 2 or int(grid.shape[0]) == 0:
+        return bs, length, real
+    return bs, length, real, grid.prod(-1)
+
+
+def _patch_list(images):
+    """A list of ints of a sequence or tensor of patch counts."""
+    values = images.tolist() if hasattr(images, "tolist") else images
+    return [int(p) for p in values]
 
 
 # -- agreement across ranks -------------------------------------------------------------------
@@ -303,13 +340,15 @@ class OnlineCalibration:
         firsts, extra = self.agreed.first_runs(coefficients)
         old = sampler.cost_model
         alpha, intercept, seconds_per_unit = from_seconds(coefficients)
+        encoder = self._encoder_part(old, coefficients)
         new = CostModel(stored("alpha", alpha), stored("intercept", intercept),
                         old.max_tokens, r2=r2, worst_residual=rel_rms, source="calibrated",
                         model=old.model, device=old.device, seconds_per_unit=seconds_per_unit,
                         memory=old.memory,
                         timing={"clock": "online", "micro_batches": int(self.agreed["n"]),
-                                "first_runs": firsts},
-                        first_shape_seconds=max(0.0, extra / firsts) if firsts else 0.0)
+                                "first_runs": firsts, "images": int(self.agreed.images())},
+                        first_shape_seconds=max(0.0, extra / firsts) if firsts else 0.0,
+                        **encoder)
         old_step, new_step, measured = self._step_times(old, new, micro_steps)
         switch_at = self._switch(sampler, new, since)
         logger.info("brs: online calibration (%d micro-batches, R^2 %.3f, relative rms %.3f): "
@@ -329,7 +368,25 @@ class OnlineCalibration:
                    "brs/first_shape_count": float(firsts), "brs/first_shape_seconds": extra}
         if old_step is not None:
             metrics["brs/calibration_step_seconds_predicted_before"] = old_step
+        if self.agreed.images():
+            logger.info("brs: online calibration (%d images): encoder_alpha %.6g -> %.6g, "
+                        "encoder_intercept %.6g -> %.6g", int(self.agreed.images()),
+                        old.encoder_alpha, new.encoder_alpha, old.encoder_intercept,
+                        new.encoder_intercept)
+            metrics.update({"brs/calibration_encoder_alpha": new.encoder_alpha,
+                            "brs/calibration_encoder_intercept": new.encoder_intercept})
         return metrics
+
+    def _encoder_part(self, old, coefficients):
+        """The encoder's keywords of the refitted CostModel: fitted once micro-batches had
+        images, else the model in force's (nothing measured says otherwise)."""
+        kept = {"max_encoder_tokens": old.max_encoder_tokens, "encoder": old.encoder}
+        if not self.agreed.images():
+            return dict(kept, encoder_alpha=old.encoder_alpha,
+                        encoder_intercept=old.encoder_intercept)
+        encoder_alpha, encoder_intercept = encoder_from_seconds(coefficients)
+        return dict(kept, encoder_alpha=stored("encoder_alpha", encoder_alpha),
+                    encoder_intercept=stored("encoder_intercept", encoder_intercept))
 
     def _step_times(self, old, new, micro_steps):
         """(old model's, new model's predicted, measured) seconds of the mean step timed: the

@@ -1,15 +1,16 @@
 """calibrate itself: its steps in order, each done by a module of brs.calibration."""
 
-from . import (arguments as _arguments, batches as _batches, extension as _extension,
-               grid as _grid, memory as _memory, record as _record, result as _result,
-               timing as _timing)
+from . import (arguments as _arguments, batches as _batches, encoder as _encoder,
+               extension as _extension, grid as _grid, memory as _memory, record as _record,
+               result as _result, timing as _timing)
 
 DEFAULT_REPEATS = 5
 
 
 def calibrate(model, lengths_or_dataset, *, collate_fn=None, forward=None, device=None,
               dtype=None, batch_sizes=None, seq_lens=None, repeats=DEFAULT_REPEATS,
-              memory_budget=None, optimizer=None, progress=True):
+              memory_budget=None, optimizer=None, progress=True, encoder=None, image_sizes=None,
+              image_counts=None):
     """Fit alpha, intercept and max_tokens to ``model``'s measured cost; returns a CostModel.
 
     model: a torch module; or a transformers config, a built-in shape name
@@ -31,6 +32,12 @@ def calibrate(model, lengths_or_dataset, *, collate_fn=None, forward=None, devic
     no cap unless one is given). optimizer: None (not timed), a torch.optim.Optimizer over the
     model's parameters, or a callable params -> optimizer; its step changes the weights.
     progress: a tqdm bar if tqdm is installed, else one line a shape.
+    encoder: also calibrate the encoder part (vision-language models): a hook ``encoder(sizes)
+    -> step`` running the vision tower on images of those sizes (brs.calibration.encoder), or
+    "auto" for a Qwen2-VL-style model's own tower. image_sizes: the images timed, patch counts
+    or (h, w) grids of patches (default 64, 256, 1024, 4096 patches); image_counts: images per
+    call (default 1, 2, 4). Fits encoder_alpha and encoder_intercept in the text part's units;
+    max_encoder_tokens is left to the user (the encoder record has its bytes per patch).
     Checks the lengths, the grid and the budget against the model's own memory, in that
     order, before building or timing anything. On CPU it first makes glibc keep freed memory
     (brs.calibration.memory.keep_freed_memory, recorded in the cost model's timing):
@@ -47,10 +54,14 @@ def calibrate(model, lengths_or_dataset, *, collate_fn=None, forward=None, devic
     spec = _arguments.ModelSpec(model, device, dtype)
     device = spec.device
     grid = _grid.build(spec.max_positions(), data, device, batch_sizes, seq_lens)
+    encoder = _encoder.check(encoder, image_sizes, image_counts)
+    image_grid = encoder and _encoder.grid(image_sizes, image_counts, device)
     budget, budget_rule = _arguments.resolve_budget(memory_budget, device)
     _arguments.check_budget(budget, budget_rule, spec.held_bytes(optimizer))
 
     module = spec.build()
+    if encoder == "auto":  # before any timing: a model without a tower fails at once
+        encoder = _encoder.qwen2_vl(module)
     train = _timing.TrainingStep(module, forward,
                                  _arguments.resolve_optimizer(module, optimizer), torch)
     batches = _batches.Batches(data, _arguments.vocabulary(module), _batches.pad_id_of(module),
@@ -73,4 +84,6 @@ def calibrate(model, lengths_or_dataset, *, collate_fn=None, forward=None, devic
     cost_model = _result.cost_model(rows, data, budget, budget_rule, probe.method, spec.name,
                                     device, timing, probe.reserved_record())
     _record.warn_if_first_shapes_cost(cost_model, device)
+    if encoder is not None:
+        _encoder.calibrate(cost_model, encoder, image_grid, repeats, device, progress, torch)
     return cost_model

@@ -2,8 +2,9 @@
 way calibration and the benchmarks turn a model argument into a torch module.
 
 A shape name, a transformers config, or a local directory holding config.json all become
-``AutoModelForCausalLM.from_config`` with random weights: timing and memory do not depend on
-the weights, and no hub access is needed.
+``AutoModelForCausalLM.from_config`` (``AutoModelForImageTextToText`` for a vision-language
+config) with random weights: timing and memory do not depend on the weights, and no hub access
+is needed.
 """
 
 import os
@@ -57,13 +58,15 @@ def load_config(spec):
 
 
 def build_model(config, *, device="cpu", dtype=None, attention="sdpa"):
-    """A randomly initialised causal LM of ``config`` on ``device``."""
+    """A randomly initialised causal LM of ``config`` on ``device``; a vision-language config
+    (one with a vision_config, e.g. Qwen2-VL's) builds its image-text-to-text model."""
     import torch
-    from transformers import AutoModelForCausalLM
+    import transformers
 
     torch.manual_seed(0)  # the same weights every run: timings are then comparable
-    model = AutoModelForCausalLM.from_config(config, attn_implementation=attention,
-                                             dtype=dtype or torch.float32)
+    auto = (transformers.AutoModelForImageTextToText if hasattr(config, "vision_config")
+            else transformers.AutoModelForCausalLM)
+    model = auto.from_config(config, attn_implementation=attention, dtype=dtype or torch.float32)
     return model.to(device)
 
 
@@ -71,8 +74,10 @@ def max_positions(model):
     """The longest sequence the model's (or a config's) position table holds, or None if it
     does not say."""
     config = getattr(model, "config", model)
-    for name in ("n_positions", "max_position_embeddings"):
-        value = getattr(config, name, None)
-        if value:
-            return int(value)
+    # a vision-language config keeps its language model's in text_config
+    for owner in (config, getattr(config, "text_config", None)):
+        for name in ("n_positions", "max_position_embeddings"):
+            value = getattr(owner, name, None)
+            if value:
+                return int(value)
     return None

@@ -12,7 +12,9 @@ def measure(grid, batches, rounds, train, probe, device, progress, torch):
     """One row per shape: the minimum over ``rounds`` interleaved warm timings, the time of
     the shape's first run, and the peak memory.
 
-    ``batches(shape)`` is the collated batch of the shape and ``train`` a TrainingStep. One
+    ``batches(shape)`` is the collated batch of the shape (batches.Batches; the encoder's
+    encoder.Images alike: ``describe(shape)``, ``remedy`` and ``row_keys(shape)`` say what a
+    shape is) and ``train`` a TrainingStep. One
     untimed call of the first shape builds what any shape needs (kernels, gradient buffers):
     that shape's first run is then no first sight, and is not recorded. Round 0 runs the
     shapes smallest first, each once timed as its first run, once untimed inside the memory
@@ -24,7 +26,7 @@ def measure(grid, batches, rounds, train, probe, device, progress, torch):
     clock = Clock(device, torch, train.reset)
     for shape in grid:
         batches(shape)  # collation is the data loader's work: never inside a timed call
-    _guarded(grid[0], device, lambda: clock.run(train, batches(grid[0])))
+    _guarded(grid[0], batches, device, lambda: clock.run(train, batches(grid[0])))
     samples = {shape: [] for shape in grid}
     firsts, peaks = {}, {}
     bar = _progress.reporter(len(grid) * rounds, progress)
@@ -35,20 +37,20 @@ def measure(grid, batches, rounds, train, probe, device, progress, torch):
             order.shuffle(shapes)
         for shape in shapes:
             def timed(batch=batches(shape)):
-                return _guarded(shape, device, lambda: probe.watch(
+                return _guarded(shape, batches, device, lambda: probe.watch(
                     shape, lambda: clock.run(train, batch)))
 
             if index == 0:
                 first = timed()[0]
                 firsts[shape] = None if shape == grid[0] else first
-                peaks[shape] = _guarded(shape, device, lambda: probe.measure(
+                peaks[shape] = _guarded(shape, batches, device, lambda: probe.measure(
                     lambda: clock.run(train, batches(shape))))[1]
             samples[shape].append(timed())
-            bar(f"round {index + 1}/{rounds} bs={shape[0]} L={shape[1]} "
+            bar(f"round {index + 1}/{rounds} {batches.describe(shape)} "
                 f"{samples[shape][-1][0] * 1e3:.1f} ms")
     bar(None)
     rows = [_row(shape, samples[shape], firsts[shape], peaks[shape], clock,
-                 batches.collated_length(shape), probe) for shape in grid]
+                 batches.row_keys(shape), probe) for shape in grid]
     return rows, clock.name
 
 
@@ -72,7 +74,7 @@ class TrainingStep:
             self.module.zero_grad(set_to_none=False)  # keep the buffers: memory as trained
 
 
-def _guarded(shape, device, run):
+def _guarded(shape, batches, device, run):
     """run(), with an out-of-memory error turned into a ValueError naming the shape."""
     try:
         return run()
@@ -81,24 +83,21 @@ def _guarded(shape, device, run):
             raise
         message = str(exc)
     _memory.free_cached(device)
-    raise OutOfMemory(f"calibrate: batch size {shape[0]} x length {shape[1]} ran out of "
-                      f"memory on {device}; pass smaller batch_sizes or seq_lens (or a smaller "
-                      f"model). No cost model was written. The device said: {message}")
+    raise OutOfMemory(f"calibrate: {batches.describe(shape)} ran out of memory on {device}; "
+                      f"pass {batches.remedy}. No cost model was written. The device said: "
+                      f"{message}")
 
 
 class OutOfMemory(ValueError):
     """A shape did not fit: an error for the grid asked for, the end of a grid extension."""
 
 
-def _row(shape, samples, first, peak, clock, collated, probe):
+def _row(shape, samples, first, peak, clock, keys, probe):
     fitted = sorted(s[0] for s in samples)
-    # a collator that rounds L up trains (and so is fitted at) the rounded length
-    row = {"batch_size": shape[0], "length": collated, "seconds": fitted[0],
+    row = {**keys, "seconds": fitted[0],
            "wall_seconds": min(s[1] for s in samples), "peak_bytes": peak,
            "spread": fitted[len(fitted) // 2] / fitted[0] - 1.0 if fitted[0] > 0 else 0.0,
            "first_seconds": first}
-    if collated != shape[1]:
-        row["grid_length"] = shape[1]
     if clock.cpu:
         row["thread_seconds"] = min(s[2] for s in samples)
     row.update(probe.watched(shape))
