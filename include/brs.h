@@ -201,9 +201,10 @@ typedef int32_t brs_option;
 #define BRS_OPT_PAD_TO_MULTIPLE_OF 14
 /** double: encoder_alpha, the quadratic (attention) term of an image's
  *  encoder cost, 0 .. 1000, stored as alpha is (since 1.5). An image of p
- *  patches (brs_sampler_set_encoder_loads) costs p + encoder_alpha * p^2
- *  units: one patch costs what one padded text token costs, and the
- *  encoder's attention runs within each image. Default 0.001. */
+ *  patches (brs_sampler_set_encoder_loads) costs encoder_weight * p +
+ *  encoder_alpha * p^2 units: by default one patch costs what one padded text
+ *  token costs, and the encoder's attention runs within each image.
+ *  Default 0.001. */
 #define BRS_OPT_ENCODER_ALPHA 15
 /** double: encoder_intercept, the fixed encoder cost of one image, 0 ..
  *  1e12, stored as alpha is (since 1.5). Default 0. */
@@ -212,6 +213,11 @@ typedef int32_t brs_option;
  *  encoder's tokens) of one micro-batch, beside max_tokens; 0 means no cap
  *  (since 1.5). Default 0. */
 #define BRS_OPT_MAX_ENCODER_TOKENS 17
+/** double: encoder_weight, what one image patch costs in units of one padded
+ *  text token, 0 .. 1000, stored as alpha is (since 1.5): an image of p
+ *  patches costs encoder_weight * p + encoder_alpha * p^2 + encoder_intercept
+ *  units. Default 1. */
+#define BRS_OPT_ENCODER_WEIGHT 18
 
 /** Option types (brs_option_type). */
 #define BRS_OPTION_INT 0

@@ -33,6 +33,7 @@ enum {
     KEY_TIMING,
     KEY_TIMINGS,
     KEY_FIRST_SHAPE_SECONDS,
+    KEY_ENCODER_WEIGHT,
     KEY_ENCODER_ALPHA,
     KEY_ENCODER_INTERCEPT,
     KEY_MAX_ENCODER_TOKENS,
@@ -42,7 +43,8 @@ enum {
 static const char *const key_names[KEY_COUNT] = {
     "format", "version", "alpha", "intercept", "max_tokens", "seconds_per_unit", "r2",
     "worst_residual", "source", "model", "device", "memory", "timing", "timings",
-    "first_shape_seconds", "encoder_alpha", "encoder_intercept", "max_encoder_tokens", "encoder"};
+    "first_shape_seconds", "encoder_weight", "encoder_alpha", "encoder_intercept",
+    "max_encoder_tokens", "encoder"};
 
 struct brs_cost_model_file {
     char *text; /* a copy of the accepted bytes: members point into it */
@@ -205,7 +207,7 @@ static brs_status read_cap(brs_cost_model_file *f, int key, int64_t *cap)
  * absent, null, or a finite number >= 0; and its cap. */
 static brs_status read_encoder(brs_cost_model_file *f)
 {
-    static const int terms[] = {KEY_ENCODER_ALPHA, KEY_ENCODER_INTERCEPT};
+    static const int terms[] = {KEY_ENCODER_WEIGHT, KEY_ENCODER_ALPHA, KEY_ENCODER_INTERCEPT};
     for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++) {
         if (absent(f, terms[i]))
             continue;
@@ -399,7 +401,7 @@ static int is_double_key(int key)
 {
     return key == KEY_ALPHA || key == KEY_INTERCEPT || key == KEY_SECONDS_PER_UNIT ||
            key == KEY_FIRST_SHAPE_SECONDS || key == KEY_R2 || key == KEY_WORST_RESIDUAL ||
-           key == KEY_ENCODER_ALPHA || key == KEY_ENCODER_INTERCEPT;
+           key == KEY_ENCODER_WEIGHT || key == KEY_ENCODER_ALPHA || key == KEY_ENCODER_INTERCEPT;
 }
 
 brs_status brs_cost_model_file_get_double(double *value, const brs_cost_model_file *file,

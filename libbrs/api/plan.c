@@ -359,6 +359,7 @@ struct brs_cost_model brs_plan_cost_model(const brs_sampler *s)
     struct brs_cost_model model = {s->config.intercept_micro,
                                    s->config.alpha_micro,
                                    (uint64_t)s->config.max_tokens,
+                                   s->config.encoder_weight_micro,
                                    s->config.encoder_alpha_micro,
                                    s->config.encoder_intercept_micro,
                                    (uint64_t)s->config.max_encoder_tokens};

@@ -14,6 +14,7 @@ struct brs_cost_model {
     uint64_t intercept;  /* micro units */
     uint64_t alpha;      /* micro units */
     uint64_t max_tokens; /* 0: no cap */
+    uint64_t encoder_weight;     /* micro units per patch */
     uint64_t encoder_alpha;      /* micro units */
     uint64_t encoder_intercept;  /* micro units, per image */
     uint64_t max_encoder_tokens; /* patches; 0: no cap */
@@ -28,12 +29,13 @@ struct brs_encoder_load {
     uint64_t patches, squares, images;
 };
 
-/* The encoder's cost of a sample's images: patches cost one unit each, as a
- * padded text token does, plus the attention and per-image terms. */
+/* The encoder's cost of a sample's images: encoder_weight per patch (one
+ * padded text token's cost by default), plus the attention and per-image
+ * terms. */
 static inline brs_wide brs_encoder_cost(const struct brs_cost_model *model,
                                         const struct brs_encoder_load *load)
 {
-    return (brs_wide)load->patches * BRS_COST_UNITS_PER_ONE +
+    return (brs_wide)load->patches * model->encoder_weight +
            (brs_wide)model->encoder_alpha * load->squares +
            (brs_wide)model->encoder_intercept * load->images;
 }

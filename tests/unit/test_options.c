@@ -80,7 +80,8 @@ static void test_names_of_the_spec(void)
                  {BRS_OPT_SYNC, "sync"},             {BRS_OPT_PAD_TO_MULTIPLE_OF, "pad_to_multiple_of"},
                  {BRS_OPT_ENCODER_ALPHA, "encoder_alpha"},
                  {BRS_OPT_ENCODER_INTERCEPT, "encoder_intercept"},
-                 {BRS_OPT_MAX_ENCODER_TOKENS, "max_encoder_tokens"}};
+                 {BRS_OPT_MAX_ENCODER_TOKENS, "max_encoder_tokens"},
+                 {BRS_OPT_ENCODER_WEIGHT, "encoder_weight"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const char *name = NULL;
         bt_set_case("key %d", (int)names[i].key);
@@ -88,7 +89,7 @@ static void test_names_of_the_spec(void)
     }
     const char *name = NULL;
     CU_ASSERT(brs_option_name(&name, 0) == BRS_ERR_UNSUPPORTED);
-    CU_ASSERT(brs_option_name(&name, BRS_OPT_MAX_ENCODER_TOKENS + 1) == BRS_ERR_UNSUPPORTED);
+    CU_ASSERT(brs_option_name(&name, BRS_OPT_ENCODER_WEIGHT + 1) == BRS_ERR_UNSUPPORTED);
 }
 
 static void expect_value(brs_option key, int64_t value, const char *want)

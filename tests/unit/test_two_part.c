@@ -22,7 +22,8 @@ typedef struct {
     size_t dp, ga;
     int64_t sync, packed;
     uint64_t max_tokens, max_encoder;
-    uint64_t alpha_micro, intercept_micro, enc_alpha_micro, enc_intercept_micro;
+    uint64_t alpha_micro, intercept_micro, enc_weight_micro, enc_alpha_micro,
+        enc_intercept_micro;
 } setup;
 
 static void random_dataset(dataset *d, bt_rng *r, size_t n, int with_images)
@@ -55,6 +56,8 @@ static brs_sampler *sampler_of(const dataset *d, const setup *u, int loads)
                  BRS_OK &&
              brs_sampler_set_double(s, BRS_OPT_ALPHA, u->alpha_micro / 1e6) == BRS_OK &&
              brs_sampler_set_double(s, BRS_OPT_INTERCEPT, u->intercept_micro / 1e6) == BRS_OK &&
+             brs_sampler_set_double(s, BRS_OPT_ENCODER_WEIGHT, u->enc_weight_micro / 1e6) ==
+                 BRS_OK &&
              brs_sampler_set_double(s, BRS_OPT_ENCODER_ALPHA, u->enc_alpha_micro / 1e6) ==
                  BRS_OK &&
              brs_sampler_set_double(s, BRS_OPT_ENCODER_INTERCEPT, u->enc_intercept_micro / 1e6) ==
@@ -78,7 +81,8 @@ static u128 encoder_cost(const setup *u, const dataset *d, size_t i)
     u128 cost = 0;
     for (uint64_t j = d->offsets[i]; j < d->offsets[i + 1]; j++) {
         uint64_t p = d->patches[j];
-        cost += (u128)p * 1000000u + (u128)u->enc_alpha_micro * p * p + u->enc_intercept_micro;
+        cost += (u128)p * u->enc_weight_micro + (u128)u->enc_alpha_micro * p * p +
+                u->enc_intercept_micro;
     }
     return cost;
 }
@@ -238,6 +242,8 @@ static setup random_setup(bt_rng *r, size_t k_choice)
     u.packed = (int64_t)bt_rng_below(r, 2);
     u.alpha_micro = bt_rng_below(r, 3) * 10000;
     u.intercept_micro = bt_rng_below(r, 2) * 5000000;
+    static const uint64_t weights[] = {1000000, 250000, 3000000};
+    u.enc_weight_micro = weights[bt_rng_below(r, 3)];
     u.enc_alpha_micro = bt_rng_below(r, 3) * 10000;
     u.enc_intercept_micro = bt_rng_below(r, 2) * 20000000;
     u.max_tokens = bt_rng_below(r, 3) == 0 ? 60 + bt_rng_below(r, 60) : 0;

@@ -14,8 +14,8 @@ from ._lengths import as_uint32
 
 
 def plan_batch(lengths, *, dp_size, grad_accum=1, max_tokens=None, packed=False, sync=None,
-               cost_model=None, encoder_loads=None, encoder_alpha=None, encoder_intercept=None,
-               max_encoder_tokens=None):
+               cost_model=None, encoder_loads=None, encoder_weight=None, encoder_alpha=None,
+               encoder_intercept=None, max_encoder_tokens=None):
     """Split one step of ``lengths`` into dp_size x grad_accum balanced micro-batches.
 
     Returns ``plan[rank][micro_step]``: a list over ranks of lists over micro-steps of lists of
@@ -33,12 +33,13 @@ def plan_batch(lengths, *, dp_size, grad_accum=1, max_tokens=None, packed=False,
 
     ``encoder_loads`` gives each sample's images as patch counts (vision-language batches, see
     docs/python.md): their encoder cost (``encoder_alpha``, ``encoder_intercept``) adds to the
-    text cost and ``max_encoder_tokens`` caps a micro-batch's patches.
+    text cost (a patch costs ``encoder_weight`` padded tokens) and ``max_encoder_tokens`` caps a
+    micro-batch's patches.
     """
     config = _config(dp_size=dp_size, grad_accum=grad_accum, max_tokens=max_tokens,
                      packed=packed, sync=sync, cost_model=cost_model,
-                     encoder_alpha=encoder_alpha, encoder_intercept=encoder_intercept,
-                     max_encoder_tokens=max_encoder_tokens)
+                     encoder_weight=encoder_weight, encoder_alpha=encoder_alpha,
+                     encoder_intercept=encoder_intercept, max_encoder_tokens=max_encoder_tokens)
     images = None if encoder_loads is None else image_table(encoder_loads, len(lengths))
     return _planned(lengths, config, images=images)
 

@@ -96,8 +96,8 @@ class BatchRebalanceSampler(_SamplerBase):
                  rank=None, seed=None, shuffle=None, drop_last=None, alpha=None, intercept=None,
                  max_tokens=None, packed=None, strategy=None, sync=None,
                  pad_to_multiple_of=None, length_buckets=None, cost_model=None,
-                 encoder_loads=None, encoder_alpha=None, encoder_intercept=None,
-                 max_encoder_tokens=None):
+                 encoder_loads=None, encoder_weight=None, encoder_alpha=None,
+                 encoder_intercept=None, max_encoder_tokens=None):
         if cost_model is not None:  # fills in alpha, intercept and max_tokens not given here
             alpha, intercept, max_tokens = _cost_model.resolve(cost_model, alpha, intercept,
                                                                max_tokens)

@@ -39,6 +39,7 @@ const BRS_OPT_PAD_TO_MULTIPLE_OF = Int32(14)  # since 1.4
 const BRS_OPT_ENCODER_ALPHA = Int32(15)       # since 1.5: images' cost, and their cap
 const BRS_OPT_ENCODER_INTERCEPT = Int32(16)
 const BRS_OPT_MAX_ENCODER_TOKENS = Int32(17)
+const BRS_OPT_ENCODER_WEIGHT = Int32(18)  # since 1.5
 
 # Values of BRS_OPT_STRATEGY and BRS_OPT_SYNC (names: brs_option_value_name).
 const BRS_STRATEGY_BALANCED = Int64(0)

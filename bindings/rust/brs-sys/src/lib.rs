@@ -86,6 +86,8 @@ pub const BRS_OPT_ENCODER_ALPHA: brs_option = 15;
 pub const BRS_OPT_ENCODER_INTERCEPT: brs_option = 16;
 /// int: max_encoder_tokens, cap on a micro-batch's image patches, 0: none (since 1.5).
 pub const BRS_OPT_MAX_ENCODER_TOKENS: brs_option = 17;
+/// double: encoder_weight, what one image patch costs in padded text tokens (since 1.5).
+pub const BRS_OPT_ENCODER_WEIGHT: brs_option = 18;
 
 /// Option types (`brs_option_type`).
 pub const BRS_OPTION_INT: i32 = 0;
