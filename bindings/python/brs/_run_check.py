@@ -8,7 +8,8 @@ the message names the cap that works for the whole run as well as each failing e
 Packed mode: the library's one-pass check does not cover it (a packed cap is bin packing, which
 only planning a step settles), so every step of every epoch is planned here instead; the error
 then names the first step that fails and, in the library's message, the least max_tokens with
-which that step plans (found by planning), not one for the whole run.
+which that step plans (found by planning), not one for the whole run. The same holds for
+max_encoder_tokens on samples with images: a step's patches fit the cap only as planned.
 """
 
 from . import _native as n
@@ -30,7 +31,7 @@ def check(sampler, epochs, feasibility, planning_handle):
     for epoch in range(epochs):
         status, least, micro_batches = feasibility(epoch)
         if status == n.ERR_UNSUPPORTED:
-            _plan_every_step(sampler, epochs, planning_handle)
+            plan_every_step(sampler, epochs, planning_handle)
             return None
         caps.append(least)
         if status != n.OK:
@@ -66,12 +67,16 @@ def _per_epoch(caps):
     return ", ".join(str(value) for value in caps[:_SHOWN]) + f", ... ({len(caps)} epochs)"
 
 
-def _plan_every_step(sampler, epochs, planning_handle):
+def plan_every_step(sampler, epochs, planning_handle, cap="max_tokens"):
+    """Plan every step of epochs 0 .. epochs-1; raises ValueError naming ``cap`` (the option
+    only planning settles) and the first step that fails."""
     plan, steps = NativePlan(), sampler.steps_per_epoch
+    what = (f"max_tokens {sampler.max_tokens} (packed)" if cap == "max_tokens"
+            else f"max_encoder_tokens {sampler.max_encoder_tokens}")
     for epoch in range(epochs):
         for step in range(steps):
             try:
                 plan.compute(planning_handle(epoch, step), epoch, step)
             except ValueError as exc:
-                raise ValueError(f"max_tokens {sampler.max_tokens} (packed) cannot plan all "
-                                 f"{epochs} epochs of this run: {exc}") from None
+                raise ValueError(f"{what} cannot plan all {epochs} epochs of this run: "
+                                 f"{exc}") from None

@@ -308,15 +308,23 @@ class BatchRebalanceSampler(_SamplerBase):
         Raises ValueError naming the least max_tokens that works for the whole run and each
         failing epoch's. Returns that least cap; None without a cap (every step plans) and in
         packed mode, where every step of every epoch is planned instead (slower: a packed cap
-        is bin packing, which the library's one-pass check does not cover). One pass over the
-        lengths per epoch. The integrations call it where they know the epoch count.
+        is bin packing, which the library's one-pass check does not cover). With images and
+        max_encoder_tokens, every step is planned too. One pass over the lengths per epoch
+        otherwise. The integrations call it where they know the epoch count.
         """
         epochs = _args.integer("epochs", epochs, 1)
-        if not self.max_tokens:
+        # The images' cap, like a packed one, is settled only by planning every step.
+        encoder_capped = bool(self.max_encoder_tokens) and self.was_given("encoder_loads")
+        if not self.max_tokens and not encoder_capped:
             return None
         self._topology()
-        return _run_check.check(self, epochs, self._native.epoch_feasibility,
-                                self._handle_planning)
+        least = None
+        if self.max_tokens:
+            least = _run_check.check(self, epochs, self._native.epoch_feasibility,
+                                     self._handle_planning)
+        if encoder_capped:
+            _run_check.plan_every_step(self, epochs, self._handle_planning, "max_encoder_tokens")
+        return least
 
     @property
     def steps_per_epoch(self):

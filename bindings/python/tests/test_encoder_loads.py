@@ -135,3 +135,13 @@ def test_a_sample_above_the_encoder_cap_names_it():
     loads[7] = [4096, 4096]
     with pytest.raises(ValueError, match="sample 7 has 8192 image patches"):
         _sampler(lengths, loads, max_encoder_tokens=5000)
+
+
+def test_check_epochs_plans_every_step_under_the_encoder_cap():
+    lengths, _ = _dataset(seed=8)
+    loads = [[4096]] * len(lengths)  # 4 samples a micro-batch: 16384 patches each
+    sampler = _sampler(lengths, loads, max_encoder_tokens=4096)  # each sample alone fits
+    with pytest.raises(ValueError, match="max_encoder_tokens 4096 cannot plan all 2 epochs of "
+                                         "this run: step 0 of epoch 0"):
+        sampler.check_epochs(2)
+    assert _sampler(lengths, loads, max_encoder_tokens=16384).check_epochs(2) is None
