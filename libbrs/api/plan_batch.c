@@ -9,7 +9,7 @@
 #include "api/handles.h"
 #include "api/message.h"
 #include "planner/padding.h"
-#include "planner/planner.h"
+#include "planner/split.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* objective.c - the score every candidate split is compared by, padded and
  * packed alike (docs/algorithm.md): the step time of the deal the plan will
  * use (assign.c), then the peak tokens of a group, then the total cost. */
+#include "planner/assign.h"
 #include "planner/objective.h"
-#include "planner/planner.h"
 #include "util/wide.h"
 
 brs_status brs_objective_score(struct brs_score *score, const brs_wide *costs,

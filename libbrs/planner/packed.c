@@ -9,7 +9,7 @@
 #include "planner/candidates.h"
 #include "planner/cost_model.h"
 #include "planner/objective.h"
-#include "planner/planner.h"
+#include "planner/packed.h"
 #include "util/heap.h"
 #include "util/wide.h"
 

@@ -19,7 +19,10 @@
 #include "planner/cost_model.h"
 #include "planner/objective.h"
 #include "planner/planner.h"
+#include "planner/polish.h"
+#include "planner/refine.h"
 #include "planner/search.h"
+#include "planner/split_heuristic.h"
 #include "util/wide.h"
 
 #include <stdlib.h>

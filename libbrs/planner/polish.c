@@ -12,7 +12,7 @@
  */
 #include "planner/cost_model.h"
 #include "planner/objective.h"
-#include "planner/planner.h"
+#include "planner/polish.h"
 #include "util/cost_sort.h"
 #include "util/wide.h"
 

@@ -13,7 +13,7 @@
  * divide and conquer in O(W log W).
  */
 #include "planner/cost_model.h"
-#include "planner/planner.h"
+#include "planner/refine.h"
 #include "util/wide.h"
 
 #include <stdlib.h>

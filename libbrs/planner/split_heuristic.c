@@ -3,7 +3,8 @@
  * search, refine.c, hands back), the costliest split in halves until there
  * are k; and the least-total split that falls back on it. */
 #include "planner/cost_model.h"
-#include "planner/planner.h"
+#include "planner/refine.h"
+#include "planner/split_heuristic.h"
 #include "util/cost_sort.h"
 #include "util/wide.h"
 

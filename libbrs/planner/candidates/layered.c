@@ -21,8 +21,8 @@
  */
 #include "planner/candidates.h"
 #include "planner/cost_model.h"
-#include "planner/planner.h"
 #include "planner/search.h"
+#include "planner/split_heuristic.h"
 #include "util/wide.h"
 
 #include <stdlib.h>
