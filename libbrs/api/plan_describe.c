@@ -5,8 +5,8 @@
  * planner/cost_model.h. */
 #include "api/handles.h"
 #include "planner/cost_model.h"
+#include "planner/objective.h"
 #include "planner/padding.h"
-#include "planner/planner.h"
 #include "planner/search.h"
 #include "util/wide.h"
 
@@ -49,41 +49,8 @@ void brs_plan_summarise(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
      * of one rank in the least possible work: k intercepts plus every
      * sample's weight (each sample pays at least its own). */
     brs_wide work = (brs_wide)k * model->intercept + weight_sum;
-    brs_wide per_rank = (work + p->dp_size - 1) / p->dp_size;
-    p->time_lower_bound = per_rank > lower_bound ? per_rank : lower_bound;
+    p->time_lower_bound = brs_objective_time_floor(lower_bound, work, p->dp_size);
     summarise_encoder(p);
-}
-
-/* The two synchronised step times of the slots as dealt (docs/design.md):
- * per micro-step the slowest rank, and the slowest rank's sum. */
-static void slot_sync_times(brs_plan *p)
-{
-    size_t g_count = p->grad_accum;
-    p->micro_sync = p->step_sync = 0;
-    for (size_t m = 0; m < g_count; m++) {
-        brs_wide slowest = 0;
-        for (size_t r = 0; r < p->dp_size; r++)
-            if (p->slot_cost[r * g_count + m] > slowest) slowest = p->slot_cost[r * g_count + m];
-        p->micro_sync += slowest;
-    }
-    for (size_t r = 0; r < p->dp_size; r++) {
-        brs_wide sum = 0;
-        for (size_t m = 0; m < g_count; m++) sum += p->slot_cost[r * g_count + m];
-        if (sum > p->step_sync) p->step_sync = sum;
-    }
-}
-
-/* The packed planner's bound (packed.c): the average load and the longest
- * sample alone. */
-static brs_wide packed_lower_bound(const uint32_t *sorted, size_t n, size_t k,
-                                   const struct brs_cost_model *model, brs_wide *weight_sum)
-{
-    brs_wide sum = 0;
-    for (size_t i = 0; i < n; i++) sum += brs_sample_weight(model, sorted[i]);
-    *weight_sum = sum;
-    brs_wide average = model->intercept + (sum + k - 1) / k;
-    brs_wide longest = model->intercept + brs_sample_weight(model, sorted[0]);
-    return average > longest ? average : longest;
 }
 
 /* The images of each slot: patches, count and encoder cost, the cost
@@ -151,9 +118,11 @@ void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_
     }
     if (packed) brs_plan_pad_packed(p, s);
     describe_images(p, s, model);
-    slot_sync_times(p);
+    brs_objective_sync_times(&p->micro_sync, &p->step_sync, p->slot_cost, p->dp_size,
+                             p->grad_accum);
     brs_wide weight_sum, bound =
-        packed ? packed_lower_bound(p->sorted_length, p->num_samples, p->k, model, &weight_sum)
+        packed ? brs_objective_packed_bound(p->sorted_length, p->num_samples, p->k, model,
+                                            &weight_sum)
                : brs_search_lower_bound(p->planned_length, p->num_samples, p->k, model,
                                         &weight_sum);
     if (s->encoder) bound = image_bounds(p, s, model, bound, &weight_sum, packed);
@@ -164,7 +133,7 @@ void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_
         struct brs_cost_model m = *model;
         if (m.max_tokens && p->max_padded > m.max_tokens) m.max_tokens = 0;
         brs_wide certified =
-            brs_planner_step_time_bound(p->planned_length, p->num_samples, p->k, p->dp_size, &m);
+            brs_objective_step_time_bound(p->planned_length, p->num_samples, p->k, p->dp_size, &m);
         if (certified > p->time_lower_bound) p->time_lower_bound = certified;
     }
 }

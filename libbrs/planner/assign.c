@@ -16,6 +16,7 @@
  * candidate split with it and the plan reproduce it.
  */
 #include "planner/assign.h"
+#include "planner/objective.h"
 #include "util/cost_sort.h"
 #include "util/wide.h"
 
@@ -374,13 +375,12 @@ static void deal_exact(struct deal *d, brs_wide incumbent, brs_wide floor, uint3
     recount(d);
 }
 
-/* max(largest cost, ceil(sum / ranks)): no deal is below it. */
+/* No deal is below the objective's floor of these costs. */
 static brs_wide deal_floor(const struct deal *d)
 {
     brs_wide sum = 0;
     for (size_t p = 0; p < d->k; p++) sum += d->cost_at[p];
-    brs_wide average = (sum + d->ranks - 1) / d->ranks, largest = d->cost_at[0];
-    return average > largest ? average : largest;
+    return brs_objective_time_floor(d->cost_at[0], sum, d->ranks);
 }
 
 /* The per-step deal into d->rank_of: the best of snake, LPT + swaps, and
@@ -415,31 +415,6 @@ static void slots_from_ranks(uint32_t *slot_of, const struct deal *d)
     for (size_t p = 0; p < d->k; p++) {
         uint32_t r = d->rank_of[p];
         slot_of[d->order[p]] = (uint32_t)(r * d->per_rank + d->count[r]++);
-    }
-}
-
-/* The synchronised times of a deal given as slot_of, those asked for. */
-static void sync_times_of_slots(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *costs,
-                                const uint32_t *slot_of, size_t k, size_t dp_size,
-                                brs_wide *by_slot)
-{
-    size_t grad_accum = k / dp_size;
-    for (size_t g = 0; g < k; g++) by_slot[slot_of[g]] = costs[g];
-    if (micro_sync) {
-        *micro_sync = 0;
-        for (size_t m = 0; m < grad_accum; m++) {
-            brs_wide worst = 0;
-            for (size_t r = 0; r < dp_size; r++)
-                if (by_slot[r * grad_accum + m] > worst) worst = by_slot[r * grad_accum + m];
-            *micro_sync += worst;
-        }
-    }
-    if (!step_sync) return;
-    *step_sync = 0;
-    for (size_t r = 0; r < dp_size; r++) {
-        brs_wide sum = 0;
-        for (size_t m = 0; m < grad_accum; m++) sum += by_slot[r * grad_accum + m];
-        if (sum > *step_sync) *step_sync = sum;
     }
 }
 
@@ -480,7 +455,9 @@ brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sy
             }
         }
         if (sync == BRS_SYNC_STEP && dp_size > 1 && grad_accum > 1) slots_from_ranks(slot_of, &d);
-        sync_times_of_slots(micro_sync, step_sync, costs, slot_of, k, dp_size, wide);
+        /* the times asked for, of the costs by slot (wide is free again) */
+        for (size_t g = 0; g < k; g++) wide[slot_of[g]] = costs[g];
+        brs_objective_sync_times(micro_sync, step_sync, wide, dp_size, grad_accum);
     }
     free(order);
     free(wide);

@@ -1,45 +1,140 @@
-/* objective.c - the score every candidate split is compared by, padded and
- * packed alike (docs/algorithm.md): the step time of the deal the plan will
- * use (assign.c), then the peak tokens of a group, then the total cost. */
-#include "planner/assign.h"
+/* objective.c - every formula of the objective and its bounds, written once
+ * (docs/algorithm.md): the synchronised step times of a deal, the padded
+ * peak, the bounds. The deal itself (assign.c) and the score of a split
+ * (score.c) are built on them, as are the plan's description and the
+ * polish. */
 #include "planner/objective.h"
+#include "planner/cost_model.h"
+#include "planner/refine.h"
+#include "planner/search.h"
+#include "planner/split.h"
 #include "util/wide.h"
 
-brs_status brs_objective_score(struct brs_score *score, const brs_wide *costs,
-                               const uint32_t *cost_order, uint64_t peak, size_t k, size_t dp_size,
-                               int sync, uint32_t *slot_scratch)
-{
-    int per_step = sync == BRS_SYNC_STEP;
-    brs_status status = brs_assign(slot_scratch, per_step ? NULL : &score->time,
-                                   per_step ? &score->time : NULL, costs, cost_order, k, dp_size,
-                                   sync);
-    score->peak = peak;
-    score->total = 0;
-    for (size_t g = 0; g < k; g++) score->total += costs[g];
-    return status;
-}
-
-uint64_t brs_objective_padded_peak(const size_t *starts, const uint32_t *lengths, size_t k)
-{
-    uint64_t peak = 0;
-    for (size_t g = 0; g < k; g++) {
-        uint64_t tokens = (uint64_t)(starts[g + 1] - starts[g]) * lengths[starts[g]];
-        if (tokens > peak) peak = tokens;
-    }
-    return peak;
-}
-
-brs_status brs_objective_score_split(struct brs_score *score, const size_t *starts,
-                                     const brs_wide *costs, const uint32_t *lengths, size_t k,
-                                     size_t dp_size, int sync, uint32_t *slot_scratch)
-{
-    return brs_objective_score(score, costs, NULL, brs_objective_padded_peak(starts, lengths, k), k,
-                               dp_size, sync, slot_scratch);
-}
+#include <stdlib.h>
 
 int brs_objective_better(const struct brs_score *a, const struct brs_score *b)
 {
     if (a->time != b->time) return a->time < b->time;
     if (a->peak != b->peak) return a->peak < b->peak;
     return a->total < b->total;
+}
+
+brs_wide brs_objective_rank_time(const brs_wide *by_slot, size_t rank, size_t grad_accum)
+{
+    brs_wide sum = 0;
+    for (size_t m = 0; m < grad_accum; m++) sum += by_slot[rank * grad_accum + m];
+    return sum;
+}
+
+size_t brs_objective_slowest_rank(const brs_wide *by_slot, size_t dp_size, size_t grad_accum)
+{
+    size_t slow = 0;
+    brs_wide worst = 0;
+    for (size_t r = 0; r < dp_size; r++) {
+        brs_wide sum = brs_objective_rank_time(by_slot, r, grad_accum);
+        if (sum > worst) worst = sum, slow = r;
+    }
+    return slow;
+}
+
+void brs_objective_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *by_slot,
+                              size_t dp_size, size_t grad_accum)
+{
+    if (micro_sync) {
+        *micro_sync = 0;
+        for (size_t m = 0; m < grad_accum; m++) {
+            brs_wide slowest = 0;
+            for (size_t r = 0; r < dp_size; r++)
+                if (by_slot[r * grad_accum + m] > slowest) slowest = by_slot[r * grad_accum + m];
+            *micro_sync += slowest;
+        }
+    }
+    if (step_sync)
+        *step_sync = brs_objective_rank_time(
+            by_slot, brs_objective_slowest_rank(by_slot, dp_size, grad_accum), grad_accum);
+}
+
+static uint64_t group_tokens(const size_t *starts, const uint32_t *lengths, size_t g)
+{
+    return (uint64_t)(starts[g + 1] - starts[g]) * lengths[starts[g]];
+}
+
+size_t brs_objective_peak_group(const size_t *starts, const uint32_t *lengths, size_t k)
+{
+    uint64_t peak = 0;
+    size_t at = 0;
+    for (size_t g = 0; g < k; g++) {
+        uint64_t tokens = group_tokens(starts, lengths, g);
+        if (tokens > peak) peak = tokens, at = g;
+    }
+    return at;
+}
+
+uint64_t brs_objective_padded_peak(const size_t *starts, const uint32_t *lengths, size_t k)
+{
+    return group_tokens(starts, lengths, brs_objective_peak_group(starts, lengths, k));
+}
+
+brs_wide brs_objective_time_floor(brs_wide largest, brs_wide total, size_t ranks)
+{
+    brs_wide share = (total + ranks - 1) / ranks;
+    return share > largest ? share : largest;
+}
+
+brs_wide brs_objective_packed_bound(const uint32_t *lengths, size_t n, size_t k,
+                                    const struct brs_cost_model *model, brs_wide *weight_sum)
+{
+    brs_wide sum = 0;
+    for (size_t i = 0; i < n; i++) sum += brs_sample_weight(model, lengths[i]);
+    *weight_sum = sum;
+    brs_wide average = model->intercept + (sum + k - 1) / k;
+    brs_wide longest = model->intercept + brs_sample_weight(model, lengths[0]);
+    return average > longest ? average : longest;
+}
+
+/* The least total cost of any k-split within the cap where its search is
+ * cheap, else k intercepts plus every sample's own weight (each sample pays
+ * at least that). */
+static brs_wide least_total(const uint32_t *lengths, size_t n, size_t k,
+                            const struct brs_cost_model *model, brs_wide weight_sum)
+{
+    brs_wide least = (brs_wide)k * model->intercept + weight_sum;
+    size_t *starts = malloc((k + 1) * sizeof *starts);
+    brs_wide *costs = malloc(k * sizeof *costs);
+    if (starts && costs) {
+        struct brs_split part = {.starts = starts, .costs = costs};
+        if (brs_refine_least_total(&part, lengths, n, k, model, BRS_REFINE_NO_LIMIT,
+                                   n + BRS_REFINE_CELLS_BASE, NULL) == BRS_OK) {
+            least = 0;
+            for (size_t g = 0; g < k; g++) least += costs[g];
+        }
+    }
+    free(starts);
+    free(costs);
+    return least;
+}
+
+brs_wide brs_objective_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                                  const struct brs_cost_model *model, brs_wide min_max,
+                                  brs_wide weight_sum)
+{
+    /* with one micro-step, least / dp_size <= the min-max: the search
+     * cannot matter */
+    brs_wide least = k == dp_size ? (brs_wide)k * model->intercept + weight_sum
+                                  : least_total(lengths, n, k, model, weight_sum);
+    return brs_objective_time_floor(min_max, least, dp_size);
+}
+
+brs_wide brs_objective_step_time_bound(const uint32_t *lengths, size_t n, size_t k,
+                                       size_t dp_size, const struct brs_cost_model *model)
+{
+    struct brs_cost_model m = *model;
+    if (m.max_tokens && brs_search_groups_for_cap(lengths, n, &m) > k) m.max_tokens = 0;
+    brs_wide weight_sum, bound = brs_search_lower_bound(lengths, n, k, &m, &weight_sum);
+    uint64_t *memory = malloc(2 * n * sizeof *memory);
+    if (!memory) return bound; /* still a bound, only a looser one */
+    struct brs_probe_cache cache = brs_probe_cache_build(memory, lengths, n);
+    brs_wide min_max = brs_search_min_max(lengths, cache, n, k, &m, bound);
+    free(memory);
+    return brs_objective_time_bound(lengths, n, k, dp_size, &m, min_max, weight_sum);
 }

@@ -1,9 +1,10 @@
-/* planner/objective.h - the planner's objective, the one score of padded and packed splits
- * (objective.c). Internal, not installed. */
+/* planner/objective.h - the planner's objective and its bounds, each formula once
+ * (objective.c): the synchronised step times of dealt groups, the padded peak, the time floor,
+ * the packed bound and the certified bound on the step time. Internal, not installed. */
 #ifndef BRS_PLANNER_OBJECTIVE_H
 #define BRS_PLANNER_OBJECTIVE_H
 
-#include "brs.h"
+#include "planner/cost_model.h"
 #include "util/wide.h"
 
 #include <stddef.h>
@@ -11,24 +12,48 @@
 
 /* A split's score, lexicographic (docs/algorithm.md): the step time of the
  * sync model (the deal of brs_assign), the peak tokens of a group, the total
- * cost. */
+ * cost. score.c computes it. */
 struct brs_score {
     brs_wide time, peak, total;
 };
-
-/* The score of k groups of these costs whose largest holds `peak` tokens.
- * cost_order: the groups in cost order, or NULL (brs_assign). slot_scratch
- * holds k. */
-brs_status brs_objective_score(struct brs_score *score, const brs_wide *costs,
-                               const uint32_t *cost_order, uint64_t peak, size_t k, size_t dp_size,
-                               int sync, uint32_t *slot_scratch);
-/* The same of a contiguous split of lengths sorted longest first (padded:
- * a group holds its size times its head's length). */
-brs_status brs_objective_score_split(struct brs_score *score, const size_t *starts,
-                                     const brs_wide *costs, const uint32_t *lengths, size_t k,
-                                     size_t dp_size, int sync, uint32_t *slot_scratch);
-/* The largest padded-token count of a contiguous split. */
-uint64_t brs_objective_padded_peak(const size_t *starts, const uint32_t *lengths, size_t k);
 int brs_objective_better(const struct brs_score *a, const struct brs_score *b);
+
+/* Costs by rank-major slot (rank * grad_accum + micro): the sum of one
+ * rank's micro-steps, the slowest rank (the first of equal sums), and the
+ * two synchronised step times (docs/design.md): per micro-step the sum of
+ * the slowest rank at each micro-step, per step the slowest rank's sum
+ * (either pointer may be NULL: not computed). */
+brs_wide brs_objective_rank_time(const brs_wide *by_slot, size_t rank, size_t grad_accum);
+size_t brs_objective_slowest_rank(const brs_wide *by_slot, size_t dp_size, size_t grad_accum);
+void brs_objective_sync_times(brs_wide *micro_sync, brs_wide *step_sync, const brs_wide *by_slot,
+                              size_t dp_size, size_t grad_accum);
+
+/* Padded tokens of a contiguous split of lengths sorted longest first: a
+ * group holds its size times its head's length. The group at the peak
+ * (the first of equal ones) and the peak. */
+size_t brs_objective_peak_group(const size_t *starts, const uint32_t *lengths, size_t k);
+uint64_t brs_objective_padded_peak(const size_t *starts, const uint32_t *lengths, size_t k);
+
+/* max(largest, ceil(total / ranks)): no deal of groups whose largest cost
+ * is `largest` and whose costs sum to `total` has a rank slower than that. */
+brs_wide brs_objective_time_floor(brs_wide largest, brs_wide total, size_t ranks);
+
+/* The packed planner's bound on the max cost of k groups of these samples
+ * (sorted longest first): the average load and the longest sample alone;
+ * *weight_sum gets the samples' weights summed. */
+brs_wide brs_objective_packed_bound(const uint32_t *lengths, size_t n, size_t k,
+                                    const struct brs_cost_model *model, brs_wide *weight_sum);
+
+/* A lower bound on the step time under either sync model of every padded
+ * plan of these samples (sorted longest first) within the model's cap: the
+ * min-max `min_max` and the least total cost over dp_size. */
+brs_wide brs_objective_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                                  const struct brs_cost_model *model, brs_wide min_max,
+                                  brs_wide weight_sum);
+/* The same bound computed from scratch (the min-max searched here): for
+ * plans made elsewhere. A cap the samples cannot meet in k groups is
+ * ignored, so the bound holds for every plan. */
+brs_wide brs_objective_step_time_bound(const uint32_t *lengths, size_t n, size_t k,
+                                       size_t dp_size, const struct brs_cost_model *model);
 
 #endif

@@ -10,6 +10,7 @@
 #include "planner/cost_model.h"
 #include "planner/objective.h"
 #include "planner/packed.h"
+#include "planner/score.h"
 #include "util/heap.h"
 #include "util/wide.h"
 
@@ -237,7 +238,7 @@ static int score_packing(struct packing *p, const uint32_t *lengths, size_t n, s
     for (size_t g = 0; g < k; g++)
         if (p->tokens[g] > peak) peak = p->tokens[g];
     if (model->max_tokens && peak > model->max_tokens) return 0;
-    *status = brs_objective_score(&p->score, p->costs, NULL, peak, k, dp_size, sync, slot_scratch);
+    *status = brs_score_groups(&p->score, p->costs, NULL, peak, k, dp_size, sync, slot_scratch);
     return *status == BRS_OK;
 }
 
@@ -288,12 +289,7 @@ brs_status brs_packed_split(struct brs_split *split, const uint32_t *lengths, si
     brs_status status = plan_lpt(split, lengths, n, k, model, scratch);
     if (status == BRS_OK) status = keep_better_kk(split, lengths, n, k, dp_size, sync, model, scratch);
     if (status != BRS_OK) return status;
-    brs_wide sum = 0;
-    for (size_t i = 0; i < n; i++) sum += brs_sample_weight(model, lengths[i]);
-    split->weight_sum = sum;
-    brs_wide average = model->intercept + (sum + k - 1) / k;
-    brs_wide longest = model->intercept + brs_sample_weight(model, lengths[0]);
-    split->lower_bound = average > longest ? average : longest;
+    split->lower_bound = brs_objective_packed_bound(lengths, n, k, model, &split->weight_sum);
     split->max_cost = 0;
     for (size_t g = 0; g < k; g++)
         if (split->costs[g] > split->max_cost) split->max_cost = split->costs[g];

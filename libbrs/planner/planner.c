@@ -21,6 +21,7 @@
 #include "planner/planner.h"
 #include "planner/polish.h"
 #include "planner/refine.h"
+#include "planner/score.h"
 #include "planner/search.h"
 #include "planner/split_heuristic.h"
 #include "util/wide.h"
@@ -32,8 +33,6 @@
  * answer (one rank): more than brs_split_heuristic_least_total's few per
  * sample. */
 enum { WIDE_BUDGET_PER_SAMPLE = 64 };
-
-#define NO_LIMIT (~(brs_wide)0)
 
 /* Front-loading pays when the optimum stands well above the average group
  * cost: a few long samples set it, and the first micro-step has room to
@@ -71,7 +70,7 @@ static brs_status consider(struct contest *c, brs_status built)
         brs_objective_padded_peak(c->starts, c->lengths, c->k) > c->held.max_tokens)
         return BRS_OK;
     struct brs_score s;
-    brs_status status = brs_objective_score_split(&s, c->starts, c->costs, c->lengths, c->k,
+    brs_status status = brs_score_split(&s, c->starts, c->costs, c->lengths, c->k,
                                                   c->dp_size, c->sync, c->slots);
     if (status != BRS_OK || !brs_objective_better(&s, &c->best)) return status;
     c->best = s;
@@ -101,7 +100,7 @@ static brs_status fastest_layering(struct contest *c)
     size_t dp = c->dp_size, ga = c->k / dp;
     if (dp == 1 || c->sync != BRS_SYNC_MICRO_STEP) return BRS_OK;
     struct brs_score before;
-    brs_status status = brs_objective_score_split(&before, c->split->starts, c->split->costs,
+    brs_status status = brs_score_split(&before, c->split->starts, c->split->costs,
                                                   c->lengths, c->k, dp, c->sync, c->slots);
     if (status != BRS_OK) return status;
     c->best = before;
@@ -135,7 +134,7 @@ static brs_status build_least_total(struct contest *c)
 {
     struct brs_split part = {.starts = c->starts, .costs = c->costs};
     size_t budget = WIDE_BUDGET_PER_SAMPLE * c->n + BRS_REFINE_CELLS_BASE;
-    return brs_refine_least_total(&part, c->lengths, c->n, c->k, &c->held, NO_LIMIT, budget,
+    return brs_refine_least_total(&part, c->lengths, c->n, c->k, &c->held, BRS_REFINE_NO_LIMIT, budget,
                                   NULL);
 }
 
@@ -220,52 +219,13 @@ static brs_status improve(struct brs_split *split, const uint32_t *lengths, size
     c.slots = malloc(k * sizeof *c.slots);
     brs_status status = c.starts && c.costs && c.slots ? BRS_OK : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK)
-        status = brs_objective_score_split(&c.best, split->starts, split->costs, lengths, k,
+        status = brs_score_split(&c.best, split->starts, split->costs, lengths, k,
                                            dp_size, sync, c.slots);
     if (status == BRS_OK) status = try_candidates(&c);
     free(c.starts);
     free(c.costs);
     free(c.slots);
     return status;
-}
-
-brs_wide brs_planner_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                                      const struct brs_cost_model *model, brs_wide min_max,
-                                      brs_wide weight_sum)
-{
-    /* Every sample pays at least its own weight and every group its
-     * intercept; the exact least total replaces that where it is cheap and
-     * can matter (with one micro-step, least / dp_size <= the min-max). */
-    brs_wide least = (brs_wide)k * model->intercept + weight_sum;
-    if (k == dp_size) return min_max > least / dp_size ? min_max : (least + dp_size - 1) / dp_size;
-    size_t *starts = malloc((k + 1) * sizeof *starts);
-    brs_wide *costs = malloc(k * sizeof *costs);
-    if (starts && costs) {
-        struct brs_split part = {.starts = starts, .costs = costs};
-        if (brs_refine_least_total(&part, lengths, n, k, model, NO_LIMIT,
-                                   n + BRS_REFINE_CELLS_BASE, NULL) == BRS_OK) {
-            least = 0;
-            for (size_t g = 0; g < k; g++) least += costs[g];
-        }
-    }
-    free(starts);
-    free(costs);
-    brs_wide per_rank = (least + dp_size - 1) / dp_size;
-    return per_rank > min_max ? per_rank : min_max;
-}
-
-brs_wide brs_planner_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                                     const struct brs_cost_model *model)
-{
-    struct brs_cost_model m = *model;
-    if (m.max_tokens && brs_search_groups_for_cap(lengths, n, &m) > k) m.max_tokens = 0;
-    brs_wide weight_sum, bound = brs_search_lower_bound(lengths, n, k, &m, &weight_sum);
-    uint64_t *memory = malloc(2 * n * sizeof *memory);
-    if (!memory) return bound; /* still a bound, only a looser one */
-    struct brs_probe_cache cache = brs_probe_cache_build(memory, lengths, n);
-    brs_wide min_max = brs_search_min_max(lengths, cache, n, k, &m, bound);
-    free(memory);
-    return brs_planner_time_lower_bound(lengths, n, k, dp_size, &m, min_max, weight_sum);
 }
 
 brs_status brs_planner_split(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
@@ -303,6 +263,6 @@ brs_status brs_planner_split(struct brs_split *split, const uint32_t *lengths, s
     for (size_t g = 0; g < k; g++)
         if (split->costs[g] > split->max_cost) split->max_cost = split->costs[g];
     split->time_lower_bound =
-        brs_planner_time_lower_bound(lengths, n, k, dp_size, model, best, split->weight_sum);
+        brs_objective_time_bound(lengths, n, k, dp_size, model, best, split->weight_sum);
     return BRS_OK;
 }

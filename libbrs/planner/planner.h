@@ -18,16 +18,4 @@ brs_status brs_planner_split(struct brs_split *split, const uint32_t *lengths, s
                              size_t dp_size, int sync, const struct brs_cost_model *model,
                              uint64_t *scratch);
 
-/* A lower bound on the step time under `sync` of every plan of these
- * samples (sorted longest first) within the model's cap: the min-max
- * `min_max` and the least total cost over dp_size. */
-brs_wide brs_planner_time_lower_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                                      const struct brs_cost_model *model, brs_wide min_max,
-                                      brs_wide weight_sum);
-/* The same bound computed from scratch (the min-max searched here): for
- * plans made elsewhere. A cap the samples cannot meet in k groups is
- * ignored, so the bound holds for every plan. */
-brs_wide brs_planner_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                                     const struct brs_cost_model *model);
-
 #endif

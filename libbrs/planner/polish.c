@@ -13,6 +13,7 @@
 #include "planner/cost_model.h"
 #include "planner/objective.h"
 #include "planner/polish.h"
+#include "planner/score.h"
 #include "util/cost_sort.h"
 #include "util/wide.h"
 
@@ -46,15 +47,15 @@ struct polish {
     uint8_t *setter;     /* k: whether a group is tried this round */
     uint32_t *try_slots; /* k */
     uint32_t *try_order; /* k */
+    brs_wide *by_slot;   /* k: the costs by slot, for the slowest rank */
 };
 
 /* The score of a split (starts, costs) whose groups are in cost order. */
 static brs_status score(const struct polish *p, struct brs_score *out, const size_t *starts,
                         const brs_wide *costs, const uint32_t *order, uint32_t *slots)
 {
-    return brs_objective_score(out, costs, order,
-                               brs_objective_padded_peak(starts, p->lengths, p->k), p->k,
-                               p->dp_size, p->sync, slots);
+    return brs_score_groups(out, costs, order, brs_objective_padded_peak(starts, p->lengths, p->k),
+                            p->k, p->dp_size, p->sync, slots);
 }
 
 /* Marks the groups that set the step time (and the one at the peak). */
@@ -65,13 +66,8 @@ static void mark_setters(struct polish *p)
     uint32_t *group_at = p->try_slots; /* free until the next trial */
     for (size_t g = 0; g < p->k; g++) group_at[p->slots[g]] = (uint32_t)g;
     if (p->sync == BRS_SYNC_STEP) {
-        size_t slow = 0;
-        brs_wide worst = 0;
-        for (size_t r = 0; r < p->dp_size; r++) {
-            brs_wide sum = 0;
-            for (size_t m = 0; m < ga; m++) sum += p->costs[group_at[r * ga + m]];
-            if (sum > worst) worst = sum, slow = r;
-        }
+        for (size_t g = 0; g < p->k; g++) p->by_slot[p->slots[g]] = p->costs[g];
+        size_t slow = brs_objective_slowest_rank(p->by_slot, p->dp_size, ga);
         for (size_t m = 0; m < ga; m++) p->setter[group_at[slow * ga + m]] = 1;
     } else {
         /* the costliest group of each micro-step and the runner-up, which
@@ -91,13 +87,7 @@ static void mark_setters(struct polish *p)
             if (second < p->k) p->setter[second] = 1;
         }
     }
-    uint64_t peak = 0;
-    size_t at = 0;
-    for (size_t g = 0; g < p->k; g++) {
-        uint64_t tokens = (uint64_t)(p->starts[g + 1] - p->starts[g]) * p->lengths[p->starts[g]];
-        if (tokens > peak) peak = tokens, at = g;
-    }
-    p->setter[at] = 1;
+    p->setter[brs_objective_peak_group(p->starts, p->lengths, p->k)] = 1;
 }
 
 static int fits(const struct polish *p, size_t from, size_t to)
@@ -183,9 +173,11 @@ brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, 
     if (trial_budget(n, k) == 0) return BRS_OK;
     struct polish p = {starts, costs, lengths, n, k, dp_size, sync, model, {0, 0, 0},
                        trial_budget(n, k), malloc(k * sizeof(uint32_t)), malloc(k * sizeof(uint32_t)),
-                       malloc(k), malloc(k * sizeof(uint32_t)), malloc(k * sizeof(uint32_t))};
+                       malloc(k), malloc(k * sizeof(uint32_t)), malloc(k * sizeof(uint32_t)),
+                       malloc(k * sizeof(brs_wide))};
     uint64_t *keys = malloc(2 * k * sizeof *keys); /* the sort's */
-    brs_status status = p.slots && p.order && p.setter && p.try_slots && p.try_order && keys
+    brs_status status = p.slots && p.order && p.setter && p.try_slots && p.try_order && p.by_slot &&
+                                keys
                             ? BRS_OK
                             : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK) {
@@ -202,5 +194,6 @@ brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, 
     free(p.setter);
     free(p.try_slots);
     free(p.try_order);
+    free(p.by_slot);
     return status;
 }

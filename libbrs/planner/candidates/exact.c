@@ -8,6 +8,7 @@
 #include "planner/candidates.h"
 #include "planner/cost_model.h"
 #include "planner/objective.h"
+#include "planner/score.h"
 #include "util/wide.h"
 
 #include <stdlib.h>
@@ -43,7 +44,7 @@ struct enumeration {
 static void score_current(struct enumeration *e)
 {
     struct brs_score s;
-    brs_status status = brs_objective_score_split(&s, e->starts, e->costs, e->lengths, e->k,
+    brs_status status = brs_score_split(&s, e->starts, e->costs, e->lengths, e->k,
                                                   e->dp_size, e->sync, e->slots);
     if (status != BRS_OK) {
         e->status = status;
