@@ -2,20 +2,17 @@
  * step of an epoch be planned, decided before the first step is planned.
  *
  * The balanced padded planner refuses a step exactly when the greedy split
- * from the long end (brs_search_groups_for_cap: each micro-batch as large as its
- * longest sample allows) needs more than K = dp_size x grad_accum groups;
- * by contiguity that greedy count is the least any split needs. So the
- * check draws and sorts each step as brs_plan_compute does and asks the
- * same question: O(B) per step, one pass over the epoch. The least cap
- * that makes a step feasible is the least c with greedy(c) <= K (the count
- * never rises with c); the epoch's is the largest over its steps, and a
- * step needs a search only when it beats the largest so far. */
+ * from the long end needs more than K = dp_size x grad_accum groups, and
+ * the least cap that plans a step follows from that count
+ * (planner/least_cap.c). So the check draws and sorts each step as
+ * brs_plan_compute does and asks the same questions: O(B) per step, one
+ * pass over the epoch. The epoch's least cap is the largest over its
+ * steps, and a step needs a search only when it beats the largest so far. */
 #include "api/config.h"
 #include "api/handles.h"
 #include "api/message.h"
-#include "planner/cost_model.h"
+#include "planner/least_cap.h"
 #include "planner/padding.h"
-#include "planner/search.h"
 
 #include <stdio.h>
 
@@ -27,39 +24,6 @@ struct epoch_need {
     size_t groups;
     uint64_t worst_step;
 };
-
-static size_t greedy_groups(const uint32_t *sorted, size_t n, uint64_t cap, size_t limit)
-{
-    struct brs_cost_model model = {.max_tokens = cap};
-    return brs_search_groups_for_cap_upto(sorted, n, &model, limit);
-}
-
-/* The least cap above `known` (a cap some earlier step needed) with which
- * k groups hold these n >= k samples sorted longest first, or `known` if
- * that already does. Bracketed below by the pigeonhole bound (among the
- * (m - 1)k + 1 longest samples some group holds m, and its head is at least
- * the last of them: brs_search_lower_bound's argument, in tokens) and above by k
- * groups of ceil(n / k) samples, which fit under any head; then bisection,
- * each probe O(k). No overflow: a head < 2^32 times a size <= 2^24. */
-uint64_t brs_epoch_check_least_cap(const uint32_t *sorted, size_t n, size_t k, uint64_t known)
-{
-    if (known >= sorted[0] && greedy_groups(sorted, n, known, k) <= k) return known;
-    uint64_t low = known + 1;
-    for (size_t m = 1; (m - 1) * k < n; m++) {
-        uint64_t pigeonhole = (uint64_t)m * sorted[(m - 1) * k];
-        if (pigeonhole > low) low = pigeonhole;
-    }
-    uint64_t high = (uint64_t)sorted[0] * ((n + k - 1) / k);
-    if (high < low) high = low;
-    while (low < high) {
-        uint64_t middle = low + (high - low) / 2;
-        if (greedy_groups(sorted, n, middle, k) <= k)
-            high = middle;
-        else
-            low = middle + 1;
-    }
-    return low;
-}
 
 /* A sample above the configured cap inside the step, although the sampler
  * found none at set_lengths: the borrowed array changed (plan.c reports it
@@ -88,10 +52,10 @@ static brs_status scan_epoch(struct epoch_need *need, const brs_sampler *s, brs_
             return brs_fail(&s->message, status, "%s", brs_message_text(&p->message));
         const uint32_t *sorted = p->planned_length;
         size_t n = p->num_samples;
-        need->cap = brs_epoch_check_least_cap(sorted, n, p->k, need->cap);
+        need->cap = brs_least_cap_padded(sorted, n, p->k, need->cap);
         if (cap == 0) continue;
         if (sorted[0] > cap) return changed_length(s, p, cap);
-        size_t groups = greedy_groups(sorted, n, cap, n);
+        size_t groups = brs_least_cap_groups(sorted, n, cap, n);
         if (groups > need->groups) {
             need->groups = groups;
             need->worst_step = step;

@@ -39,8 +39,6 @@ struct brs_sampler {
     struct brs_message message;
 };
 
-struct brs_split;
-
 /* The plan handle (plan.c, plan_describe.c, plan_load.c, plan_query.c). */
 struct brs_plan {
     int ready;
@@ -92,14 +90,6 @@ brs_status brs_plan_reserve(brs_plan *p, size_t n, size_t k);
 void brs_plan_set_shape(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
 struct brs_cost_model brs_plan_cost_model(const brs_sampler *s);
 brs_status brs_plan_gather(brs_plan *p, const brs_sampler *s, int cap_checked);
-/* plan.c: the least max_tokens with which the packed planner splits the
- * gathered step into k micro-batches, found by bisection and verified by
- * planning; 0 where even the whole step in one row does not plan. Uses the
- * plan's buffers (the error path, when the plan holds no step). */
-uint64_t brs_plan_least_packed_cap(brs_plan *p, const brs_sampler *s);
-/* plan.c: the least max_tokens that plans the gathered step: exact in padded
- * mode (brs_epoch_check_least_cap), brs_plan_least_packed_cap in packed. */
-uint64_t brs_plan_least_cap(brs_plan *p, const brs_sampler *s);
 /* plan.c: the padded tokens of packed slots whose real tokens are filled:
  * each row's total rounded by the sampler's padding. */
 void brs_plan_pad_packed(brs_plan *p, const brs_sampler *s);
@@ -112,13 +102,6 @@ brs_status brs_plan_draw_sorted(brs_plan *p, const brs_sampler *s, uint64_t epoc
  * checked (brs_sampler_check_config, or brs_plan_compute_batch's own checks) and
  * the step in range: drawn, gathered, planned with its strategy. */
 brs_status brs_plan_step(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
-/* epoch_check.c: the least max_tokens above `known` with which k groups
- * hold n >= k lengths sorted longest first (padded), or `known` if that
- * already does. */
-uint64_t brs_epoch_check_least_cap(const uint32_t *sorted, size_t n, size_t k, uint64_t known);
-/* plan_batch.c: the cap error of a brs_plan_compute_batch step. */
-brs_status brs_plan_batch_cap_message(brs_plan *p, const brs_sampler *s,
-                                      const struct brs_split *split);
 /* plan_describe.c: totals, peaks and the time bound of the filled slots
  * (lower_bound and weight_sum those of the step's samples); and the whole
  * description of slots filled elsewhere than by the planner. */

@@ -4,6 +4,7 @@
  * describe them (plan_describe.c). brs_plan_step is that whole path for a
  * checked sampler, shared with brs_plan_compute_batch (plan_batch.c).
  * Loading is plan_load.c, queries plan_query.c. */
+#include "api/cap_error.h"
 #include "api/config.h"
 #include "api/handles.h"
 #include "api/message.h"
@@ -275,77 +276,6 @@ static void fill_slots(brs_plan *p, int packed)
     for (size_t g = 0; g < k; g++) p->slot_cost[p->slot_of[g]] = p->group_cost[g];
 }
 
-/* Whether the packed planner splits the gathered step under the cap that
- * max_tokens `cap` gives (rounded rows included). Uses the plan's buffers:
- * only on the error path, when the plan holds no step. */
-static int packs_within(brs_plan *p, const brs_sampler *s, uint64_t cap)
-{
-    struct brs_cost_model model = brs_plan_cost_model(s);
-    struct brs_padding padding = brs_sampler_padding(s);
-    model.max_tokens = brs_padding_row_limit(&padding, cap);
-    if (model.max_tokens == 0) return 0;
-    struct brs_split split = {.starts = p->starts, .group_of = p->group_of,
-                              .costs = p->group_cost};
-    return brs_packed_split(&split, p->sorted_length, p->num_samples, p->k, p->dp_size,
-                            (int)s->config.sync, &model, p->pack_scratch) == BRS_OK;
-}
-
-uint64_t brs_plan_least_packed_cap(brs_plan *p, const brs_sampler *s)
-{
-    uint64_t total = 0;
-    for (size_t i = 0; i < p->num_samples; i++) total += p->sorted_length[i];
-    /* Below the longest sample or the average row no split exists; the
-     * whole step in one row is an upper end that the planner may still
-     * miss (a heuristic): then none is named. */
-    uint64_t low = (total + p->k - 1) / p->k, high = total;
-    if (low < p->sorted_length[0]) low = p->sorted_length[0];
-    struct brs_padding padding = brs_sampler_padding(s);
-    high = brs_padding_apply(&padding, high);
-    if (high == 0 || !packs_within(p, s, high)) return 0;
-    while (low < high) {
-        uint64_t middle = low + (high - low) / 2;
-        if (packs_within(p, s, middle))
-            high = middle;
-        else
-            low = middle + 1;
-    }
-    return packs_within(p, s, low) ? low : 0;
-}
-
-uint64_t brs_plan_least_cap(brs_plan *p, const brs_sampler *s)
-{
-    if (s->config.packed) return brs_plan_least_packed_cap(p, s);
-    return brs_epoch_check_least_cap(p->planned_length, p->num_samples, p->k,
-                                     p->planned_length[0]);
-}
-
-/* A step the cap cannot plan: what would (the least cap, found as the
- * planner decides, or more micro-batches). */
-static brs_status cap_message(brs_plan *p, const brs_sampler *s, const struct brs_split *split)
-{
-    if (p->batch) return brs_plan_batch_cap_message(p, s, split);
-    uint64_t least = brs_plan_least_cap(p, s);
-    char raise[160] = "raise max_tokens";
-    if (least != 0)
-        snprintf(raise, sizeof raise, "raise max_tokens to %llu (the least with which this step "
-                 "plans into %zu micro-batches%s)", (unsigned long long)least, p->k,
-                 s->config.packed ? ", found by planning" : "");
-    if (split->needed > 0)
-        return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
-                        "step %llu of epoch %llu needs at least %zu micro-batches to keep every "
-                        "micro-batch within max_tokens %lld, but dp_size x grad_accum gives %zu: "
-                        "%s, raise grad_accum so that dp_size * grad_accum >= %zu, or lower "
-                        "batch_size",
-                        (unsigned long long)p->step, (unsigned long long)p->epoch, split->needed,
-                        (long long)s->config.max_tokens, p->k, raise, split->needed);
-    return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
-                    "step %llu of epoch %llu: packing found no split into %zu micro-batches "
-                    "within max_tokens %lld%s: %s or grad_accum",
-                    (unsigned long long)p->step, (unsigned long long)p->epoch, p->k,
-                    (long long)s->config.max_tokens,
-                    least != 0 ? "" : " (the bound does not prove it impossible)", raise);
-}
-
 void brs_plan_set_shape(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step)
 {
     p->epoch = epoch;
@@ -436,7 +366,7 @@ static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
                                                   p->dp_size, sync, model, p->pack_scratch)
                                : brs_planner_split(&split, p->planned_length, p->num_samples,
                                                    p->k, p->dp_size, sync, model, p->sort_scratch);
-    if (status == BRS_ERR_CAP_INFEASIBLE) return cap_message(p, s, &split);
+    if (status == BRS_ERR_CAP_INFEASIBLE) return brs_cap_error(p, s, &split);
     if (status == BRS_OK && brs_plan_has_images(p, s)) return plan_two_part(p, s, model);
     if (status == BRS_OK)
         status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, NULL, p->k,

@@ -9,7 +9,6 @@
 #include "api/handles.h"
 #include "api/message.h"
 #include "planner/padding.h"
-#include "planner/split.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,35 +73,6 @@ static brs_status check_shape(brs_plan *p, const struct brs_config *c, size_t n)
                         "lower dp_size x grad_accum to at most %zu",
                         n, (unsigned long long)k, (unsigned long long)k, n);
     return BRS_OK;
-}
-
-brs_status brs_plan_batch_cap_message(brs_plan *p, const brs_sampler *s,
-                                      const struct brs_split *split)
-{
-    long long cap = (long long)s->config.max_tokens;
-    /* padded: the greedy count from the long end is the least any split
-     * needs, so the least cap is exact; packed: found by planning */
-    uint64_t least = brs_plan_least_cap(p, s);
-    const char *how = s->config.packed ? ", found by planning" : "";
-    if (split->needed > 0 && least != 0)
-        return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
-                        "the batch of %zu samples needs at least %zu micro-batches to keep "
-                        "every micro-batch within max_tokens %lld, but dp_size x grad_accum "
-                        "gives %zu: raise max_tokens to %llu (the least with which %zu "
-                        "micro-batches plan it%s), or dp_size x grad_accum to at least %zu",
-                        p->num_samples, split->needed, cap, p->k, (unsigned long long)least,
-                        p->k, how, split->needed);
-    if (least != 0)
-        return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
-                        "the batch of %zu samples: packing found no split into %zu "
-                        "micro-batches within max_tokens %lld: raise max_tokens to %llu (the "
-                        "least with which %zu micro-batches plan it%s), or dp_size x grad_accum",
-                        p->num_samples, p->k, cap, (unsigned long long)least, p->k, how);
-    return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
-                    "the batch of %zu samples: no split into %zu micro-batches within "
-                    "max_tokens %lld was found (the bound does not prove it impossible): raise "
-                    "max_tokens or dp_size x grad_accum",
-                    p->num_samples, p->k, cap);
 }
 
 /* One step of these lengths (and images, when image_offsets is not NULL)
