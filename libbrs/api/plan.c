@@ -382,6 +382,20 @@ static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
     return BRS_OK;
 }
 
+/* The length_grouped epoch order of the sampler (baselines.c), cached in
+ * the plan for one (fingerprint, epoch). */
+static brs_status grouped_order(const uint64_t **order, brs_plan *p, const brs_sampler *s,
+                                uint64_t epoch)
+{
+    const struct brs_config *c = &s->config;
+    struct brs_grouped_source source = {
+        s->lengths, s->count, (uint64_t)c->seed, (int)c->shuffle,
+        brs_baselines_megabatch(s->count, (size_t)(c->batch_size * c->grad_accum)), 0};
+    brs_sampler_fingerprint(&source.fingerprint, s); /* lengths are set: cannot fail */
+    p->megabatch_size = source.megabatch;
+    return brs_grouped_order_get(order, &p->grouped, &source, epoch);
+}
+
 brs_status brs_plan_step(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch,
                          uint64_t step)
 {
@@ -394,11 +408,10 @@ brs_status brs_plan_step(brs_plan *plan, const brs_sampler *sampler, uint64_t ep
                         "cannot allocate the buffers of a %zu-sample step", plan->num_samples);
     const uint64_t *epoch_order = NULL;
     if (c->strategy == BRS_STRATEGY_LENGTH_GROUPED &&
-        brs_grouped_order_get(&epoch_order, &plan->grouped, sampler, epoch) != BRS_OK)
+        grouped_order(&epoch_order, plan, sampler, epoch) != BRS_OK)
         return brs_fail(&plan->message, BRS_ERR_NO_MEMORY,
                         "cannot allocate the length_grouped order of %zu samples",
                         sampler->count);
-    if (epoch_order) plan->megabatch_size = brs_baselines_megabatch(sampler);
     draw(plan, sampler, epoch, step, b, epoch_order);
     brs_status status = brs_plan_gather(plan, sampler, 1);
     if (status != BRS_OK) return status;

@@ -17,8 +17,6 @@
  *     head swapped with the very first so an OOM shows at once. That order
  *     needs O(N) work, so the plan caches it per (fingerprint, epoch).
  */
-#include "api/config.h"
-#include "api/handles.h"
 #include "draw/draw.h"
 #include "planner/baselines.h"
 
@@ -42,12 +40,9 @@ void brs_baselines_slots(uint64_t *indices, size_t *slot_start, const uint64_t *
     }
 }
 
-/* transformers: mult = min(N // (4 * batch), 50), or 1 when that is 0;
- * batch = batch_size * grad_accum, the batch the Trainer passes it. */
-size_t brs_baselines_megabatch(const brs_sampler *sampler)
+/* transformers: mult = min(N // (4 * batch), 50), or 1 when that is 0. */
+size_t brs_baselines_megabatch(size_t n, size_t batch)
 {
-    size_t n = sampler->count;
-    size_t batch = (size_t)(sampler->config.batch_size * sampler->config.grad_accum);
     size_t mult = n / (4 * batch);
     if (mult > 50) mult = 50;
     if (mult == 0) mult = 1;
@@ -75,12 +70,10 @@ static void sort_megabatch(uint64_t *order, size_t count, const uint32_t *length
     brs_sort_by_length_desc(order, NULL, length, copy, count, scratch);
 }
 
-static brs_status build_grouped_order(struct brs_grouped_order *cache, const brs_sampler *s,
-                                      uint64_t epoch)
+static brs_status build_grouped_order(struct brs_grouped_order *cache,
+                                      const struct brs_grouped_source *s, uint64_t epoch)
 {
-    const struct brs_config *c = &s->config;
-    size_t n = s->count;
-    size_t size = brs_baselines_megabatch(s);
+    size_t n = s->count, size = s->megabatch;
     uint64_t *order = realloc(cache->order, n * sizeof *order);
     if (!order) return BRS_ERR_NO_MEMORY;
     cache->order = order;
@@ -93,7 +86,7 @@ static brs_status build_grouped_order(struct brs_grouped_order *cache, const brs
     uint32_t *length = (uint32_t *)(scratch + 3 * size);
 
     struct brs_permutation perm;
-    brs_permutation_init(&perm, n, (uint64_t)c->seed, epoch, (int)c->shuffle);
+    brs_permutation_init(&perm, n, s->seed, epoch, s->shuffle);
     brs_permutation_fill(&perm, 0, n, order);
     size_t longest_head = 0;
     for (size_t start = 0; start < n; start += size) {
@@ -108,16 +101,14 @@ static brs_status build_grouped_order(struct brs_grouped_order *cache, const brs
 }
 
 brs_status brs_grouped_order_get(const uint64_t **order, struct brs_grouped_order *cache,
-                                 const brs_sampler *sampler, uint64_t epoch)
+                                 const struct brs_grouped_source *source, uint64_t epoch)
 {
-    uint64_t fingerprint;
-    brs_sampler_fingerprint(&fingerprint, sampler); /* lengths are set: cannot fail */
-    if (!(cache->valid && cache->fingerprint == fingerprint && cache->epoch == epoch)) {
+    if (!(cache->valid && cache->fingerprint == source->fingerprint && cache->epoch == epoch)) {
         cache->valid = 0;
-        brs_status status = build_grouped_order(cache, sampler, epoch);
+        brs_status status = build_grouped_order(cache, source, epoch);
         if (status != BRS_OK) return status;
         cache->valid = 1;
-        cache->fingerprint = fingerprint;
+        cache->fingerprint = source->fingerprint;
         cache->epoch = epoch;
     }
     *order = cache->order;
