@@ -5,6 +5,7 @@
 #include "api/cap_error.h"
 #include "api/handles.h"
 #include "api/message.h"
+#include "api/settings.h"
 #include "planner/cost_model.h"
 #include "planner/least_cap.h"
 #include "planner/padding.h"
@@ -20,8 +21,8 @@ static uint64_t least_cap(brs_plan *p, const brs_sampler *s)
     if (!s->config.packed)
         return brs_least_cap_padded(p->planned_length, p->num_samples, p->k,
                                     p->planned_length[0]);
-    struct brs_cost_model model = brs_plan_cost_model(s);
-    struct brs_padding padding = brs_sampler_padding(s);
+    struct brs_cost_model model = brs_settings_cost_model(s);
+    struct brs_padding padding = brs_settings_padding(s);
     struct brs_split work = {.starts = p->starts, .group_of = p->group_of,
                              .costs = p->group_cost};
     return brs_least_cap_packed(&work, p->sorted_length, p->num_samples, p->k, p->dp_size,
@@ -82,4 +83,21 @@ brs_status brs_cap_error(brs_plan *p, const brs_sampler *s, const struct brs_spl
                     (unsigned long long)p->step, (unsigned long long)p->epoch, p->k,
                     (long long)s->config.max_tokens,
                     least != 0 ? "" : " (the bound does not prove it impossible)", raise);
+}
+
+/* A step the encoder cap (or both caps at once) cannot plan as split. */
+brs_status brs_cap_error_encoder(brs_plan *p, const brs_sampler *s)
+{
+    char where[96], text_cap[64] = "";
+    if (p->batch)
+        snprintf(where, sizeof where, "the batch of %zu samples", p->num_samples);
+    else
+        snprintf(where, sizeof where, "step %llu of epoch %llu", (unsigned long long)p->step,
+                 (unsigned long long)p->epoch);
+    if (s->config.max_tokens != 0)
+        snprintf(text_cap, sizeof text_cap, " and max_tokens %lld", (long long)s->config.max_tokens);
+    return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
+                    "%s: no split into %zu micro-batches within max_encoder_tokens %lld (image "
+                    "patches)%s was found: raise max_encoder_tokens or grad_accum",
+                    where, p->k, (long long)s->config.max_encoder_tokens, text_cap);
 }

@@ -12,5 +12,8 @@
  * it: the least cap, found as the planner decides, or more micro-batches
  * (split->needed). Uses the plan's buffers: the plan holds no step. */
 brs_status brs_cap_error(brs_plan *p, const brs_sampler *s, const struct brs_split *split);
+/* The same where the encoder cap (or both caps at once) cannot plan a
+ * two-part step as split. */
+brs_status brs_cap_error_encoder(brs_plan *p, const brs_sampler *s);
 
 #endif

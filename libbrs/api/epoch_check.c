@@ -11,6 +11,8 @@
 #include "api/config.h"
 #include "api/handles.h"
 #include "api/message.h"
+#include "api/samples.h"
+#include "api/settings.h"
 #include "planner/least_cap.h"
 #include "planner/padding.h"
 
@@ -45,9 +47,9 @@ static brs_status changed_length(const brs_sampler *s, const brs_plan *p, uint64
 static brs_status scan_epoch(struct epoch_need *need, const brs_sampler *s, brs_plan *p,
                              uint64_t epoch, uint64_t cap)
 {
-    uint64_t steps = brs_sampler_steps_in_epoch(s);
+    uint64_t steps = brs_settings_steps(s);
     for (uint64_t step = 0; step < steps; step++) {
-        brs_status status = brs_plan_draw_sorted(p, s, epoch, step);
+        brs_status status = brs_samples_draw_sorted(p, s, epoch, step);
         if (status != BRS_OK)
             return brs_fail(&s->message, status, "%s", brs_message_text(&p->message));
         const uint32_t *sorted = p->planned_length;
@@ -69,7 +71,7 @@ static brs_status report(const brs_sampler *s, const struct epoch_need *need, ui
 {
     const struct brs_config *c = &s->config;
     size_t k = (size_t)(c->dp_size * c->grad_accum);
-    struct brs_padding padding = brs_sampler_padding(s);
+    struct brs_padding padding = brs_settings_padding(s);
     uint64_t longest = brs_padding_apply(&padding, s->max_length);
     char padded[64] = "";
     if (longest != s->max_length)
@@ -103,10 +105,10 @@ brs_status brs_sampler_check_epoch(uint64_t *min_max_tokens, uint64_t *micro_bat
                         "brs_sampler_check_epoch: %s is NULL",
                         !min_max_tokens ? "min_max_tokens" : "micro_batches");
     /* A sample above the cap is an error the pass can still size. */
-    brs_status config_status = brs_sampler_check_config(sampler, &sampler->message);
+    brs_status config_status = brs_settings_check(sampler, &sampler->message);
     if (config_status != BRS_OK && config_status != BRS_ERR_SAMPLE_TOO_LONG) return config_status;
     /* ... unless it is above the last length bucket: no cap helps then. */
-    struct brs_padding padding = brs_sampler_padding(sampler);
+    struct brs_padding padding = brs_settings_padding(sampler);
     uint64_t longest = brs_padding_apply(&padding, sampler->max_length);
     if (longest == 0) return config_status;
     const struct brs_config *c = &sampler->config;
@@ -125,7 +127,7 @@ brs_status brs_sampler_check_epoch(uint64_t *min_max_tokens, uint64_t *micro_bat
     if (brs_plan_new(&plan) != BRS_OK)
         return brs_fail(&sampler->message, BRS_ERR_NO_MEMORY, "cannot allocate a plan");
     uint64_t cap = config_status == BRS_OK ? (uint64_t)c->max_tokens : 0;
-    /* brs_sampler_check_config refuses a cap below the dataset's longest sample,
+    /* brs_settings_check refuses a cap below the dataset's longest sample,
      * drawn in this epoch or not (drop_last may leave it out). */
     struct epoch_need need = {longest, cap == 0 ? 1 : 0, 0};
     brs_status status = scan_epoch(&need, sampler, plan, epoch, cap);

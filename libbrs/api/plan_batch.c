@@ -6,8 +6,11 @@
  * brs_plan_compute gives for that epoch, and its indices are positions into
  * the caller's array. */
 #include "api/config.h"
+#include "api/encoder_loads.h"
 #include "api/handles.h"
 #include "api/message.h"
+#include "api/settings.h"
+#include "api/step.h"
 #include "planner/padding.h"
 
 #include <stdlib.h>
@@ -18,8 +21,8 @@
  * for a dataset. */
 static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
 {
-    uint64_t cap = (uint64_t)view->config.max_tokens, limit = brs_sampler_length_limit(view);
-    struct brs_padding padding = brs_sampler_padding(view);
+    uint64_t cap = (uint64_t)view->config.max_tokens, limit = brs_settings_length_limit(view);
+    struct brs_padding padding = brs_settings_padding(view);
     uint32_t longest = 0;
     size_t longest_index = 0;
     for (size_t i = 0; i < view->count; i++) {
@@ -49,7 +52,7 @@ static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
     return BRS_OK;
 }
 
-/* The shape checks: the ones brs_sampler_check_config makes for a dataset, in the
+/* The shape checks: the ones brs_settings_check makes for a dataset, in the
  * batch's words (there is no batch_size or drop_last to change here). */
 static brs_status check_shape(brs_plan *p, const struct brs_config *c, size_t n)
 {
@@ -107,7 +110,7 @@ static brs_status compute_batch(brs_plan *plan, const brs_sampler *config, const
          * fingerprint, which a view without a lengths hash does not give:
          * rebuild it. */
         plan->grouped.valid = 0;
-        status = brs_plan_step(plan, &view, 0, 0);
+        status = brs_step_run(plan, &view, 0, 0);
     }
     free(view.encoder);
     return status;

@@ -1,7 +1,10 @@
 /* plan_load.c - brs_plan_load: micro-batches made elsewhere (a peer
  * sampler's), checked and described like a computed plan. */
+#include "api/describe.h"
 #include "api/handles.h"
 #include "api/message.h"
+#include "api/samples.h"
+#include "api/settings.h"
 #include "planner/cost_model.h"
 
 static brs_status check_load(size_t *total, brs_plan *p, const brs_sampler *s,
@@ -54,18 +57,18 @@ brs_status brs_plan_load(brs_plan *plan, const brs_sampler *sampler, const uint6
                             "brs_plan_load: indices[%zu] = %llu is out of range: the dataset has "
                             "%zu samples",
                             j, (unsigned long long)indices[j], sampler->count);
-    brs_plan_set_shape(plan, sampler, epoch, step);
+    brs_samples_shape(plan, sampler, epoch, step);
     plan->num_samples = total;
-    if (brs_plan_reserve(plan, total, plan->k) != BRS_OK)
+    if (brs_samples_reserve(plan, total, plan->k) != BRS_OK)
         return brs_fail(&plan->message, BRS_ERR_NO_MEMORY,
                         "cannot allocate the buffers of a %zu-sample step", total);
     plan->slot_start[0] = 0;
     for (size_t s = 0; s < plan->k; s++) plan->slot_start[s + 1] = plan->slot_start[s] + counts[s];
     for (size_t j = 0; j < total; j++) plan->indices[j] = plan->draw_index[j] = indices[j];
-    status = brs_plan_gather(plan, sampler, 0);
+    status = brs_samples_gather(plan, sampler, 0);
     if (status != BRS_OK) return status;
-    struct brs_cost_model model = brs_plan_cost_model(sampler);
-    brs_plan_describe(plan, sampler, &model, (int)sampler->config.packed);
+    struct brs_cost_model model = brs_settings_cost_model(sampler);
+    brs_describe_slots(plan, sampler, &model, (int)sampler->config.packed);
     brs_message_clear(&plan->message);
     plan->ready = 1;
     return BRS_OK;

@@ -1,8 +1,10 @@
 /* sampler.c - the sampler handle: lengths, configuration, validation,
  * steps per epoch and the fingerprints. */
 #include "api/config.h"
+#include "api/encoder_loads.h"
 #include "api/handles.h"
 #include "api/message.h"
+#include "api/settings.h"
 #include "draw/draw.h"
 
 #include <stdlib.h>
@@ -86,109 +88,10 @@ brs_status brs_sampler_set_lengths(brs_sampler *sampler, const uint32_t *lengths
     return BRS_OK;
 }
 
-static uint64_t global_batch(const struct brs_config *c)
-{
-    return (uint64_t)c->batch_size * (uint64_t)c->dp_size * (uint64_t)c->grad_accum;
-}
-
-uint64_t brs_sampler_steps_in_epoch(const struct brs_sampler *sampler)
-{
-    uint64_t b = global_batch(&sampler->config), n = sampler->count;
-    return sampler->config.drop_last ? n / b : (n + b - 1) / b;
-}
-
-struct brs_padding brs_sampler_padding(const struct brs_sampler *sampler)
-{
-    struct brs_padding padding = {(uint64_t)sampler->config.pad_to_multiple_of,
-                                  sampler->buckets, sampler->bucket_count};
-    return padding;
-}
-
-uint64_t brs_sampler_length_limit(const struct brs_sampler *sampler)
-{
-    struct brs_padding padding = brs_sampler_padding(sampler);
-    return brs_padding_limit(&padding, (uint64_t)sampler->config.max_tokens);
-}
-
-/* The longest sample, padded as its micro-batch will be, against the last
- * bucket and max_tokens: the one sample every plan must hold. */
-static brs_status check_padded_longest(const struct brs_sampler *sampler,
-                                       const struct brs_message *message)
-{
-    const struct brs_config *c = &sampler->config;
-    struct brs_padding padding = brs_sampler_padding(sampler);
-    uint32_t longest = sampler->max_length;
-    if (longest > brs_padding_limit(&padding, 0)) {
-        if (sampler->bucket_count > 0)
-            return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
-                            "sample %zu has %u tokens, more than the last length bucket %u "
-                            "(pad_to_multiple_of %lld): add a bucket of at least %llu or "
-                            "truncate the sample",
-                            sampler->max_length_index, longest,
-                            sampler->buckets[sampler->bucket_count - 1],
-                            (long long)c->pad_to_multiple_of,
-                            (unsigned long long)brs_padding_apply(&(struct brs_padding){
-                                padding.multiple, NULL, 0}, longest));
-        return brs_fail(message, BRS_ERR_TOO_LARGE,
-                        "sample %zu has %u tokens: padded to a multiple of %lld it exceeds "
-                        "2^32 - 1 tokens; lower pad_to_multiple_of",
-                        sampler->max_length_index, longest, (long long)c->pad_to_multiple_of);
-    }
-    if (c->max_tokens == 0 || longest <= brs_sampler_length_limit(sampler)) return BRS_OK;
-    uint64_t padded = brs_padding_apply(&padding, longest);
-    if (padded == longest)
-        return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
-                        "sample %zu has %u tokens, more than max_tokens %lld: raise max_tokens "
-                        "to at least %u or truncate the sample",
-                        sampler->max_length_index, longest, (long long)c->max_tokens, longest);
-    return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
-                    "sample %zu has %u tokens, padded to %llu (pad_to_multiple_of %lld%s), more "
-                    "than max_tokens %lld: raise max_tokens to at least %llu or truncate the "
-                    "sample",
-                    sampler->max_length_index, longest, (unsigned long long)padded,
-                    (long long)c->pad_to_multiple_of,
-                    sampler->bucket_count > 0 ? ", length buckets" : "",
-                    (long long)c->max_tokens, (unsigned long long)padded);
-}
-
-/* Checks that need several options or the lengths; the single-option bounds
- * were checked on set. Writes the reason into `message`. */
-brs_status brs_sampler_check_config(const struct brs_sampler *sampler,
-                                    const struct brs_message *message)
-{
-    const struct brs_config *c = &sampler->config;
-    if (!sampler->lengths)
-        return brs_fail(message, BRS_ERR_STATE, "no lengths: call brs_sampler_set_lengths first");
-    if (c->rank >= c->dp_size)
-        return brs_fail(message, BRS_ERR_OUT_OF_RANGE,
-                        "rank %lld is out of range for dp_size %lld: use 0..%lld",
-                        (long long)c->rank, (long long)c->dp_size, (long long)c->dp_size - 1);
-    uint64_t k = (uint64_t)c->dp_size * (uint64_t)c->grad_accum;
-    if (k > BRS_MAX_MICRO_BATCHES)
-        return brs_fail(message, BRS_ERR_TOO_LARGE,
-                        "dp_size * grad_accum = %llu exceeds %d micro-batches per step",
-                        (unsigned long long)k, BRS_MAX_MICRO_BATCHES);
-    uint64_t b = global_batch(c);
-    if (b > BRS_MAX_STEP_SAMPLES)
-        return brs_fail(message, BRS_ERR_TOO_LARGE,
-                        "the global batch batch_size * dp_size * grad_accum = %llu exceeds %d "
-                        "samples per step: lower batch_size",
-                        (unsigned long long)b, BRS_MAX_STEP_SAMPLES);
-    if (brs_sampler_steps_in_epoch(sampler) == 0)
-        return brs_fail(message, BRS_ERR_TOO_FEW_SAMPLES,
-                        "%zu samples are fewer than one global batch of %llu (batch_size %lld x "
-                        "dp_size %lld x grad_accum %lld) with drop_last: lower the batch size or "
-                        "turn drop_last off",
-                        sampler->count, (unsigned long long)b, (long long)c->batch_size,
-                        (long long)c->dp_size, (long long)c->grad_accum);
-    brs_status status = check_padded_longest(sampler, message);
-    return status != BRS_OK ? status : brs_encoder_check_config(sampler, message);
-}
-
 brs_status brs_sampler_validate(brs_sampler *sampler)
 {
     if (!sampler) return BRS_ERR_NULL_POINTER;
-    brs_status status = brs_sampler_check_config(sampler, &sampler->message);
+    brs_status status = brs_settings_check(sampler, &sampler->message);
     if (status == BRS_OK) brs_message_clear(&sampler->message);
     return status;
 }
@@ -201,7 +104,7 @@ brs_status brs_sampler_steps_per_epoch(uint64_t *out, brs_sampler *sampler)
                         "brs_sampler_steps_per_epoch: out is NULL");
     brs_status status = brs_sampler_validate(sampler);
     if (status != BRS_OK) return status;
-    *out = brs_sampler_steps_in_epoch(sampler);
+    *out = brs_settings_steps(sampler);
     return BRS_OK;
 }
 

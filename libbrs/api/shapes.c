@@ -3,6 +3,8 @@
  * before training, so that they can be warmed or captured once. */
 #include "api/handles.h"
 #include "api/message.h"
+#include "api/settings.h"
+#include "api/step.h"
 
 #include <stdlib.h>
 
@@ -25,7 +27,7 @@ static brs_status collect(struct shape *out, const brs_sampler *s, brs_plan *p, 
 {
     size_t g = (size_t)s->config.grad_accum, rank = (size_t)s->config.rank;
     for (uint64_t step = 0; step < steps; step++) {
-        brs_status status = brs_plan_step(p, s, epoch, step);
+        brs_status status = brs_step_run(p, s, epoch, step);
         if (status != BRS_OK)
             return brs_fail(&s->message, status, "%s", brs_message_text(&p->message));
         for (size_t m = 0; m < g; m++) {
@@ -58,9 +60,9 @@ brs_status brs_sampler_shapes(uint64_t *shapes, size_t *count, const brs_sampler
     if (!count || (!shapes && capacity > 0))
         return brs_fail(&sampler->message, BRS_ERR_NULL_POINTER, "brs_sampler_shapes: %s is NULL",
                         !count ? "count" : "shapes");
-    brs_status status = brs_sampler_check_config(sampler, &sampler->message);
+    brs_status status = brs_settings_check(sampler, &sampler->message);
     if (status != BRS_OK) return status;
-    uint64_t steps = brs_sampler_steps_in_epoch(sampler);
+    uint64_t steps = brs_settings_steps(sampler);
     size_t total = (size_t)steps * (size_t)sampler->config.grad_accum;
     struct shape *all = malloc(total * sizeof *all);
     brs_plan *plan = NULL;

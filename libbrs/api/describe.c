@@ -1,16 +1,19 @@
-/* plan_describe.c - what a plan's micro-batches weigh: tokens and costs of
+/* describe.c - what a plan's micro-batches weigh: tokens and costs of
  * micro-batches formed elsewhere than by the planner (the baselines, a
  * loaded plan), the two synchronised step times of the slots as dealt, the
  * totals and the lower bounds, all with the one cost model of
  * planner/cost_model.h. */
+#include "api/describe.h"
+#include "api/encoder_loads.h"
 #include "api/handles.h"
+#include "api/settings.h"
 #include "planner/cost_model.h"
 #include "planner/objective.h"
 #include "planner/padding.h"
 #include "planner/search.h"
 #include "util/wide.h"
 
-void brs_plan_no_images(brs_plan *p)
+void brs_describe_no_images(brs_plan *p)
 {
     for (size_t slot = 0; slot < p->k; slot++) {
         p->encoder_tokens[slot] = p->images[slot] = 0;
@@ -31,8 +34,8 @@ static void summarise_encoder(brs_plan *p)
     }
 }
 
-void brs_plan_summarise(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
-                      const struct brs_cost_model *model)
+void brs_describe_totals(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
+                         const struct brs_cost_model *model)
 {
     size_t k = p->k;
     p->lower_bound = lower_bound;
@@ -51,6 +54,13 @@ void brs_plan_summarise(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
     brs_wide work = (brs_wide)k * model->intercept + weight_sum;
     p->time_lower_bound = brs_objective_time_floor(lower_bound, work, p->dp_size);
     summarise_encoder(p);
+}
+
+void brs_describe_packed_rows(brs_plan *p, const brs_sampler *s)
+{
+    struct brs_padding padding = brs_settings_padding(s);
+    for (size_t slot = 0; slot < p->k; slot++)
+        p->padded[slot] = brs_padding_apply(&padding, p->real[slot]);
 }
 
 /* The images of each slot: patches, count and encoder cost, the cost
@@ -96,10 +106,10 @@ static brs_wide image_bounds(const brs_plan *p, const brs_sampler *s,
  * are filled, the step's sorted lengths are in sorted_length, padded in
  * planned_length. A micro-batch is padded to its longest sample, rounded by
  * the sampler's padding; its images' encoder cost adds to its cost. */
-void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
-                           int packed)
+void brs_describe_slots(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
+                        int packed)
 {
-    struct brs_padding padding = brs_sampler_padding(s);
+    struct brs_padding padding = brs_settings_padding(s);
     for (size_t slot = 0; slot < p->k; slot++) {
         uint64_t longest = 0, real = 0;
         brs_wide weights = 0;
@@ -116,7 +126,7 @@ void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_
         p->slot_cost[slot] = packed ? model->intercept + weights
                                     : brs_group_cost(model, (uint32_t)padded_length, count);
     }
-    if (packed) brs_plan_pad_packed(p, s);
+    if (packed) brs_describe_packed_rows(p, s);
     describe_images(p, s, model);
     brs_objective_sync_times(&p->micro_sync, &p->step_sync, p->slot_cost, p->dp_size,
                              p->grad_accum);
@@ -126,7 +136,7 @@ void brs_plan_describe(brs_plan *p, const brs_sampler *s, const struct brs_cost_
                : brs_search_lower_bound(p->planned_length, p->num_samples, p->k, model,
                                         &weight_sum);
     if (s->encoder) bound = image_bounds(p, s, model, bound, &weight_sum, packed);
-    brs_plan_summarise(p, bound, weight_sum, model);
+    brs_describe_totals(p, bound, weight_sum, model);
     if (!packed) {
         /* the padded planner's certified bound, as for a computed plan; one
          * that breaks the cap is bounded without it */
