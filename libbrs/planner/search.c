@@ -223,6 +223,25 @@ size_t brs_search_groups_for_cap_upto(const uint32_t *lengths, size_t n,
 /* LB = max(intercept + ceil(sum w / k), max_m intercept + m * w(L_((m-1)k))):
  * the average, and the pigeonhole bound (among the (m-1)k + 1 longest
  * samples some group holds m, and its head is at least that long). */
+size_t brs_search_greedy_group(const uint32_t *lengths, size_t n, size_t pos,
+                               size_t groups_after, const struct brs_cost_model *model,
+                               brs_wide threshold)
+{
+    size_t limit = brs_cap_size(model, lengths[pos], n - pos - groups_after);
+    brs_wide w = brs_sample_weight(model, lengths[pos]);
+    brs_wide budget = threshold - model->intercept;
+    size_t size = 1; /* a single sample always fits: threshold >= its cost */
+    /* Exponential then binary search on the size: cost grows with it. */
+    size_t step = 1;
+    while (size + step <= limit && (brs_wide)(size + step) * w <= budget) {
+        size += step;
+        step *= 2;
+    }
+    for (; step > 0; step /= 2)
+        if (size + step <= limit && (brs_wide)(size + step) * w <= budget) size += step;
+    return size;
+}
+
 brs_wide brs_search_lower_bound(const uint32_t *lengths, size_t n, size_t k,
                                 const struct brs_cost_model *model, brs_wide *weight_sum)
 {

@@ -18,6 +18,11 @@ size_t brs_search_groups_for_cap(const uint32_t *lengths, size_t n,
  * length must be within the cap (else a group could take no sample). */
 size_t brs_search_groups_for_cap_upto(const uint32_t *lengths, size_t n,
                                       const struct brs_cost_model *model, size_t limit);
+/* The greedy group at `threshold` from `pos` (cost and cap), leaving a
+ * sample for each of `groups_after` later groups: its size. */
+size_t brs_search_greedy_group(const uint32_t *lengths, size_t n, size_t pos,
+                               size_t groups_after, const struct brs_cost_model *model,
+                               brs_wide threshold);
 /* What the searches keep of a step's sorted lengths. Where lengths repeat
  * (at most n / BRS_RUNS_SHARE distinct): each sample's rank among the
  * step's distinct lengths (longest first), and by rank where its run of

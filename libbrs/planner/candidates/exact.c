@@ -5,7 +5,7 @@
  * the total; brs_assign is exact for the sizes let through here (sorted
  * blocks per micro-step, branch and bound per step up to 10 groups), so the
  * best score found is the optimum under the model's cap. */
-#include "planner/candidates.h"
+#include "planner/candidates/candidate.h"
 #include "planner/cost_model.h"
 #include "planner/objective.h"
 #include "planner/score.h"
@@ -75,14 +75,16 @@ static void visit(struct enumeration *e, size_t g)
     }
 }
 
-brs_status brs_exact_split(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n,
-                           size_t k, size_t dp_size, int sync,
-                           const struct brs_cost_model *model)
+/* The best split within the model's cap, if any; BRS_ERR_TOO_LARGE when
+ * the step has more than EXACT_SPLITS of them (or, under per-step sync,
+ * more groups than the deal searches exactly). */
+static brs_status build(const struct brs_candidate_input *in, struct brs_candidate_output *out)
 {
-    if (!few_splits(n, k) || (sync == BRS_SYNC_STEP && k > EXACT_STEP_GROUPS))
+    size_t n = in->n, k = in->k;
+    if (!few_splits(n, k) || (in->sync == BRS_SYNC_STEP && k > EXACT_STEP_GROUPS))
         return BRS_ERR_TOO_LARGE;
-    struct enumeration e = {lengths, n, k, dp_size, sync, model, NULL, starts, NULL, costs,
-                            NULL, {0, 0, 0}, 0, BRS_OK};
+    struct enumeration e = {in->lengths, n, k, in->dp_size, in->sync, in->model,
+                            NULL, out->starts, NULL, out->costs, NULL, {0, 0, 0}, 0, BRS_OK};
     e.starts = malloc((k + 1) * sizeof *e.starts);
     e.costs = malloc(k * sizeof *e.costs);
     e.slots = malloc(k * sizeof *e.slots);
@@ -97,3 +99,7 @@ brs_status brs_exact_split(size_t *starts, brs_wide *costs, const uint32_t *leng
     free(e.slots);
     return e.status;
 }
+
+/* small steps: all of them (exact; nothing is left to polish) */
+const struct brs_candidate brs_exact_candidate = {"every contiguous split", NULL, build,
+                                                  BRS_CANDIDATE_SETTLES};

@@ -20,7 +20,7 @@
  * each move still reprices up to all of them: the climb is not run there.
  */
 #include "draw/draw.h"
-#include "planner/candidates.h"
+#include "planner/candidates/candidate.h"
 #include "planner/cost_model.h"
 #include "util/wide.h"
 
@@ -249,9 +249,10 @@ static size_t next_power_of_two(size_t x)
     return p;
 }
 
-brs_status brs_hill_climb_split(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                                size_t n, size_t k, size_t dp_size,
-                                const struct brs_cost_model *model)
+/* The split of the n sorted samples into k contiguous groups (no cap; the
+ * planner checks it); BRS_ERR_TOO_LARGE beyond CLIMB_MAX_GROUPS groups. */
+static brs_status climb(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n,
+                        size_t k, size_t dp_size, const struct brs_cost_model *model)
 {
     if (k > CLIMB_MAX_GROUPS) return BRS_ERR_TOO_LARGE;
     size_t rounds = CLIMB_ROUNDS_PER_GROUP * k > n ? CLIMB_ROUNDS_PER_GROUP * k : n;
@@ -305,3 +306,16 @@ brs_status brs_hill_climb_split(size_t *starts, brs_wide *costs, const uint32_t 
     free(c.seen);
     return status;
 }
+
+/* Upstream's split balances ranks: with one rank there is nothing to
+ * compare it with. */
+static int applies(const struct brs_candidate_input *in) { return in->dp_size > 1; }
+
+static brs_status build(const struct brs_candidate_input *in, struct brs_candidate_output *out)
+{
+    return climb(out->starts, out->costs, in->lengths, in->n, in->k, in->dp_size, in->model);
+}
+
+/* the split of the sampler users replace, so that it never beats the plan */
+const struct brs_candidate brs_hill_climb_candidate = {"transformers' batch_rebalance split",
+                                                       applies, build, BRS_CANDIDATE_POLISHED};

@@ -16,7 +16,7 @@
  * sample index it holds; ties between tuples go to the smaller name. The
  * result is then a function of the weights alone.
  */
-#include "planner/candidates.h"
+#include "planner/candidates/candidate.h"
 #include "planner/cost_model.h"
 #include "util/heap.h"
 #include "util/wide.h"
@@ -157,9 +157,15 @@ static void write_groups(uint32_t *group_of, const struct kk *s, uint32_t tuple)
     }
 }
 
-brs_status brs_karmarkar_karp_split(uint32_t *group_of, const uint32_t *lengths, size_t n, size_t k,
-                                    const struct brs_cost_model *model)
+/* group_of[i] in [0, k) for n >= k samples (sorted longest first), every
+ * group non-empty, blind to the cap (packed.c checks it); BRS_ERR_TOO_LARGE
+ * when the combinations would write more than KK_MAX_WORK entries. */
+static brs_status build(const struct brs_candidate_input *in, struct brs_candidate_output *out)
 {
+    const uint32_t *lengths = in->lengths;
+    size_t n = in->n, k = in->k;
+    uint32_t *group_of = out->group_of;
+    const struct brs_cost_model *model = in->model;
     if ((uint64_t)(n - 1) * k > KK_MAX_WORK) return BRS_ERR_TOO_LARGE;
     struct kk s = {.k = k};
     s.sum = malloc(2 * n * sizeof *s.sum);
@@ -194,3 +200,5 @@ brs_status brs_karmarkar_karp_split(uint32_t *group_of, const uint32_t *lengths,
     free(h.entries);
     return status;
 }
+
+const struct brs_candidate brs_karmarkar_karp_candidate = {"Karmarkar-Karp", NULL, build, 0};

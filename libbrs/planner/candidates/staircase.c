@@ -6,63 +6,56 @@
  * block (dp_size groups, one per rank) is greedy from the long end at T; the
  * samples left then get the least max cost T1 their k - dp_size groups
  * allow, and the later blocks are greedy at T1 (one search, not one per
- * block: the later micro-steps are the cheap ones). This is a second
- * candidate; the planner keeps whichever split gives the shorter
- * synchronised step. `model` carries the token cap the staircase must keep
- * (max_tokens, or the other candidate's memory peak).
+ * block: the later micro-steps are the cheap ones). The planner keeps
+ * whichever candidate gives the shorter synchronised step. `model` carries
+ * the token cap the staircase must keep (max_tokens, or the memory budget).
  */
-#include "planner/candidates.h"
+#include "planner/candidates/candidate.h"
 #include "planner/cost_model.h"
 #include "planner/search.h"
 #include "util/wide.h"
 
-/* One greedy group at `threshold` from `pos`, leaving a sample for each of
- * `groups_after` later groups. The layered planner shares it. */
-size_t brs_staircase_greedy_group(const uint32_t *lengths, size_t n, size_t pos,
-                                  size_t groups_after, const struct brs_cost_model *model,
-                                  brs_wide threshold)
+/* Front-loading pays when the optimum stands well above the average group
+ * cost: a few long samples set it, and the first micro-step has room to
+ * spare. When costs are even (the optimum within 1/8 of the average) the
+ * staircase cannot gain much, and its block-by-block searches are skipped.
+ * With one rank it cannot help. */
+static int applies(const struct brs_candidate_input *in)
 {
-    size_t limit = brs_cap_size(model, lengths[pos], n - pos - groups_after);
-    brs_wide w = brs_sample_weight(model, lengths[pos]);
-    brs_wide budget = threshold - model->intercept;
-    size_t size = 1; /* a single sample always fits: threshold >= its cost */
-    /* Exponential then binary search on the size: cost grows with it. */
-    size_t step = 1;
-    while (size + step <= limit && (brs_wide)(size + step) * w <= budget) {
-        size += step;
-        step *= 2;
-    }
-    for (; step > 0; step /= 2)
-        if (size + step <= limit && (brs_wide)(size + step) * w <= budget) size += step;
-    return size;
+    brs_wide average = in->model->intercept + in->weight_sum / in->k;
+    return in->dp_size > 1 && in->min_max - average > average / 8;
 }
 
-brs_status brs_staircase_split(size_t *starts, brs_wide *costs, const uint32_t *lengths,
-                               struct brs_probe_cache cache, size_t n, size_t k, size_t dp_size,
-                               const struct brs_cost_model *model, brs_wide top)
+/* k groups of cost <= T*: the first dp_size greedy at T*, the rest greedy
+ * at the least max cost their groups allow. */
+static brs_status build(const struct brs_candidate_input *in, struct brs_candidate_output *out)
 {
-    size_t pos = 0;
-    brs_wide threshold = top;
+    const uint32_t *lengths = in->lengths;
+    size_t n = in->n, k = in->k, pos = 0;
+    brs_wide threshold = in->min_max;
     for (size_t g = 0; g < k; g++) {
         size_t groups_left = k - g;
-        if (g == dp_size) {
+        if (g == in->dp_size) {
             /* The greedy prefix leaves a suffix the cap allows in the groups
              * left; checked all the same, as the search assumes it. */
-            if (brs_search_groups_for_cap(lengths + pos, n - pos, model) > groups_left)
+            if (brs_search_groups_for_cap(lengths + pos, n - pos, in->model) > groups_left)
                 return BRS_ERR_CAP_INFEASIBLE;
             brs_wide unused;
             brs_wide bound =
-                brs_search_lower_bound(lengths + pos, n - pos, groups_left, model, &unused);
-            threshold = brs_search_min_max(lengths + pos, brs_probe_cache_at(cache, pos), n - pos,
-                                           groups_left, model, bound);
+                brs_search_lower_bound(lengths + pos, n - pos, groups_left, in->model, &unused);
+            threshold = brs_search_min_max(lengths + pos, brs_probe_cache_at(in->cache, pos),
+                                           n - pos, groups_left, in->model, bound);
         }
         size_t size =
-            brs_staircase_greedy_group(lengths, n, pos, groups_left - 1, model, threshold);
-        starts[g] = pos;
-        costs[g] = brs_group_cost(model, lengths[pos], size);
+            brs_search_greedy_group(lengths, n, pos, groups_left - 1, in->model, threshold);
+        out->starts[g] = pos;
+        out->costs[g] = brs_group_cost(in->model, lengths[pos], size);
         pos += size;
     }
-    starts[k] = n;
-    /* Not expected; the caller then keeps its own split. */
+    out->starts[k] = n;
+    /* Not expected; the planner then keeps its own split. */
     return pos == n ? BRS_OK : BRS_ERR_INVALID_ARGUMENT;
 }
+
+const struct brs_candidate brs_staircase_candidate = {"staircase", applies, build,
+                                                      BRS_CANDIDATE_POLISHED};
