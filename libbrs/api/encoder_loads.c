@@ -5,7 +5,7 @@
 #include "api/encoder_loads.h"
 #include "api/handles.h"
 #include "api/message.h"
-#include "draw/draw.h"
+#include "draw/prng.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 #include "api/config.h"
 #include "api/handles.h"
 #include "api/message.h"
-#include "draw/draw.h"
+#include "draw/prng.h"
 
 #include <stddef.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 #include "api/handles.h"
 #include "api/message.h"
 #include "api/settings.h"
-#include "draw/draw.h"
+#include "draw/prng.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,8 @@
 #include "api/handles.h"
 #include "api/message.h"
 #include "api/settings.h"
-#include "draw/draw.h"
+#include "draw/prng.h"
+#include "draw/sort.h"
 #include "planner/padding.h"
 #include "util/wide.h"
 

@@ -1,6 +1,6 @@
 /* prng.c - the epoch permutation: a keyed pseudo-random bijection of [0, n)
  * evaluated per position, so a step's samples cost O(B), not O(n). */
-#include "draw/draw.h"
+#include "draw/prng.h"
 
 uint64_t brs_splitmix64(uint64_t x)
 {

@@ -2,7 +2,7 @@
  * an LSD radix sort on (max - length), stable, so ties keep draw order.
  * Each sample's item (its dataset index) travels with it, so what reads the
  * sorted step reads it in sequence. */
-#include "draw/draw.h"
+#include "draw/sort.h"
 
 #include <string.h>
 

@@ -17,8 +17,9 @@
  *     head swapped with the very first so an OOM shows at once. That order
  *     needs O(N) work, so the plan caches it per (fingerprint, epoch).
  */
-#include "draw/draw.h"
 #include "planner/baselines.h"
+#include "draw/prng.h"
+#include "draw/sort.h"
 
 #include <stdlib.h>
 

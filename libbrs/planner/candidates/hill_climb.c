@@ -19,7 +19,7 @@
  * leaves fewer rounds than groups, too few to move each group once, while
  * each move still reprices up to all of them: the climb is not run there.
  */
-#include "draw/draw.h"
+#include "draw/prng.h"
 #include "planner/candidates/candidate.h"
 #include "planner/cost_model.h"
 #include "util/wide.h"
