@@ -71,7 +71,7 @@ static void describe_images(brs_plan *p, const brs_sampler *s, const struct brs_
         uint64_t patches = 0, images = 0;
         brs_wide cost = 0;
         for (size_t i = p->slot_start[slot]; i < p->slot_start[slot + 1]; i++) {
-            struct brs_encoder_load load = brs_sampler_load(s, p->indices[i]);
+            struct brs_encoder_load load = brs_encoder_loads_of(s, p->indices[i]);
             patches += load.patches;
             images += load.images;
             cost += brs_encoder_cost(model, &load);
@@ -83,22 +83,16 @@ static void describe_images(brs_plan *p, const brs_sampler *s, const struct brs_
     }
 }
 
-/* What the images add to the bounds: every image's cost to the least work
- * (*weight_sum), and the costliest sample alone, text and images, to the
- * bound on the largest cost. A text bound stays a bound: images only add. */
-static brs_wide image_bounds(const brs_plan *p, const brs_sampler *s,
+/* What the images add to the bounds (objective.c), the step's loads read
+ * in sorted order into sorted_load. */
+static brs_wide image_bounds(brs_plan *p, const brs_sampler *s,
                              const struct brs_cost_model *model, brs_wide bound,
                              brs_wide *weight_sum, int packed)
 {
-    for (size_t i = 0; i < p->num_samples; i++) {
-        struct brs_encoder_load load = brs_sampler_load(s, p->sorted_index[i]);
-        brs_wide encoder = brs_encoder_cost(model, &load);
-        uint32_t length = packed ? p->sorted_length[i] : p->planned_length[i];
-        brs_wide alone = model->intercept + brs_sample_weight(model, length) + encoder;
-        *weight_sum += encoder;
-        if (alone > bound) bound = alone;
-    }
-    return bound;
+    for (size_t i = 0; i < p->num_samples; i++)
+        p->sorted_load[i] = brs_encoder_loads_of(s, p->sorted_index[i]);
+    return brs_objective_image_bound(packed ? p->sorted_length : p->planned_length,
+                                     p->sorted_load, p->num_samples, model, bound, weight_sum);
 }
 
 /* Tokens and costs of micro-batches formed elsewhere than by the planner

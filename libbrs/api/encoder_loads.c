@@ -129,19 +129,19 @@ brs_status brs_sampler_encoder_load(uint64_t *images, uint64_t *patches,
         return brs_fail(&sampler->message, BRS_ERR_OUT_OF_RANGE,
                         "sample %llu is out of range: the encoder loads hold %zu samples",
                         (unsigned long long)index, sampler->encoder_count);
-    struct brs_encoder_load load = brs_sampler_load(sampler, index);
+    struct brs_encoder_load load = brs_encoder_loads_of(sampler, index);
     *images = load.images;
     *patches = load.patches;
     return BRS_OK;
 }
 
-struct brs_encoder_load brs_sampler_load(const struct brs_sampler *sampler, uint64_t index)
+struct brs_encoder_load brs_encoder_loads_of(const struct brs_sampler *sampler, uint64_t index)
 {
     if (!sampler->encoder) return (struct brs_encoder_load){0, 0, 0};
     return sampler->encoder[index];
 }
 
-int brs_plan_has_images(const brs_plan *p, const struct brs_sampler *s)
+int brs_encoder_loads_in_step(const brs_plan *p, const struct brs_sampler *s)
 {
     if (!s->encoder) return 0;
     for (size_t i = 0; i < p->num_samples; i++)
@@ -149,8 +149,8 @@ int brs_plan_has_images(const brs_plan *p, const struct brs_sampler *s)
     return 0;
 }
 
-brs_status brs_encoder_check_config(const struct brs_sampler *sampler,
-                                    const struct brs_message *message)
+brs_status brs_encoder_loads_check(const struct brs_sampler *sampler,
+                                   const struct brs_message *message)
 {
     if (!sampler->encoder) return BRS_OK;
     if (sampler->encoder_count != sampler->count)
@@ -170,7 +170,7 @@ brs_status brs_encoder_check_config(const struct brs_sampler *sampler,
     return BRS_OK;
 }
 
-uint64_t brs_encoder_mix(uint64_t h, const struct brs_sampler *sampler)
+uint64_t brs_encoder_loads_mix(uint64_t h, const struct brs_sampler *sampler)
 {
     /* loads without a single image plan as no loads: the same fingerprint */
     if (!sampler->encoder || sampler->max_sample_patches == 0) return h;

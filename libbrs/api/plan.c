@@ -8,7 +8,6 @@
 #include "api/step.h"
 #include "planner/baselines.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 brs_status brs_plan_new(brs_plan **out)

@@ -104,7 +104,7 @@ static brs_status compute_batch(brs_plan *plan, const brs_sampler *config, const
     status = check_lengths(&view, plan);
     if (status == BRS_OK && image_offsets)
         status = brs_encoder_loads_attach(&view, image_patches, image_offsets, n, &plan->message);
-    if (status == BRS_OK) status = brs_encoder_check_config(&view, &plan->message);
+    if (status == BRS_OK) status = brs_encoder_loads_check(&view, &plan->message);
     if (status == BRS_OK) {
         /* The length_grouped order cache is keyed by the sampler's
          * fingerprint, which a view without a lengths hash does not give:

@@ -139,7 +139,8 @@ brs_status brs_sampler_fingerprint(uint64_t *out, const brs_sampler *sampler)
 {
     brs_status status = fingerprint_lengths(out, sampler, "brs_sampler_fingerprint");
     if (status != BRS_OK) return status;
-    *out = brs_encoder_mix(mix_buckets(brs_config_mix(*out, &sampler->config), sampler), sampler);
+    *out = brs_encoder_loads_mix(mix_buckets(brs_config_mix(*out, &sampler->config), sampler),
+                                 sampler);
     return BRS_OK;
 }
 
@@ -147,8 +148,8 @@ brs_status brs_sampler_stream_fingerprint(uint64_t *out, const brs_sampler *samp
 {
     brs_status status = fingerprint_lengths(out, sampler, "brs_sampler_stream_fingerprint");
     if (status != BRS_OK) return status;
-    *out = brs_encoder_mix(mix_buckets(brs_config_mix_stream(*out, &sampler->config), sampler),
-                           sampler);
+    *out = brs_encoder_loads_mix(
+        mix_buckets(brs_config_mix_stream(*out, &sampler->config), sampler), sampler);
     return BRS_OK;
 }
 

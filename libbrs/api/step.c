@@ -77,7 +77,8 @@ static brs_status plan_two_part(brs_plan *p, const brs_sampler *s,
 {
     int packed = (int)s->config.packed, sync = (int)s->config.sync;
     size_t n = p->num_samples;
-    for (size_t i = 0; i < n; i++) p->sorted_load[i] = brs_sampler_load(s, p->sorted_index[i]);
+    for (size_t i = 0; i < n; i++)
+        p->sorted_load[i] = brs_encoder_loads_of(s, p->sorted_index[i]);
     if (!packed)
         for (size_t g = 0; g < p->k; g++)
             for (size_t i = p->starts[g]; i < p->starts[g + 1]; i++) p->group_of[i] = (uint32_t)g;
@@ -109,7 +110,7 @@ static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
                                : brs_planner_split(&split, p->planned_length, p->num_samples,
                                                    p->k, p->dp_size, sync, model, p->sort_scratch);
     if (status == BRS_ERR_CAP_INFEASIBLE) return brs_cap_error(p, s, &split);
-    if (status == BRS_OK && brs_plan_has_images(p, s)) return plan_two_part(p, s, model);
+    if (status == BRS_OK && brs_encoder_loads_in_step(p, s)) return plan_two_part(p, s, model);
     if (status == BRS_OK)
         status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, NULL, p->k,
                             p->dp_size, sync);

@@ -92,6 +92,19 @@ brs_wide brs_objective_packed_bound(const uint32_t *lengths, size_t n, size_t k,
     return average > longest ? average : longest;
 }
 
+brs_wide brs_objective_image_bound(const uint32_t *lengths, const struct brs_encoder_load *loads,
+                                   size_t n, const struct brs_cost_model *model, brs_wide bound,
+                                   brs_wide *weight_sum)
+{
+    for (size_t i = 0; i < n; i++) {
+        brs_wide encoder = brs_encoder_cost(model, &loads[i]);
+        brs_wide alone = model->intercept + brs_sample_weight(model, lengths[i]) + encoder;
+        *weight_sum += encoder;
+        if (alone > bound) bound = alone;
+    }
+    return bound;
+}
+
 /* The least total cost of any k-split within the cap where its search is
  * cheap, else k intercepts plus every sample's own weight (each sample pays
  * at least that). */

@@ -44,6 +44,15 @@ brs_wide brs_objective_time_floor(brs_wide largest, brs_wide total, size_t ranks
 brs_wide brs_objective_packed_bound(const uint32_t *lengths, size_t n, size_t k,
                                     const struct brs_cost_model *model, brs_wide *weight_sum);
 
+/* What samples' images add to the bounds of their text (n samples, their
+ * lengths as the planner prices them, their loads): every image's cost to
+ * the least work (*weight_sum), and the costliest sample alone, text and
+ * images, to `bound` on the largest cost, which it returns. A text bound
+ * stays a bound: images only add. */
+brs_wide brs_objective_image_bound(const uint32_t *lengths, const struct brs_encoder_load *loads,
+                                   size_t n, const struct brs_cost_model *model, brs_wide bound,
+                                   brs_wide *weight_sum);
+
 /* A lower bound on the step time under either sync model of every padded
  * plan of these samples (sorted longest first) within the model's cap: the
  * min-max `min_max` and the least total cost over dp_size. */
