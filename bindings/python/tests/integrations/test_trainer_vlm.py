@@ -131,14 +131,19 @@ def test_resume_trains_what_the_uninterrupted_run_trained(full, resumed):
     assert left.keys() == right.keys() and not different, f"weights differ: {different}"
 
 
-# In this process: how the Trainer finds the images, and its options. Nothing trains.
+# In this process: how the Trainer finds the images, and its options. Nothing trains. One rank
+# plans a step's samples into half the micro-batches two ranks have, so its patch cap is higher:
+# the least with which every step of both epochs plans (the Trainer checks the whole run).
+ONE_RANK_CAP = 240
+ONE_RANK_OPTIONS = dataclasses.replace(cfg.OPTIONS, max_encoder_tokens=ONE_RANK_CAP)
+
 
 def trainer(tmp_path, dataset, options=None, model=None, collator=vlm_collate):
     args = cfg.training_arguments(str(tmp_path), ddp_backend=None,
                                   ddp_find_unused_parameters=None)
     return BatchRebalanceTrainer(model=model or tiny_qwen2_vl(), args=args,
                                  train_dataset=dataset, data_collator=collator,
-                                 rebalance_options=options or cfg.OPTIONS)
+                                 rebalance_options=options or ONE_RANK_OPTIONS)
 
 
 def planned_sampler(run):
@@ -146,7 +151,13 @@ def planned_sampler(run):
 
 
 def one_rank(**options):
-    return reference(dp_size=1, sync=None, **options)
+    return reference(dp_size=1, sync=None, max_encoder_tokens=ONE_RANK_CAP, **options)
+
+
+def test_one_rank_under_the_two_rank_cap_fails_before_training(tmp_path):
+    with pytest.raises(ValueError, match=f"max_encoder_tokens {cfg.MAX_ENCODER_TOKENS} cannot "
+                                         "plan all 2 epochs of this run: step"):
+        planned_sampler(trainer(tmp_path, vlm_dataset(cfg.NUM_SAMPLES), cfg.OPTIONS))
 
 
 def test_the_images_come_from_image_grid_thw_and_are_logged(tmp_path, caplog):
@@ -154,7 +165,7 @@ def test_the_images_come_from_image_grid_thw_and_are_logged(tmp_path, caplog):
         sampler = planned_sampler(trainer(tmp_path, vlm_dataset(cfg.NUM_SAMPLES)))
     with_images = sum(1 for images in encoder_loads() if images)
     assert sampler.fingerprint == one_rank().fingerprint
-    assert sampler.max_encoder_tokens == cfg.MAX_ENCODER_TOKENS
+    assert sampler.max_encoder_tokens == ONE_RANK_CAP
     assert sampler.encoder_alpha == cfg.OPTIONS.encoder_alpha
     assert (f"images from column 'image_grid_thw' (t*h*w patches per image): {with_images} of "
             f"{cfg.NUM_SAMPLES} samples have images") in caplog.text
@@ -166,7 +177,7 @@ def test_an_encoder_loads_column_wins_over_the_grids(tmp_path):
     dataset = vlm_dataset(cfg.NUM_SAMPLES).add_column("encoder_loads", claimed)
     sampler = planned_sampler(trainer(tmp_path, dataset))
     assert sampler.fingerprint == one_rank(encoder_loads=claimed).fingerprint
-    named = dataclasses.replace(cfg.OPTIONS, encoder_loads_column="patch_counts")
+    named = dataclasses.replace(ONE_RANK_OPTIONS, encoder_loads_column="patch_counts")
     renamed = dataset.rename_column("encoder_loads", "patch_counts")
     sampler = planned_sampler(trainer(tmp_path, renamed, named))
     assert sampler.fingerprint == one_rank(encoder_loads=claimed).fingerprint
