@@ -1061,6 +1061,19 @@ class EncoderLoadsTests(BrsTestCase):
         text = self.ok("compare", "--lengths", self.lengths_file(lengths), "--dp-size", "4")
         self.assertNotIn("peak patches", text)
 
+    def test_a_cost_model_file_gives_the_encoder_terms(self):
+        path, _, _ = self.vlm_file(600, 8)
+        model = self.write("model.json", json.dumps({
+            "format": "brs-cost-model", "version": 1, "alpha": 0.001, "intercept": 0,
+            "encoder_weight": 0.25, "encoder_alpha": 0.0002, "encoder_intercept": 30,
+            "max_encoder_tokens": 40000}))
+        from_file = self.plan(path, "--dp-size", "4", "--cost-model", model)
+        flags = self.plan(path, "--dp-size", "4", "--encoder-weight", "0.25",
+                          "--encoder-alpha", "0.0002", "--encoder-intercept", "30",
+                          "--max-encoder-tokens", "40000")
+        self.assertEqual(from_file, flags)
+        self.assertNotEqual(from_file, self.plan(path, "--dp-size", "4"))
+
     def test_a_sample_above_the_encoder_cap_is_named(self):
         path = self.write("big.lengths", "10 100\n20 5000,5000\n30\n40\n")
         result = self.run_brs("plan", "--lengths", path, "--max-encoder-tokens", "6000",
