@@ -126,9 +126,13 @@ def test_named_values_cost_model_and_unset_values():
 
 def test_the_stream_takes_every_keyword_of_the_sampler():
     """None is "not given" for each of them: accepted, whatever the keyword."""
+    # items and length() instead of lengths; encoder_load(item) instead of encoder_loads
+    instead = {"lengths": None, "per_device_batch_size": None, "encoder_loads": "encoder_load"}
     for word in inspect.signature(BatchRebalanceSampler).parameters:
-        if word not in ("lengths", "per_device_batch_size"):  # items and length() instead
+        if word not in instead:
             stream(**{word: None})
+        elif instead[word]:
+            stream(**{instead[word]: None})
 
 
 def test_wrong_keywords_and_values_are_refused():
