@@ -25,8 +25,8 @@ def plan_batch(lengths, *, dp_size, grad_accum=1, max_tokens=None, packed=False,
 
     ``max_tokens`` caps a micro-batch's padded tokens (its token sum when ``packed``); ``sync``
     is "micro_step" or "step" (None: the library's default); ``cost_model`` is a brs.CostModel
-    (or its dict / file path) giving alpha, intercept (and encoder_alpha, encoder_intercept)
-    and, unless given here, max_tokens (and max_encoder_tokens).
+    (or its dict / file path) giving alpha, intercept (and encoder_weight, encoder_alpha,
+    encoder_intercept) and, unless given here, max_tokens (and max_encoder_tokens).
     Raises ValueError when the batch has fewer samples than micro-batches, a sample is longer
     than max_tokens, or no dp_size x grad_accum micro-batches meet max_tokens (the message names
     the micro-batches or the max_tokens that would do).
@@ -48,7 +48,7 @@ def _config(*, dp_size, grad_accum, max_tokens, packed, sync, cost_model, strate
             **encoder):
     """A configuration handle (a sampler without lengths) for brs_plan_compute_batch."""
     alpha, intercept, max_tokens = _cost_model.resolve(cost_model, None, None, max_tokens)
-    names = ("encoder_alpha", "encoder_intercept", "max_encoder_tokens")
+    names = _cost_model.ENCODER_OPTIONS
     encoder = dict(zip(names, _cost_model.resolve_encoder(
         cost_model, *(encoder.get(name) for name in names))))
     given = _options.given_options(dict(dp_size=dp_size, grad_accum=grad_accum,

@@ -1,15 +1,15 @@
 """brs.CostModel: the numbers of the planner's cost model, with where they came from.
 
 libbrs prices a micro-batch of bs samples padded to length L as ``intercept + bs*L +
-alpha*bs*L^2`` (docs/algorithm.md), plus, for each of its images of p patches, ``p +
-encoder_alpha*p^2 + encoder_intercept`` ("Two parts"). A CostModel carries alpha, intercept,
-encoder_alpha and encoder_intercept in those units, the caps ``max_tokens`` on bs*L and
-``max_encoder_tokens`` on a micro-batch's patches, and the evidence behind them (fit quality,
-raw timings). It comes
-from ``brs.calibrate`` (timed on the user's model), from ``CostModel.from_config`` (counted
-FLOPs, no timing) or from the library's fixed default. The JSON file it saves is the one format
-``brs plan --cost-model``, ``BatchRebalanceSampler(cost_model=...)`` and
-``RebalanceOptions(cost_model=...)`` read; docs/calibration.md describes it.
+alpha*bs*L^2`` (docs/algorithm.md), plus, for each of its images of p patches, ``encoder_weight*p
++ encoder_alpha*p^2 + encoder_intercept`` ("Two parts"). A CostModel carries alpha, intercept,
+encoder_weight, encoder_alpha and encoder_intercept in those units, the caps ``max_tokens`` on
+bs*L and ``max_encoder_tokens`` on a micro-batch's patches, and the evidence behind them (fit
+quality, raw timings). It comes from ``brs.calibrate`` (timed on the user's model), from
+``CostModel.from_config`` (counted FLOPs, no timing) or from the library's fixed default. The
+JSON file it saves is the one format ``brs plan --cost-model``,
+``BatchRebalanceSampler(cost_model=...)`` and ``RebalanceOptions(cost_model=...)`` read;
+docs/calibration.md describes it.
 """
 
 import json
@@ -29,6 +29,7 @@ MAX_FILE_SIZE = _native.COST_MODEL_FILE_MAX_BYTES
 # option table: a CostModel("fixed") plans like no cost model.
 FIXED_ALPHA = _options.BY_NAME["alpha"].default
 FIXED_INTERCEPT = _options.BY_NAME["intercept"].default
+FIXED_ENCODER_WEIGHT = _options.BY_NAME["encoder_weight"].default
 FIXED_ENCODER_ALPHA = _options.BY_NAME["encoder_alpha"].default
 FIXED_ENCODER_INTERCEPT = _options.BY_NAME["encoder_intercept"].default
 
@@ -49,9 +50,10 @@ def cost_terms(batch_size, length, patches=0, squares=0, images=0):
     images)``.
 
     The planner's cost is these terms weighed by CostModel.coefficients, ``(intercept, 1,
-    alpha, 1, encoder_alpha, encoder_intercept)``; a calibration fits seconds as the terms
-    weighed by per-term seconds (brs.calibrate on a grid, online calibration from sums of
-    products of the terms), which from_seconds and encoder_from_seconds turn into a model.
+    alpha, encoder_weight, encoder_alpha, encoder_intercept)``; a calibration fits seconds as
+    the terms weighed by per-term seconds (brs.calibrate on a grid, online calibration from
+    sums of products of the terms), which from_seconds and encoder_from_seconds turn into a
+    model.
     Every Python use of the formula reads it here, the benchmarks' included. Scalars or numpy
     arrays, which broadcast: each term has the type and shape of ``bs*L`` (plus the encoder's
     inputs). A micro-batch without images has 0 in the encoder's three terms.
@@ -89,19 +91,20 @@ def from_seconds(coefficients):
 
 
 def encoder_from_seconds(coefficients):
-    """(encoder_alpha, encoder_intercept) of a fit of seconds over all of cost_terms, in the
-    units of its bs*L coefficient. The library prices a patch as a padded token (one unit), so
-    a fit the library can plan with ties the patches' seconds to bs*L's (calibration.fit.tie);
-    an untied fit's patch coefficient is not part of the model."""
+    """(encoder_weight, encoder_alpha, encoder_intercept) of a fit of seconds over all of
+    cost_terms: the encoder's coefficients in the units of its bs*L coefficient (what one
+    padded text token costs), as from_seconds gives the text part's. The fit must have a
+    positive bs*L coefficient."""
     per_token = coefficients[COST_TERMS.index("bs*L")]
-    per_square, per_image = (coefficients[COST_TERMS.index(t)] for t in ("patches^2", "images"))
-    return per_square / per_token, per_image / per_token
+    return tuple(coefficients[COST_TERMS.index(term)] / per_token
+                 for term in ("patches", "patches^2", "images"))
 
 
 class CostModel:
     """alpha, intercept (brs units), max_tokens (int or None) and the fit's quality; the
-    encoder part's encoder_alpha, encoder_intercept (brs units, per image) and
-    max_encoder_tokens (int or None), the library's defaults unless calibrated or given.
+    encoder part's encoder_weight (brs units per patch), encoder_alpha, encoder_intercept (brs
+    units, per image) and max_encoder_tokens (int or None), the library's defaults unless
+    calibrated or given.
 
     ``seconds_per_unit`` (calibrated models only) converts a cost back to seconds: the fitted
     time of one padded token's linear work; ``predict`` uses it. ``timing`` says how the
@@ -115,14 +118,15 @@ class CostModel:
 
     __slots__ = ("alpha", "intercept", "max_tokens", "r2", "worst_residual", "source", "model",
                  "device", "seconds_per_unit", "memory", "timings", "timing",
-                 "first_shape_seconds", "encoder_alpha", "encoder_intercept",
-                 "max_encoder_tokens", "encoder")
+                 "first_shape_seconds", "encoder_weight", "encoder_alpha",
+                 "encoder_intercept", "max_encoder_tokens", "encoder")
 
     def __init__(self, alpha, intercept=0.0, max_tokens=None, *, r2=None, worst_residual=None,
                  source="fixed", model="", device="", seconds_per_unit=None, memory=None,
                  timings=None, timing=None, first_shape_seconds=0.0,
-                 encoder_alpha=FIXED_ENCODER_ALPHA, encoder_intercept=FIXED_ENCODER_INTERCEPT,
-                 max_encoder_tokens=None, encoder=None):
+                 encoder_weight=FIXED_ENCODER_WEIGHT, encoder_alpha=FIXED_ENCODER_ALPHA,
+                 encoder_intercept=FIXED_ENCODER_INTERCEPT, max_encoder_tokens=None,
+                 encoder=None):
         self.alpha = _non_negative("alpha", alpha)
         self.intercept = _non_negative("intercept", intercept)
         self.max_tokens = _args.optional_integer("max_tokens", max_tokens, 1)
@@ -140,6 +144,7 @@ class CostModel:
         self.timings = list(timings) if timings else []
         self.timing = dict(timing) if timing else {}  # how the timings were taken
         self.first_shape_seconds = _non_negative("first_shape_seconds", first_shape_seconds)
+        self.encoder_weight = _non_negative("encoder_weight", encoder_weight)
         self.encoder_alpha = _non_negative("encoder_alpha", encoder_alpha)
         self.encoder_intercept = _non_negative("encoder_intercept", encoder_intercept)
         self.max_encoder_tokens = _args.optional_integer("max_encoder_tokens",
@@ -150,13 +155,15 @@ class CostModel:
 
     @property
     def coefficients(self):
-        """The weight of each of cost_terms in the cost: ``(intercept, 1, alpha, 1,
-        encoder_alpha, encoder_intercept)``."""
-        return (self.intercept, 1.0, self.alpha, 1.0, self.encoder_alpha, self.encoder_intercept)
+        """The weight of each of cost_terms in the cost: ``(intercept, 1, alpha,
+        encoder_weight, encoder_alpha, encoder_intercept)``."""
+        return (self.intercept, 1.0, self.alpha, self.encoder_weight, self.encoder_alpha,
+                self.encoder_intercept)
 
     def cost(self, batch_size, length, images=()):
-        """intercept + bs*L + alpha*bs*L^2, plus p + encoder_alpha*p^2 + encoder_intercept
-        for each of ``images`` (the micro-batch's patch counts): the library's units."""
+        """intercept + bs*L + alpha*bs*L^2, plus encoder_weight*p + encoder_alpha*p^2 +
+        encoder_intercept for each of ``images`` (the micro-batch's patch counts): the library's
+        units."""
         return combine(self.coefficients, cost_terms(batch_size, length, *encoder_sums(images)))
 
     def predict(self, batch_size, length, images=()):
@@ -241,7 +248,8 @@ class CostModel:
                 "seconds_per_unit": self.seconds_per_unit,
                 "first_shape_seconds": self.first_shape_seconds, "memory": self.memory,
                 "timings": self.timings, "timing": self.timing,
-                "encoder_alpha": self.encoder_alpha, "encoder_intercept": self.encoder_intercept,
+                "encoder_weight": self.encoder_weight, "encoder_alpha": self.encoder_alpha,
+                "encoder_intercept": self.encoder_intercept,
                 "max_encoder_tokens": self.max_encoder_tokens, "encoder": self.encoder}
 
     @classmethod
@@ -269,9 +277,11 @@ class CostModel:
         record = {key: reader.double(key) for key in ("r2", "worst_residual")}
         record.update((key, reader.value(key)) for key in _RECORD if reader.has(key))
         first_shape = reader.double("first_shape_seconds")
-        # The encoder's keys are optional: files written before images were priced load as
-        # before (absent: the library's default, or no cap).
-        encoder = {key: reader.double(key) for key in ("encoder_alpha", "encoder_intercept")
+        # The encoder's keys are optional: files written before images were priced, or before a
+        # patch had a weight of its own, load as before (absent: the library's default, or no
+        # cap).
+        encoder = {key: reader.double(key)
+                   for key in ("encoder_weight", "encoder_alpha", "encoder_intercept")
                    if reader.has(key)}
         return cls(reader.double("alpha"), reader.double("intercept"),
                    reader.integer("max_tokens"),
@@ -329,19 +339,28 @@ def resolve(cost_model, alpha, intercept, max_tokens):
     return alpha, intercept, max_tokens
 
 
-def resolve_encoder(cost_model, encoder_alpha, encoder_intercept, max_encoder_tokens):
-    """(encoder_alpha, encoder_intercept, max_encoder_tokens) for a sampler, as resolve: the
-    values given, else the cost model's; None (the library's default) without a cost model."""
+#: The sampler keywords of the encoder part that a cost model supplies, in resolve_encoder's
+#: order.
+ENCODER_OPTIONS = ("encoder_weight", "encoder_alpha", "encoder_intercept", "max_encoder_tokens")
+
+
+def resolve_encoder(cost_model, encoder_weight, encoder_alpha, encoder_intercept,
+                    max_encoder_tokens):
+    """(encoder_weight, encoder_alpha, encoder_intercept, max_encoder_tokens) for a sampler
+    (ENCODER_OPTIONS), as resolve: the values given, else the cost model's; None (the library's
+    default) without a cost model."""
     if cost_model is None:
-        return encoder_alpha, encoder_intercept, max_encoder_tokens
+        return encoder_weight, encoder_alpha, encoder_intercept, max_encoder_tokens
     cm = CostModel.coerce(cost_model)
+    if encoder_weight is None:
+        encoder_weight = cm.encoder_weight
     if encoder_alpha is None:
         encoder_alpha = cm.encoder_alpha
     if encoder_intercept is None:
         encoder_intercept = cm.encoder_intercept
     if max_encoder_tokens is None:
         max_encoder_tokens = cm.max_encoder_tokens
-    return encoder_alpha, encoder_intercept, max_encoder_tokens
+    return encoder_weight, encoder_alpha, encoder_intercept, max_encoder_tokens
 
 
 def _is_scalar(value):

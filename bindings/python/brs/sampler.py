@@ -39,7 +39,7 @@ _BUCKETS = "length_buckets"
 _IMAGES = "encoder_loads"
 _NOT_OPTIONS = (_BUCKETS, _IMAGES)
 # The options a switch of cost model (online calibration) changes from a step on; the caps stay.
-_SWITCHED = ("alpha", "intercept", "encoder_alpha", "encoder_intercept")
+_SWITCHED = ("alpha", "intercept", "encoder_weight", "encoder_alpha", "encoder_intercept")
 # The rank is the one option ranks of a job do not share; neither the fingerprint nor a saved
 # position depends on it (every rank is at the same step).
 _SHARED = tuple(option for option in _options.TABLE if option.name != "rank")
@@ -77,8 +77,8 @@ class BatchRebalanceSampler(_SamplerBase):
     one): keep it unchanged while the sampler lives. Anything else is copied once.
 
     ``cost_model``: a brs.CostModel or the path of its JSON file (brs.calibrate); it supplies
-    alpha, intercept and max_tokens, and the encoder part's encoder_alpha, encoder_intercept and
-    max_encoder_tokens, where those are not given (docs/calibration.md).
+    alpha, intercept and max_tokens, and the encoder part's encoder_weight, encoder_alpha,
+    encoder_intercept and max_encoder_tokens, where those are not given (docs/calibration.md).
 
     ``BatchRebalanceSampler.from_upstream_args`` builds it from the arguments of transformers'
     BatchRebalanceSampler, whose attribute names (num_global_batches, has_tail, ...) it answers.
@@ -102,8 +102,9 @@ class BatchRebalanceSampler(_SamplerBase):
             alpha, intercept, max_tokens = _cost_model.resolve(cost_model, alpha, intercept,
                                                                max_tokens)
             # ... and the encoder part's, likewise
-            encoder_alpha, encoder_intercept, max_encoder_tokens = _cost_model.resolve_encoder(
-                cost_model, encoder_alpha, encoder_intercept, max_encoder_tokens)
+            (encoder_weight, encoder_alpha, encoder_intercept,
+             max_encoder_tokens) = _cost_model.resolve_encoder(
+                cost_model, encoder_weight, encoder_alpha, encoder_intercept, max_encoder_tokens)
         # The signature is the list of keywords: locals() holds exactly the arguments here.
         self._given = _options.given_options(locals())
         if length_buckets is not None:
@@ -371,16 +372,17 @@ class BatchRebalanceSampler(_SamplerBase):
         switched to), if any."""
         data = (self._provenance or _cost_model.CostModel.fixed()).to_dict()
         data.update(alpha=self.alpha, intercept=self.intercept, max_tokens=self.max_tokens or None,
-                    encoder_alpha=self.encoder_alpha, encoder_intercept=self.encoder_intercept,
+                    encoder_weight=self.encoder_weight, encoder_alpha=self.encoder_alpha,
+                    encoder_intercept=self.encoder_intercept,
                     max_encoder_tokens=self.max_encoder_tokens or None)
         if self._provenance is None and "alpha" in self._given:
             data["model"] = ""  # the caller's own numbers, not the library's default
         return _cost_model.CostModel.from_dict(data)
 
     def switch_cost_model(self, model, since=None):
-        """Plan with ``model``'s alpha, intercept, encoder_alpha and encoder_intercept (the caps
-        stay) from position ``since``
-        (epoch, step) on; returns it. Default and earliest: the first step not yet planned.
+        """Plan with ``model``'s alpha, intercept, encoder_weight, encoder_alpha and
+        encoder_intercept (the caps stay) from position ``since`` (epoch, step) on; returns it.
+        Default and earliest: the first step not yet planned.
 
         The steps a DataLoader has already drawn (it prefetches) keep the previous model, and
         the state_dict records where the switch lies, so a resume replans both sides alike.

@@ -86,7 +86,7 @@ class RebalancedStream(_StreamBase):
                 cost_model, options.get("alpha"), options.get("intercept"),
                 options.get("max_tokens"))
             # ... and the encoder part's, likewise
-            encoder = ("encoder_alpha", "encoder_intercept", "max_encoder_tokens")
+            encoder = _cost_model.ENCODER_OPTIONS
             options.update(zip(encoder, _cost_model.resolve_encoder(
                 cost_model, *(options.get(name) for name in encoder))))
         unknown = sorted(options.keys() - _options.BY_KEYWORD.keys())

@@ -10,7 +10,7 @@ shuffled grid, and the fastest repeat is kept: CUDA events on a GPU, the thread'
 CPU. Time is fitted as ``c0 + a*bs*L + b*bs*L^2`` by non-negative least squares, which gives
 brs's units: alpha = b/a, intercept = c0/a. Memory is fitted the same way and gives
 ``max_tokens`` for the budget. With ``encoder=`` (a hook, or "auto" for a Qwen2-VL-style model)
-the vision tower is timed on images of chosen sizes too, and encoder_alpha and
+the vision tower is timed on images of chosen sizes too, and encoder_weight, encoder_alpha and
 encoder_intercept are fitted in the same units. docs/calibration.md explains the choices (grid,
 clocks, estimator, memory probes, the encoder part). numpy and torch are imported on the first
 call only: ``import brs`` needs neither.

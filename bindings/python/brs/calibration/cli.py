@@ -182,12 +182,12 @@ def summary(cm, config, seconds, output, dtype):
 
 def _encoder_line(cm):
     record = cm.encoder
-    units = record.get("patch_units")
-    return (f"encoder_alpha {cm.encoder_alpha:.6g}, encoder_intercept "
-            f"{cm.encoder_intercept:.6g} per image; fit R^2 {record['r2']:.4f}, worst relative "
-            f"residual {record['worst_residual']:.1%} over {len(record['timings'])} calls"
-            + (f"; a patch costs {units:.3g} padded tokens by a free fit (the library: 1)"
-               if units is not None else "")
+    return (f"encoder_weight {cm.encoder_weight:.6g} per patch, encoder_alpha "
+            f"{cm.encoder_alpha:.6g}, encoder_intercept {cm.encoder_intercept:.6g} per image "
+            f"(padded tokens); fit R^2 {record['r2']:.4f}, worst relative residual "
+            f"{record['worst_residual']:.1%} over {len(record['timings'])} calls"
+            + (" (encoder_weight not fitted: too few distinct sizes ran)"
+               if record.get("note") else "")
             + "; max_encoder_tokens left to you")
 
 

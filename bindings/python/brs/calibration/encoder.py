@@ -1,20 +1,19 @@
 """The encoder part of brs.calibrate: images of chosen sizes through the model's vision tower.
 
-A vision-language micro-batch costs its text plus, for each image of p patches, ``p +
-encoder_alpha*p^2 + encoder_intercept`` units (docs/algorithm.md, "Two parts"): the library
-prices a patch as it prices a padded token. So calibrate times the text part first (its
-seconds_per_unit is the unit), then calls of the vision tower on ``count`` images of ``size``
-patches each, for every (count, size) of a grid, with the text part's timer (interleaved rounds,
-the fastest warm run kept, first runs apart), and fits the calls' seconds in the library's form:
+A vision-language micro-batch costs its text plus, for each image of p patches,
+``encoder_weight*p + encoder_alpha*p^2 + encoder_intercept`` units (docs/algorithm.md, "Two
+parts"), in the unit of the text part: one padded token's linear work. So calibrate times the
+text part first (its seconds_per_unit is the unit), then calls of the vision tower on ``count``
+images of ``size`` patches each, for every (count, size) of a grid, with the text part's timer
+(interleaved rounds, the fastest warm run kept, first runs apart), and fits the calls' seconds
+in the library's form:
 
-    seconds = k + seconds_per_unit * (P + encoder_alpha*S + encoder_intercept*N)
+    seconds = k + seconds_per_unit * (encoder_weight*P + encoder_alpha*S + encoder_intercept*N)
 
-over a call's P patches, their squares' sum S and its N images. k, the price of calling the
-tower at all, is fitted so that it does not bend the per-image terms, and recorded, not planned
-with: a micro-batch with images pays it once, which no term of the library's model expresses.
-A second fit frees the patches' coefficient, ``k + a*P + b*S + c*N``: ``patch_units = a /
-seconds_per_unit`` is what a patch costs in padded tokens. Far from 1 the library's form cannot
-price images exactly, and the first fit's error says by how much.
+over a call's P patches, their squares' sum S and its N images, every coefficient free (and
+non-negative). k, the price of calling the tower at all, is fitted so that it does not bend the
+per-image terms, and recorded, not planned with: a micro-batch with images pays it once, which
+no term of the library's model expresses.
 
 The hook is any callable ``encoder(sizes) -> step``. ``sizes`` are the images of one call, each
 an int (patches) or an (h, w) grid of patches; ``step()`` runs the tower on them as training
@@ -29,7 +28,7 @@ import math
 import numbers
 import warnings
 
-from ..cost_model import COST_TERMS, cost_terms, encoder_from_seconds
+from ..cost_model import COST_TERMS, FIXED_ENCODER_WEIGHT, cost_terms, encoder_from_seconds
 from . import fit as _fit, record as _record, result as _result, timing as _timing
 
 #: The default grid: images of these many patches (8x8 to 64x64 grids; 1024 patches of 14
@@ -39,13 +38,9 @@ DEFAULT_IMAGE_SIZES = (64, 256, 1024, 4096)
 DEFAULT_IMAGE_COUNTS = (1, 2, 4)
 #: Default grids skip calls above this many patches on CPU, where they take seconds.
 CPU_MAX_GRID_PATCHES = 4096
-#: The library-form fit's worst relative residual above which calibrate warns: its form then
+#: The fit's worst relative residual above which calibrate warns: the library's form then
 #: misprices images by more than a quarter somewhere on the grid.
 WARN_RESIDUAL = 0.25
-#: ... and the range of patch_units outside which it warns too: the library's form then fits the
-#: grid only by moving the patches' cost into the p^2 and per-image terms, which need not hold
-#: for sizes the grid did not time.
-WARN_PATCH_UNITS = (0.5, 2.0)
 
 _COLUMNS = tuple(COST_TERMS.index(t) for t in ("1", "patches", "patches^2", "images"))
 
@@ -77,12 +72,14 @@ def grid(image_sizes, image_counts, device):
                     key=lambda shape: (shape[0] * patch_count(shape[1]), shape[0], str(shape[1])))
     if not explicit and device.type == "cpu":
         shapes = [s for s in shapes if s[0] * patch_count(s[1]) <= CPU_MAX_GRID_PATCHES]
-    one, _, squares, images = _COLUMNS
     terms = _terms([(c, c * patch_count(s), c * patch_count(s) ** 2) for c, s in shapes])
-    if np.linalg.matrix_rank(terms[:, [one, squares, images]]) < 3:
+    if not _separable(terms):
+        # A call's images are all of one size p, so its P, S and N are its count times p, p^2
+        # and 1: with two sizes some mix of those three terms is 0 at both, and only a third
+        # size tells them apart.
         raise ValueError(f"calibrate: image_sizes {sizes} x image_counts {counts} cannot fit the "
-                         "per-call, per-image and patches^2 terms apart: give at least two "
-                         "sizes and two counts")
+                         "per-call, per-patch, patches^2 and per-image terms apart: give at "
+                         "least three sizes (of distinct patch counts) and two counts")
     return shapes
 
 
@@ -205,48 +202,52 @@ def _rows_terms(rows):
     return _terms([(r["images"], r["patches"], r["squares"]) for r in rows])
 
 
+def _separable(terms):
+    """Whether calls of these cost terms can fit each of the encoder's coefficients apart."""
+    import numpy as np
+
+    return np.linalg.matrix_rank(terms[:, list(_COLUMNS)]) == len(_COLUMNS)
+
+
 def fit(rows, seconds_per_unit):
-    """The encoder's part of the cost model of the timed rows: a dict with encoder_alpha,
-    encoder_intercept and the record (fits, their error)."""
+    """The encoder's part of the cost model of the timed rows: a dict with encoder_weight,
+    encoder_alpha, encoder_intercept and the record (the fit and its error).
+
+    A tower that rounds sizes up (step.patches) can make two sizes of the grid one, leaving too
+    few to fit the per-patch term apart from the others: encoder_weight then keeps the
+    library's default, the rest is fitted around it, and the record's ``note`` says so."""
     import numpy as np
 
     terms = _rows_terms(rows)
     seconds = np.array([r["seconds"] for r in rows])
     weights = 1.0 / np.maximum(seconds, 1e-12)  # relative, as the text part's fit
     one, patches, squares, images = _COLUMNS
-    # The library's form: the patches priced at the text's seconds_per_unit, the rest fitted.
-    priced = seconds_per_unit * terms[:, patches]
-    call, per_square, per_image = _fit.nnls(terms[:, [one, squares, images]], seconds - priced,
-                                            weights)
-    predicted = priced + terms[:, [one, squares, images]] @ (call, per_square, per_image)
-    r2, worst = _fit.quality(predicted, seconds)
+    note = None
+    if _separable(terms):
+        columns = terms[:, list(_COLUMNS)]
+        call, per_patch, per_square, per_image = _fit.nnls(columns, seconds, weights)
+    else:
+        sizes = sorted({r["patches"] // r["images"] for r in rows})
+        note = (f"encoder_weight not fitted: the tower ran images of {sizes} patches, too few "
+                "distinct sizes to tell the per-patch term from the others; it keeps the "
+                "library's default")
+        per_patch = FIXED_ENCODER_WEIGHT * seconds_per_unit
+        call, per_square, per_image = _fit.nnls(terms[:, [one, squares, images]],
+                                                seconds - per_patch * terms[:, patches], weights)
+    fitted = (call, per_patch, per_square, per_image)
+    r2, worst = _fit.quality(terms[:, list(_COLUMNS)] @ fitted, seconds)
     coefficients = [0.0] * len(COST_TERMS)
-    coefficients[one], coefficients[COST_TERMS.index("bs*L")] = call, seconds_per_unit
-    coefficients[patches], coefficients[squares], coefficients[images] = (
-        seconds_per_unit, per_square, per_image)
-    encoder_alpha, encoder_intercept = encoder_from_seconds(coefficients)
-    record = {"form": "seconds = seconds_per_call + seconds_per_unit * (patches + "
-                      "encoder_alpha * patches^2 + encoder_intercept * images)",
-              "r2": r2, "worst_residual": worst, "seconds_per_call": call,
-              **_free_fit(terms[:, list(_COLUMNS)], seconds, weights, seconds_per_unit)}
-    return {"encoder_alpha": encoder_alpha, "encoder_intercept": encoder_intercept,
-            "record": record}
-
-
-def _free_fit(columns, seconds, weights, seconds_per_unit):
-    """patch_units and the fit behind it, the patches' seconds free; None where the grid
-    cannot tell patches from images (one size per count)."""
-    import numpy as np
-
-    if np.linalg.matrix_rank(columns) < columns.shape[1]:
-        return {"patch_units": None, "free_fit": None}
-    coef = _fit.nnls(columns, seconds, weights)
-    r2, worst = _fit.quality(columns @ coef, seconds)
-    names = ("seconds_per_call", "seconds_per_patch", "seconds_per_patch_squared",
-             "seconds_per_image")
-    return {"patch_units": float(coef[1]) / seconds_per_unit,
-            "free_fit": {**dict(zip(names, (float(c) for c in coef))), "r2": r2,
-                         "worst_residual": worst}}
+    coefficients[COST_TERMS.index("bs*L")] = seconds_per_unit  # the unit: one padded token
+    for column, value in zip(_COLUMNS, fitted):
+        coefficients[column] = float(value)
+    encoder_weight, encoder_alpha, encoder_intercept = encoder_from_seconds(coefficients)
+    record = {"form": "seconds = seconds_per_call + seconds_per_unit * (encoder_weight * "
+                      "patches + encoder_alpha * patches^2 + encoder_intercept * images)",
+              "r2": r2, "worst_residual": worst, "seconds_per_call": float(call)}
+    if note:
+        record["note"] = note
+    return {"encoder_weight": encoder_weight, "encoder_alpha": encoder_alpha,
+            "encoder_intercept": encoder_intercept, "record": record}
 
 
 def memory_fit(rows, method):
@@ -279,11 +280,13 @@ def memory_fit(rows, method):
 
 def calibrate(cost_model, hook, shapes, repeats, device, progress, torch):
     """Times the shapes through ``hook``, fits them in the units of ``cost_model`` (the text
-    part's, calibrated) and sets its encoder_alpha, encoder_intercept and encoder record."""
+    part's, calibrated) and sets its encoder_weight, encoder_alpha, encoder_intercept and
+    encoder record."""
     load_before = _record.load_average()
     rows, clock, probe = measure(hook, shapes, repeats, device, progress, torch)
     timing = _record.timing_info(clock, repeats, rows, load_before, _record.load_average(), [])
     fitted = fit(rows, cost_model.seconds_per_unit)
+    cost_model.encoder_weight = fitted["encoder_weight"]
     cost_model.encoder_alpha = fitted["encoder_alpha"]
     cost_model.encoder_intercept = fitted["encoder_intercept"]
     cost_model.encoder = {**fitted["record"], "memory": memory_fit(rows, probe.method),
@@ -294,17 +297,15 @@ def calibrate(cost_model, hook, shapes, repeats, device, progress, torch):
 
 
 def _warn_if_mispriced(record):
-    units = record["patch_units"]
-    low, high = WARN_PATCH_UNITS
-    odd_units = units is not None and not low <= units <= high
-    if record["worst_residual"] <= WARN_RESIDUAL and not odd_units:
-        return
-    why = (f"; a patch costs {units:.3g} padded tokens by a fit with its own coefficient, and "
-           "the library prices it at 1" if units is not None else "")
-    warnings.warn(f"calibrate: the encoder fit in the library's form is off by up to "
-                  f"{record['worst_residual']:.0%} on the image grid (R^2 "
-                  f"{record['r2']:.3f}){why}; sizes outside the grid may be priced worse "
-                  "(docs/calibration.md, encoder)", stacklevel=4)
+    if record.get("note"):
+        warnings.warn(f"calibrate: {record['note']} (docs/calibration.md, encoder)",
+                      stacklevel=4)
+    if record["worst_residual"] > WARN_RESIDUAL:
+        warnings.warn(f"calibrate: the encoder fit is off by up to "
+                      f"{record['worst_residual']:.0%} on the image grid (R^2 "
+                      f"{record['r2']:.3f}): the tower's time does not follow the library's "
+                      "form (per patch, patches^2, per image) there, and sizes outside the grid "
+                      "may be priced worse (docs/calibration.md, encoder)", stacklevel=4)
 
 
 # -- the hook of a Qwen2-VL-style model --------------------------------------------------------

@@ -12,7 +12,7 @@ import itertools
 
 import numpy as np
 
-from ..cost_model import COST_TERMS, TEXT_TERMS, cost_terms
+from ..cost_model import TEXT_TERMS, cost_terms
 
 
 def nnls(design, target, weights=None):
@@ -74,26 +74,6 @@ def design(batch_sizes, lengths):
     bs = np.asarray(batch_sizes, dtype=float)
     length = np.asarray(lengths, dtype=float)
     return np.column_stack(np.broadcast_arrays(*cost_terms(bs, length)[:TEXT_TERMS]))
-
-
-# The library prices a patch as it prices a padded token, one unit each (docs/algorithm.md,
-# "Two parts"): a fit it can plan with has one coefficient for both terms. tie() merges the
-# patches' column into bs*L's, untie() gives the merged coefficient back to both.
-_TOKENS, _PATCHES = COST_TERMS.index("bs*L"), COST_TERMS.index("patches")
-
-
-def tie(columns):
-    """A design over all of COST_TERMS (columns, or one row) with the patches' term added to
-    bs*L's and dropped: one column fewer."""
-    a = np.array(columns, dtype=float)
-    a[..., _TOKENS] += a[..., _PATCHES]
-    return np.delete(a, _PATCHES, axis=-1)
-
-
-def untie(coefficients):
-    """The coefficients of a tie()d fit, one per cost term again (patches as bs*L)."""
-    c = [float(x) for x in coefficients]
-    return tuple(c[:_PATCHES] + [c[_TOKENS]] + c[_PATCHES:])
 
 
 def fit_three_terms(batch_sizes, lengths, values, relative=True, robust=False):

@@ -4,15 +4,15 @@ Every micro-batch the training loop runs is timed with its shape (bs samples pad
 tokens, and its real tokens). The time is fitted as ``seconds = c0 + c1*bs*L + c2*bs*L^2`` (the
 cost terms of brs.cost_model), the planner's cost model in seconds (docs/algorithm.md), so
 alpha = c2/c1 and intercept = c0/c1. A micro-batch with images (their patch counts, e.g. from
-Qwen2-VL's ``image_grid_thw``) adds the encoder's terms, fitted jointly in the library's form
-(a patch costs what a padded token does): ``+ c1*P + c4*S + c5*N`` over its P patches, their
-squares' sum S and its N images, so encoder_alpha = c4/c1 and encoder_intercept = c5/c1; until
-some micro-batch had images the encoder's coefficients stay as they were. What the fit needs
-is a fixed-size vector of sums of products (``Statistics``), which ranks add up with one
-all-reduce and calibration's least squares solves (fit.nnls_from_sums): at a boundary every
-rank knows in advance (each epoch, or every N optimizer steps), every rank adds the same
-numbers, fits the same model, rounds it as the library stores it, and switches its sampler
-from the first step not yet planned on.
+Qwen2-VL's ``image_grid_thw``) adds the encoder's terms, fitted jointly with the text's: ``+
+c3*P + c4*S + c5*N`` over its P patches, their squares' sum S and its N images, so
+encoder_weight = c3/c1 (what a patch costs in padded tokens), encoder_alpha = c4/c1 and
+encoder_intercept = c5/c1; until some micro-batch had images the encoder's coefficients stay as
+they were. What the fit needs is a fixed-size vector of sums of products (``Statistics``), which
+ranks add up with one all-reduce and calibration's least squares solves (fit.nnls_from_sums): at
+a boundary every rank knows in advance (each epoch, or every N optimizer steps), every rank adds
+the same numbers, fits the same model, rounds it as the library stores it, and switches its
+sampler from the first step not yet planned on.
 
 The first run of each (bs, L) a rank trains is kept out of the fit: it can carry a one-time
 price (cuDNN plans, compiler recompiles, CUDA graph captures) that a warm run of the same shape
@@ -39,7 +39,7 @@ from .._handles import NativeSampler
 from .._lengths import as_uint32
 from ..cost_model import (COST_TERMS, TEXT_TERMS, CostModel, combine, cost_terms,
                           encoder_from_seconds, encoder_sums, from_seconds)
-from .fit import nnls_from_sums, tie, untie
+from .fit import nnls_from_sums
 
 logger = logging.getLogger("brs")
 
@@ -124,29 +124,30 @@ class Statistics:
         return self[f"xx0{COST_TERMS.index('images')}"]
 
     def fit(self):
-        """(c0 .. c5, r2, relative rms error): the seconds of each cost term (the patches' as
-        bs*L's, the library's form; the encoder's c4 and c5 are 0 while no micro-batch had
-        images), then the fit's quality; or a string saying why there is no fit."""
+        """(c0 .. c5, r2, relative rms error): the seconds of each cost term (the encoder's c3,
+        c4 and c5 are 0 while no micro-batch had images: nothing measured them), then the fit's
+        quality; or a string saying why there is no fit."""
         n = self["n"]
         if n < MIN_MICRO_BATCHES:
             return f"{int(n)} micro-batches timed, fewer than {MIN_MICRO_BATCHES}"
-        # The fit's features: the text terms alone, or all terms with patches tied to bs*L.
-        basis = np.eye(_TERMS)[:, :TEXT_TERMS] if not self.images() else tie(np.eye(_TERMS))
-        a = basis.T @ self.matrix("xx", "/yy") @ basis
-        b = basis.T @ np.array([self[f"x{i}/y"] for i in range(_TERMS)])
+        # The fit's features: the text terms alone, or all of them once images were timed (the
+        # encoder's columns are all 0 before, which no solve could separate).
+        terms = _TERMS if self.images() else TEXT_TERMS
+        a = self.matrix("xx", "/yy")[:terms, :terms]
+        b = np.array([self[f"x{i}/y"] for i in range(terms)])
         scale = 1.0 / np.sqrt(np.maximum(np.diag(a), 1e-300))  # columns span 1 .. 1e9
         text = a[:TEXT_TERMS, :TEXT_TERMS] * np.outer(scale, scale)[:TEXT_TERMS, :TEXT_TERMS]
         if np.linalg.matrix_rank(text, tol=1e-9) < TEXT_TERMS:
             return ("the micro-batches timed do not separate intercept, bs*L and bs*L^2 "
                     "(too few distinct shapes)")
         # Relative least squares: sum of (x.c / y - 1)^2, whose constant term is n. Images all
-        # of one size cannot tell p^2 from the per-image term: the solver then prices them by
-        # one of the two, which is right for that size.
+        # of one size cannot tell the patches', p^2 and per-image terms apart: the solver then
+        # prices them by some of the three, which is right for that size.
         coef = nnls_from_sums(a, b, n, scale)
         if coef[1] <= 0:
             return "the fit has no linear term (bs*L) to express alpha and intercept in"
         rel_rss = max(coef @ a @ coef - 2 * coef @ b + n, 0.0)
-        full = untie(coef) if self.images() else (*coef, coef[1], 0.0, 0.0)
+        full = tuple(coef) + (0.0,) * (_TERMS - terms)
         return (*(float(c) for c in full), float(self._r2(np.array(full))),
                 math.sqrt(rel_rss / n))
 
@@ -369,11 +370,13 @@ class OnlineCalibration:
         if old_step is not None:
             metrics["brs/calibration_step_seconds_predicted_before"] = old_step
         if self.agreed.images():
-            logger.info("brs: online calibration (%d images): encoder_alpha %.6g -> %.6g, "
-                        "encoder_intercept %.6g -> %.6g", int(self.agreed.images()),
+            logger.info("brs: online calibration (%d images): encoder_weight %.6g -> %.6g, "
+                        "encoder_alpha %.6g -> %.6g, encoder_intercept %.6g -> %.6g",
+                        int(self.agreed.images()), old.encoder_weight, new.encoder_weight,
                         old.encoder_alpha, new.encoder_alpha, old.encoder_intercept,
                         new.encoder_intercept)
-            metrics.update({"brs/calibration_encoder_alpha": new.encoder_alpha,
+            metrics.update({"brs/calibration_encoder_weight": new.encoder_weight,
+                            "brs/calibration_encoder_alpha": new.encoder_alpha,
                             "brs/calibration_encoder_intercept": new.encoder_intercept})
         return metrics
 
@@ -381,12 +384,11 @@ class OnlineCalibration:
         """The encoder's keywords of the refitted CostModel: fitted once micro-batches had
         images, else the model in force's (nothing measured says otherwise)."""
         kept = {"max_encoder_tokens": old.max_encoder_tokens, "encoder": old.encoder}
+        names = ("encoder_weight", "encoder_alpha", "encoder_intercept")
         if not self.agreed.images():
-            return dict(kept, encoder_alpha=old.encoder_alpha,
-                        encoder_intercept=old.encoder_intercept)
-        encoder_alpha, encoder_intercept = encoder_from_seconds(coefficients)
-        return dict(kept, encoder_alpha=stored("encoder_alpha", encoder_alpha),
-                    encoder_intercept=stored("encoder_intercept", encoder_intercept))
+            return dict(kept, **{name: getattr(old, name) for name in names})
+        fitted = encoder_from_seconds(coefficients)
+        return dict(kept, **{name: stored(name, value) for name, value in zip(names, fitted)})
 
     def _step_times(self, old, new, micro_steps):
         """(old model's, new model's predicted, measured) seconds of the mean step timed: the

@@ -36,8 +36,9 @@ def calibrate(model, lengths_or_dataset, *, collate_fn=None, forward=None, devic
     -> step`` running the vision tower on images of those sizes (brs.calibration.encoder), or
     "auto" for a Qwen2-VL-style model's own tower. image_sizes: the images timed, patch counts
     or (h, w) grids of patches (default 64, 256, 1024, 4096 patches); image_counts: images per
-    call (default 1, 2, 4). Fits encoder_alpha and encoder_intercept in the text part's units;
-    max_encoder_tokens is left to the user (the encoder record has its bytes per patch).
+    call (default 1, 2, 4); at least three sizes and two counts. Fits encoder_weight,
+    encoder_alpha and encoder_intercept in the text part's units; max_encoder_tokens is left to
+    the user (the encoder record has its bytes per patch).
     Checks the lengths, the grid and the budget against the model's own memory, in that
     order, before building or timing anything. On CPU it first makes glibc keep freed memory
     (brs.calibration.memory.keep_freed_memory, recorded in the cost model's timing):
