@@ -75,8 +75,8 @@ class RebalanceOptions:
     names the dataset column of each sample's image patch counts ("encoder_loads"); without
     that column the images come from an "image_grid_thw" column (Qwen2-VL processors' patch
     grids, t*h*w patches per image), else there are none. A column named otherwise must exist;
-    None plans the text only. encoder_alpha, encoder_intercept: an image of p patches costs
-    ``encoder_intercept + p + encoder_alpha*p^2`` beside the text. max_encoder_tokens: a hard
+    None plans the text only. encoder_weight, encoder_alpha, encoder_intercept: an image of p
+    patches costs ``encoder_intercept + encoder_weight*p + encoder_alpha*p^2`` beside the text. max_encoder_tokens: a hard
     cap on the image patches of every micro-batch. None: the library's default (no cap).
     """
 
@@ -92,13 +92,14 @@ class RebalanceOptions:
     pad_to_multiple_of: int | None = None
     length_buckets: object = None
     encoder_loads_column: str | None = ENCODER_LOADS_COLUMN
+    encoder_weight: float | None = None
     encoder_alpha: float | None = None
     encoder_intercept: float | None = None
     max_encoder_tokens: int | None = None
 
     def __post_init__(self):
         # Checked here, at construction, not at the first train() after the model was loaded.
-        for name in ("alpha", "intercept", "encoder_alpha", "encoder_intercept"):
+        for name in ("alpha", "intercept", "encoder_weight", "encoder_alpha", "encoder_intercept"):
             if getattr(self, name) is not None:  # None: the cost model's or the library's
                 arguments.real(f"RebalanceOptions.{name}", getattr(self, name))
         arguments.optional_integer("RebalanceOptions.max_tokens", self.max_tokens, 1)
@@ -229,6 +230,7 @@ class BatchRebalanceMixin:
             pad_to_multiple_of=options.pad_to_multiple_of,
             length_buckets=options.length_buckets,
             encoder_loads=encoder_loads,
+            encoder_weight=options.encoder_weight,
             encoder_alpha=options.encoder_alpha,
             encoder_intercept=options.encoder_intercept,
             max_encoder_tokens=options.max_encoder_tokens,
