@@ -173,9 +173,41 @@ static brs_status enumerate(struct best *best, struct work *w, size_t i, size_t 
 
 /* ---- greedy starts -------------------------------------------------------- */
 
-/* Samples in `order` each join the group it leaves cheapest within the caps
- * (an empty group while as many samples are left as groups are empty). */
-static int greedy(struct work *w)
+/* How full a group is: the larger of its two fractions of a cap (tokens and
+ * patches), as num / den; a cap not set counts 0. Compared exactly. */
+struct fill {
+    brs_wide num, den;
+};
+
+static struct fill fill_of(const struct work *w, const struct group *g)
+{
+    const struct brs_cost_model *model = w->step->model;
+    struct fill text = {group_tokens(w, g), model->max_tokens};
+    struct fill image = {g->patches, model->max_encoder_tokens};
+    if (!model->max_tokens) text = (struct fill){0, 1};
+    if (!model->max_encoder_tokens) image = (struct fill){0, 1};
+    return text.num * image.den >= image.num * text.den ? text : image;
+}
+
+static int fuller(struct fill a, struct fill b)
+{
+    return a.num * b.den > b.num * a.den;
+}
+
+/* Greedy starts: samples in `order` each join a group within the caps (an
+ * empty one while as many samples are left as groups are empty): the one it
+ * leaves cheapest, or, when the caps are tight, the fullest it fits in (best
+ * fit, which packs where cheapest-first strands a sample). */
+enum greedy_rule { CHEAPEST, FULLEST };
+
+static int better_group(const struct work *w, enum greedy_rule rule, const struct group *joined,
+                        const struct group *chosen)
+{
+    if (rule == FULLEST) return fuller(fill_of(w, joined), fill_of(w, chosen));
+    return group_cost(w, joined) < group_cost(w, chosen);
+}
+
+static int greedy(struct work *w, enum greedy_rule rule)
 {
     size_t n = w->step->n, k = w->step->k, empty = k;
     memset(w->groups, 0, k * sizeof *w->groups);
@@ -183,7 +215,7 @@ static int greedy(struct work *w)
         uint32_t i = w->order[t];
         int must_open = n - t == empty;
         size_t chosen = k;
-        brs_wide chosen_cost = 0;
+        struct group chosen_group = {0};
         int tried_empty = 0;
         for (size_t g = 0; g < k; g++) {
             int is_empty = w->groups[g].size == 0;
@@ -191,12 +223,12 @@ static int greedy(struct work *w)
             tried_empty |= is_empty;
             struct group joined = with_sample(w, w->groups[g], i);
             if (!group_fits(w, &joined)) continue;
-            brs_wide cost = group_cost(w, &joined);
-            if (chosen == k || cost < chosen_cost) chosen = g, chosen_cost = cost;
+            if (chosen == k || better_group(w, rule, &joined, &chosen_group))
+                chosen = g, chosen_group = joined;
         }
         if (chosen == k) return 0;
         if (w->groups[chosen].size == 0) empty--;
-        w->groups[chosen] = with_sample(w, w->groups[chosen], i);
+        w->groups[chosen] = chosen_group;
         w->group_of[i] = (uint32_t)chosen;
     }
     return 1;
@@ -357,9 +389,11 @@ static brs_status search(struct best *best, struct work *w, const uint32_t *text
         status = from_start(best, w, 1);
     }
     for (size_t i = 0; i < s->n; i++) w->order[i] = (uint32_t)i;
-    if (status == BRS_OK) status = from_start(best, w, greedy(w));
+    if (status == BRS_OK) status = from_start(best, w, greedy(w, CHEAPEST));
+    /* Only where no start met the caps: best fit, longest text first. */
+    if (status == BRS_OK && !best->found) status = from_start(best, w, greedy(w, FULLEST));
     sort_by_standalone_cost(w);
-    if (status == BRS_OK) status = from_start(best, w, greedy(w));
+    if (status == BRS_OK) status = from_start(best, w, greedy(w, CHEAPEST));
     return status;
 }
 
