@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import brs
-from brs._encoder import image_table
+from brs.native import image_table
 
 from . import vlm_data
 from .library import shared

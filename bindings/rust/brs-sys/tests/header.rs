@@ -94,6 +94,7 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         BRS_OPT_ENCODER_ALPHA,
         BRS_OPT_ENCODER_INTERCEPT,
         BRS_OPT_MAX_ENCODER_TOKENS,
+        BRS_OPT_ENCODER_WEIGHT,
         BRS_OPTION_INT,
         BRS_OPTION_DOUBLE,
         BRS_LENGTHS_COPY,
