@@ -39,16 +39,19 @@ def _c_array(pointer, count, typecode):
     return values
 
 
-class LengthsFile:
-    """One brs_lengths_file handle: read a stream, then its lengths and images."""
+class _Reader:
+    """Owns one reader handle of the library's brs_<kind> functions (new, free, last_error):
+    frees it when collected, raises the library's refusal of a call on it."""
 
-    def __init__(self):
-        handle = n.LengthsFilePtr()
-        status = n.lib.brs_lengths_file_new(ctypes.byref(handle))
+    def __init__(self, kind, pointer_type):
+        handle = pointer_type()
+        status = getattr(n.lib, f"brs_{kind}_new")(ctypes.byref(handle))
         if status != n.OK:
             raise error_for(status)
         self.handle = handle
-        self._free = n.lib.brs_lengths_file_free  # still reachable while the interpreter shuts down
+        # still reachable while the interpreter shuts down
+        self._free = getattr(n.lib, f"brs_{kind}_free")
+        self._last_error = getattr(n.lib, f"brs_{kind}_last_error")
 
     def __del__(self):
         handle = getattr(self, "handle", None)
@@ -58,8 +61,15 @@ class LengthsFile:
 
     def _check(self, status):
         if status != n.OK:
-            message = n.lib.brs_lengths_file_last_error(self.handle)
+            message = self._last_error(self.handle)
             raise _refusal(status, message.decode("ascii", "replace"))
+
+
+class LengthsFile(_Reader):
+    """One brs_lengths_file handle: read a stream, then its lengths and images."""
+
+    def __init__(self):
+        super().__init__("lengths_file", n.LengthsFilePtr)
 
     def read(self, stream, name):
         """Feed a binary stream to its end in chunks (memory bounded by the values; /dev/zero
@@ -100,27 +110,11 @@ def _parse_int(text):
     return int(text) if len(text) <= 4000 else float(text)
 
 
-class CostModelFile:
+class CostModelFile(_Reader):
     """One brs_cost_model_file handle: parse a file's bytes, then its values by key."""
 
     def __init__(self):
-        handle = n.CostModelFilePtr()
-        status = n.lib.brs_cost_model_file_new(ctypes.byref(handle))
-        if status != n.OK:
-            raise error_for(status)
-        self.handle = handle
-        self._free = n.lib.brs_cost_model_file_free
-
-    def __del__(self):
-        handle = getattr(self, "handle", None)
-        if handle:
-            self._free(handle)
-            self.handle = None
-
-    def _check(self, status):
-        if status != n.OK:
-            message = n.lib.brs_cost_model_file_last_error(self.handle)
-            raise _refusal(status, message.decode("ascii", "replace"))
+        super().__init__("cost_model_file", n.CostModelFilePtr)
 
     def parse(self, data, name):
         """Check ``data`` (bytes) by the rules of docs/formats.md; ValueError naming ``name``
