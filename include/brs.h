@@ -49,7 +49,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define BRS_VERSION_MAJOR 1
-#define BRS_VERSION_MINOR 5
+#define BRS_VERSION_MINOR 6
 #define BRS_VERSION_PATCH 0
 /** MAJOR * 10000 + MINOR * 100 + PATCH, the value brs_version_number() returns. */
 #define BRS_VERSION_NUMBER 10500
@@ -218,10 +218,30 @@ typedef int32_t brs_option;
  *  patches costs encoder_weight * p + encoder_alpha * p^2 + encoder_intercept
  *  units. Default 1. */
 #define BRS_OPT_ENCODER_WEIGHT 18
+/** int: max_shapes, the most distinct micro-batch shapes (batch size,
+ *  padded length) of the whole run, over every rank and every epoch
+ *  (since 1.6); 0 means unbounded. With it set, the sampler chooses a shape
+ *  vocabulary once from its lengths and configuration
+ *  (brs_sampler_shape_vocabulary) and every plan keeps each micro-batch to
+ *  one of its shapes, with the batch size exact and the padded length the
+ *  vocabulary's. Padded mode only: packed mode with max_shapes > 0 is
+ *  BRS_ERR_UNSUPPORTED. 0 .. 4096, default 0. */
+#define BRS_OPT_MAX_SHAPES 19
 
 /** Option types (brs_option_type). */
 #define BRS_OPTION_INT 0
 #define BRS_OPTION_DOUBLE 1
+
+/** Option scopes (brs_option_scope): who shares an option's value. */
+/** This process's own value (the rank): every rank of a job sets it
+ *  differently, and no fingerprint holds it. */
+#define BRS_OPTION_SCOPE_RANK 0
+/** Shared by every rank; decides only which rank and micro-step trains
+ *  which sample of a step (dp_size, batch_size, grad_accum, sync), so a
+ *  stream's fingerprint, which outlives the split, leaves it out. */
+#define BRS_OPTION_SCOPE_SPLIT 1
+/** Shared by every rank; decides the samples of a step or their plan. */
+#define BRS_OPTION_SCOPE_RUN 2
 
 /**
  * The bounds [*lower, *upper] of an integer option.
@@ -312,6 +332,38 @@ BRS_API brs_status brs_option_help(const char **text, brs_option key);
  * name is NULL. Thread-safety: any thread.
  */
 BRS_API brs_status brs_option_value_name(const char **name, brs_option key, int64_t value);
+
+/**
+ * The value named `name` of an enum-like option, the inverse of
+ * brs_option_value_name: strategy "random" -> 1, sync "step" -> 1 (since
+ * 1.6). BRS_ERR_UNSUPPORTED for an unknown key or an option of plain
+ * numbers, BRS_ERR_INVALID_ARGUMENT when the option has no value of that
+ * name (the names are compared exactly; list them with
+ * brs_option_value_name).
+ * Ownership: name is only read. NULL: BRS_ERR_NULL_POINTER if value or name
+ * is NULL. Thread-safety: any thread.
+ */
+BRS_API brs_status brs_option_value_find(int64_t *value, brs_option key, const char *name);
+
+/**
+ * The keyword that bindings use for an option: its name, except where the
+ * frameworks users come from spell it otherwise ("per_device_batch_size"
+ * for batch_size, transformers' name) (since 1.6). BRS_ERR_UNSUPPORTED for
+ * an unknown key.
+ * Ownership: a static string; never free it. NULL: BRS_ERR_NULL_POINTER if
+ * keyword is NULL. Thread-safety: any thread.
+ */
+BRS_API brs_status brs_option_keyword(const char **keyword, brs_option key);
+
+/**
+ * Who shares an option's value: BRS_OPTION_SCOPE_RANK, _SPLIT or _RUN
+ * (since 1.6). A saved state or a check across ranks compares the options
+ * whose scope is not RANK; a stream's state, which outlives the split of a
+ * step, those of scope RUN. BRS_ERR_UNSUPPORTED for an unknown key.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if scope is NULL.
+ * Thread-safety: any thread.
+ */
+BRS_API brs_status brs_option_scope(int32_t *scope, brs_option key);
 
 /* ------------------------------------------------------------------------ */
 /* Sampler: the lengths and the configuration; read-only while planning.     */
@@ -566,6 +618,28 @@ BRS_API brs_status brs_sampler_bucket_ladder(uint32_t *buckets, size_t *count,
  */
 BRS_API brs_status brs_sampler_shapes(uint64_t *shapes, size_t *count, const brs_sampler *sampler,
                                       uint64_t epoch, size_t capacity);
+
+/**
+ * The shape vocabulary of the run (since 1.6): with max_shapes > 0, the at
+ * most max_shapes pairs (batch size, padded length) that every micro-batch
+ * of every rank in every epoch has, sorted by batch size, then length. It is
+ * chosen once from the lengths and the configuration (the same on every
+ * rank, whatever the epoch; docs/algorithm.md, "Shape vocabulary"), on the
+ * first call that needs it, and kept until the sampler changes, so it can be
+ * warmed before step 0. shapes[2i] and shapes[2i+1] get pair i for
+ * i < capacity; *count the number of pairs, 0 when max_shapes is 0.
+ * BRS_ERR_OUT_OF_RANGE when *count > capacity (call again with room; shapes
+ * NULL with capacity 0 asks for the count only); BRS_ERR_CAP_INFEASIBLE when
+ * max_shapes is below the shapes every step needs (the message names the
+ * least that works); BRS_ERR_UNSUPPORTED in packed mode or with a strategy
+ * other than balanced; other errors those of brs_plan_compute.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if count or sampler is NULL,
+ * or shapes is NULL with capacity > 0.
+ * Thread-safety: concurrently with other read-only calls on this sampler:
+ * the first call chooses the vocabulary while the others wait for it.
+ */
+BRS_API brs_status brs_sampler_shape_vocabulary(uint64_t *shapes, size_t *count,
+                                                const brs_sampler *sampler, size_t capacity);
 
 /**
  * The detail message of the latest failed call on this sampler, read-only

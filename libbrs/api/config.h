@@ -14,7 +14,7 @@
 #define BRS_CONFIG_FIELD_INT(name) int64_t name;
 #define BRS_CONFIG_FIELD_DOUBLE(name) uint64_t name##_micro;
 struct brs_config {
-#define BRS_OPTION(key, name, type, lower, upper, fallback, fingerprinted, help, values) \
+#define BRS_OPTION(key, name, type, lower, upper, fallback, scope, keyword, help, values) \
     BRS_CONFIG_FIELD_##type(name)
 #include "api/options.def"
 #undef BRS_OPTION

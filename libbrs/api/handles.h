@@ -9,6 +9,7 @@
 #include "planner/baselines.h"
 #include "planner/cost_model.h"
 #include "planner/padding.h"
+#include "planner/vocabulary.h"
 #include "util/wide.h"
 
 #include <stddef.h>
@@ -37,12 +38,22 @@ struct brs_sampler {
     size_t max_patches_index;
     struct brs_config config;
     struct brs_message message;
+    /* The shape vocabulary (api/vocabulary.c): chosen on first use by a
+     * read-only call, under `vocabulary_busy`, for the fingerprint it was
+     * chosen with; the status and message of a failed choice are kept. */
+    atomic_flag vocabulary_busy;
+    int vocabulary_chosen;
+    uint64_t vocabulary_fingerprint;
+    brs_status vocabulary_status;
+    char vocabulary_message[BRS_MESSAGE_SIZE];
+    struct brs_vocabulary vocabulary;
 };
 
 /* The plan handle (plan.c, step.c, samples.c, describe.c, plan_load.c, plan_query.c). */
 struct brs_plan {
     int ready;
     int batch; /* planned by brs_plan_compute_batch: errors name the batch */
+    int within_vocabulary; /* planned within a shape vocabulary: group_length holds the lengths */
     uint64_t epoch, step;
     size_t num_samples, k, dp_size, grad_accum;
 
@@ -72,6 +83,7 @@ struct brs_plan {
     uint64_t *sort_scratch;  /* 2n */
     uint32_t *group_of;      /* n: packed mode */
     size_t *starts;          /* k + 1: padded mode */
+    uint32_t *group_length;  /* k: each group's padded length, within a shape vocabulary */
     brs_wide *group_cost;    /* k */
     uint32_t *group_of_slot; /* k: fill_slots */
     uint32_t *slot_of;       /* k */

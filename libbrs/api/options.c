@@ -15,7 +15,8 @@ struct option_spec {
     int32_t type;
     int64_t lower, upper, fallback;       /* BRS_OPTION_INT */
     double lower_d, upper_d, fallback_d;  /* BRS_OPTION_DOUBLE */
-    int fingerprinted;
+    int32_t scope; /* BRS_OPTION_SCOPE_* */
+    const char *keyword; /* the bindings' name where it is not `name`, or NULL */
     const char *help;
     const char *const *values; /* upper - lower + 1 names, or NULL */
     size_t offset;             /* of the field in struct brs_config */
@@ -27,11 +28,14 @@ struct option_spec {
 #define SPEC_FIELD_INT(name) offsetof(struct brs_config, name)
 #define SPEC_FIELD_DOUBLE(name) offsetof(struct brs_config, name##_micro)
 #define BRS_VALUES(...) ((const char *const[]){__VA_ARGS__})
+#define SPEC_SCOPE_RANK BRS_OPTION_SCOPE_RANK
+#define SPEC_SCOPE_SPLIT BRS_OPTION_SCOPE_SPLIT
+#define SPEC_SCOPE_RUN BRS_OPTION_SCOPE_RUN
 
 static const struct option_spec options[] = {
-#define BRS_OPTION(key, name, type, lower, upper, fallback, fingerprinted, help, values)      \
-    {key, #name, SPEC_BOUNDS_##type(lower, upper, fallback), fingerprinted, help, values,   \
-     SPEC_FIELD_##type(name)},
+#define BRS_OPTION(key, name, type, lower, upper, fallback, scope, keyword, help, values)   \
+    {key,     #name, SPEC_BOUNDS_##type(lower, upper, fallback), SPEC_SCOPE_##scope, keyword, \
+     help,    values, SPEC_FIELD_##type(name)},
 #include "options.def"
 #undef BRS_OPTION
 };
@@ -89,20 +93,12 @@ static uint64_t mix(uint64_t h, uint64_t value)
     return brs_splitmix64(h ^ value);
 }
 
-/* The options that only decide which rank and micro-step trains which sample
- * of a step: the stream fingerprint leaves them out. */
-static int splits_a_step(brs_option key)
-{
-    return key == BRS_OPT_DP_SIZE || key == BRS_OPT_BATCH_SIZE || key == BRS_OPT_GRAD_ACCUM ||
-           key == BRS_OPT_SYNC;
-}
-
 static uint64_t mix_options(uint64_t h, const struct brs_config *config, int skip_split)
 {
     for (size_t i = 0; i < OPTION_COUNT; i++) {
         const struct option_spec *spec = &options[i];
-        if (!spec->fingerprinted) continue;
-        if (skip_split && splits_a_step(spec->key)) continue;
+        if (spec->scope == BRS_OPTION_SCOPE_RANK) continue;
+        if (skip_split && spec->scope == BRS_OPTION_SCOPE_SPLIT) continue;
         uint64_t word = read_field(config, spec);
         if (spec->key <= BRS_OPT_LAST_OF_1_0) {
             h = mix(h, word);
@@ -237,6 +233,38 @@ brs_status brs_option_value_name(const char **name, brs_option key, int64_t valu
         return BRS_ERR_UNSUPPORTED;
     if (value < spec->lower || value > spec->upper) return BRS_ERR_OUT_OF_RANGE;
     *name = spec->values[value - spec->lower];
+    return BRS_OK;
+}
+
+brs_status brs_option_value_find(int64_t *value, brs_option key, const char *name)
+{
+    const struct option_spec *spec;
+    if (!value || !name) return BRS_ERR_NULL_POINTER;
+    if (typed_spec(&spec, key, BRS_OPTION_INT) != BRS_OK || !spec->values)
+        return BRS_ERR_UNSUPPORTED;
+    for (int64_t v = spec->lower; v <= spec->upper; v++)
+        if (strcmp(spec->values[v - spec->lower], name) == 0) {
+            *value = v;
+            return BRS_OK;
+        }
+    return BRS_ERR_INVALID_ARGUMENT;
+}
+
+brs_status brs_option_keyword(const char **keyword, brs_option key)
+{
+    if (!keyword) return BRS_ERR_NULL_POINTER;
+    const struct option_spec *spec = find_option(key);
+    if (!spec) return BRS_ERR_UNSUPPORTED;
+    *keyword = spec->keyword ? spec->keyword : spec->name;
+    return BRS_OK;
+}
+
+brs_status brs_option_scope(int32_t *scope, brs_option key)
+{
+    if (!scope) return BRS_ERR_NULL_POINTER;
+    const struct option_spec *spec = find_option(key);
+    if (!spec) return BRS_ERR_UNSUPPORTED;
+    *scope = spec->scope;
     return BRS_OK;
 }
 

@@ -33,6 +33,7 @@ static void free_buffers(brs_plan *p)
     free(p->slot_cost);
     free(p->starts);
     free(p->group_cost);
+    free(p->group_length);
     free(p->group_of_slot);
     free(p->slot_of);
     free(p->pack_scratch);

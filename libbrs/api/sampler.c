@@ -5,6 +5,7 @@
 #include "api/handles.h"
 #include "api/message.h"
 #include "api/settings.h"
+#include "api/vocabulary.h"
 #include "draw/prng.h"
 
 #include <stdlib.h>
@@ -27,6 +28,7 @@ void brs_sampler_free(brs_sampler *sampler)
     free(sampler->owned);
     free(sampler->buckets);
     free(sampler->encoder);
+    brs_vocabulary_forget(sampler);
     free(sampler);
 }
 

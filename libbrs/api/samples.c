@@ -54,6 +54,7 @@ brs_status brs_samples_reserve(brs_plan *p, size_t n, size_t k)
             !grow((void **)&p->real, k, sizeof(uint64_t)) ||
             !grow((void **)&p->slot_cost, k, sizeof(brs_wide)) ||
             !grow((void **)&p->starts, k + 1, sizeof(size_t)) ||
+            !grow((void **)&p->group_length, k, sizeof(uint32_t)) ||
             !grow((void **)&p->group_cost, k, sizeof(brs_wide)) ||
             !grow((void **)&p->group_of_slot, k, sizeof(uint32_t)) ||
             !grow((void **)&p->slot_of, k, sizeof(uint32_t)) ||

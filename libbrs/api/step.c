@@ -13,16 +13,26 @@
 #include "api/message.h"
 #include "api/samples.h"
 #include "api/settings.h"
+#include "api/vocabulary.h"
 #include "planner/assign.h"
 #include "planner/baselines.h"
 #include "planner/cost_model.h"
 #include "planner/packed.h"
 #include "planner/planner.h"
 #include "planner/split.h"
+#include "planner/search.h"
 #include "planner/two_part.h"
+#include "planner/vocabulary.h"
 #include "util/wide.h"
 
 #include <string.h>
+
+/* The padded length of padded group g: its head's, or its vocabulary
+ * shape's where the step was planned within one. */
+static uint32_t length_of_group(const brs_plan *p, size_t g)
+{
+    return p->within_vocabulary ? p->group_length[g] : p->planned_length[p->starts[g]];
+}
 
 /* Writes each group's samples (sorted positions, longest first) into its
  * slot: first counts, then prefix sums, then the indices. */
@@ -64,7 +74,7 @@ static void fill_slots(brs_plan *p, int packed)
                 real += p->sorted_length[i];
             }
             p->real[slot] = real;
-            p->padded[slot] = (uint64_t)(end - first) * p->planned_length[first];
+            p->padded[slot] = (uint64_t)(end - first) * length_of_group(p, g);
         }
     }
     for (size_t g = 0; g < k; g++) p->slot_cost[p->slot_of[g]] = p->group_cost[g];
@@ -125,6 +135,39 @@ static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
     return BRS_OK;
 }
 
+/* The step within the shape vocabulary v (planner/vocabulary.c), dealt
+ * for the sync model as it was scored. */
+static brs_status plan_within(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
+                              const struct brs_vocabulary *v)
+{
+    int sync = (int)s->config.sync;
+    struct brs_split split = {.starts = p->starts, .costs = p->group_cost};
+    brs_status status = brs_vocabulary_split(&split, p->group_length, p->planned_length,
+                                             p->num_samples, p->k, p->dp_size, sync, model, v);
+    if (status == BRS_ERR_CAP_INFEASIBLE)
+        return brs_fail(&p->message, status,
+                        "step %llu of epoch %llu cannot be split into %zu micro-batches whose "
+                        "shapes are in the vocabulary of %zu shapes (max_shapes %lld%s): raise "
+                        "max_shapes%s",
+                        (unsigned long long)p->step, (unsigned long long)p->epoch, p->k, v->count,
+                        (long long)s->config.max_shapes,
+                        model->max_tokens ? ", max_tokens" : "",
+                        model->max_tokens ? " or max_tokens" : "");
+    if (status == BRS_OK)
+        status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, NULL, p->k,
+                            p->dp_size, sync);
+    if (status != BRS_OK)
+        return brs_fail(&p->message, status, "the planner failed: %s", brs_strerror(status));
+    p->within_vocabulary = 1;
+    fill_slots(p, 0);
+    brs_describe_no_images(p);
+    brs_wide weight_sum,
+        bound = brs_search_lower_bound(p->planned_length, p->num_samples, p->k, model, &weight_sum);
+    brs_describe_totals(p, bound, weight_sum, model);
+    if (split.time_lower_bound > p->time_lower_bound) p->time_lower_bound = split.time_lower_bound;
+    return BRS_OK;
+}
+
 /* The length_grouped epoch order of the sampler (baselines.c), cached in
  * the plan for one (fingerprint, epoch). */
 static brs_status grouped_order(const uint64_t **order, brs_plan *p, const brs_sampler *s,
@@ -141,7 +184,19 @@ static brs_status grouped_order(const uint64_t **order, brs_plan *p, const brs_s
 
 brs_status brs_step_run(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch, uint64_t step)
 {
+    const struct brs_vocabulary *vocabulary = NULL;
+    if (sampler->config.max_shapes > 0) {
+        brs_status status = brs_vocabulary_of(&vocabulary, sampler, &plan->message);
+        if (status != BRS_OK) return status;
+    }
+    return brs_step_plan(plan, sampler, epoch, step, vocabulary);
+}
+
+brs_status brs_step_plan(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch, uint64_t step,
+                         const struct brs_vocabulary *vocabulary)
+{
     const struct brs_config *c = &sampler->config;
+    plan->within_vocabulary = 0;
     brs_status status = brs_samples_open(plan, sampler, epoch, step);
     if (status != BRS_OK) return status;
     const uint64_t *epoch_order = NULL;
@@ -155,7 +210,10 @@ brs_status brs_step_run(brs_plan *plan, const brs_sampler *sampler, uint64_t epo
     if (status != BRS_OK) return status;
 
     struct brs_cost_model model = brs_settings_cost_model(sampler);
-    if (c->strategy == BRS_STRATEGY_BALANCED) {
+    if (vocabulary) {
+        status = plan_within(plan, sampler, &model, vocabulary);
+        if (status != BRS_OK) return status;
+    } else if (c->strategy == BRS_STRATEGY_BALANCED) {
         status = plan_balanced(plan, sampler, &model);
         if (status != BRS_OK) return status;
     } else {

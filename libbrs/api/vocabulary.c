@@ -1,0 +1,299 @@
+/* vocabulary.c - the sampler's shape vocabulary: at most max_shapes
+ * (batch size, padded length) pairs that every micro-batch of the run has,
+ * chosen once from the lengths and the configuration, the same on every
+ * rank and for every epoch (docs/algorithm.md, "Shape vocabulary").
+ *
+ * Two parts. The safety shapes make every step plannable whatever it
+ * draws: a step of n samples in K groups can always be cut into groups of
+ * n / K and n / K + 1 samples, each padded to the longest sample of the
+ * dataset. The rest are chosen from the data: the steps of two epochs,
+ * planned without a vocabulary, give the shapes balanced plans want and how
+ * often; shapes are added one at a time, each the one that most lowers the
+ * modelled cost of running those micro-batches at their vocabulary shapes
+ * (a micro-batch whose size has no shape long enough is priced at the
+ * longest sample's length). */
+#include "api/vocabulary.h"
+#include "api/settings.h"
+#include "api/step.h"
+#include "planner/cost_model.h"
+#include "planner/padding.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Steps planned to see what shapes balanced plans want: up to this many
+ * per epoch, evenly spread, over the first SAMPLED_EPOCHS epochs. */
+#define SAMPLED_STEPS 128
+#define SAMPLED_EPOCHS 2
+
+/* A shape the plans used, and how often. */
+struct used {
+    uint32_t size, length;
+    uint64_t count;
+};
+
+/* The shapes chosen so far. */
+struct chosen {
+    uint32_t *sizes, *lengths;
+    size_t count;
+};
+
+static void add_shape(struct chosen *c, uint32_t size, uint32_t length)
+{
+    for (size_t i = 0; i < c->count; i++)
+        if (c->sizes[i] == size && c->lengths[i] == length) return;
+    c->sizes[c->count] = size;
+    c->lengths[c->count++] = length;
+}
+
+/* The step sizes a run plans: B, and a kept last step's (topped up to K). */
+static size_t step_sizes(size_t *sizes, const brs_sampler *s)
+{
+    const struct brs_config *c = &s->config;
+    size_t k = (size_t)(c->dp_size * c->grad_accum), b = (size_t)c->batch_size * k, count = 0;
+    if (s->count >= b) sizes[count++] = b;
+    if (!c->drop_last && s->count % b != 0) {
+        size_t rest = s->count % b;
+        sizes[count++] = rest < k ? k : rest;
+    }
+    return count;
+}
+
+/* The safety shapes (n / K and n / K + 1 samples at the longest padded
+ * length) of every step size the cap admits; *guaranteed says whether
+ * every one did. */
+static void add_safety(struct chosen *c, int *guaranteed, const brs_sampler *s,
+                       uint32_t longest)
+{
+    size_t sizes[2], k = (size_t)(s->config.dp_size * s->config.grad_accum);
+    size_t count = step_sizes(sizes, s);
+    uint64_t cap = (uint64_t)s->config.max_tokens;
+    *guaranteed = 1;
+    for (size_t i = 0; i < count; i++) {
+        size_t q = sizes[i] / k, r = sizes[i] % k;
+        for (size_t b = q; b <= q + (r > 0); b++) {
+            if (b == q && r == k) continue;
+            if (cap && (uint64_t)b * longest > cap) *guaranteed = 0;
+            else add_shape(c, (uint32_t)b, longest);
+        }
+    }
+}
+
+static int compare_used(const void *a, const void *b)
+{
+    const struct used *x = a, *y = b;
+    if (x->size != y->size) return x->size < y->size ? -1 : 1;
+    return x->length < y->length ? -1 : x->length > y->length;
+}
+
+/* The distinct shapes of every group of the sampled steps, with counts;
+ * *count gets how many. */
+static brs_status collect_used(struct used **out, size_t *count, const brs_sampler *s,
+                               brs_plan *plan)
+{
+    uint64_t steps = brs_settings_steps(s);
+    size_t per_epoch = steps < SAMPLED_STEPS ? (size_t)steps : SAMPLED_STEPS;
+    size_t k = (size_t)(s->config.dp_size * s->config.grad_accum);
+    size_t total = per_epoch * SAMPLED_EPOCHS * k, kept = 0;
+    struct used *all = malloc(total * sizeof *all);
+    if (!all) return BRS_ERR_NO_MEMORY;
+    for (uint64_t epoch = 0; epoch < SAMPLED_EPOCHS; epoch++)
+        for (size_t i = 0; i < per_epoch; i++) {
+            uint64_t step = (uint64_t)i * steps / per_epoch;
+            brs_status status = brs_step_plan(plan, s, epoch, step, NULL);
+            if (status != BRS_OK) {
+                free(all);
+                return status;
+            }
+            for (size_t slot = 0; slot < k; slot++) {
+                uint32_t size = (uint32_t)(plan->slot_start[slot + 1] - plan->slot_start[slot]);
+                all[kept++] = (struct used){size, (uint32_t)(plan->padded[slot] / size), 1};
+            }
+        }
+    qsort(all, kept, sizeof *all, compare_used);
+    size_t distinct = 0;
+    for (size_t i = 0; i < kept; i++) {
+        if (distinct > 0 && compare_used(&all[distinct - 1], &all[i]) == 0)
+            all[distinct - 1].count++;
+        else
+            all[distinct++] = all[i];
+    }
+    *out = all;
+    *count = distinct;
+    return BRS_OK;
+}
+
+/* What running the used shapes at the chosen ones costs above their own
+ * cost, in cost units: the modelled price of the vocabulary. */
+static brs_wide excess(const struct chosen *c, const struct used *used, size_t used_count,
+                       const struct brs_cost_model *model, uint32_t longest)
+{
+    brs_wide total = 0;
+    for (size_t u = 0; u < used_count; u++) {
+        uint32_t best = 0;
+        for (size_t i = 0; i < c->count; i++)
+            if (c->sizes[i] == used[u].size && c->lengths[i] >= used[u].length &&
+                (best == 0 || c->lengths[i] < best))
+                best = c->lengths[i];
+        uint32_t at = best ? best : (longest > used[u].length ? longest : used[u].length);
+        total += (brs_wide)used[u].count * (brs_group_cost(model, at, used[u].size) -
+                                            brs_group_cost(model, used[u].length, used[u].size));
+    }
+    return total;
+}
+
+/* Adds, while there is room and it helps, the used shape whose addition
+ * lowers the excess most (the first of equals). */
+static void add_from_data(struct chosen *c, size_t room, const struct used *used,
+                          size_t used_count, const struct brs_cost_model *model,
+                          uint32_t longest)
+{
+    brs_wide current = excess(c, used, used_count, model, longest);
+    while (c->count < room && current > 0) {
+        size_t pick = used_count;
+        brs_wide pick_excess = current;
+        for (size_t u = 0; u < used_count; u++) {
+            struct chosen trial = *c;
+            size_t before = trial.count;
+            add_shape(&trial, used[u].size, used[u].length);
+            if (trial.count == before) continue;
+            brs_wide e = excess(&trial, used, used_count, model, longest);
+            if (e < pick_excess) {
+                pick = u;
+                pick_excess = e;
+            }
+        }
+        if (pick == used_count) break;
+        add_shape(c, used[pick].size, used[pick].length);
+        current = pick_excess;
+    }
+}
+
+/* Whether the sampled steps plan within the vocabulary: the check of a
+ * vocabulary whose safety shapes the cap refused. */
+static brs_status check_sampled(const brs_sampler *s, brs_plan *plan,
+                                const struct brs_vocabulary *v, char *why)
+{
+    uint64_t steps = brs_settings_steps(s);
+    size_t per_epoch = steps < SAMPLED_STEPS ? (size_t)steps : SAMPLED_STEPS;
+    for (uint64_t epoch = 0; epoch < SAMPLED_EPOCHS; epoch++)
+        for (size_t i = 0; i < per_epoch; i++) {
+            uint64_t step = (uint64_t)i * steps / per_epoch;
+            brs_status status = brs_step_plan(plan, s, epoch, step, v);
+            if (status != BRS_OK) {
+                snprintf(why, BRS_MESSAGE_SIZE, "%s", brs_message_text(&plan->message));
+                return status;
+            }
+        }
+    return BRS_OK;
+}
+
+static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *why)
+{
+    const struct brs_config *c = &s->config;
+    if (c->packed || c->strategy != BRS_STRATEGY_BALANCED || s->encoder) {
+        snprintf(why, BRS_MESSAGE_SIZE,
+                 "max_shapes plans padded micro-batches of text with the balanced strategy: "
+                 "set max_shapes to 0 for %s",
+                 c->packed ? "packed mode" : s->encoder ? "samples with images" : "a baseline");
+        return BRS_ERR_UNSUPPORTED;
+    }
+    struct brs_padding padding = brs_settings_padding(s);
+    uint32_t longest = (uint32_t)brs_padding_apply(&padding, s->max_length);
+    size_t room = (size_t)c->max_shapes;
+    struct chosen chosen = {malloc((room + 4) * sizeof(uint32_t)),
+                            malloc((room + 4) * sizeof(uint32_t)), 0};
+    struct used *used = NULL;
+    size_t used_count = 0;
+    brs_plan *plan = NULL;
+    brs_status status = chosen.sizes && chosen.lengths && brs_plan_new(&plan) == BRS_OK
+                            ? BRS_OK
+                            : BRS_ERR_NO_MEMORY;
+    int guaranteed = 0;
+    if (status == BRS_OK) add_safety(&chosen, &guaranteed, s, longest);
+    if (status == BRS_OK && chosen.count > room) {
+        snprintf(why, BRS_MESSAGE_SIZE,
+                 "max_shapes %zu is below the %zu shapes that make every step plannable (each "
+                 "step size split evenly, at the longest sample's padded length %u): set "
+                 "max_shapes to at least %zu",
+                 room, chosen.count, longest, chosen.count);
+        status = BRS_ERR_CAP_INFEASIBLE;
+    }
+    if (status == BRS_OK) {
+        status = collect_used(&used, &used_count, s, plan);
+        if (status != BRS_OK) snprintf(why, BRS_MESSAGE_SIZE, "%s", brs_message_text(&plan->message));
+    }
+    if (status == BRS_OK) {
+        struct brs_cost_model model = brs_settings_cost_model(s);
+        add_from_data(&chosen, room, used, used_count, &model, longest);
+        status = brs_vocabulary_build(v, chosen.sizes, chosen.lengths, chosen.count);
+    }
+    if (status == BRS_OK && !guaranteed) status = check_sampled(s, plan, v, why);
+    if (status == BRS_ERR_NO_MEMORY) snprintf(why, BRS_MESSAGE_SIZE, "cannot allocate the shape vocabulary");
+    if (status != BRS_OK) brs_vocabulary_free(v);
+    free(used);
+    free(chosen.sizes);
+    free(chosen.lengths);
+    brs_plan_free(plan);
+    return status;
+}
+
+void brs_vocabulary_forget(brs_sampler *s)
+{
+    brs_vocabulary_free(&s->vocabulary);
+    s->vocabulary_chosen = 0;
+}
+
+brs_status brs_vocabulary_of(const struct brs_vocabulary **out, const brs_sampler *sampler,
+                             const struct brs_message *message)
+{
+    /* The vocabulary is a cache of the sampler's lengths and options: a
+     * read-only call may fill it (one at a time), as a const handle's
+     * message may be written (api/message.h). */
+    brs_sampler *s = (brs_sampler *)sampler;
+    uint64_t fingerprint;
+    brs_status status = brs_sampler_fingerprint(&fingerprint, sampler);
+    if (status != BRS_OK) return status;
+    while (atomic_flag_test_and_set_explicit(&s->vocabulary_busy, memory_order_acquire)) {
+    }
+    if (!s->vocabulary_chosen || s->vocabulary_fingerprint != fingerprint) {
+        brs_vocabulary_forget(s);
+        s->vocabulary_message[0] = '\0';
+        s->vocabulary_status = choose(&s->vocabulary, s, s->vocabulary_message);
+        s->vocabulary_fingerprint = fingerprint;
+        s->vocabulary_chosen = 1;
+    }
+    status = s->vocabulary_status;
+    atomic_flag_clear_explicit(&s->vocabulary_busy, memory_order_release);
+    if (status != BRS_OK) return brs_fail(message, status, "%s", s->vocabulary_message);
+    *out = &s->vocabulary;
+    return BRS_OK;
+}
+
+brs_status brs_sampler_shape_vocabulary(uint64_t *shapes, size_t *count,
+                                        const brs_sampler *sampler, size_t capacity)
+{
+    if (!sampler) return BRS_ERR_NULL_POINTER;
+    if (!count || (!shapes && capacity > 0))
+        return brs_fail(&sampler->message, BRS_ERR_NULL_POINTER,
+                        "brs_sampler_shape_vocabulary: %s is NULL", !count ? "count" : "shapes");
+    brs_status status = brs_settings_check(sampler, &sampler->message);
+    if (status != BRS_OK) return status;
+    *count = 0;
+    if (sampler->config.max_shapes == 0) return BRS_OK;
+    const struct brs_vocabulary *v;
+    status = brs_vocabulary_of(&v, sampler, &sampler->message);
+    if (status != BRS_OK) return status;
+    *count = v->count;
+    for (size_t i = 0; i < v->count && i < capacity; i++) {
+        shapes[2 * i] = v->sizes[i];
+        shapes[2 * i + 1] = v->lengths[i];
+    }
+    if (v->count > capacity && shapes)
+        return brs_fail(&sampler->message, BRS_ERR_OUT_OF_RANGE,
+                        "the vocabulary has %zu shapes, more than the capacity %zu: call again "
+                        "with room for %zu",
+                        v->count, capacity, v->count);
+    return BRS_OK;
+}
