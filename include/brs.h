@@ -224,8 +224,9 @@ typedef int32_t brs_option;
  *  vocabulary once from its lengths and configuration
  *  (brs_sampler_shape_vocabulary) and every plan keeps each micro-batch to
  *  one of its shapes, with the batch size exact and the padded length the
- *  vocabulary's. Padded mode only: packed mode with max_shapes > 0 is
- *  BRS_ERR_UNSUPPORTED. 0 .. 4096, default 0. */
+ *  vocabulary's. Padded mode only: packed mode or samples with images with
+ *  max_shapes > 0 is BRS_ERR_UNSUPPORTED; the fixed-size strategies
+ *  (random, length_grouped) ignore it. 0 .. 4096, default 0. */
 #define BRS_OPT_MAX_SHAPES 19
 
 /** Option types (brs_option_type). */
@@ -627,12 +628,13 @@ BRS_API brs_status brs_sampler_shapes(uint64_t *shapes, size_t *count, const brs
  * rank, whatever the epoch; docs/algorithm.md, "Shape vocabulary"), on the
  * first call that needs it, and kept until the sampler changes, so it can be
  * warmed before step 0. shapes[2i] and shapes[2i+1] get pair i for
- * i < capacity; *count the number of pairs, 0 when max_shapes is 0.
+ * i < capacity; *count the number of pairs, 0 when max_shapes is 0 or the
+ * strategy is a fixed-size one (which ignores max_shapes).
  * BRS_ERR_OUT_OF_RANGE when *count > capacity (call again with room; shapes
  * NULL with capacity 0 asks for the count only); BRS_ERR_CAP_INFEASIBLE when
  * max_shapes is below the shapes every step needs (the message names the
- * least that works); BRS_ERR_UNSUPPORTED in packed mode or with a strategy
- * other than balanced; other errors those of brs_plan_compute.
+ * least that works); BRS_ERR_UNSUPPORTED in packed mode or with images;
+ * other errors those of brs_plan_compute.
  * Ownership: none. NULL: BRS_ERR_NULL_POINTER if count or sampler is NULL,
  * or shapes is NULL with capacity > 0.
  * Thread-safety: concurrently with other read-only calls on this sampler:

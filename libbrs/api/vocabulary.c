@@ -26,6 +26,12 @@
  * per epoch, evenly spread, over the first SAMPLED_EPOCHS epochs. */
 #define SAMPLED_STEPS 128
 #define SAMPLED_EPOCHS 2
+/* Of those, the full steps that candidate vocabularies are tried on, and
+ * how many candidates each round tries. */
+#define TRIAL_STEPS 12
+#define CANDIDATES 40
+/* The percentage of the room the iso-cost ladder takes (two shapes a rung). */
+#define ISO_COST_SHARE 50
 
 /* A shape the plans used, and how often. */
 struct used {
@@ -37,6 +43,15 @@ struct used {
 struct chosen {
     uint32_t *sizes, *lengths;
     size_t count;
+};
+
+/* The steps that candidate vocabularies are tried on: their samples'
+ * padded lengths, sorted longest first, n each. */
+struct trial_steps {
+    uint32_t *lengths; /* count x n */
+    size_t count, n, k, dp_size;
+    int sync;
+    const struct brs_cost_model *model;
 };
 
 static void add_shape(struct chosen *c, uint32_t size, uint32_t length)
@@ -89,8 +104,8 @@ static int compare_used(const void *a, const void *b)
 
 /* The distinct shapes of every group of the sampled steps, with counts;
  * *count gets how many. */
-static brs_status collect_used(struct used **out, size_t *count, const brs_sampler *s,
-                               brs_plan *plan)
+static brs_status collect_used(struct used **out, size_t *count, struct trial_steps *t,
+                               const brs_sampler *s, brs_plan *plan)
 {
     uint64_t steps = brs_settings_steps(s);
     size_t per_epoch = steps < SAMPLED_STEPS ? (size_t)steps : SAMPLED_STEPS;
@@ -106,6 +121,10 @@ static brs_status collect_used(struct used **out, size_t *count, const brs_sampl
                 free(all);
                 return status;
             }
+            size_t every = per_epoch * SAMPLED_EPOCHS / TRIAL_STEPS + 1, seen = epoch * per_epoch + i;
+            if (plan->num_samples == t->n && seen % every == 0 && t->count < TRIAL_STEPS)
+                memcpy(t->lengths + t->n * t->count++, plan->planned_length,
+                       t->n * sizeof *t->lengths);
             for (size_t slot = 0; slot < k; slot++) {
                 uint32_t size = (uint32_t)(plan->slot_start[slot + 1] - plan->slot_start[slot]);
                 all[kept++] = (struct used){size, (uint32_t)(plan->padded[slot] / size), 1};
@@ -143,30 +162,128 @@ static brs_wide excess(const struct chosen *c, const struct used *used, size_t u
     return total;
 }
 
-/* Adds, while there is room and it helps, the used shape whose addition
- * lowers the excess most (the first of equals). */
-static void add_from_data(struct chosen *c, size_t room, const struct used *used,
-                          size_t used_count, const struct brs_cost_model *model,
-                          uint32_t longest)
+
+/* The summed quick step time (planner/vocabulary.c) of the trial steps
+ * within the shapes chosen, or the all-ones value where one cannot plan. */
+static brs_wide trial_time(const struct chosen *c, const struct trial_steps *t)
 {
+    struct brs_vocabulary v;
+    if (brs_vocabulary_build(&v, c->sizes, c->lengths, c->count) != BRS_OK) return ~(brs_wide)0;
+    brs_wide total = 0;
+    for (size_t i = 0; i < t->count && total != ~(brs_wide)0; i++) {
+        brs_wide time = brs_vocabulary_quick_time(t->lengths + i * t->n, t->n, t->k, t->dp_size,
+                                                  t->sync, t->model, &v);
+        total = time == ~(brs_wide)0 ? time : total + time;
+    }
+    brs_vocabulary_free(&v);
+    return total;
+}
+
+/* The used shapes not chosen yet, the CANDIDATES that lower the excess
+ * most first, into pick[]; returns how many. */
+static size_t best_by_excess(size_t *pick, const struct chosen *c, const struct used *used,
+                             size_t used_count, const struct brs_cost_model *model,
+                             uint32_t longest)
+{
+    brs_wide gain[CANDIDATES];
+    size_t picked = 0;
     brs_wide current = excess(c, used, used_count, model, longest);
-    while (c->count < room && current > 0) {
-        size_t pick = used_count;
-        brs_wide pick_excess = current;
-        for (size_t u = 0; u < used_count; u++) {
-            struct chosen trial = *c;
-            size_t before = trial.count;
-            add_shape(&trial, used[u].size, used[u].length);
-            if (trial.count == before) continue;
-            brs_wide e = excess(&trial, used, used_count, model, longest);
-            if (e < pick_excess) {
-                pick = u;
-                pick_excess = e;
+    for (size_t u = 0; u < used_count; u++) {
+        struct chosen trial = *c;
+        size_t before = trial.count;
+        add_shape(&trial, used[u].size, used[u].length);
+        if (trial.count == before) continue;
+        brs_wide g = current - excess(&trial, used, used_count, model, longest);
+        size_t at = picked < CANDIDATES ? picked++ : CANDIDATES;
+        while (at > 0 && gain[at - 1] < g) {
+            if (at < CANDIDATES) {
+                gain[at] = gain[at - 1];
+                pick[at] = pick[at - 1];
+            }
+            at--;
+        }
+        if (at < CANDIDATES) {
+            gain[at] = g;
+            pick[at] = u;
+        }
+    }
+    return picked;
+}
+
+/* A ladder of `rungs` lengths, quantiles of the used micro-batches'
+ * lengths, each with the two batch sizes whose cost is nearest the median
+ * used micro-batch's (below and above): balanced plans make micro-batches
+ * of about equal cost, and two sizes a rung let a step's sizes add up to
+ * its sample count. */
+static void add_iso_cost(struct chosen *c, size_t rungs, const struct used *used,
+                         size_t used_count, const struct brs_cost_model *model)
+{
+    uint64_t groups = 0;
+    for (size_t u = 0; u < used_count; u++) groups += used[u].count;
+    if (groups == 0 || rungs == 0) return;
+    /* the median cost, by bisection over the used costs */
+    brs_wide lo = 0, hi = 0;
+    for (size_t u = 0; u < used_count; u++) {
+        brs_wide cost = brs_group_cost(model, used[u].length, used[u].size);
+        if (cost > hi) hi = cost;
+    }
+    while (lo < hi) {
+        brs_wide mid = lo + (hi - lo) / 2;
+        uint64_t below = 0;
+        for (size_t u = 0; u < used_count; u++)
+            if (brs_group_cost(model, used[u].length, used[u].size) <= mid) below += used[u].count;
+        if (2 * below >= groups) hi = mid;
+        else lo = mid + 1;
+    }
+    for (size_t r = 1; r <= rungs; r++) {
+        /* the length at quantile r / rungs of the used micro-batches */
+        uint64_t want = (groups * r + rungs - 1) / rungs, seen = 0;
+        uint32_t length = 0;
+        for (uint32_t best = 0; best < 1; best++) {
+            uint32_t last = 0;
+            for (;;) {
+                uint32_t next = UINT32_MAX;
+                for (size_t u = 0; u < used_count; u++)
+                    if (used[u].length > last && used[u].length < next) next = used[u].length;
+                if (next == UINT32_MAX) break;
+                for (size_t u = 0; u < used_count; u++)
+                    if (used[u].length == next) seen += used[u].count;
+                length = last = next;
+                if (seen >= want) break;
             }
         }
-        if (pick == used_count) break;
-        add_shape(c, used[pick].size, used[pick].length);
-        current = pick_excess;
+        brs_wide weight = brs_sample_weight(model, length);
+        uint64_t size = lo > model->intercept ? (uint64_t)((lo - model->intercept) / weight) : 0;
+        if (size == 0) size = 1;
+        if (size > UINT32_MAX - 1) size = UINT32_MAX - 1;
+        if (model->max_tokens && (size + 1) * length > model->max_tokens) continue;
+        add_shape(c, (uint32_t)size, length);
+        add_shape(c, (uint32_t)size + 1, length);
+    }
+}
+
+/* Adds shapes while there is room: each round, of the used shapes that
+ * lower the excess most, the one whose vocabulary plans the trial steps
+ * fastest (the first of equals). */
+static void add_from_data(struct chosen *c, size_t room, const struct used *used,
+                          size_t used_count, const struct brs_cost_model *model,
+                          uint32_t longest, const struct trial_steps *t)
+{
+    while (c->count < room) {
+        size_t pick[CANDIDATES], picked = best_by_excess(pick, c, used, used_count, model, longest);
+        if (picked == 0) break;
+        size_t best = pick[0];
+        brs_wide best_time = ~(brs_wide)0;
+        for (size_t i = 0; i < picked; i++) {
+            struct chosen trial = *c;
+            add_shape(&trial, used[pick[i]].size, used[pick[i]].length);
+            brs_wide time = trial_time(&trial, t);
+            if (time < best_time) {
+                best = pick[i];
+                best_time = time;
+            }
+        }
+        add_shape(c, used[best].size, used[best].length);
     }
 }
 
@@ -192,11 +309,10 @@ static brs_status check_sampled(const brs_sampler *s, brs_plan *plan,
 static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *why)
 {
     const struct brs_config *c = &s->config;
-    if (c->packed || c->strategy != BRS_STRATEGY_BALANCED || s->encoder) {
+    if (c->packed || s->encoder) {
         snprintf(why, BRS_MESSAGE_SIZE,
-                 "max_shapes plans padded micro-batches of text with the balanced strategy: "
-                 "set max_shapes to 0 for %s",
-                 c->packed ? "packed mode" : s->encoder ? "samples with images" : "a baseline");
+                 "max_shapes plans padded micro-batches of text: set max_shapes to 0 for %s",
+                 c->packed ? "packed mode" : "samples with images");
         return BRS_ERR_UNSUPPORTED;
     }
     struct brs_padding padding = brs_settings_padding(s);
@@ -220,15 +336,24 @@ static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *w
                  room, chosen.count, longest, chosen.count);
         status = BRS_ERR_CAP_INFEASIBLE;
     }
+    struct brs_cost_model model = brs_settings_cost_model(s);
+    size_t k = (size_t)(c->dp_size * c->grad_accum);
+    struct trial_steps trials = {NULL, 0, (size_t)c->batch_size * k, k, (size_t)c->dp_size,
+                                 (int)c->sync, &model};
+    trials.lengths = malloc(TRIAL_STEPS * trials.n * sizeof *trials.lengths);
+    if (!trials.lengths) status = BRS_ERR_NO_MEMORY;
     if (status == BRS_OK) {
-        status = collect_used(&used, &used_count, s, plan);
-        if (status != BRS_OK) snprintf(why, BRS_MESSAGE_SIZE, "%s", brs_message_text(&plan->message));
+        status = collect_used(&used, &used_count, &trials, s, plan);
+        if (status != BRS_OK)
+            snprintf(why, BRS_MESSAGE_SIZE, "%s", brs_message_text(&plan->message));
     }
     if (status == BRS_OK) {
-        struct brs_cost_model model = brs_settings_cost_model(s);
-        add_from_data(&chosen, room, used, used_count, &model, longest);
+        add_iso_cost(&chosen, (room - chosen.count) * ISO_COST_SHARE / 200, used, used_count,
+                     &model);
+        add_from_data(&chosen, room, used, used_count, &model, longest, &trials);
         status = brs_vocabulary_build(v, chosen.sizes, chosen.lengths, chosen.count);
     }
+    free(trials.lengths);
     if (status == BRS_OK && !guaranteed) status = check_sampled(s, plan, v, why);
     if (status == BRS_ERR_NO_MEMORY) snprintf(why, BRS_MESSAGE_SIZE, "cannot allocate the shape vocabulary");
     if (status != BRS_OK) brs_vocabulary_free(v);
@@ -281,7 +406,8 @@ brs_status brs_sampler_shape_vocabulary(uint64_t *shapes, size_t *count,
     brs_status status = brs_settings_check(sampler, &sampler->message);
     if (status != BRS_OK) return status;
     *count = 0;
-    if (sampler->config.max_shapes == 0) return BRS_OK;
+    if (sampler->config.max_shapes == 0 || sampler->config.strategy != BRS_STRATEGY_BALANCED)
+        return BRS_OK;
     const struct brs_vocabulary *v;
     status = brs_vocabulary_of(&v, sampler, &sampler->message);
     if (status != BRS_OK) return status;

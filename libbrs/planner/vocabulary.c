@@ -342,33 +342,68 @@ static brs_status plan(struct brs_split *split, uint32_t *group_length, struct s
     return status;
 }
 
+static void close_step(struct step *s)
+{
+    free(s->cost);
+    free(s->tokens);
+    free(s->choice);
+    free(s->row[0]);
+    free(s->row[1]);
+    free(s->slots);
+}
+
+/* The step's tables, its shapes priced. */
+static brs_status open_step(struct step *s, const uint32_t *lengths, size_t n, size_t k,
+                            size_t dp_size, int sync, const struct brs_cost_model *model,
+                            const struct brs_vocabulary *v)
+{
+    *s = (struct step){lengths, n, k, dp_size, v->size_count, sync, model, v,
+                       NULL, NULL, NULL, {NULL, NULL}, NULL};
+    if (v->size_count == 0 || v->size_count > UINT16_MAX) return BRS_ERR_CAP_INFEASIBLE;
+    if ((k + 1) > TABLE_LIMIT / (n + 1)) return BRS_ERR_TOO_LARGE;
+    s->cost = malloc(n * s->m * sizeof *s->cost);
+    s->tokens = malloc(n * s->m * sizeof *s->tokens);
+    s->choice = malloc((k + 1) * (n + 1) * sizeof *s->choice);
+    s->row[0] = malloc((n + 1) * sizeof *s->row[0]);
+    s->row[1] = malloc((n + 1) * sizeof *s->row[1]);
+    s->slots = malloc(k * sizeof *s->slots);
+    if (!s->cost || !s->tokens || !s->choice || !s->row[0] || !s->row[1] || !s->slots)
+        return BRS_ERR_NO_MEMORY;
+    price_shapes(s);
+    return BRS_OK;
+}
+
+brs_wide brs_vocabulary_quick_time(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                                   int sync, const struct brs_cost_model *model,
+                                   const struct brs_vocabulary *v)
+{
+    struct step s = {0};
+    brs_wide time = NO_COST;
+    size_t *starts = malloc((k + 1) * sizeof *starts);
+    brs_wide *costs = malloc(k * sizeof *costs);
+    if (starts && costs && open_step(&s, lengths, n, k, dp_size, sync, model, v) == BRS_OK) {
+        brs_wide min_max = solve(starts, &s, MAX_COST, NO_COST - 1, UINT64_MAX);
+        uint64_t peak;
+        struct brs_score score;
+        if (min_max != NO_COST && solve(starts, &s, TOTAL_COST, min_max, UINT64_MAX) != NO_COST &&
+            describe(costs, NULL, &peak, &s, starts) &&
+            brs_score_groups(&score, costs, NULL, peak, k, dp_size, sync, s.slots) == BRS_OK)
+            time = score.time;
+    }
+    close_step(&s);
+    free(starts);
+    free(costs);
+    return time;
+}
+
 brs_status brs_vocabulary_split(struct brs_split *split, uint32_t *group_length,
                                 const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
                                 int sync, const struct brs_cost_model *model,
                                 const struct brs_vocabulary *v)
 {
-    if (v->size_count == 0 || v->size_count > UINT16_MAX) return BRS_ERR_CAP_INFEASIBLE;
-    if ((k + 1) > TABLE_LIMIT / (n + 1)) return BRS_ERR_TOO_LARGE;
-    struct step s = {lengths, n, k, dp_size, v->size_count, sync, model, v,
-                     NULL, NULL, NULL, {NULL, NULL}, NULL};
-    s.cost = malloc(n * s.m * sizeof *s.cost);
-    s.tokens = malloc(n * s.m * sizeof *s.tokens);
-    s.choice = malloc((k + 1) * (n + 1) * sizeof *s.choice);
-    s.row[0] = malloc((n + 1) * sizeof *s.row[0]);
-    s.row[1] = malloc((n + 1) * sizeof *s.row[1]);
-    s.slots = malloc(k * sizeof *s.slots);
-    brs_status status = s.cost && s.tokens && s.choice && s.row[0] && s.row[1] && s.slots
-                            ? BRS_OK
-                            : BRS_ERR_NO_MEMORY;
-    if (status == BRS_OK) {
-        price_shapes(&s);
-        status = plan(split, group_length, &s);
-    }
-    free(s.cost);
-    free(s.tokens);
-    free(s.choice);
-    free(s.row[0]);
-    free(s.row[1]);
-    free(s.slots);
+    struct step s;
+    brs_status status = open_step(&s, lengths, n, k, dp_size, sync, model, v);
+    if (status == BRS_OK) status = plan(split, group_length, &s);
+    close_step(&s);
     return status;
 }
