@@ -103,10 +103,17 @@
       (CSTR_P, SIZE_P, COST_MODEL_FILE_CP, CSTR_IN))                                    \
     X(brs_cost_model_file_last_error, CSTR, 1, (COST_MODEL_FILE_CP))
 
+/* LIBBRS_1.6: the option table's value names, keywords and scopes; the shape vocabulary. */
+#define BRS_ABI_TABLE_1_6(X)                                                            \
+    X(brs_option_value_find,       STATUS, 3, (I64_P, OPTION, CSTR_IN))                 \
+    X(brs_option_keyword,          STATUS, 2, (CSTR_P, OPTION))                         \
+    X(brs_option_scope,            STATUS, 2, (I32_P, OPTION))                          \
+    X(brs_sampler_shape_vocabulary, STATUS, 4, (U64_P, SIZE_P, SAMPLER_CP, SIZE))
+
 /* Every function, node by node. */
 #define BRS_ABI_TABLE(X)                                                                \
     BRS_ABI_TABLE_1_0(X) BRS_ABI_TABLE_1_1(X) BRS_ABI_TABLE_1_2(X) BRS_ABI_TABLE_1_3(X) \
-    BRS_ABI_TABLE_1_4(X) BRS_ABI_TABLE_1_5(X)
+    BRS_ABI_TABLE_1_4(X) BRS_ABI_TABLE_1_5(X) BRS_ABI_TABLE_1_6(X)
 
 /*
  * The type vocabulary. ABI_PTR_T is 1 for pointer types: the NULL-handle

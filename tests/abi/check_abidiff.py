@@ -38,10 +38,10 @@ ABIDW_FLAGS = [
     "--type-id-style", "hash",
 ]
 
-UPDATE_COMMAND = ("python3 tests/abi/check_abidiff.py update tests/abi/libbrs-1.5.abi "
+UPDATE_COMMAND = ("python3 tests/abi/check_abidiff.py update tests/abi/libbrs-1.6.abi "
                   "BUILD/libbrs/libbrs.so.1 include")
 RAW_COMMAND = ("abidw " + " ".join(ABIDW_FLAGS) +
-               " --headers-dir include --out-file tests/abi/libbrs-1.5.abi BUILD/libbrs/libbrs.so.1"
+               " --headers-dir include --out-file tests/abi/libbrs-1.6.abi BUILD/libbrs/libbrs.so.1"
                " (then the translation-unit paths are made relative, see strip_build_paths)")
 
 INSTRUCTIONS = f"""
@@ -53,7 +53,7 @@ binding call the function wrongly).
 - Adding functions (the only allowed change): declare them in brs.h, export
   them from libbrs/libbrs.sym in a NEW version node that inherits the last
   one, e.g.
-      LIBBRS_1.6 {{ global: brs_new_function; }} LIBBRS_1.5;
+      LIBBRS_1.7 {{ global: brs_new_function; }} LIBBRS_1.6;
   bump BRS_VERSION_MINOR and the Meson project version, add the function's
   line to tests/abi/abi_table.h and to every binding, then regenerate the
   baseline from a debugoptimized build (from the repository root):

@@ -11,14 +11,15 @@
  *     with _Generic: a changed header fails the build of this test);
  *   - the table names exactly the symbols of the version script, and each
  *     resolves in the .so in the version node of its table (LIBBRS_1.0,
- *     LIBBRS_1.1, LIBBRS_1.2, LIBBRS_1.3, LIBBRS_1.4, LIBBRS_1.5, ...);
+ *     LIBBRS_1.1, LIBBRS_1.2, LIBBRS_1.3, LIBBRS_1.4, LIBBRS_1.5, LIBBRS_1.6, ...);
  *   - every function taking pointers rejects NULL with BRS_ERR_NULL_POINTER
  *     (the *_free functions accept NULL, the *_last_error functions return a
  *     static message);
- *   - a real session (sampler, options, the option table, plans, a loaded
- *     plan, micro-batches, length buckets, the epoch's shapes, a lengths
- *     file and a cost-model file read and refused) works when driven only
- *     through ffi_call, and every export was called.
+ *   - a real session (sampler, options, the option table with its value
+ *     names, keywords and scopes, plans, a loaded plan, micro-batches, length
+ *     buckets, the epoch's shapes, the shape vocabulary, a lengths file and a
+ *     cost-model file read and refused) works when driven only through
+ *     ffi_call, and every export was called.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -71,9 +72,11 @@ struct abi_fn {
 #define FN_ROW_1_3(name, ret, n, args) FN_ROW("LIBBRS_1.3", name, ret, n, args)
 #define FN_ROW_1_4(name, ret, n, args) FN_ROW("LIBBRS_1.4", name, ret, n, args)
 #define FN_ROW_1_5(name, ret, n, args) FN_ROW("LIBBRS_1.5", name, ret, n, args)
+#define FN_ROW_1_6(name, ret, n, args) FN_ROW("LIBBRS_1.6", name, ret, n, args)
 static struct abi_fn fns[FN_COUNT] = {
     BRS_ABI_TABLE_1_0(FN_ROW_1_0) BRS_ABI_TABLE_1_1(FN_ROW_1_1) BRS_ABI_TABLE_1_2(FN_ROW_1_2)
-        BRS_ABI_TABLE_1_3(FN_ROW_1_3) BRS_ABI_TABLE_1_4(FN_ROW_1_4) BRS_ABI_TABLE_1_5(FN_ROW_1_5)};
+        BRS_ABI_TABLE_1_3(FN_ROW_1_3) BRS_ABI_TABLE_1_4(FN_ROW_1_4) BRS_ABI_TABLE_1_5(FN_ROW_1_5)
+            BRS_ABI_TABLE_1_6(FN_ROW_1_6)};
 
 static int failures;
 
@@ -670,6 +673,94 @@ static void check_plan_errors(brs_plan *p, const brs_sampler *s, uint64_t steps)
 
 /* The option table through ffi: every key has a name that finds it again,
  * a type, a default of that type within its bounds, and help. */
+static brs_status value_find(int64_t *value, brs_option key, const char *name)
+{
+    return call_status(FN_brs_option_value_find, ARGS(&value, &key, &name));
+}
+
+/* LIBBRS_1.6: every value name found back (brs_option_value_find), every
+ * option's keyword and scope; the known ones by name. */
+static void check_option_names(size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        brs_option key = 0, *pkey = &key;
+        expect_status(call_status(FN_brs_option_key, ARGS(&pkey, &i)), BRS_OK, "option_key");
+        int64_t lo = 0, hi = -1, *plo = &lo, *phi = &hi, found = -1;
+        int32_t type = -1, *ptype = &type;
+        expect_status(call_status(FN_brs_option_type, ARGS(&ptype, &key)), BRS_OK, "option_type");
+        if (type == BRS_OPTION_INT)
+            expect_status(call_status(FN_brs_option_bounds_int, ARGS(&plo, &phi, &key)), BRS_OK,
+                          "option_bounds_int");
+        const char *name = NULL, **pname = &name;
+        bool named = type == BRS_OPTION_INT &&
+                     call_status(FN_brs_option_value_name, ARGS(&pname, &key, &lo)) == BRS_OK;
+        for (int64_t v = lo; named && v <= hi; v++) {
+            expect_status(call_status(FN_brs_option_value_name, ARGS(&pname, &key, &v)), BRS_OK,
+                          "option_value_name");
+            expect_status(value_find(&found, key, name), BRS_OK, "option_value_find(a name)");
+            check(found == v, "option_value_find(option_value_name(v)) != v");
+        }
+        if (!named)
+            expect_status(value_find(&found, key, "1"), BRS_ERR_UNSUPPORTED,
+                          "option_value_find(an option of plain numbers)");
+        const char *keyword = NULL, **pkeyword = &keyword;
+        expect_status(call_status(FN_brs_option_keyword, ARGS(&pkeyword, &key)), BRS_OK,
+                      "option_keyword");
+        check(keyword && *keyword, "an option without a keyword");
+        int32_t scope = -1, *pscope = &scope;
+        expect_status(call_status(FN_brs_option_scope, ARGS(&pscope, &key)), BRS_OK,
+                      "option_scope");
+        check(scope == BRS_OPTION_SCOPE_RANK || scope == BRS_OPTION_SCOPE_SPLIT ||
+                  scope == BRS_OPTION_SCOPE_RUN,
+              "an option's scope is none of RANK, SPLIT, RUN");
+        check((scope == BRS_OPTION_SCOPE_RANK) == (key == BRS_OPT_RANK),
+              "the rank is not the one option of scope RANK");
+    }
+    int64_t found = -1;
+    expect_status(value_find(&found, BRS_OPT_STRATEGY, "random"), BRS_OK,
+                  "option_value_find(STRATEGY, random)");
+    check(found == BRS_STRATEGY_RANDOM, "strategy random is not BRS_STRATEGY_RANDOM");
+    expect_status(value_find(&found, BRS_OPT_SYNC, "step"), BRS_OK,
+                  "option_value_find(SYNC, step)");
+    check(found == BRS_SYNC_STEP, "sync step is not BRS_SYNC_STEP");
+    found = -1;
+    expect_status(value_find(&found, BRS_OPT_STRATEGY, "Random"), BRS_ERR_INVALID_ARGUMENT,
+                  "option_value_find(STRATEGY, Random)");
+    expect_status(value_find(&found, BRS_OPT_SYNC, ""), BRS_ERR_INVALID_ARGUMENT,
+                  "option_value_find(SYNC, \"\")");
+    check(found == -1, "a refused option_value_find wrote its value");
+    expect_status(value_find(&found, 9999, "random"), BRS_ERR_UNSUPPORTED,
+                  "option_value_find(unknown key)");
+    const struct {
+        brs_option key;
+        const char *keyword;
+        int32_t scope;
+    } known[] = {{BRS_OPT_BATCH_SIZE, "per_device_batch_size", BRS_OPTION_SCOPE_SPLIT},
+                 {BRS_OPT_DP_SIZE, "dp_size", BRS_OPTION_SCOPE_SPLIT},
+                 {BRS_OPT_SYNC, "sync", BRS_OPTION_SCOPE_SPLIT},
+                 {BRS_OPT_RANK, "rank", BRS_OPTION_SCOPE_RANK},
+                 {BRS_OPT_SEED, "seed", BRS_OPTION_SCOPE_RUN},
+                 {BRS_OPT_MAX_SHAPES, "max_shapes", BRS_OPTION_SCOPE_RUN}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        brs_option key = known[i].key;
+        const char *keyword = NULL, **pkeyword = &keyword;
+        int32_t scope = -1, *pscope = &scope;
+        expect_status(call_status(FN_brs_option_keyword, ARGS(&pkeyword, &key)), BRS_OK,
+                      "option_keyword");
+        check(keyword && strcmp(keyword, known[i].keyword) == 0, "an option's keyword differs");
+        expect_status(call_status(FN_brs_option_scope, ARGS(&pscope, &key)), BRS_OK,
+                      "option_scope");
+        check(scope == known[i].scope, "an option's scope differs");
+    }
+    brs_option unknown = 9999;
+    const char *keyword = NULL, **pkeyword = &keyword;
+    int32_t scope = -1, *pscope = &scope;
+    expect_status(call_status(FN_brs_option_keyword, ARGS(&pkeyword, &unknown)),
+                  BRS_ERR_UNSUPPORTED, "option_keyword(unknown key)");
+    expect_status(call_status(FN_brs_option_scope, ARGS(&pscope, &unknown)), BRS_ERR_UNSUPPORTED,
+                  "option_scope(unknown key)");
+}
+
 static void check_option_table(void)
 {
     size_t count = 0, *pcount = &count;
@@ -713,6 +804,7 @@ static void check_option_table(void)
     check(value_name && strcmp(value_name, "random") == 0, "strategy 1 is not named random");
     expect_status(call_status(FN_brs_option_value_name, ARGS(&pvalue, &strategy, &past)),
                   BRS_ERR_OUT_OF_RANGE, "option_value_name(STRATEGY, 3)");
+    check_option_names(count);
 }
 
 /* Loads step 0's micro-batches back into a second plan: the same queries. */
@@ -978,6 +1070,63 @@ static void check_shapes(brs_sampler *s)
                   "set_int(PAD_TO_MULTIPLE_OF, 1)");
 }
 
+/* Whether (size, length) is one of the n pairs of shapes. */
+static bool has_shape(const uint64_t *shapes, size_t n, uint64_t size, uint64_t length)
+{
+    for (size_t i = 0; i < n; i++)
+        if (shapes[2 * i] == size && shapes[2 * i + 1] == length)
+            return true;
+    return false;
+}
+
+/* LIBBRS_1.6: none without max_shapes; with it, the count alone, a call
+ * without room, then every pair: sorted, at most max_shapes, and holding
+ * the shapes the plans of two epochs run on rank 0. The sampler is left
+ * configured as it came. */
+static void check_shape_vocabulary(brs_sampler *s)
+{
+    const brs_sampler *cs = s;
+    uint64_t shapes[2 * MAX_SHAPES], walked[2 * MAX_SHAPES], *none = NULL, *ps = shapes;
+    size_t count = 99, *pc = &count, capacity = 0;
+    expect_status(call_status(FN_brs_sampler_shape_vocabulary, ARGS(&none, &pc, &cs, &capacity)),
+                  BRS_OK, "shape_vocabulary(max_shapes 0)");
+    check(count == 0, "shape_vocabulary: pairs without max_shapes");
+    const int64_t most = 4;
+    expect_status(set_int(s, BRS_OPT_MAX_SHAPES, most), BRS_OK, "set_int(MAX_SHAPES)");
+    check(get_int(s, BRS_OPT_MAX_SHAPES) == most, "get_int(MAX_SHAPES)");
+    expect_status(call_status(FN_brs_sampler_shape_vocabulary, ARGS(&none, &pc, &cs, &capacity)),
+                  BRS_OK, "shape_vocabulary(count only)");
+    check(count > 0 && count <= (size_t)most, "shape_vocabulary: a count outside 1 .. max_shapes");
+    if (count == 0 || count > (size_t)most) {
+        expect_status(set_int(s, BRS_OPT_MAX_SHAPES, 0), BRS_OK, "set_int(MAX_SHAPES, 0)");
+        return;
+    }
+    size_t n = count;
+    if (n > 1) {
+        capacity = n - 1;
+        expect_status(call_status(FN_brs_sampler_shape_vocabulary, ARGS(&ps, &pc, &cs, &capacity)),
+                      BRS_ERR_OUT_OF_RANGE, "shape_vocabulary(without room)");
+        check(count == n, "shape_vocabulary without room: the count differs");
+    }
+    capacity = n;
+    expect_status(call_status(FN_brs_sampler_shape_vocabulary, ARGS(&ps, &pc, &cs, &capacity)),
+                  BRS_OK, "shape_vocabulary");
+    check(count == n, "shape_vocabulary: the count differs from the count alone");
+    for (size_t i = 1; i < n; i++)
+        check(shapes[2 * i - 2] < shapes[2 * i] ||
+                  (shapes[2 * i - 2] == shapes[2 * i] && shapes[2 * i - 1] < shapes[2 * i + 1]),
+              "shape_vocabulary: pairs not sorted by size, then length");
+    uint64_t steps = steps_per_epoch(s);
+    for (uint64_t epoch = 0; epoch < 2; epoch++) {
+        size_t w = walked_shapes(walked, s, epoch, steps);
+        check(w > 0 && w <= n, "shape_vocabulary: an epoch runs more shapes than it has");
+        for (size_t i = 0; i < w; i++)
+            check(has_shape(shapes, n, walked[2 * i], walked[2 * i + 1]),
+                  "a planned micro-batch's shape is not in the vocabulary");
+    }
+    expect_status(set_int(s, BRS_OPT_MAX_SHAPES, 0), BRS_OK, "set_int(MAX_SHAPES, 0)");
+}
+
 static void check_session(void)
 {
     uint32_t lengths[N_SAMPLES];
@@ -998,6 +1147,7 @@ static void check_session(void)
     check_batch(s, lengths);
     check_length_buckets(s, lengths);
     check_shapes(s);
+    check_shape_vocabulary(s);
     uint64_t steps = steps_per_epoch(s);
     check(steps == N_SAMPLES / (BATCH * GRAD_ACCUM * DP_SIZE), "steps_per_epoch");
     brs_plan *p = new_plan();
