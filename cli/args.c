@@ -129,8 +129,8 @@ static int parse_int_value(parse_state *state, const library_option *option, con
     return 0;
 }
 
-/* "random", "length_grouped" or "length-grouped" (flags use '-'), or the
- * value's number. */
+/* "random", "length_grouped" or "length-grouped" (flags use '-'), found by
+ * the library (brs_option_value_find), or the value's number. */
 static int parse_named_value(parse_state *state, const library_option *option, const char *value,
                              int64_t *out)
 {
@@ -138,20 +138,18 @@ static int parse_named_value(parse_state *state, const library_option *option, c
     snprintf(wanted, sizeof wanted, "%s", value);
     for (char *c = wanted; *c != '\0'; c++)
         *c = *c == '-' ? '_' : *c;
+    if (strlen(value) < sizeof wanted && brs_option_value_find(out, option->key, wanted) == BRS_OK)
+        return 0;
+    if (strict_int64(value, out) == STRICT_OK)
+        return 0;
     char names[256] = "";
     for (int64_t v = option->lower; v <= option->upper && v - option->lower < 64; v++) {
         const char *name = option_table_value_name(option, v);
         if (name == NULL)
             continue;
-        if (strlen(value) < sizeof wanted && strcmp(name, wanted) == 0) {
-            *out = v;
-            return 0;
-        }
         size_t used = strlen(names);
         snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", name);
     }
-    if (strict_int64(value, out) == STRICT_OK)
-        return 0;
     return bad(state, "%s needs one of %s (or its number), got '%s'", option->flag, names,
                quote(value, strlen(value)).text);
 }
