@@ -50,7 +50,8 @@ static void apply_list(brs_sampler *sampler, const char *value)
         uint64_t bucket = 0;
         if (length == 0 || length >= sizeof text)
             cli_bad_input("--length-buckets: item %zu of '%s' is not a length: give lengths "
-                          ">= 1 separated by commas (64,128,256)", i + 1, value);
+                          ">= 1 separated by commas (64,128,256)",
+                          i + 1, value);
         memcpy(text, item, length);
         text[length] = '\0';
         if (strict_uint64(text, &bucket) != STRICT_OK || bucket == 0 || bucket > UINT32_MAX)

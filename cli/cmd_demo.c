@@ -16,8 +16,7 @@
 static void add_demo_setting(cli_config *config, brs_option key, int64_t value)
 {
     option_setting *setting = cli_config_add(config, key, "brs demo");
-    if (setting == NULL)
-        cli_failure("the demo's configuration does not fit");
+    if (setting == NULL) cli_failure("the demo's configuration does not fit");
     setting->int_value = value;
 }
 

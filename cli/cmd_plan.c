@@ -19,11 +19,11 @@ static void print_micro_batch(FILE *out, const brs_plan *plan, uint64_t epoch, u
                               int64_t rank, int64_t micro, int images)
 {
     micro_batch mb = planning_micro_batch(plan, rank, micro);
-    fprintf(out, "{\"epoch\":%" PRIu64 ",\"step\":%" PRIu64 ",\"rank\":%" PRId64
-                 ",\"micro\":%" PRId64 ",\"indices\":[",
+    fprintf(out,
+            "{\"epoch\":%" PRIu64 ",\"step\":%" PRIu64 ",\"rank\":%" PRId64 ",\"micro\":%" PRId64
+            ",\"indices\":[",
             epoch, step, rank, micro);
-    for (size_t i = 0; i < mb.count; i++)
-        fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, mb.indices[i]);
+    for (size_t i = 0; i < mb.count; i++) fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, mb.indices[i]);
     fprintf(out, "],\"padded_tokens\":%" PRIu64 ",\"cost\":", mb.padded_tokens);
     json_print_double(out, mb.cost);
     if (images)

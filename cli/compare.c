@@ -63,10 +63,8 @@ enum { PASS_BASELINE = 0, PASS_TIMED = 1, PASS_BOUND = 2, PASS_CAP_MAY_FAIL = 4 
 static int plan_step(brs_plan *plan, brs_sampler *sampler, uint64_t epoch, uint64_t step, int pass)
 {
     brs_status status = brs_plan_compute(plan, sampler, epoch, step);
-    if (status == BRS_ERR_CAP_INFEASIBLE && (pass & PASS_CAP_MAY_FAIL))
-        return 0;
-    if (status != BRS_OK)
-        planning_compute(plan, sampler, epoch, step);
+    if (status == BRS_ERR_CAP_INFEASIBLE && (pass & PASS_CAP_MAY_FAIL)) return 0;
+    if (status != BRS_OK) planning_compute(plan, sampler, epoch, step);
     return 1;
 }
 
@@ -124,8 +122,7 @@ static void read_strategies(comparison *result)
 {
     brs_status status = brs_option_bounds_int(&result->lowest_strategy, &result->highest_strategy,
                                               BRS_OPT_STRATEGY);
-    if (status != BRS_OK)
-        cli_library_error(status, "reading the strategies", "");
+    if (status != BRS_OK) cli_library_error(status, "reading the strategies", "");
     if (result->highest_strategy - result->lowest_strategy >= COMPARISON_MAX_STRATEGIES)
         cli_failure("the library has more strategies than brs compare can hold");
 }
@@ -145,15 +142,13 @@ comparison comparison_run(brs_sampler *sampler, uint64_t epoch, const selection 
     epoch_stats *brs = &result.stats[BRS_STRATEGY_BALANCED - result.lowest_strategy];
     uint64_t failed =
         measure(brs, &result, sampler, epoch, chosen, PASS_TIMED | PASS_BOUND | PASS_CAP_MAY_FAIL);
-    if (failed)
-        mark_infeasible(&result, sampler, epoch, failed - 1);
+    if (failed) mark_infeasible(&result, sampler, epoch, failed - 1);
     /* The fixed-size strategies plan every step whatever the cap. Without
      * brs's plans the bound comes from random's, which draw the same samples
      * per step. */
     for (int64_t strategy = result.lowest_strategy; strategy <= result.highest_strategy;
          strategy++) {
-        if (strategy == BRS_STRATEGY_BALANCED)
-            continue;
+        if (strategy == BRS_STRATEGY_BALANCED) continue;
         int bound = result.brs_infeasible && strategy == BRS_STRATEGY_RANDOM;
         sampler_set_int(sampler, BRS_OPT_STRATEGY, strategy);
         measure(&result.stats[strategy - result.lowest_strategy], &result, sampler, epoch, chosen,

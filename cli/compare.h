@@ -23,10 +23,10 @@ typedef struct epoch_stats {
     uint64_t peak_padded_tokens; /* the memory peak: the largest micro-batch's padded tokens */
     uint64_t padded_tokens;
     uint64_t real_tokens;
-    uint64_t cap_violations;  /* micro-batches above max_tokens (0 without a cap) */
-    double micro_sync_time;   /* BRS_PLAN_MICRO_SYNC_TIME, summed */
-    double step_sync_time;    /* BRS_PLAN_STEP_SYNC_TIME, summed */
-    uint64_t shapes_per_rank; /* distinct (batch size, padded length) of the rank with most */
+    uint64_t cap_violations;      /* micro-batches above max_tokens (0 without a cap) */
+    double micro_sync_time;       /* BRS_PLAN_MICRO_SYNC_TIME, summed */
+    double step_sync_time;        /* BRS_PLAN_STEP_SYNC_TIME, summed */
+    uint64_t shapes_per_rank;     /* distinct (batch size, padded length) of the rank with most */
     uint64_t peak_encoder_tokens; /* the largest micro-batch's image patches (0: no images) */
 } epoch_stats;
 

@@ -23,12 +23,10 @@ static void strategy_name(char *out, size_t size, int64_t strategy)
         return;
     }
     brs_status status = brs_option_value_name(&name, BRS_OPT_STRATEGY, strategy);
-    if (status != BRS_OK)
-        cli_library_error(status, "naming a strategy", "");
+    if (status != BRS_OK) cli_library_error(status, "naming a strategy", "");
     snprintf(out, size, "%s", name);
     for (char *c = out; *c != '\0'; c++)
-        if (*c == '_')
-            *c = '-';
+        if (*c == '_') *c = '-';
 }
 
 /* Real tokens / padded tokens (1 when nothing is padded). */
@@ -87,15 +85,13 @@ static void print_row(FILE *out, int64_t strategy, const comparison *result,
     strategy_name(name, sizeof name, strategy);
     fprintf(out, "%-15s  %11" PRIu64 "  %11.1f%%", name, stats->peak_padded_tokens,
             100.0 * padding_efficiency(stats));
-    if (!same_draws(strategy))
-        bound = 0.0;
+    if (!same_draws(strategy)) bound = 0.0;
     print_time(out, setting, stats->micro_sync_time);
     print_ratio(out, stats->micro_sync_time, bound);
     print_time(out, setting, stats->step_sync_time);
     print_ratio(out, stats->step_sync_time, bound);
     fprintf(out, "  %11" PRIu64, stats->shapes_per_rank);
-    if (has_images(result))
-        fprintf(out, "  %12" PRIu64, stats->peak_encoder_tokens);
+    if (has_images(result)) fprintf(out, "  %12" PRIu64, stats->peak_encoder_tokens);
     if (capped)
         fprintf(out, "  %8" PRIu64 "%s", stats->cap_violations,
                 stats->cap_violations > 0 ? "  exceeds the cap" : "");
@@ -111,16 +107,15 @@ static void print_infeasible_row(FILE *out, const comparison *result,
     strategy_name(name, sizeof name, BRS_STRATEGY_BALANCED);
     fprintf(out, "%-15s  infeasible: ", name);
     if (result->encoder_cap_failed)
-        fprintf(out, "step %" PRIu64 " cannot keep %s %" PRId64 "\n",
-                result->brs_infeasible_step, option_table_flag(BRS_OPT_MAX_ENCODER_TOKENS),
+        fprintf(out, "step %" PRIu64 " cannot keep %s %" PRId64 "\n", result->brs_infeasible_step,
+                option_table_flag(BRS_OPT_MAX_ENCODER_TOKENS),
                 sampler_get_int(setting->sampler, BRS_OPT_MAX_ENCODER_TOKENS));
     else if (result->least_max_tokens > 0)
         fprintf(out, "needs %s >= %" PRIu64 " (every step of epoch %" PRIu64 ")\n", flag,
                 result->least_max_tokens, setting->epoch);
     else
-        fprintf(out, "step %" PRIu64 " cannot keep %s %" PRId64 "\n",
-                result->brs_infeasible_step, flag,
-                sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS));
+        fprintf(out, "step %" PRIu64 " cannot keep %s %" PRId64 "\n", result->brs_infeasible_step,
+                flag, sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS));
 }
 
 /* Which unit the times are in, and where seconds would come from. */
@@ -128,13 +123,18 @@ static void print_time_unit(FILE *out, const compare_setting *setting)
 {
     char text[512];
     if (setting->seconds_per_unit > 0.0)
-        snprintf(text, sizeof text, "times in seconds: cost x %g s, the seconds_per_unit of "
-                 "--cost-model %s", setting->seconds_per_unit, setting->cost_model_path);
+        snprintf(text, sizeof text,
+                 "times in seconds: cost x %g s, the seconds_per_unit of "
+                 "--cost-model %s",
+                 setting->seconds_per_unit, setting->cost_model_path);
     else if (setting->cost_model_path != NULL)
-        snprintf(text, sizeof text, "times in cost units: --cost-model %s has no "
-                 "seconds_per_unit (only a calibrated model has one)", setting->cost_model_path);
+        snprintf(text, sizeof text,
+                 "times in cost units: --cost-model %s has no "
+                 "seconds_per_unit (only a calibrated model has one)",
+                 setting->cost_model_path);
     else
-        snprintf(text, sizeof text, "times in cost units (seconds with a calibrated model: "
+        snprintf(text, sizeof text,
+                 "times in cost units (seconds with a calibrated model: "
                  "brs compare --cost-model FILE, from python -m brs calibrate)");
     text_wrap_print(out, text, 80);
 }
@@ -155,8 +155,9 @@ static void print_header(FILE *out, const compare_setting *setting)
     else
         fprintf(out, "step %" PRIu64 " of %" PRIu64 " steps\n", chosen->first_step,
                 setting->steps_per_epoch);
-    fprintf(out, "%" PRId64 " samples per step = dp %" PRId64 " x grad-accum %" PRId64
-                 " x batch %" PRId64 "\n",
+    fprintf(out,
+            "%" PRId64 " samples per step = dp %" PRId64 " x grad-accum %" PRId64
+            " x batch %" PRId64 "\n",
             batch * grad_accum * dp_size, dp_size, grad_accum, batch);
     double alpha = sampler_get_double(s, BRS_OPT_ALPHA);
     double intercept = sampler_get_double(s, BRS_OPT_INTERCEPT);
@@ -164,8 +165,9 @@ static void print_header(FILE *out, const compare_setting *setting)
         fprintf(out, "cost of a micro-batch = %g + sum(L) + %g*sum(L^2) (packed: no padding)\n",
                 intercept, alpha);
     else
-        fprintf(out, "cost of a micro-batch = %g + bs*L + %g*bs*L^2 (bs samples padded to L "
-                     "tokens)\n",
+        fprintf(out,
+                "cost of a micro-batch = %g + bs*L + %g*bs*L^2 (bs samples padded to L "
+                "tokens)\n",
                 intercept, alpha);
     print_time_unit(out, setting);
     fputc('\n', out);
@@ -195,7 +197,8 @@ static void cap_in_words(char *out, size_t size, const compare_setting *setting)
 static void print_first_runs(FILE *out, const comparison *result, const compare_setting *setting)
 {
     char line[512];
-    int used = snprintf(line, sizeof line, "first runs of a shape cost %.3g s more "
+    int used = snprintf(line, sizeof line,
+                        "first runs of a shape cost %.3g s more "
                         "(--cost-model first_shape_seconds); once per rank and epoch:",
                         setting->first_shape_seconds);
     for (int64_t strategy = result->lowest_strategy; strategy <= result->highest_strategy;
@@ -227,34 +230,41 @@ static void print_legend(FILE *out, const comparison *result, const compare_sett
                  "step-sync time   the slowest rank's sum over its micro-steps (DDP with "
                  "no_sync)\n");
     char text[256];
-    snprintf(text, sizeof text, "ratio to the proven lower bound of these steps' samples, %s "
+    snprintf(text, sizeof text,
+             "ratio to the proven lower bound of these steps' samples, %s "
              "(a sum over steps; 1 is perfect); '-' for length-grouped, whose steps hold other "
-             "samples", bound);
+             "samples",
+             bound);
     legend_entry(out, "x bound", text);
-    legend_entry(out, "shapes/rank", "distinct (batch size, padded length) pairs of the rank "
+    legend_entry(out, "shapes/rank",
+                 "distinct (batch size, padded length) pairs of the rank "
                  "with most: each new one may cost a compilation, a cuDNN plan or a CUDA graph "
                  "capture");
     if (has_images(result))
-        legend_entry(out, "peak patches", "largest image-patch count of a micro-batch (the "
+        legend_entry(out, "peak patches",
+                     "largest image-patch count of a micro-batch (the "
                      "vision encoder's tokens, capped by --max-encoder-tokens); times include "
                      "the images' encoder cost");
     if (max_tokens > 0) {
         char cap[256];
         cap_in_words(cap, sizeof cap, setting);
-        fprintf(out, "over cap         micro-batches above %s (a row with any exceeds the "
-                     "cap)\n", cap);
+        fprintf(out,
+                "over cap         micro-batches above %s (a row with any exceeds the "
+                "cap)\n",
+                cap);
     }
-    if (setting->first_shape_seconds > 0.0)
-        print_first_runs(out, result, setting);
+    if (setting->first_shape_seconds > 0.0) print_first_runs(out, result, setting);
     char grouped[32];
     strategy_name(grouped, sizeof grouped, BRS_STRATEGY_LENGTH_GROUPED);
-    fprintf(out, "%-16s megabatches of %" PRIu64 " samples, longest first (as "
-                 "transformers'\n                 LengthGroupedSampler)\n",
+    fprintf(out,
+            "%-16s megabatches of %" PRIu64 " samples, longest first (as "
+            "transformers'\n                 LengthGroupedSampler)\n",
             grouped, result->megabatch_size);
     uint64_t steps = comparison_stats(result, BRS_STRATEGY_BALANCED)->steps;
     if (steps > 0 && result->planned_samples > 0)
-        fprintf(out, "brs planning     %.1f us per step, %.1f ns per sample (mean of %" PRIu64
-                     " steps, monotonic clock)\n",
+        fprintf(out,
+                "brs planning     %.1f us per step, %.1f ns per sample (mean of %" PRIu64
+                " steps, monotonic clock)\n",
                 1e6 * result->planning_seconds / (double)steps,
                 1e9 * result->planning_seconds / (double)result->planned_samples, steps);
 }
@@ -284,8 +294,8 @@ static const int64_t library_strategy[STRATEGY_COUNT] = {
 typedef struct verdict {
     strategy all[STRATEGY_COUNT];
     const comparison *result;
-    int64_t max_tokens; /* 0: no cap */
-    int sync_step;      /* --sync step: ranks sync once per step */
+    int64_t max_tokens;  /* 0: no cap */
+    int sync_step;       /* --sync step: ranks sync once per step */
     char cap_words[256]; /* the cap and where it came from */
     char text[2048];
 } verdict;
@@ -370,8 +380,7 @@ static int pick(const verdict *v)
 {
     int best = -1;
     for (int which = BRS; which >= 0; which--)
-        if (v->all[which].fits && v->all[which].random_draw &&
-            (best < 0 || faster(v, which, best)))
+        if (v->all[which].fits && v->all[which].random_draw && (best < 0 || faster(v, which, best)))
             best = which;
     return best;
 }
@@ -386,11 +395,12 @@ static void append_breakers(verdict *v)
             uint64_t over = v->all[which].stats->cap_violations;
             append(v, "%s %s in %" PRIu64 "%s", listed ? " and by" : " The cap is exceeded by",
                    v->all[which].name, over,
-                   listed ? "" : over == 1 ? " micro-batch" : " micro-batches");
+                   listed      ? ""
+                   : over == 1 ? " micro-batch"
+                               : " micro-batches");
             listed = 1;
         }
-    if (listed)
-        append(v, ".");
+    if (listed) append(v, ".");
 }
 
 static void append_no_fit(verdict *v)
@@ -416,8 +426,7 @@ static void append_no_fit(verdict *v)
 static void append_grouped(verdict *v, int best)
 {
     const strategy *grouped = &v->all[GROUPED];
-    if (!grouped->fits || !faster(v, GROUPED, best))
-        return;
+    if (!grouped->fits || !faster(v, GROUPED, best)) return;
     double gain = 100.0 * (1.0 - step_time(v, GROUPED) / step_time(v, best));
     append(v, " %c%s%s are %.0f%% faster", toupper((unsigned char)grouped->name[0]),
            grouped->name + 1, v->max_tokens > 0 ? " keep it too and" : "", gain);
@@ -439,12 +448,14 @@ static void append_pick(verdict *v)
     /* the strategies besides the pick that keep the cap and draw at random */
     int rivals = v->all[RANDOM].fits + v->all[BRS].fits - 1;
     if (v->max_tokens > 0 && rivals == 0)
-        append(v, " Under %s, pick %s: the only strategy that keeps it and draws its steps at "
-                  "random.",
+        append(v,
+               " Under %s, pick %s: the only strategy that keeps it and draws its steps at "
+               "random.",
                v->cap_words, v->all[best].name);
     else if (v->max_tokens > 0)
-        append(v, " Under %s, pick %s, the fastest of the strategies that keep it and draw "
-                  "their steps at random.",
+        append(v,
+               " Under %s, pick %s, the fastest of the strategies that keep it and draw "
+               "their steps at random.",
                v->cap_words, v->all[best].name);
     else
         append(v, " Pick %s, the fastest of the strategies that draw their steps at random.",
@@ -487,9 +498,10 @@ static void print_verdict(FILE *out, const comparison *result, const compare_set
                             sampler_get_int(setting->sampler, BRS_OPT_GRAD_ACCUM);
     if (micro_batches == 1 && !result->brs_infeasible) {
         /* one micro-batch per step: every strategy runs the same step */
-        append(&v, "In plain words: with dp_size x grad_accum = 1 every step is one "
-                   "micro-batch, so there is nothing to balance: brs plans what random batches "
-                   "do. Give the job's layout, %s and %s, to see what brs changes.",
+        append(&v,
+               "In plain words: with dp_size x grad_accum = 1 every step is one "
+               "micro-batch, so there is nothing to balance: brs plans what random batches "
+               "do. Give the job's layout, %s and %s, to see what brs changes.",
                option_table_flag(BRS_OPT_DP_SIZE), option_table_flag(BRS_OPT_GRAD_ACCUM));
         fputc('\n', out);
         text_wrap_print(out, v.text, 80);
@@ -525,16 +537,14 @@ void compare_report_print(FILE *out, const comparison *result, const compare_set
 {
     int capped = sampler_get_int(setting->sampler, BRS_OPT_MAX_TOKENS) > 0;
     print_header(out, setting);
-    fprintf(out, "%-15s  %11s  %12s  %15s  %7s  %15s  %7s  %11s%s%s\n", "strategy",
-            "peak tokens", "padding eff.", "micro-sync time", "x bound", "step-sync time",
-            "x bound", "shapes/rank", has_images(result) ? "  peak patches" : "",
-            capped ? "  over cap" : "");
+    fprintf(out, "%-15s  %11s  %12s  %15s  %7s  %15s  %7s  %11s%s%s\n", "strategy", "peak tokens",
+            "padding eff.", "micro-sync time", "x bound", "step-sync time", "x bound",
+            "shapes/rank", has_images(result) ? "  peak patches" : "", capped ? "  over cap" : "");
     /* The library's order, except that brs (balanced, the library's first)
      * comes last, under the baselines it is measured against. */
     for (int64_t strategy = result->lowest_strategy; strategy <= result->highest_strategy;
          strategy++)
-        if (strategy != BRS_STRATEGY_BALANCED)
-            print_row(out, strategy, result, setting, capped);
+        if (strategy != BRS_STRATEGY_BALANCED) print_row(out, strategy, result, setting, capped);
     if (result->brs_infeasible)
         print_infeasible_row(out, result, setting);
     else

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-extern const char demo_dataset_name[];   /* the file it came from, e.g. "jargon.lengths" */
-extern const char demo_dataset_note[];   /* where the lengths come from, and their licence */
+extern const char demo_dataset_name[]; /* the file it came from, e.g. "jargon.lengths" */
+extern const char demo_dataset_note[]; /* where the lengths come from, and their licence */
 extern const size_t demo_dataset_count;
 extern const uint32_t demo_dataset_lengths[];
 

@@ -56,15 +56,13 @@ static lengths_status read_path(const char *path, brs_lengths_file *file, char *
                                 size_t error_size)
 {
     const char *name = lengths_display_name(path);
-    if (strcmp(path, "-") == 0)
-        return read_stream(stdin, file, name, error, error_size);
+    if (strcmp(path, "-") == 0) return read_stream(stdin, file, name, error, error_size);
     FILE *stream = fopen(path, "rb");
     if (stream == NULL) {
         int cause = errno;
         char escaped[200];
         text_escape(escaped, sizeof escaped, name, strlen(name));
-        snprintf(error, error_size, "cannot open lengths file '%s': %s", escaped,
-                 strerror(cause));
+        snprintf(error, error_size, "cannot open lengths file '%s': %s", escaped, strerror(cause));
         return CLI_EXIT_BAD_INPUT;
     }
     lengths_status status = read_stream(stream, file, name, error, error_size);
@@ -101,10 +99,8 @@ lengths lengths_load(const char *path)
     char error[512];
     lengths data;
     lengths_status status = lengths_read(path, &data, error, sizeof error);
-    if (status == CLI_EXIT_FAILURE)
-        cli_failure("%s", error);
-    if (status != 0)
-        cli_bad_input("%s", error);
+    if (status == CLI_EXIT_FAILURE) cli_failure("%s", error);
+    if (status != 0) cli_bad_input("%s", error);
     return data;
 }
 
@@ -130,8 +126,7 @@ static int refuse(char *error, size_t error_size, int status, const char *name, 
 static char *slurp(FILE *stream, size_t *size)
 {
     char *text = malloc(BRS_COST_MODEL_FILE_MAX_BYTES + 1);
-    if (text == NULL)
-        return NULL;
+    if (text == NULL) return NULL;
     *size = fread(text, 1, BRS_COST_MODEL_FILE_MAX_BYTES + 1, stream);
     if (ferror(stream)) {
         int cause = errno;
@@ -167,8 +162,7 @@ static int has(const brs_cost_model_file *file, const char *key)
 static double optional_double(const brs_cost_model_file *file, const char *key)
 {
     double value = 0.0;
-    if (has(file, key))
-        brs_cost_model_file_get_double(&value, file, key);
+    if (has(file, key)) brs_cost_model_file_get_double(&value, file, key);
     return value;
 }
 
@@ -215,8 +209,7 @@ static int read_bytes(cli_config *config, const char *text, size_t size, const c
 {
     brs_cost_model_file *file;
     if (brs_cost_model_file_new(&file) != BRS_OK)
-        return refuse(error, error_size, CLI_EXIT_FAILURE, name, "cannot read it",
-                      "out of memory");
+        return refuse(error, error_size, CLI_EXIT_FAILURE, name, "cannot read it", "out of memory");
     brs_status status = brs_cost_model_file_parse(file, text, size, path);
     if (status == BRS_OK)
         take_settings(config, file, name);
@@ -248,12 +241,9 @@ int cost_model_file_read(cli_config *config, const char *path, char *error, size
 
 void cost_model_file_apply(cli_config *config)
 {
-    if (config->cost_model_path == NULL)
-        return;
+    if (config->cost_model_path == NULL) return;
     char error[512];
     int status = cost_model_file_read(config, config->cost_model_path, error, sizeof error);
-    if (status == CLI_EXIT_FAILURE)
-        cli_failure("%s", error);
-    if (status != 0)
-        cli_bad_input("%s", error);
+    if (status == CLI_EXIT_FAILURE) cli_failure("%s", error);
+    if (status != 0) cli_bad_input("%s", error);
 }

@@ -18,8 +18,8 @@
  */
 
 typedef struct lengths {
-    brs_lengths_file *file;  /* owns every array below; free with lengths_free */
-    const uint32_t *values;  /* count lengths */
+    brs_lengths_file *file; /* owns every array below; free with lengths_free */
+    const uint32_t *values; /* count lengths */
     size_t count;
     const uint32_t *patches; /* sample i's images: patches[offsets[i] .. offsets[i + 1]) */
     const uint64_t *offsets; /* count + 1 entries, all 0 when no sample has an image */

@@ -44,8 +44,7 @@ static int finish(int status)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        cli_bad_input("missing command: plan, compare or demo (see brs --help)");
+    if (argc < 2) cli_bad_input("missing command: plan, compare or demo (see brs --help)");
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         usage_main(stdout);

@@ -20,8 +20,7 @@ static const char *target;   /* where it goes */
 
 static void remove_temporary(void)
 {
-    if (temporary[0] != '\0')
-        unlink(temporary);
+    if (temporary[0] != '\0') unlink(temporary);
     temporary[0] = '\0';
 }
 
@@ -34,8 +33,7 @@ static const char *display(const char *path)
 
 FILE *output_open(const char *path)
 {
-    if (path == NULL || strcmp(path, "-") == 0)
-        return stdout;
+    if (path == NULL || strcmp(path, "-") == 0) return stdout;
     struct stat info;
     if (stat(path, &info) == 0 && S_ISDIR(info.st_mode))
         cli_bad_input("cannot write --output '%s': it is a directory; name a file", display(path));
@@ -70,8 +68,7 @@ static FILE *held;
 
 FILE *output_open_held(const char *path)
 {
-    if (path != NULL && strcmp(path, "-") != 0)
-        return output_open(path);
+    if (path != NULL && strcmp(path, "-") != 0) return output_open(path);
     held = tmpfile();
     if (held == NULL)
         cli_failure("cannot hold the output in a temporary file: %s", strerror(errno));
@@ -123,11 +120,9 @@ void text_wrap_print_indented(FILE *out, const char *text, int column, int inden
     int start = column; /* where words begin on this line */
     const char *word = text;
     while (*word != '\0') {
-        while (*word == ' ')
-            word++;
+        while (*word == ' ') word++;
         int length = (int)strcspn(word, " ");
-        if (length == 0)
-            break;
+        if (length == 0) break;
         if (column > start && column + 1 + length > width) {
             fprintf(out, "\n%*s", indent, "");
             column = start = indent;
@@ -179,8 +174,7 @@ void json_print_double(FILE *out, double value)
     char text[32];
     for (int digits = 1; digits <= 17; digits++) {
         snprintf(text, sizeof text, "%.*g", digits, value);
-        if (strtod(text, NULL) == value)
-            break;
+        if (strtod(text, NULL) == value) break;
     }
     fputs(text, out);
 }
@@ -189,7 +183,10 @@ void json_print_double(FILE *out, double value)
 
 static const char *command_name = NULL;
 
-void cli_set_command(const char *name) { command_name = name; }
+void cli_set_command(const char *name)
+{
+    command_name = name;
+}
 
 /* Print the text as printable ASCII, so a message is always one line and
  * never sends raw bytes (a file's, an argument's) to the terminal. */
@@ -209,8 +206,7 @@ static void print_message(const char *format, va_list args)
     vsnprintf(text, sizeof text, format, args);
     fflush(stdout);
     fputs(command_name ? "brs " : "brs", stderr);
-    if (command_name)
-        fputs(command_name, stderr);
+    if (command_name) fputs(command_name, stderr);
     fputs(": ", stderr);
     put_one_line(text);
     fputc('\n', stderr);
@@ -246,10 +242,8 @@ static int status_is_bad_input(brs_status status)
     case BRS_ERR_TOO_FEW_SAMPLES:
     case BRS_ERR_SAMPLE_TOO_LONG:
     case BRS_ERR_CAP_INFEASIBLE:
-    case BRS_ERR_TOO_LARGE:
-        return 1;
-    default:
-        return 0;
+    case BRS_ERR_TOO_LARGE: return 1;
+    default: return 0;
     }
 }
 
@@ -257,7 +251,6 @@ _Noreturn void cli_library_error(brs_status status, const char *context, const c
 {
     const char *reason = detail != NULL && detail[0] != '\0' ? detail : brs_strerror(status);
     const char *separator = context[0] != '\0' ? ": " : "";
-    if (status_is_bad_input(status))
-        cli_bad_input("%s%s%s", context, separator, reason);
+    if (status_is_bad_input(status)) cli_bad_input("%s%s%s", context, separator, reason);
     cli_failure("%s%s%s (library status %d)", context, separator, reason, (int)status);
 }

@@ -26,19 +26,16 @@ static void apply(brs_sampler *sampler, const option_setting *setting)
         if (option != NULL && option->form == OPTION_FORM_SWITCH)
             snprintf(context, sizeof context, "%s", setting->source);
         else
-            snprintf(context, sizeof context, "%s %" PRId64, setting->source,
-                     setting->int_value);
+            snprintf(context, sizeof context, "%s %" PRId64, setting->source, setting->int_value);
     }
-    if (status != BRS_OK)
-        cli_library_error(status, context, brs_sampler_last_error(sampler));
+    if (status != BRS_OK) cli_library_error(status, context, brs_sampler_last_error(sampler));
 }
 
 static size_t longest_sample(const uint32_t *lengths, size_t count)
 {
     size_t longest = 0;
     for (size_t i = 1; i < count; i++)
-        if (lengths[i] > lengths[longest])
-            longest = i;
+        if (lengths[i] > lengths[longest]) longest = i;
     return longest;
 }
 
@@ -47,12 +44,11 @@ static size_t longest_sample(const uint32_t *lengths, size_t count)
  * check), so one retry suffices. A sample above the cap is named by its
  * line of FILE (the library names it by its 0-based index): the longest
  * one, whose length bounds the cap. Other errors are validate's. */
-static void check_cap(const brs_sampler *sampler, const cli_config *config,
-                      const uint32_t *lengths, size_t count)
+static void check_cap(const brs_sampler *sampler, const cli_config *config, const uint32_t *lengths,
+                      size_t count)
 {
     int64_t cap = sampler_get_int(sampler, BRS_OPT_MAX_TOKENS);
-    if (cap <= 0)
-        return;
+    if (cap <= 0) return;
     const option_setting *setting = cli_config_find(config, BRS_OPT_MAX_TOKENS);
     const char *source = setting != NULL ? setting->source : option_table_flag(BRS_OPT_MAX_TOKENS);
     uint64_t least, needed;
@@ -63,8 +59,7 @@ static void check_cap(const brs_sampler *sampler, const cli_config *config,
         cli_library_error(status, context, brs_sampler_last_error(sampler));
     }
     size_t longest = longest_sample(lengths, count);
-    if (lengths[longest] <= (uint64_t)cap)
-        return;
+    if (lengths[longest] <= (uint64_t)cap) return;
     const char *file = lengths_display_name(config->lengths_path);
     if (status == BRS_ERR_SAMPLE_TOO_LONG)
         cli_bad_input("%s line %zu: the longest sample, of %" PRIu32 " tokens, is longer than %s "
@@ -81,21 +76,17 @@ static void check_cap(const brs_sampler *sampler, const cli_config *config,
 static void validate(brs_sampler *sampler)
 {
     brs_status status = brs_sampler_validate(sampler);
-    if (status != BRS_OK)
-        cli_library_error(status, "", brs_sampler_last_error(sampler));
+    if (status != BRS_OK) cli_library_error(status, "", brs_sampler_last_error(sampler));
 }
 
 brs_sampler *sampler_setup(const cli_config *config, const uint32_t *lengths, size_t count)
 {
     brs_sampler *sampler;
     brs_status status = brs_sampler_new(&sampler);
-    if (status != BRS_OK)
-        cli_library_error(status, "creating the sampler", "");
+    if (status != BRS_OK) cli_library_error(status, "creating the sampler", "");
     status = brs_sampler_set_lengths(sampler, lengths, count, BRS_LENGTHS_BORROW);
-    if (status != BRS_OK)
-        cli_library_error(status, "lengths", brs_sampler_last_error(sampler));
-    for (size_t i = 0; i < config->setting_count; i++)
-        apply(sampler, &config->settings[i]);
+    if (status != BRS_OK) cli_library_error(status, "lengths", brs_sampler_last_error(sampler));
+    for (size_t i = 0; i < config->setting_count; i++) apply(sampler, &config->settings[i]);
     if (config->length_buckets != NULL) buckets_apply(sampler, config->length_buckets);
     check_cap(sampler, config, lengths, count);
     validate(sampler);
@@ -107,8 +98,7 @@ void sampler_set_images(brs_sampler *sampler, const uint32_t *patches, const uin
 {
     if (offsets == NULL || offsets[count] == 0) return; /* text only: plans as before */
     brs_status status = brs_sampler_set_encoder_loads(sampler, patches, offsets, count);
-    if (status != BRS_OK)
-        cli_library_error(status, "images", brs_sampler_last_error(sampler));
+    if (status != BRS_OK) cli_library_error(status, "images", brs_sampler_last_error(sampler));
     validate(sampler);
 }
 
@@ -142,8 +132,7 @@ uint64_t sampler_steps(brs_sampler *sampler)
 {
     uint64_t steps;
     brs_status status = brs_sampler_steps_per_epoch(&steps, sampler);
-    if (status != BRS_OK)
-        cli_library_error(status, "", brs_sampler_last_error(sampler));
+    if (status != BRS_OK) cli_library_error(status, "", brs_sampler_last_error(sampler));
     return steps;
 }
 
@@ -176,8 +165,7 @@ brs_plan *planning_new(void)
 {
     brs_plan *plan;
     brs_status status = brs_plan_new(&plan);
-    if (status != BRS_OK)
-        cli_library_error(status, "creating a plan", "");
+    if (status != BRS_OK) cli_library_error(status, "creating a plan", "");
     return plan;
 }
 

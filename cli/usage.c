@@ -54,14 +54,13 @@ static void describe_default(char *text, size_t size, const library_option *opti
 static void describe_names(char *text, size_t size, const library_option *option)
 {
     text[0] = '\0';
-    if (option->form != OPTION_FORM_NAMED)
-        return;
+    if (option->form != OPTION_FORM_NAMED) return;
     size_t used = (size_t)snprintf(text, size, "; one of");
     for (int64_t v = option->lower; v <= option->upper && v - option->lower < 64; v++) {
         const char *name = option_table_value_name(option, v);
         if (name != NULL && used < size)
-            used += (size_t)snprintf(text + used, size - used, "%s %s", v > option->lower ? "," : "",
-                                     name);
+            used += (size_t)snprintf(text + used, size - used, "%s %s",
+                                     v > option->lower ? "," : "", name);
     }
 }
 
@@ -85,8 +84,9 @@ static void print_library_option(FILE *out, const library_option *option)
 static void print_options(FILE *out, options_set accepted)
 {
     fputs("Options:\n", out);
-    print_entry(out, "--lengths FILE", "one token count >= 1 per line (line i is sample i-1); "
-                                       "'-' reads standard input (required)");
+    print_entry(out, "--lengths FILE",
+                "one token count >= 1 per line (line i is sample i-1); "
+                "'-' reads standard input (required)");
     print_entry(out, "--cost-model FILE",
                 accepted == OPTIONS_COMPARE
                     ? "take alpha, intercept and max_tokens from a cost-model JSON file (as "

@@ -19,12 +19,10 @@
 static uint64_t least_cap(brs_plan *p, const brs_sampler *s)
 {
     if (!s->config.packed)
-        return brs_least_cap_padded(p->planned_length, p->num_samples, p->k,
-                                    p->planned_length[0]);
+        return brs_least_cap_padded(p->planned_length, p->num_samples, p->k, p->planned_length[0]);
     struct brs_cost_model model = brs_settings_cost_model(s);
     struct brs_padding padding = brs_settings_padding(s);
-    struct brs_split work = {.starts = p->starts, .group_of = p->group_of,
-                             .costs = p->group_cost};
+    struct brs_split work = {.starts = p->starts, .group_of = p->group_of, .costs = p->group_cost};
     return brs_least_cap_packed(&work, p->sorted_length, p->num_samples, p->k, p->dp_size,
                                 (int)s->config.sync, &model, &padding, p->pack_scratch);
 }
@@ -43,8 +41,8 @@ static brs_status batch_error(brs_plan *p, const brs_sampler *s, const struct br
                         "every micro-batch within max_tokens %lld, but dp_size x grad_accum "
                         "gives %zu: raise max_tokens to %llu (the least with which %zu "
                         "micro-batches plan it%s), or dp_size x grad_accum to at least %zu",
-                        p->num_samples, split->needed, cap, p->k, (unsigned long long)least,
-                        p->k, how, split->needed);
+                        p->num_samples, split->needed, cap, p->k, (unsigned long long)least, p->k,
+                        how, split->needed);
     if (least != 0)
         return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
                         "the batch of %zu samples: packing found no split into %zu "
@@ -66,9 +64,10 @@ brs_status brs_cap_error(brs_plan *p, const brs_sampler *s, const struct brs_spl
     uint64_t least = least_cap(p, s);
     char raise[160] = "raise max_tokens";
     if (least != 0)
-        snprintf(raise, sizeof raise, "raise max_tokens to %llu (the least with which this step "
-                 "plans into %zu micro-batches%s)", (unsigned long long)least, p->k,
-                 s->config.packed ? ", found by planning" : "");
+        snprintf(raise, sizeof raise,
+                 "raise max_tokens to %llu (the least with which this step "
+                 "plans into %zu micro-batches%s)",
+                 (unsigned long long)least, p->k, s->config.packed ? ", found by planning" : "");
     if (split->needed > 0)
         return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
                         "step %llu of epoch %llu needs at least %zu micro-batches to keep every "
@@ -95,7 +94,8 @@ brs_status brs_cap_error_encoder(brs_plan *p, const brs_sampler *s)
         snprintf(where, sizeof where, "step %llu of epoch %llu", (unsigned long long)p->step,
                  (unsigned long long)p->epoch);
     if (s->config.max_tokens != 0)
-        snprintf(text_cap, sizeof text_cap, " and max_tokens %lld", (long long)s->config.max_tokens);
+        snprintf(text_cap, sizeof text_cap, " and max_tokens %lld",
+                 (long long)s->config.max_tokens);
     return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
                     "%s: no split into %zu micro-batches within max_encoder_tokens %lld (image "
                     "patches)%s was found: raise max_encoder_tokens or grad_accum",

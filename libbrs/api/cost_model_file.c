@@ -40,11 +40,26 @@ enum {
     KEY_ENCODER,
     KEY_COUNT
 };
-static const char *const key_names[KEY_COUNT] = {
-    "format", "version", "alpha", "intercept", "max_tokens", "seconds_per_unit", "r2",
-    "worst_residual", "source", "model", "device", "memory", "timing", "timings",
-    "first_shape_seconds", "encoder_weight", "encoder_alpha", "encoder_intercept",
-    "max_encoder_tokens", "encoder"};
+static const char *const key_names[KEY_COUNT] = {"format",
+                                                 "version",
+                                                 "alpha",
+                                                 "intercept",
+                                                 "max_tokens",
+                                                 "seconds_per_unit",
+                                                 "r2",
+                                                 "worst_residual",
+                                                 "source",
+                                                 "model",
+                                                 "device",
+                                                 "memory",
+                                                 "timing",
+                                                 "timings",
+                                                 "first_shape_seconds",
+                                                 "encoder_weight",
+                                                 "encoder_alpha",
+                                                 "encoder_intercept",
+                                                 "max_encoder_tokens",
+                                                 "encoder"};
 
 struct brs_cost_model_file {
     char *text; /* a copy of the accepted bytes: members point into it */
@@ -52,7 +67,7 @@ struct brs_cost_model_file {
     int seen[KEY_COUNT];
     double numbers[KEY_COUNT]; /* the checked value of each number key read as a double */
     int64_t max_tokens, max_encoder_tokens;
-    int ready; /* the latest parse accepted the file */
+    int ready;      /* the latest parse accepted the file */
     char name[200]; /* the file's name as messages give it, escaped */
     struct brs_message message;
 };
@@ -169,12 +184,10 @@ static brs_status read_double(brs_cost_model_file *f, int key)
 
 /* A number of an optional key must pass `rule` (>= 0, or > 0 when zero is
  * not allowed), which the message states. */
-static brs_status check_bound(brs_cost_model_file *f, int key, int zero_allowed,
-                              const char *rule)
+static brs_status check_bound(brs_cost_model_file *f, int key, int zero_allowed, const char *rule)
 {
     double value = f->numbers[key];
-    if (zero_allowed ? value >= 0.0 : value > 0.0)
-        return BRS_OK;
+    if (zero_allowed ? value >= 0.0 : value > 0.0) return BRS_OK;
     char text[128];
     value_text(text, sizeof text, &f->members[key]);
     return bad(f, BRS_ERR_INVALID_ARGUMENT, "key \"%s\" is %s, out of range: it must be %s",
@@ -187,16 +200,14 @@ static brs_status read_cost_term(brs_cost_model_file *f, int key)
     if (!f->seen[key])
         return bad(f, BRS_ERR_INVALID_ARGUMENT, "key \"%s\" is missing", key_names[key]);
     brs_status status = read_double(f, key);
-    return status != BRS_OK ? status
-                            : check_bound(f, key, 1, "a finite number >= 0");
+    return status != BRS_OK ? status : check_bound(f, key, 1, "a finite number >= 0");
 }
 
 /* max_tokens, max_encoder_tokens: absent, null, or an integer >= 1. */
 static brs_status read_cap(brs_cost_model_file *f, int key, int64_t *cap)
 {
     const brs_json_member *member = &f->members[key];
-    if (absent(f, key) || (is_integer(member, cap) && *cap >= 1))
-        return BRS_OK;
+    if (absent(f, key) || (is_integer(member, cap) && *cap >= 1)) return BRS_OK;
     char text[128];
     value_shown(text, sizeof text, member);
     return bad(f, BRS_ERR_INVALID_ARGUMENT, "key \"%s\" is %s, not an integer >= 1 or null",
@@ -209,24 +220,19 @@ static brs_status read_encoder(brs_cost_model_file *f)
 {
     static const int terms[] = {KEY_ENCODER_WEIGHT, KEY_ENCODER_ALPHA, KEY_ENCODER_INTERCEPT};
     for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++) {
-        if (absent(f, terms[i]))
-            continue;
+        if (absent(f, terms[i])) continue;
         brs_status status = read_double(f, terms[i]);
-        if (status == BRS_OK)
-            status = check_bound(f, terms[i], 1, "a finite number >= 0, or null");
-        if (status != BRS_OK)
-            return status;
+        if (status == BRS_OK) status = check_bound(f, terms[i], 1, "a finite number >= 0, or null");
+        if (status != BRS_OK) return status;
     }
     return read_cap(f, KEY_MAX_ENCODER_TOKENS, &f->max_encoder_tokens);
 }
 
 /* An optional number of seconds: absent or null (a model that was not
  * calibrated; a first run not measured), else a finite number within `rule`. */
-static brs_status read_seconds(brs_cost_model_file *f, int key, int zero_allowed,
-                               const char *rule)
+static brs_status read_seconds(brs_cost_model_file *f, int key, int zero_allowed, const char *rule)
 {
-    if (absent(f, key))
-        return BRS_OK;
+    if (absent(f, key)) return BRS_OK;
     brs_status status = read_double(f, key);
     return status != BRS_OK ? status : check_bound(f, key, zero_allowed, rule);
 }
@@ -236,8 +242,7 @@ static brs_status check_source(brs_cost_model_file *f)
 {
     static const char *const sources[] = {"calibrated", "analytic", "fixed"};
     for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++)
-        if (is_string(&f->members[KEY_SOURCE], sources[i]))
-            return BRS_OK;
+        if (is_string(&f->members[KEY_SOURCE], sources[i])) return BRS_OK;
     char text[128];
     value_shown(text, sizeof text, &f->members[KEY_SOURCE]);
     return bad(f, BRS_ERR_INVALID_ARGUMENT,
@@ -253,17 +258,20 @@ static brs_status check_record(brs_cost_model_file *f)
         brs_json_kind kind;
         const char *what;
     } expected[] = {
-        {KEY_R2, BRS_JSON_NUMBER, "a number"},      {KEY_WORST_RESIDUAL, BRS_JSON_NUMBER, "a number"},
-        {KEY_SOURCE, BRS_JSON_STRING, "a string"},  {KEY_MODEL, BRS_JSON_STRING, "a string"},
-        {KEY_DEVICE, BRS_JSON_STRING, "a string"},  {KEY_MEMORY, BRS_JSON_OBJECT, "an object"},
-        {KEY_TIMING, BRS_JSON_OBJECT, "an object"}, {KEY_TIMINGS, BRS_JSON_ARRAY, "an array"},
+        {KEY_R2, BRS_JSON_NUMBER, "a number"},
+        {KEY_WORST_RESIDUAL, BRS_JSON_NUMBER, "a number"},
+        {KEY_SOURCE, BRS_JSON_STRING, "a string"},
+        {KEY_MODEL, BRS_JSON_STRING, "a string"},
+        {KEY_DEVICE, BRS_JSON_STRING, "a string"},
+        {KEY_MEMORY, BRS_JSON_OBJECT, "an object"},
+        {KEY_TIMING, BRS_JSON_OBJECT, "an object"},
+        {KEY_TIMINGS, BRS_JSON_ARRAY, "an array"},
         {KEY_ENCODER, BRS_JSON_OBJECT, "an object"},
     };
     char text[128];
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         int key = expected[i].key;
-        if (absent(f, key))
-            continue;
+        if (absent(f, key)) continue;
         if (f->members[key].kind != expected[i].kind) {
             value_shown(text, sizeof text, &f->members[key]);
             return bad(f, BRS_ERR_INVALID_ARGUMENT, "key \"%s\" is %s, not %s or null",
@@ -278,20 +286,16 @@ static brs_status check_record(brs_cost_model_file *f)
 static brs_status check_keys(brs_cost_model_file *f)
 {
     brs_status status = check_header(f);
-    if (status == BRS_OK)
-        status = read_cost_term(f, KEY_ALPHA);
-    if (status == BRS_OK)
-        status = read_cost_term(f, KEY_INTERCEPT);
-    if (status == BRS_OK)
-        status = read_cap(f, KEY_MAX_TOKENS, &f->max_tokens);
+    if (status == BRS_OK) status = read_cost_term(f, KEY_ALPHA);
+    if (status == BRS_OK) status = read_cost_term(f, KEY_INTERCEPT);
+    if (status == BRS_OK) status = read_cap(f, KEY_MAX_TOKENS, &f->max_tokens);
     if (status == BRS_OK)
         status = read_seconds(f, KEY_SECONDS_PER_UNIT, 0,
                               "a finite number above 0, or null when the model was not "
                               "calibrated");
     if (status == BRS_OK)
         status = read_seconds(f, KEY_FIRST_SHAPE_SECONDS, 1, "a finite number >= 0, or null");
-    if (status == BRS_OK)
-        status = read_encoder(f);
+    if (status == BRS_OK) status = read_encoder(f);
     return status == BRS_OK ? check_record(f) : status;
 }
 
@@ -322,8 +326,7 @@ static brs_status read_copy(brs_cost_model_file *f, size_t size)
 {
     char problem[256];
     if (brs_json_object_each(f->text, size, remember, f, problem, sizeof problem) != 0)
-        return bad(f, BRS_ERR_INVALID_ARGUMENT, "not a valid JSON cost-model file at %s",
-                   problem);
+        return bad(f, BRS_ERR_INVALID_ARGUMENT, "not a valid JSON cost-model file at %s", problem);
     return check_keys(f);
 }
 
@@ -341,13 +344,10 @@ brs_status brs_cost_model_file_parse(brs_cost_model_file *file, const char *byte
         return bad(file, BRS_ERR_TOO_LARGE, "larger than %d bytes: this is not a cost-model file",
                    BRS_COST_MODEL_FILE_MAX_BYTES);
     file->text = malloc(size + 1);
-    if (!file->text)
-        return bad(file, BRS_ERR_NO_MEMORY, "cannot read it: out of memory");
-    if (size > 0)
-        memcpy(file->text, bytes, size);
+    if (!file->text) return bad(file, BRS_ERR_NO_MEMORY, "cannot read it: out of memory");
+    if (size > 0) memcpy(file->text, bytes, size);
     brs_status status = read_copy(file, size);
-    if (status != BRS_OK)
-        forget(file);
+    if (status != BRS_OK) forget(file);
     file->ready = status == BRS_OK;
     return status;
 }
@@ -357,8 +357,10 @@ static brs_status find_key(int *found, const brs_cost_model_file *f, const char 
                            const char *call)
 {
     if (!f->ready)
-        return brs_fail(&f->message, BRS_ERR_STATE, "%s: no cost-model file was read: parse one "
-                        "first", call);
+        return brs_fail(&f->message, BRS_ERR_STATE,
+                        "%s: no cost-model file was read: parse one "
+                        "first",
+                        call);
     for (int k = 0; k < KEY_COUNT; k++)
         if (strcmp(key, key_names[k]) == 0) {
             *found = k;
@@ -377,8 +379,8 @@ static brs_status find_value(int *found, const brs_cost_model_file *f, const cha
 {
     brs_status status = find_key(found, f, key, call);
     if (status == BRS_OK && absent(f, *found))
-        return brs_fail(&f->message, BRS_ERR_STATE, "%s: key \"%s\" is absent or null in %s",
-                        call, key_names[*found], f->name);
+        return brs_fail(&f->message, BRS_ERR_STATE, "%s: key \"%s\" is absent or null in %s", call,
+                        key_names[*found], f->name);
     return status;
 }
 
@@ -387,12 +389,13 @@ brs_status brs_cost_model_file_has(int32_t *present, const brs_cost_model_file *
 {
     if (!file) return BRS_ERR_NULL_POINTER;
     if (!present || !key)
-        return brs_fail(&file->message, BRS_ERR_NULL_POINTER, "brs_cost_model_file_has: %s is "
-                        "NULL", !present ? "present" : "key");
+        return brs_fail(&file->message, BRS_ERR_NULL_POINTER,
+                        "brs_cost_model_file_has: %s is "
+                        "NULL",
+                        !present ? "present" : "key");
     int found;
     brs_status status = find_key(&found, file, key, "brs_cost_model_file_has");
-    if (status == BRS_OK)
-        *present = !absent(file, found);
+    if (status == BRS_OK) *present = !absent(file, found);
     return status;
 }
 
@@ -413,8 +416,7 @@ brs_status brs_cost_model_file_get_double(double *value, const brs_cost_model_fi
                         "brs_cost_model_file_get_double: %s is NULL", !value ? "value" : "key");
     int found;
     brs_status status = find_value(&found, file, key, "brs_cost_model_file_get_double");
-    if (status != BRS_OK)
-        return status;
+    if (status != BRS_OK) return status;
     if (!is_double_key(found))
         return brs_fail(&file->message, BRS_ERR_UNSUPPORTED,
                         "brs_cost_model_file_get_double: key \"%s\" is not a real number (%s)",
@@ -436,11 +438,11 @@ brs_status brs_cost_model_file_get_int(int64_t *value, const brs_cost_model_file
                         "brs_cost_model_file_get_int: %s is NULL", !value ? "value" : "key");
     int found;
     brs_status status = find_value(&found, file, key, "brs_cost_model_file_get_int");
-    if (status != BRS_OK)
-        return status;
+    if (status != BRS_OK) return status;
     if (found != KEY_VERSION && found != KEY_MAX_TOKENS && found != KEY_MAX_ENCODER_TOKENS)
         return brs_fail(&file->message, BRS_ERR_UNSUPPORTED,
-                        "brs_cost_model_file_get_int: key \"%s\" is not an integer", key_names[found]);
+                        "brs_cost_model_file_get_int: key \"%s\" is not an integer",
+                        key_names[found]);
     *value = found == KEY_VERSION      ? COST_MODEL_VERSION
              : found == KEY_MAX_TOKENS ? file->max_tokens
                                        : file->max_encoder_tokens;
@@ -454,11 +456,12 @@ brs_status brs_cost_model_file_get_json(const char **text, size_t *length,
     if (!text || !length || !key)
         return brs_fail(&file->message, BRS_ERR_NULL_POINTER,
                         "brs_cost_model_file_get_json: %s is NULL",
-                        !text ? "text" : !length ? "length" : "key");
+                        !text     ? "text"
+                        : !length ? "length"
+                                  : "key");
     int found;
     brs_status status = find_value(&found, file, key, "brs_cost_model_file_get_json");
-    if (status != BRS_OK)
-        return status;
+    if (status != BRS_OK) return status;
     const brs_json_member *member = &file->members[found];
     /* A string is handed out without its quotes; they are in the text around it. */
     int quoted = member->kind == BRS_JSON_STRING;

@@ -85,14 +85,13 @@ static void describe_images(brs_plan *p, const brs_sampler *s, const struct brs_
 
 /* What the images add to the bounds (objective.c), the step's loads read
  * in sorted order into sorted_load. */
-static brs_wide image_bounds(brs_plan *p, const brs_sampler *s,
-                             const struct brs_cost_model *model, brs_wide bound,
-                             brs_wide *weight_sum, int packed)
+static brs_wide image_bounds(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
+                             brs_wide bound, brs_wide *weight_sum, int packed)
 {
     for (size_t i = 0; i < p->num_samples; i++)
         p->sorted_load[i] = brs_encoder_loads_of(s, p->sorted_index[i]);
-    return brs_objective_image_bound(packed ? p->sorted_length : p->planned_length,
-                                     p->sorted_load, p->num_samples, model, bound, weight_sum);
+    return brs_objective_image_bound(packed ? p->sorted_length : p->planned_length, p->sorted_load,
+                                     p->num_samples, model, bound, weight_sum);
 }
 
 /* Tokens and costs of micro-batches formed elsewhere than by the planner
@@ -124,11 +123,11 @@ void brs_describe_slots(brs_plan *p, const brs_sampler *s, const struct brs_cost
     describe_images(p, s, model);
     brs_objective_sync_times(&p->micro_sync, &p->step_sync, p->slot_cost, p->dp_size,
                              p->grad_accum);
-    brs_wide weight_sum, bound =
-        packed ? brs_objective_packed_bound(p->sorted_length, p->num_samples, p->k, model,
-                                            &weight_sum)
-               : brs_search_lower_bound(p->planned_length, p->num_samples, p->k, model,
-                                        &weight_sum);
+    brs_wide weight_sum, bound = packed
+                                     ? brs_objective_packed_bound(p->sorted_length, p->num_samples,
+                                                                  p->k, model, &weight_sum)
+                                     : brs_search_lower_bound(p->planned_length, p->num_samples,
+                                                              p->k, model, &weight_sum);
     if (s->encoder) bound = image_bounds(p, s, model, bound, &weight_sum, packed);
     brs_describe_totals(p, bound, weight_sum, model);
     if (!packed) {

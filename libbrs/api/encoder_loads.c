@@ -12,9 +12,8 @@
 
 /* Sample i's images, checked: each at least one patch, the sum within
  * BRS_MAX_SAMPLE_PATCHES. */
-static brs_status sum_images(struct brs_encoder_load *load, const uint32_t *patches,
-                             uint64_t first, uint64_t end, size_t i,
-                             const struct brs_message *message)
+static brs_status sum_images(struct brs_encoder_load *load, const uint32_t *patches, uint64_t first,
+                             uint64_t end, size_t i, const struct brs_message *message)
 {
     memset(load, 0, sizeof *load);
     for (uint64_t j = first; j < end; j++) {
@@ -26,8 +25,8 @@ static brs_status sum_images(struct brs_encoder_load *load, const uint32_t *patc
         load->patches += patches[j];
         if (load->patches > BRS_MAX_SAMPLE_PATCHES)
             return brs_fail(message, BRS_ERR_TOO_LARGE,
-                            "sample %zu has more than %llu image patches: shrink or drop images",
-                            i, (unsigned long long)BRS_MAX_SAMPLE_PATCHES);
+                            "sample %zu has more than %llu image patches: shrink or drop images", i,
+                            (unsigned long long)BRS_MAX_SAMPLE_PATCHES);
         load->squares += (uint64_t)patches[j] * patches[j];
         load->images++;
     }
@@ -35,8 +34,7 @@ static brs_status sum_images(struct brs_encoder_load *load, const uint32_t *patc
 }
 
 static brs_status read_loads(struct brs_encoder_load *loads, const uint32_t *patches,
-                             const uint64_t *offsets, size_t n,
-                             const struct brs_message *message)
+                             const uint64_t *offsets, size_t n, const struct brs_message *message)
 {
     if (offsets[0] != 0)
         return brs_fail(message, BRS_ERR_INVALID_ARGUMENT,
@@ -118,8 +116,8 @@ brs_status brs_sampler_set_encoder_loads(brs_sampler *sampler, const uint32_t *i
     return status;
 }
 
-brs_status brs_sampler_encoder_load(uint64_t *images, uint64_t *patches,
-                                    const brs_sampler *sampler, uint64_t index)
+brs_status brs_sampler_encoder_load(uint64_t *images, uint64_t *patches, const brs_sampler *sampler,
+                                    uint64_t index)
 {
     if (!sampler) return BRS_ERR_NULL_POINTER;
     if (!images || !patches)
@@ -163,10 +161,8 @@ brs_status brs_encoder_loads_check(const struct brs_sampler *sampler,
         return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
                         "sample %zu has %llu image patches, more than max_encoder_tokens %llu: "
                         "raise max_encoder_tokens to at least %llu or shrink its images",
-                        sampler->max_patches_index,
-                        (unsigned long long)sampler->max_sample_patches,
-                        (unsigned long long)cap,
-                        (unsigned long long)sampler->max_sample_patches);
+                        sampler->max_patches_index, (unsigned long long)sampler->max_sample_patches,
+                        (unsigned long long)cap, (unsigned long long)sampler->max_sample_patches);
     return BRS_OK;
 }
 

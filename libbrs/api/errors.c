@@ -29,8 +29,7 @@ const char *brs_strerror(brs_status status)
 /* The message buffers live in the handles, so two threads working on two
  * handles never share state; the flag only orders two failing calls on one
  * handle (api/message.h). */
-brs_status brs_fail(const struct brs_message *message, brs_status status, const char *format,
-                    ...)
+brs_status brs_fail(const struct brs_message *message, brs_status status, const char *format, ...)
 {
     struct brs_message *m = (struct brs_message *)message;
     while (atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire)) {

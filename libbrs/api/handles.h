@@ -52,7 +52,7 @@ struct brs_sampler {
 /* The plan handle (plan.c, step.c, samples.c, describe.c, plan_load.c, plan_query.c). */
 struct brs_plan {
     int ready;
-    int batch; /* planned by brs_plan_compute_batch: errors name the batch */
+    int batch;             /* planned by brs_plan_compute_batch: errors name the batch */
     int within_vocabulary; /* planned within a shape vocabulary: group_length holds the lengths */
     uint64_t epoch, step;
     size_t num_samples, k, dp_size, grad_accum;
@@ -65,31 +65,31 @@ struct brs_plan {
     brs_wide *slot_cost; /* k */
     brs_wide max_cost, lower_bound, total_cost, micro_sync, step_sync, time_lower_bound;
     uint64_t total_padded, total_real, max_padded;
-    uint64_t *encoder_tokens;   /* k: image patches by slot */
-    uint64_t *images;           /* k */
-    brs_wide *encoder_cost;     /* k: the encoder's share of slot_cost */
+    uint64_t *encoder_tokens; /* k: image patches by slot */
+    uint64_t *images;         /* k */
+    brs_wide *encoder_cost;   /* k: the encoder's share of slot_cost */
     uint64_t total_encoder_tokens, max_encoder_tokens;
     brs_wide total_encoder_cost;
     size_t megabatch_size; /* length_grouped, else 0 */
 
     /* Workspace, grown on demand and reused across steps. */
     size_t sample_capacity, group_capacity;
-    uint64_t *draw_index;    /* n: dataset index of each drawn sample */
-    uint32_t *draw_length;   /* n */
-    uint64_t *sorted_index;  /* n: draw_index, longest first */
-    uint32_t *sorted_length; /* n */
-    uint32_t *padded_length; /* n: sorted_length padded, when the padding rounds */
+    uint64_t *draw_index;           /* n: dataset index of each drawn sample */
+    uint32_t *draw_length;          /* n */
+    uint64_t *sorted_index;         /* n: draw_index, longest first */
+    uint32_t *sorted_length;        /* n */
+    uint32_t *padded_length;        /* n: sorted_length padded, when the padding rounds */
     const uint32_t *planned_length; /* what the padded planner splits: one of the two */
-    uint64_t *sort_scratch;  /* 2n */
-    uint32_t *group_of;      /* n: packed mode */
-    size_t *starts;          /* k + 1: padded mode */
-    uint32_t *group_length;  /* k: each group's padded length, within a shape vocabulary */
-    brs_wide *group_cost;    /* k */
-    uint32_t *group_of_slot; /* k: fill_slots */
-    uint32_t *slot_of;       /* k */
-    uint32_t *pack_scratch;  /* 2k */
+    uint64_t *sort_scratch;         /* 2n */
+    uint32_t *group_of;             /* n: packed mode */
+    size_t *starts;                 /* k + 1: padded mode */
+    uint32_t *group_length;         /* k: each group's padded length, within a shape vocabulary */
+    brs_wide *group_cost;           /* k */
+    uint32_t *group_of_slot;        /* k: fill_slots */
+    uint32_t *slot_of;              /* k */
+    uint32_t *pack_scratch;         /* 2k */
     struct brs_encoder_load *sorted_load; /* n: the sorted samples' images (two-part steps) */
-    struct brs_grouped_order grouped; /* the length_grouped epoch order */
+    struct brs_grouped_order grouped;     /* the length_grouped epoch order */
 
     struct brs_message message;
 };

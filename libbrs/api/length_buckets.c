@@ -28,16 +28,15 @@ static brs_status check_buckets(const brs_sampler *s, const uint32_t *buckets, s
     return BRS_OK;
 }
 
-brs_status brs_sampler_set_length_buckets(brs_sampler *sampler, const uint32_t *buckets,
-                                          size_t n)
+brs_status brs_sampler_set_length_buckets(brs_sampler *sampler, const uint32_t *buckets, size_t n)
 {
     if (!sampler) return BRS_ERR_NULL_POINTER;
     if (!buckets && n > 0)
         return brs_fail(&sampler->message, BRS_ERR_NULL_POINTER,
                         "brs_sampler_set_length_buckets: buckets is NULL (n 0 clears them)");
     if (n > BRS_MAX_LENGTH_BUCKETS)
-        return brs_fail(&sampler->message, BRS_ERR_TOO_LARGE,
-                        "%zu length buckets are more than %d", n, BRS_MAX_LENGTH_BUCKETS);
+        return brs_fail(&sampler->message, BRS_ERR_TOO_LARGE, "%zu length buckets are more than %d",
+                        n, BRS_MAX_LENGTH_BUCKETS);
     brs_status status = check_buckets(sampler, buckets, n);
     if (status != BRS_OK) return status;
     uint32_t *copy = NULL;
@@ -84,8 +83,8 @@ brs_status brs_sampler_bucket_ladder(uint32_t *buckets, size_t *count, const brs
                         "default %d",
                         steps_per_doubling, MAX_LADDER_STEPS, DEFAULT_LADDER_STEPS);
     uint32_t steps = steps_per_doubling ? steps_per_doubling : DEFAULT_LADDER_STEPS;
-    *count = brs_padding_ladder(buckets, capacity, sampler->min_length, sampler->max_length,
-                                steps, (uint64_t)sampler->config.pad_to_multiple_of);
+    *count = brs_padding_ladder(buckets, capacity, sampler->min_length, sampler->max_length, steps,
+                                (uint64_t)sampler->config.pad_to_multiple_of);
     if (*count > capacity && buckets)
         return brs_fail(&sampler->message, BRS_ERR_OUT_OF_RANGE,
                         "the ladder has %zu buckets, more than the capacity %zu: call again "

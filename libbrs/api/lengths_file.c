@@ -25,10 +25,10 @@ struct brs_lengths_file {
     size_t patch_count, patch_capacity;
     uint64_t *offsets;
     size_t offset_capacity;
-    int reading;       /* begun and not finished */
-    int ready;         /* the latest read finished and was accepted */
-    brs_status status; /* of the read under way: BRS_OK until something is wrong */
-    char name[200];    /* the file's name as messages give it, escaped */
+    int reading;                     /* begun and not finished */
+    int ready;                       /* the latest read finished and was accepted */
+    brs_status status;               /* of the read under way: BRS_OK until something is wrong */
+    char name[200];                  /* the file's name as messages give it, escaped */
     char line[BRS_LENGTHS_LINE_MAX]; /* the line being read, without its end */
     size_t line_length;
     size_t line_number; /* 1-based */
@@ -86,14 +86,11 @@ void brs_lengths_file_free(brs_lengths_file *file)
  * unchanged) when memory runs out. */
 static int reserve(void **array, size_t *capacity, size_t need, size_t size, size_t first)
 {
-    if (need <= *capacity)
-        return 0;
+    if (need <= *capacity) return 0;
     size_t grown = *capacity ? 2 * *capacity : first;
-    while (grown < need)
-        grown *= 2;
+    while (grown < need) grown *= 2;
     void *bigger = realloc(*array, grown * size);
-    if (!bigger)
-        return -1;
+    if (!bigger) return -1;
     *array = bigger;
     *capacity = grown;
     return 0;
@@ -102,8 +99,7 @@ static int reserve(void **array, size_t *capacity, size_t need, size_t size, siz
 /* The offsets array from the first image on: every earlier sample has none. */
 static int start_offsets(brs_lengths_file *f)
 {
-    if (f->offsets)
-        return 0;
+    if (f->offsets) return 0;
     f->offsets = calloc(f->capacity + 1, sizeof *f->offsets);
     f->offset_capacity = f->offsets ? f->capacity + 1 : 0;
     return f->offsets ? 0 : -1;
@@ -126,8 +122,7 @@ static int store(brs_lengths_file *f, const brs_lengths_line *line)
         f->patch_count += line->image_count;
     }
     f->lengths[f->count++] = line->length;
-    if (f->offsets)
-        f->offsets[f->count] = f->patch_count;
+    if (f->offsets) f->offsets[f->count] = f->patch_count;
     return 0;
 }
 
@@ -152,8 +147,7 @@ static void end_line(brs_lengths_file *f)
         return;
     }
     if (store(f, &line) != 0) {
-        stop(f, BRS_ERR_NO_MEMORY, "could not be read: out of memory after %zu lengths",
-             f->count);
+        stop(f, BRS_ERR_NO_MEMORY, "could not be read: out of memory after %zu lengths", f->count);
         return;
     }
     f->line_number++;
@@ -214,8 +208,7 @@ brs_status brs_lengths_file_feed(brs_lengths_file *file, const char *bytes, size
         return brs_fail(&file->message, BRS_ERR_NULL_POINTER,
                         "brs_lengths_file_feed: bytes is NULL (size 0 feeds nothing)");
     if (!file->reading) return not_reading(file, "brs_lengths_file_feed");
-    for (size_t i = 0; i < size && file->status == BRS_OK; i++)
-        take_byte(file, bytes[i]);
+    for (size_t i = 0; i < size && file->status == BRS_OK; i++) take_byte(file, bytes[i]);
     return file->status;
 }
 
@@ -233,8 +226,7 @@ brs_status brs_lengths_file_finish(brs_lengths_file *file)
              file->count);
     file->reading = 0;
     file->ready = file->status == BRS_OK;
-    if (!file->ready)
-        release(file); /* a refused file hands out nothing */
+    if (!file->ready) release(file); /* a refused file hands out nothing */
     return file->status;
 }
 
@@ -246,15 +238,13 @@ brs_status brs_lengths_file_parse(brs_lengths_file *file, const char *bytes, siz
         return brs_fail(&file->message, BRS_ERR_NULL_POINTER,
                         "brs_lengths_file_parse: bytes is NULL (size 0 is an empty file)");
     brs_status status = brs_lengths_file_begin(file, name);
-    if (status == BRS_OK)
-        brs_lengths_file_feed(file, bytes, size);
+    if (status == BRS_OK) brs_lengths_file_feed(file, bytes, size);
     return status == BRS_OK ? brs_lengths_file_finish(file) : status;
 }
 
 static brs_status not_ready(const brs_lengths_file *f, const char *call)
 {
-    return brs_fail(&f->message, BRS_ERR_STATE,
-                    "%s: no lengths file was read%s", call,
+    return brs_fail(&f->message, BRS_ERR_STATE, "%s: no lengths file was read%s", call,
                     f->reading ? " to its end: call brs_lengths_file_finish first"
                                : ": parse one first");
 }
@@ -277,8 +267,8 @@ brs_status brs_lengths_file_images(const uint32_t **patches, const uint64_t **of
 {
     if (!file) return BRS_ERR_NULL_POINTER;
     if (!patches || !offsets)
-        return brs_fail(&file->message, BRS_ERR_NULL_POINTER,
-                        "brs_lengths_file_images: %s is NULL", !patches ? "patches" : "offsets");
+        return brs_fail(&file->message, BRS_ERR_NULL_POINTER, "brs_lengths_file_images: %s is NULL",
+                        !patches ? "patches" : "offsets");
     if (!file->ready) return not_ready(file, "brs_lengths_file_images");
     *patches = file->patches ? file->patches : no_patches;
     *offsets = file->offsets;

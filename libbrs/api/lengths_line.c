@@ -44,14 +44,19 @@ typedef struct cursor {
     size_t at, end;
 } cursor;
 
-static int is_blank(char c) { return c == ' ' || c == '\t'; }
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
 
-static int is_digit(char c) { return c >= '0' && c <= '9'; }
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
 
 static void skip_blanks(cursor *c)
 {
-    while (c->at < c->end && is_blank(c->text[c->at]))
-        c->at++;
+    while (c->at < c->end && is_blank(c->text[c->at])) c->at++;
 }
 
 /* The digits at the cursor as *value. Returns the number of digits read, or
@@ -62,8 +67,7 @@ static int read_number(cursor *c, uint32_t *value)
     int digits = 0;
     for (; c->at < c->end && is_digit(c->text[c->at]); c->at++, digits++) {
         sum = sum * 10 + (uint64_t)(c->text[c->at] - '0');
-        if (sum > UINT32_MAX)
-            return -1;
+        if (sum > UINT32_MAX) return -1;
     }
     *value = (uint32_t)sum;
     return digits;
@@ -73,10 +77,8 @@ static verdict read_length(cursor *c, uint32_t *length)
 {
     skip_blanks(c);
     int digits = read_number(c, length);
-    if (digits < 0)
-        return LENGTH_TOO_LARGE;
-    if (digits == 0 || (c->at < c->end && !is_blank(c->text[c->at])))
-        return NOT_A_LENGTH;
+    if (digits < 0) return LENGTH_TOO_LARGE;
+    if (digits == 0 || (c->at < c->end && !is_blank(c->text[c->at]))) return NOT_A_LENGTH;
     return FINE;
 }
 
@@ -86,15 +88,11 @@ static verdict read_loads(cursor *c, brs_lengths_line *out)
     for (;;) {
         uint32_t load;
         int digits = read_number(c, &load);
-        if (digits < 0)
-            return LOAD_TOO_LARGE;
-        if (digits == 0 || out->image_count == BRS_LENGTHS_LINE_MAX_IMAGES)
-            return NOT_A_LIST;
+        if (digits < 0) return LOAD_TOO_LARGE;
+        if (digits == 0 || out->image_count == BRS_LENGTHS_LINE_MAX_IMAGES) return NOT_A_LIST;
         out->loads[out->image_count++] = load;
-        if (c->at == c->end)
-            return FINE;
-        if (c->text[c->at] != ',' || ++c->at == c->end)
-            return NOT_A_LIST;
+        if (c->at == c->end) return FINE;
+        if (c->text[c->at] != ',' || ++c->at == c->end) return NOT_A_LIST;
     }
 }
 
@@ -106,8 +104,7 @@ static verdict check_loads(brs_lengths_line *out)
         return FINE;
     }
     for (size_t i = 0; i < out->image_count; i++)
-        if (out->loads[i] == 0)
-            return LOAD_ZERO;
+        if (out->loads[i] == 0) return LOAD_ZERO;
     return FINE;
 }
 
@@ -115,19 +112,15 @@ static verdict check_loads(brs_lengths_line *out)
 static verdict read_images(cursor *c, brs_lengths_line *out, cursor *list)
 {
     skip_blanks(c);
-    if (c->at == c->end)
-        return FINE;
+    if (c->at == c->end) return FINE;
     /* Text that does not start like a list is what it always was: a line
      * that is not a positive integer ("5 # tokens"). */
-    if (!is_digit(c->text[c->at]) && c->text[c->at] != ',')
-        return NOT_A_LENGTH;
+    if (!is_digit(c->text[c->at]) && c->text[c->at] != ',') return NOT_A_LENGTH;
     *list = (cursor){c->text, c->at, c->at};
-    while (list->end < c->end && !is_blank(c->text[list->end]))
-        list->end++;
+    while (list->end < c->end && !is_blank(c->text[list->end])) list->end++;
     c->at = list->end;
     verdict found = read_loads(&(cursor){list->text, list->at, list->end}, out);
-    if (found != FINE)
-        return found;
+    if (found != FINE) return found;
     skip_blanks(c);
     return c->at == c->end ? FINE : THIRD_FIELD;
 }
@@ -137,10 +130,8 @@ static verdict read_line(brs_lengths_line *out, const char *text, size_t size, c
     cursor c = {text, 0, size};
     out->image_count = 0;
     verdict found = read_length(&c, &out->length);
-    if (found == FINE)
-        found = read_images(&c, out, list);
-    if (found == FINE && out->length == 0)
-        found = LENGTH_ZERO;
+    if (found == FINE) found = read_images(&c, out, list);
+    if (found == FINE && out->length == 0) found = LENGTH_ZERO;
     return found == FINE ? check_loads(out) : found;
 }
 
@@ -154,14 +145,12 @@ int brs_lengths_line_read(brs_lengths_line *out, size_t number, const char *text
     }
     cursor list = {text, 0, size};
     verdict found = read_line(out, text, size, &list);
-    if (found == FINE)
-        return 0;
+    if (found == FINE) return 0;
     char quoted[48];
     if (explanations[found].quotes_list)
         brs_text_escape(quoted, sizeof quoted, text + list.at, list.end - list.at);
     else
         brs_text_escape(quoted, sizeof quoted, text, size);
-    snprintf(problem, problem_size, "line %zu: '%s' %s", number, quoted,
-             explanations[found].text);
+    snprintf(problem, problem_size, "line %zu: '%s' %s", number, quoted, explanations[found].text);
     return -1;
 }

@@ -21,8 +21,7 @@ struct brs_message {
  * are always heap objects the caller may not write, never const objects, so
  * a const handle's message may be written (the const of the API says the
  * call does not change what the handle describes). */
-brs_status brs_fail(const struct brs_message *message, brs_status status, const char *format,
-                    ...)
+brs_status brs_fail(const struct brs_message *message, brs_status status, const char *format, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif

@@ -13,10 +13,10 @@ struct option_spec {
     brs_option key;
     const char *name;
     int32_t type;
-    int64_t lower, upper, fallback;       /* BRS_OPTION_INT */
-    double lower_d, upper_d, fallback_d;  /* BRS_OPTION_DOUBLE */
-    int32_t scope; /* BRS_OPTION_SCOPE_* */
-    const char *keyword; /* the bindings' name where it is not `name`, or NULL */
+    int64_t lower, upper, fallback;      /* BRS_OPTION_INT */
+    double lower_d, upper_d, fallback_d; /* BRS_OPTION_DOUBLE */
+    int32_t scope;                       /* BRS_OPTION_SCOPE_* */
+    const char *keyword;                 /* the bindings' name where it is not `name`, or NULL */
     const char *help;
     const char *const *values; /* upper - lower + 1 names, or NULL */
     size_t offset;             /* of the field in struct brs_config */
@@ -33,9 +33,15 @@ struct option_spec {
 #define SPEC_SCOPE_RUN BRS_OPTION_SCOPE_RUN
 
 static const struct option_spec options[] = {
-#define BRS_OPTION(key, name, type, lower, upper, fallback, scope, keyword, help, values)   \
-    {key,     #name, SPEC_BOUNDS_##type(lower, upper, fallback), SPEC_SCOPE_##scope, keyword, \
-     help,    values, SPEC_FIELD_##type(name)},
+#define BRS_OPTION(key, name, type, lower, upper, fallback, scope, keyword, help, values) \
+    {key,                                                                                 \
+     #name,                                                                               \
+     SPEC_BOUNDS_##type(lower, upper, fallback),                                          \
+     SPEC_SCOPE_##scope,                                                                  \
+     keyword,                                                                             \
+     help,                                                                                \
+     values,                                                                              \
+     SPEC_FIELD_##type(name)},
 #include "options.def"
 #undef BRS_OPTION
 };
@@ -85,7 +91,8 @@ static uint64_t default_word(const struct option_spec *spec)
 
 void brs_config_defaults(struct brs_config *config)
 {
-    for (size_t i = 0; i < OPTION_COUNT; i++) write_field(config, &options[i], default_word(&options[i]));
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        write_field(config, &options[i], default_word(&options[i]));
 }
 
 static uint64_t mix(uint64_t h, uint64_t value)
@@ -283,9 +290,9 @@ static brs_status wrong_key(const brs_sampler *sampler, brs_option key, const ch
     int is_double = spec->type == BRS_OPTION_DOUBLE;
     return brs_fail(&sampler->message, BRS_ERR_UNSUPPORTED,
                     "option %s is a%s option, not a%s one: use brs_sampler_%s_%s", spec->name,
-                    is_double ? " double" : "n integer", wanted == BRS_OPTION_DOUBLE ? " double"
-                                                                                 : "n integer",
-                    verb, is_double ? "double" : "int");
+                    is_double ? " double" : "n integer",
+                    wanted == BRS_OPTION_DOUBLE ? " double" : "n integer", verb,
+                    is_double ? "double" : "int");
 }
 
 /* The spec of key for a sampler call of type `wanted`, or the failure. */
@@ -338,9 +345,8 @@ brs_status brs_sampler_set_double(brs_sampler *sampler, brs_option key, double v
     brs_status status = sampler_spec(&spec, sampler, key, BRS_OPTION_DOUBLE, "set");
     if (status != BRS_OK) return status;
     if (!(value >= spec->lower_d && value <= spec->upper_d))
-        return brs_fail(&sampler->message, BRS_ERR_OUT_OF_RANGE,
-                        "%s = %g is out of range [%g, %g]", spec->name, value, spec->lower_d,
-                        spec->upper_d);
+        return brs_fail(&sampler->message, BRS_ERR_OUT_OF_RANGE, "%s = %g is out of range [%g, %g]",
+                        spec->name, value, spec->lower_d, spec->upper_d);
     uint64_t micro = double_to_micro(value);
     if (micro == 0 && value != 0.0)
         return brs_fail(&sampler->message, BRS_ERR_OUT_OF_RANGE,

@@ -39,8 +39,7 @@ static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
             return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
                             "lengths[%zu] = %u is above max_tokens %llu%s: raise max_tokens to at "
                             "least %llu or truncate the sample",
-                            i, length, (unsigned long long)cap,
-                            limit == cap ? "" : " once padded",
+                            i, length, (unsigned long long)cap, limit == cap ? "" : " once padded",
                             (unsigned long long)brs_padding_apply(&padding, length));
         if (length > longest) {
             longest = length;
@@ -67,8 +66,8 @@ static brs_status check_shape(brs_plan *p, const struct brs_config *c, size_t n)
                         (unsigned long long)k);
     if (n > BRS_MAX_STEP_SAMPLES)
         return brs_fail(&p->message, BRS_ERR_TOO_LARGE,
-                        "the batch has %zu samples, more than %d per step: plan it in parts",
-                        n, BRS_MAX_STEP_SAMPLES);
+                        "the batch has %zu samples, more than %d per step: plan it in parts", n,
+                        BRS_MAX_STEP_SAMPLES);
     if (n < k)
         return brs_fail(&p->message, BRS_ERR_TOO_FEW_SAMPLES,
                         "the batch has %zu samples, fewer than its dp_size x grad_accum = %llu "
@@ -123,8 +122,8 @@ brs_status brs_plan_compute_batch(brs_plan *plan, const brs_sampler *config,
     plan->ready = 0;
     plan->batch = 1;
     if (!config || !lengths)
-        return brs_fail(&plan->message, BRS_ERR_NULL_POINTER,
-                        "brs_plan_compute_batch: %s is NULL", !config ? "config" : "lengths");
+        return brs_fail(&plan->message, BRS_ERR_NULL_POINTER, "brs_plan_compute_batch: %s is NULL",
+                        !config ? "config" : "lengths");
     return compute_batch(plan, config, lengths, NULL, NULL, n);
 }
 
@@ -138,8 +137,8 @@ brs_status brs_plan_compute_batch_images(brs_plan *plan, const brs_sampler *conf
     if (!config || !lengths || !image_patches || !image_offsets)
         return brs_fail(&plan->message, BRS_ERR_NULL_POINTER,
                         "brs_plan_compute_batch_images: %s is NULL",
-                        !config    ? "config"
-                        : !lengths ? "lengths"
+                        !config          ? "config"
+                        : !lengths       ? "lengths"
                         : !image_patches ? "image_patches"
                                          : "image_offsets");
     return compute_batch(plan, config, lengths, image_patches, image_offsets, n);

@@ -45,9 +45,10 @@ brs_status brs_plan_load(brs_plan *plan, const brs_sampler *sampler, const uint6
     if (!plan) return BRS_ERR_NULL_POINTER;
     plan->ready = 0;
     if (!sampler || !indices || !counts)
-        return brs_fail(&plan->message, BRS_ERR_NULL_POINTER,
-                        "brs_plan_load: %s is NULL",
-                        !sampler ? "sampler" : !indices ? "indices" : "counts");
+        return brs_fail(&plan->message, BRS_ERR_NULL_POINTER, "brs_plan_load: %s is NULL",
+                        !sampler   ? "sampler"
+                        : !indices ? "indices"
+                                   : "counts");
     size_t total = 0;
     brs_status status = check_load(&total, plan, sampler, counts, num_micro_batches);
     if (status != BRS_OK) return status;

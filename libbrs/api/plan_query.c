@@ -103,9 +103,8 @@ brs_status brs_plan_micro_batch(const uint64_t **indices, size_t *count, const b
     return BRS_OK;
 }
 
-brs_status brs_plan_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real_tokens,
-                                      double *cost, const brs_plan *plan, int64_t rank,
-                                      int64_t micro)
+brs_status brs_plan_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real_tokens, double *cost,
+                                      const brs_plan *plan, int64_t rank, int64_t micro)
 {
     static const char call[] = "brs_plan_micro_batch_stats";
     if (!plan) return BRS_ERR_NULL_POINTER;

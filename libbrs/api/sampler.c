@@ -74,8 +74,7 @@ brs_status brs_sampler_set_lengths(brs_sampler *sampler, const uint32_t *lengths
     if (mode == BRS_LENGTHS_COPY) {
         copy = malloc(n * sizeof *copy);
         if (!copy)
-            return brs_fail(&sampler->message, BRS_ERR_NO_MEMORY, "cannot allocate %zu lengths",
-                            n);
+            return brs_fail(&sampler->message, BRS_ERR_NO_MEMORY, "cannot allocate %zu lengths", n);
         memcpy(copy, lengths, n * sizeof *copy);
     }
     free(sampler->owned);

@@ -98,11 +98,9 @@ void brs_samples_draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_
 {
     size_t b = (size_t)s->config.batch_size * p->k;
     struct brs_permutation perm;
-    brs_permutation_init(&perm, s->count, (uint64_t)s->config.seed, epoch,
-                         (int)s->config.shuffle);
+    brs_permutation_init(&perm, s->count, (uint64_t)s->config.seed, epoch, (int)s->config.shuffle);
     uint64_t start = step * b;
-    size_t inside = s->count - start < p->num_samples ? (size_t)(s->count - start)
-                                                      : p->num_samples;
+    size_t inside = s->count - start < p->num_samples ? (size_t)(s->count - start) : p->num_samples;
     uint64_t *out = p->draw_index;
     if (epoch_order)
         memcpy(out, epoch_order + start, inside * sizeof *out);
@@ -193,8 +191,7 @@ brs_status brs_samples_gather(brs_plan *p, const brs_sampler *s, int cap_checked
     return BRS_OK;
 }
 
-brs_status brs_samples_draw_sorted(brs_plan *p, const brs_sampler *s, uint64_t epoch,
-                                   uint64_t step)
+brs_status brs_samples_draw_sorted(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step)
 {
     brs_status status = brs_samples_open(p, s, epoch, step);
     if (status != BRS_OK) return status;

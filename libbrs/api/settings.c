@@ -23,8 +23,8 @@ uint64_t brs_settings_steps(const struct brs_sampler *sampler)
 
 struct brs_padding brs_settings_padding(const struct brs_sampler *sampler)
 {
-    struct brs_padding padding = {(uint64_t)sampler->config.pad_to_multiple_of,
-                                  sampler->buckets, sampler->bucket_count};
+    struct brs_padding padding = {(uint64_t)sampler->config.pad_to_multiple_of, sampler->buckets,
+                                  sampler->bucket_count};
     return padding;
 }
 
@@ -51,8 +51,8 @@ static brs_status check_padded_longest(const struct brs_sampler *sampler,
                             sampler->max_length_index, longest,
                             sampler->buckets[sampler->bucket_count - 1],
                             (long long)c->pad_to_multiple_of,
-                            (unsigned long long)brs_padding_apply(&(struct brs_padding){
-                                padding.multiple, NULL, 0}, longest));
+                            (unsigned long long)brs_padding_apply(
+                                &(struct brs_padding){padding.multiple, NULL, 0}, longest));
         return brs_fail(message, BRS_ERR_TOO_LARGE,
                         "sample %zu has %u tokens: padded to a multiple of %lld it exceeds "
                         "2^32 - 1 tokens; lower pad_to_multiple_of",
@@ -71,14 +71,13 @@ static brs_status check_padded_longest(const struct brs_sampler *sampler,
                     "sample",
                     sampler->max_length_index, longest, (unsigned long long)padded,
                     (long long)c->pad_to_multiple_of,
-                    sampler->bucket_count > 0 ? ", length buckets" : "",
-                    (long long)c->max_tokens, (unsigned long long)padded);
+                    sampler->bucket_count > 0 ? ", length buckets" : "", (long long)c->max_tokens,
+                    (unsigned long long)padded);
 }
 
 /* Checks that need several options or the lengths; the single-option bounds
  * were checked on set. Writes the reason into `message`. */
-brs_status brs_settings_check(const struct brs_sampler *sampler,
-                                    const struct brs_message *message)
+brs_status brs_settings_check(const struct brs_sampler *sampler, const struct brs_message *message)
 {
     const struct brs_config *c = &sampler->config;
     if (!sampler->lengths)

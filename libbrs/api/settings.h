@@ -13,8 +13,7 @@
 
 /* The checks that need several options or the lengths, the reason written
  * into `message`. */
-brs_status brs_settings_check(const struct brs_sampler *sampler,
-                              const struct brs_message *message);
+brs_status brs_settings_check(const struct brs_sampler *sampler, const struct brs_message *message);
 /* The steps of an epoch (the same on every rank). */
 uint64_t brs_settings_steps(const struct brs_sampler *sampler);
 /* The padding of the sampler's micro-batches (pad_to_multiple_of, length

@@ -87,13 +87,18 @@ static brs_status plan_two_part(brs_plan *p, const brs_sampler *s,
 {
     int packed = (int)s->config.packed, sync = (int)s->config.sync;
     size_t n = p->num_samples;
-    for (size_t i = 0; i < n; i++)
-        p->sorted_load[i] = brs_encoder_loads_of(s, p->sorted_index[i]);
+    for (size_t i = 0; i < n; i++) p->sorted_load[i] = brs_encoder_loads_of(s, p->sorted_index[i]);
     if (!packed)
         for (size_t g = 0; g < p->k; g++)
             for (size_t i = p->starts[g]; i < p->starts[g + 1]; i++) p->group_of[i] = (uint32_t)g;
     struct brs_two_part_step step = {packed ? p->sorted_length : p->planned_length,
-                                     p->sorted_load, n, p->k, p->dp_size, sync, packed, model};
+                                     p->sorted_load,
+                                     n,
+                                     p->k,
+                                     p->dp_size,
+                                     sync,
+                                     packed,
+                                     model};
     /* the text split is read before group_of is first written */
     brs_status status = brs_two_part_split(p->group_of, p->group_cost, &step, p->group_of);
     if (status == BRS_ERR_CAP_INFEASIBLE) return brs_cap_error_encoder(p, s);
@@ -113,12 +118,11 @@ static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
                                 const struct brs_cost_model *model)
 {
     int packed = (int)s->config.packed, sync = (int)s->config.sync;
-    struct brs_split split = {.starts = p->starts, .group_of = p->group_of,
-                              .costs = p->group_cost};
+    struct brs_split split = {.starts = p->starts, .group_of = p->group_of, .costs = p->group_cost};
     brs_status status = packed ? brs_packed_split(&split, p->sorted_length, p->num_samples, p->k,
                                                   p->dp_size, sync, model, p->pack_scratch)
-                               : brs_planner_split(&split, p->planned_length, p->num_samples,
-                                                   p->k, p->dp_size, sync, model, p->sort_scratch);
+                               : brs_planner_split(&split, p->planned_length, p->num_samples, p->k,
+                                                   p->dp_size, sync, model, p->sort_scratch);
     if (status == BRS_ERR_CAP_INFEASIBLE) return brs_cap_error(p, s, &split);
     if (status == BRS_OK && brs_encoder_loads_in_step(p, s)) return plan_two_part(p, s, model);
     if (status == BRS_OK)
@@ -150,8 +154,7 @@ static brs_status plan_within(brs_plan *p, const brs_sampler *s, const struct br
                         "shapes are in the vocabulary of %zu shapes (max_shapes %lld%s): raise "
                         "max_shapes%s",
                         (unsigned long long)p->step, (unsigned long long)p->epoch, p->k, v->count,
-                        (long long)s->config.max_shapes,
-                        model->max_tokens ? ", max_tokens" : "",
+                        (long long)s->config.max_shapes, model->max_tokens ? ", max_tokens" : "",
                         model->max_tokens ? " or max_tokens" : "");
     if (status == BRS_OK)
         status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, NULL, p->k,
@@ -175,8 +178,12 @@ static brs_status grouped_order(const uint64_t **order, brs_plan *p, const brs_s
 {
     const struct brs_config *c = &s->config;
     struct brs_grouped_source source = {
-        s->lengths, s->count, (uint64_t)c->seed, (int)c->shuffle,
-        brs_baselines_megabatch(s->count, (size_t)(c->batch_size * c->grad_accum)), 0};
+        s->lengths,
+        s->count,
+        (uint64_t)c->seed,
+        (int)c->shuffle,
+        brs_baselines_megabatch(s->count, (size_t)(c->batch_size * c->grad_accum)),
+        0};
     brs_sampler_fingerprint(&source.fingerprint, s); /* lengths are set: cannot fail */
     p->megabatch_size = source.megabatch;
     return brs_grouped_order_get(order, &p->grouped, &source, epoch);
@@ -203,8 +210,7 @@ brs_status brs_step_plan(brs_plan *plan, const brs_sampler *sampler, uint64_t ep
     if (c->strategy == BRS_STRATEGY_LENGTH_GROUPED &&
         grouped_order(&epoch_order, plan, sampler, epoch) != BRS_OK)
         return brs_fail(&plan->message, BRS_ERR_NO_MEMORY,
-                        "cannot allocate the length_grouped order of %zu samples",
-                        sampler->count);
+                        "cannot allocate the length_grouped order of %zu samples", sampler->count);
     brs_samples_draw(plan, sampler, epoch, step, epoch_order);
     status = brs_samples_gather(plan, sampler, 1);
     if (status != BRS_OK) return status;

@@ -30,8 +30,8 @@ enum { ROUNDS = 4, SMALL_BITS = 8, SMALL_ROUNDS = 16 };
 static const uint64_t multiplier[ROUNDS] = {0x9E3779B97F4A7C15ull, 0xD6E8FEB86659FD93ull,
                                             0xBF58476D1CE4E5B9ull, 0x94D049BB133111EBull};
 
-void brs_permutation_init(struct brs_permutation *perm, uint64_t n, uint64_t seed,
-                          uint64_t epoch, int shuffle)
+void brs_permutation_init(struct brs_permutation *perm, uint64_t n, uint64_t seed, uint64_t epoch,
+                          int shuffle)
 {
     perm->n = n;
     perm->identity = !shuffle || n < 2;
@@ -87,12 +87,10 @@ static uint64_t mix_small(const struct brs_permutation *perm, uint64_t x, uint64
 /* Cycle walking past the first mix, out of line: the first lands in
  * [0, n) with probability n / 2^bits > 1/2, and keeping the loop out of
  * brs_permutation_apply spares that common case the loop's set-up. */
-static uint64_t walk(const struct brs_permutation *perm, uint64_t x, uint64_t mask,
-                     unsigned shift)
+static uint64_t walk(const struct brs_permutation *perm, uint64_t x, uint64_t mask, unsigned shift)
 {
     do {
-        x = perm->bits < SMALL_BITS ? mix_small(perm, x, mask, shift)
-                                    : mix(perm, x, mask, shift);
+        x = perm->bits < SMALL_BITS ? mix_small(perm, x, mask, shift) : mix(perm, x, mask, shift);
     } while (x >= perm->n);
     return x;
 }

@@ -15,8 +15,8 @@ struct brs_permutation {
     int identity;
 };
 uint64_t brs_splitmix64(uint64_t x);
-void brs_permutation_init(struct brs_permutation *perm, uint64_t n, uint64_t seed,
-                          uint64_t epoch, int shuffle);
+void brs_permutation_init(struct brs_permutation *perm, uint64_t n, uint64_t seed, uint64_t epoch,
+                          int shuffle);
 uint64_t brs_permutation_apply(const struct brs_permutation *perm, uint64_t position);
 /* out[j] = brs_permutation_apply(perm, first + j) for j < count. */
 void brs_permutation_fill(const struct brs_permutation *perm, uint64_t first, size_t count,

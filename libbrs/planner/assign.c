@@ -41,7 +41,10 @@ struct rank_tree {
     size_t leaves;  /* ranks rounded up to a power of two */
 };
 
-static uint64_t least_of(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static uint64_t least_of(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
 
 /* The tree above leaves already keyed. */
 static void rank_tree_build(struct rank_tree *t)
@@ -259,7 +262,8 @@ static BRS_ALWAYS_INLINE void scan_partners(const struct deal *d, size_t slow, s
             if (cy + bar <= cx + least64) break;
             size_t other = d->rank_of[y];
             if (other == slow) continue;
-            uint64_t delta = cx - cy, mine = top64 - delta, theirs = (uint64_t)d->load[other] + delta;
+            uint64_t delta = cx - cy, mine = top64 - delta,
+                     theirs = (uint64_t)d->load[other] + delta;
             uint64_t after = mine > theirs ? mine : theirs;
             if (after < bar) {
                 bar = after;
@@ -419,8 +423,8 @@ static void slots_from_ranks(uint32_t *slot_of, const struct deal *d)
 }
 
 brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sync,
-                      const brs_wide *costs, const uint32_t *cost_order, size_t k,
-                      size_t dp_size, int sync)
+                      const brs_wide *costs, const uint32_t *cost_order, size_t k, size_t dp_size,
+                      int sync)
 {
     size_t grad_accum = k / dp_size;
     uint32_t *order = malloc(4 * k * sizeof *order);
@@ -441,9 +445,16 @@ brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sy
             brs_cost_sort_ids(order, k, k, costs, rank_of, (uint64_t *)(void *)wide);
         }
         for (size_t p = 0; p < k; p++) cost_at[p] = costs[order[p]];
-        struct deal d = {.cost_at = cost_at, .order = order, .k = k, .ranks = dp_size,
-                         .per_rank = grad_accum, .rank_of = rank_of, .count = count,
-                         .load = wide + k, .bits = bits, .light = {tree, leaves},
+        struct deal d = {.cost_at = cost_at,
+                         .order = order,
+                         .k = k,
+                         .ranks = dp_size,
+                         .per_rank = grad_accum,
+                         .rank_of = rank_of,
+                         .count = count,
+                         .load = wide + k,
+                         .bits = bits,
+                         .light = {tree, leaves},
                          .heavy = {tree + 2 * leaves, leaves}};
         if (sync == BRS_SYNC_STEP && dp_size > 1 && grad_accum > 1) {
             deal_per_step(&d, spare);

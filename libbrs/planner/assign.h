@@ -15,7 +15,7 @@
  * alone. cost_order: the groups in the order of brs_cost_sort_ids
  * (util/cost_sort.h) for these costs, or NULL to sort them here. */
 brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sync,
-                      const brs_wide *costs, const uint32_t *cost_order, size_t k,
-                      size_t dp_size, int sync);
+                      const brs_wide *costs, const uint32_t *cost_order, size_t k, size_t dp_size,
+                      int sync);
 
 #endif

@@ -61,8 +61,8 @@ void brs_grouped_order_free(struct brs_grouped_order *cache)
 
 /* Sorts order[0..count) longest first, stably. The megabatch's lengths go
  * to `length` and its indices to `copy`; scratch is 2 * count. */
-static void sort_megabatch(uint64_t *order, size_t count, const uint32_t *lengths,
-                           uint32_t *length, uint64_t *scratch, uint64_t *copy)
+static void sort_megabatch(uint64_t *order, size_t count, const uint32_t *lengths, uint32_t *length,
+                           uint64_t *scratch, uint64_t *copy)
 {
     for (size_t i = 0; i < count; i++) {
         length[i] = lengths[order[i]];

@@ -11,9 +11,9 @@
 /* The cost model shared by the planners: the text part, then the vision
  * encoder's (docs/algorithm.md, "Two parts"). */
 struct brs_cost_model {
-    uint64_t intercept;  /* micro units */
-    uint64_t alpha;      /* micro units */
-    uint64_t max_tokens; /* 0: no cap */
+    uint64_t intercept;          /* micro units */
+    uint64_t alpha;              /* micro units */
+    uint64_t max_tokens;         /* 0: no cap */
     uint64_t encoder_weight;     /* micro units per patch */
     uint64_t encoder_alpha;      /* micro units */
     uint64_t encoder_intercept;  /* micro units, per image */
@@ -62,8 +62,7 @@ static inline int brs_fits_64_bits(const uint32_t *lengths, size_t n,
 
 /* brs_sample_weight in 64-bit arithmetic, for samples of a narrow step
  * (brs_fits_64_bits). */
-static inline uint64_t brs_sample_weight_narrow(const struct brs_cost_model *model,
-                                                uint32_t length)
+static inline uint64_t brs_sample_weight_narrow(const struct brs_cost_model *model, uint32_t length)
 {
     return (uint64_t)length * BRS_COST_UNITS_PER_ONE + model->alpha * length * length;
 }

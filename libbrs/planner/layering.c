@@ -39,7 +39,8 @@ static void sum_weights(struct brs_layering *l)
     uint32_t first = l->cache.rank[0], last = l->cache.rank[l->n - 1];
     size_t end = l->cache.first + l->n;
     for (uint32_t r = first; r <= last; r++) {
-        size_t start = run_start(l, r), stop = l->cache.run_end[r] < end ? l->cache.run_end[r] : end;
+        size_t start = run_start(l, r),
+               stop = l->cache.run_end[r] < end ? l->cache.run_end[r] : end;
         brs_wide w = brs_sample_weight(l->model, l->lengths[start - l->cache.first]);
         l->before[r - first + 1] = l->before[r - first] + (brs_wide)(stop - start) * w;
     }
@@ -102,7 +103,12 @@ brs_status brs_layering_open(struct brs_layering *l, const uint32_t *lengths,
                              size_t grad_accum, const struct brs_cost_model *model)
 {
     size_t entries = (cache.rank ? brs_probe_cache_runs(cache, n) : n) + 1;
-    *l = (struct brs_layering){lengths, cache, n, dp_size, grad_accum, model,
+    *l = (struct brs_layering){lengths,
+                               cache,
+                               n,
+                               dp_size,
+                               grad_accum,
+                               model,
                                malloc((grad_accum + 1) * sizeof *l->cut),
                                malloc(grad_accum * sizeof *l->time),
                                malloc(entries * sizeof *l->before)};

@@ -22,10 +22,10 @@ struct brs_layering {
     struct brs_probe_cache cache;
     size_t n, ranks, count; /* count: the number of layers */
     const struct brs_cost_model *model;
-    size_t *cut;     /* count + 1: layer m is [cut[m], cut[m + 1]) */
-    brs_wide *time;  /* count: exact min-max of each layer */
-    brs_wide *before;       /* the weight before each run (by rank from the first
-                             * sample's), or without runs before each sample */
+    size_t *cut;      /* count + 1: layer m is [cut[m], cut[m + 1]) */
+    brs_wide *time;   /* count: exact min-max of each layer */
+    brs_wide *before; /* the weight before each run (by rank from the first
+                       * sample's), or without runs before each sample */
 };
 
 /* The layering's buffers and weight sums; cut[count] is n. */

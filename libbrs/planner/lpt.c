@@ -66,6 +66,7 @@ brs_status brs_lpt_split(struct brs_split *split, const uint32_t *lengths, size_
         }
     }
     for (size_t g = 0; g < k; g++) loads[g] = model->intercept;
-    for (size_t i = 0; i < n; i++) loads[split->group_of[i]] += brs_sample_weight(model, lengths[i]);
+    for (size_t i = 0; i < n; i++)
+        loads[split->group_of[i]] += brs_sample_weight(model, lengths[i]);
     return BRS_OK;
 }

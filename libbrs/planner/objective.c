@@ -138,8 +138,8 @@ brs_wide brs_objective_time_bound(const uint32_t *lengths, size_t n, size_t k, s
     return brs_objective_time_floor(min_max, least, dp_size);
 }
 
-brs_wide brs_objective_step_time_bound(const uint32_t *lengths, size_t n, size_t k,
-                                       size_t dp_size, const struct brs_cost_model *model)
+brs_wide brs_objective_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                                       const struct brs_cost_model *model)
 {
     struct brs_cost_model m = *model;
     if (m.max_tokens && brs_search_groups_for_cap(lengths, n, &m) > k) m.max_tokens = 0;

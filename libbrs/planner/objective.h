@@ -62,7 +62,7 @@ brs_wide brs_objective_time_bound(const uint32_t *lengths, size_t n, size_t k, s
 /* The same bound computed from scratch (the min-max searched here): for
  * plans made elsewhere. A cap the samples cannot meet in k groups is
  * ignored, so the bound holds for every plan. */
-brs_wide brs_objective_step_time_bound(const uint32_t *lengths, size_t n, size_t k,
-                                       size_t dp_size, const struct brs_cost_model *model);
+brs_wide brs_objective_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
+                                       const struct brs_cost_model *model);
 
 #endif

@@ -44,8 +44,8 @@ static int score_packing(struct packing *p, const struct brs_candidate_input *in
     for (size_t g = 0; g < k; g++)
         if (p->tokens[g] > peak) peak = p->tokens[g];
     if (model->max_tokens && peak > model->max_tokens) return 0;
-    *status = brs_score_groups(&p->score, p->costs, NULL, peak, k, in->dp_size, in->sync,
-                               slot_scratch);
+    *status =
+        brs_score_groups(&p->score, p->costs, NULL, peak, k, in->dp_size, in->sync, slot_scratch);
     return *status == BRS_OK;
 }
 
@@ -109,10 +109,19 @@ static brs_status try_candidates(struct brs_split *split, const uint32_t *length
                                  size_t k, size_t dp_size, int sync,
                                  const struct brs_cost_model *model, uint32_t *scratch)
 {
-    struct contest c = {split, {.lengths = lengths, .n = n, .k = k, .dp_size = dp_size,
-                                .grad_accum = k / dp_size, .sync = sync, .model = model},
+    struct contest c = {split,
+                        {.lengths = lengths,
+                         .n = n,
+                         .k = k,
+                         .dp_size = dp_size,
+                         .grad_accum = k / dp_size,
+                         .sync = sync,
+                         .model = model},
                         {NULL, malloc(n * sizeof(uint32_t)), malloc(k * sizeof(brs_wide))},
-                        malloc(k * sizeof(uint64_t)), scratch, {0, 0, 0}, 0};
+                        malloc(k * sizeof(uint64_t)),
+                        scratch,
+                        {0, 0, 0},
+                        0};
     brs_status status = c.out.group_of && c.out.costs && c.tokens ? walk(&c) : BRS_ERR_NO_MEMORY;
     free(c.out.group_of);
     free(c.out.costs);

@@ -126,9 +126,13 @@ static brs_status improve(struct brs_split *split, const uint32_t *lengths, size
                           size_t dp_size, int sync, const struct brs_cost_model *model,
                           struct brs_probe_cache cache, brs_wide best)
 {
-    struct contest c = {split, *model, {lengths, cache, n, k, dp_size, k / dp_size, sync, NULL,
-                                        best, split->weight_sum, 0},
-                        {NULL, NULL, NULL}, {0, 0, 0}, NULL};
+    struct contest c = {
+        split,
+        *model,
+        {lengths, cache, n, k, dp_size, k / dp_size, sync, NULL, best, split->weight_sum, 0},
+        {NULL, NULL, NULL},
+        {0, 0, 0},
+        NULL};
     c.in.model = &c.held;
     if (c.held.max_tokens == 0)
         c.held.max_tokens = brs_objective_padded_peak(split->starts, lengths, k);

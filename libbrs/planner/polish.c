@@ -23,7 +23,13 @@
 /* Rounds, and trial scores: each costs O(k log k), so (8 n + 2048) / k of
  * them (at most 256) keep the pass within a small multiple of the rest of
  * the planner. */
-enum { POLISH_MAX_GROUPS = 1024, POLISH_ROUNDS = 256, TRIAL_WORK_PER_SAMPLE = 8, TRIAL_WORK_BASE = 2048, MAX_TRIALS = 256 };
+enum {
+    POLISH_MAX_GROUPS = 1024,
+    POLISH_ROUNDS = 256,
+    TRIAL_WORK_PER_SAMPLE = 8,
+    TRIAL_WORK_BASE = 2048,
+    MAX_TRIALS = 256
+};
 
 static size_t trial_budget(size_t n, size_t k)
 {
@@ -33,7 +39,7 @@ static size_t trial_budget(size_t n, size_t k)
 }
 
 struct polish {
-    size_t *starts;   /* the split being polished */
+    size_t *starts; /* the split being polished */
     brs_wide *costs;
     const uint32_t *lengths;
     size_t n, k, dp_size;
@@ -157,7 +163,8 @@ static brs_status round_once(struct polish *p, int *moved)
     if (status != BRS_OK || !best.found) return status;
     size_t b = best.boundary;
     p->starts[b] = best.to;
-    p->costs[b - 1] = brs_group_cost(p->model, p->lengths[p->starts[b - 1]], best.to - p->starts[b - 1]);
+    p->costs[b - 1] =
+        brs_group_cost(p->model, p->lengths[p->starts[b - 1]], best.to - p->starts[b - 1]);
     p->costs[b] = brs_group_cost(p->model, p->lengths[best.to], p->starts[b + 1] - best.to);
     brs_cost_sort_moved(p->try_order, p->order, p->k, p->costs, (uint32_t)(b - 1), (uint32_t)b);
     uint32_t *order = p->order;
@@ -171,15 +178,27 @@ brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, 
 {
     /* no trial to make: the split stays as it is, without scoring it */
     if (trial_budget(n, k) == 0) return BRS_OK;
-    struct polish p = {starts, costs, lengths, n, k, dp_size, sync, model, {0, 0, 0},
-                       trial_budget(n, k), malloc(k * sizeof(uint32_t)), malloc(k * sizeof(uint32_t)),
-                       malloc(k), malloc(k * sizeof(uint32_t)), malloc(k * sizeof(uint32_t)),
+    struct polish p = {starts,
+                       costs,
+                       lengths,
+                       n,
+                       k,
+                       dp_size,
+                       sync,
+                       model,
+                       {0, 0, 0},
+                       trial_budget(n, k),
+                       malloc(k * sizeof(uint32_t)),
+                       malloc(k * sizeof(uint32_t)),
+                       malloc(k),
+                       malloc(k * sizeof(uint32_t)),
+                       malloc(k * sizeof(uint32_t)),
                        malloc(k * sizeof(brs_wide))};
     uint64_t *keys = malloc(2 * k * sizeof *keys); /* the sort's */
-    brs_status status = p.slots && p.order && p.setter && p.try_slots && p.try_order && p.by_slot &&
-                                keys
-                            ? BRS_OK
-                            : BRS_ERR_NO_MEMORY;
+    brs_status status =
+        p.slots && p.order && p.setter && p.try_slots && p.try_order && p.by_slot && keys
+            ? BRS_OK
+            : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK) {
         for (size_t g = 0; g < k; g++) p.order[g] = (uint32_t)g;
         brs_cost_sort_ids(p.order, k, k, costs, p.try_slots, keys);

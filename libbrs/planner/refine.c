@@ -37,8 +37,7 @@ struct refine_input {
     size_t known_size;
 };
 
-static BRS_ALWAYS_INLINE brs_wide feasible_cost(const struct refine_input *in, size_t a,
-                                                size_t b)
+static BRS_ALWAYS_INLINE brs_wide feasible_cost(const struct refine_input *in, size_t a, size_t b)
 {
     size_t size = b - a;
     uint32_t head = in->lengths[a];
@@ -200,11 +199,18 @@ static void solve_range(const struct layer *l, size_t b_low, size_t b_high, size
 }
 
 brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
-                                  size_t k, const struct brs_cost_model *model,
-                                  brs_wide threshold, size_t budget, size_t *greedy_groups)
+                                  size_t k, const struct brs_cost_model *model, brs_wide threshold,
+                                  size_t budget, size_t *greedy_groups)
 {
-    struct refine_input in = {lengths,   n, k, model, threshold, brs_fits_64_bits(lengths, n, model),
-                              (double)(threshold - model->intercept), 0, 0};
+    struct refine_input in = {lengths,
+                              n,
+                              k,
+                              model,
+                              threshold,
+                              brs_fits_64_bits(lengths, n, model),
+                              (double)(threshold - model->intercept),
+                              0,
+                              0};
     struct layer_window *w = malloc((k + 1) * sizeof *w);
     if (!w) return BRS_ERR_NO_MEMORY;
     size_t groups = fill_lows(w, split->starts, &in);
@@ -230,7 +236,11 @@ brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengt
     }
     totals[0] = 0; /* layer 0: boundary 0 */
     for (size_t j = 1; j <= k; j++) {
-        struct layer l = {&in, &w[j - 1], &w[j], totals + w[j - 1].offset, totals + w[j].offset,
+        struct layer l = {&in,
+                          &w[j - 1],
+                          &w[j],
+                          totals + w[j - 1].offset,
+                          totals + w[j].offset,
                           choice + w[j].offset};
         solve_range(&l, w[j].low, w[j].high, w[j - 1].low, w[j - 1].high);
     }

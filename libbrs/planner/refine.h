@@ -22,7 +22,7 @@ enum { BRS_REFINE_CELLS_PER_SAMPLE = 4, BRS_REFINE_CELLS_BASE = 4096 };
  * split from the short end at threshold (the fallback's start) and groups
  * <= k in *greedy_groups unless that is NULL. */
 brs_status brs_refine_least_total(struct brs_split *split, const uint32_t *lengths, size_t n,
-                                  size_t k, const struct brs_cost_model *model,
-                                  brs_wide threshold, size_t budget, size_t *greedy_groups);
+                                  size_t k, const struct brs_cost_model *model, brs_wide threshold,
+                                  size_t budget, size_t *greedy_groups);
 
 #endif

@@ -11,9 +11,9 @@ brs_status brs_score_groups(struct brs_score *score, const brs_wide *costs,
                             int sync, uint32_t *slot_scratch)
 {
     int per_step = sync == BRS_SYNC_STEP;
-    brs_status status = brs_assign(slot_scratch, per_step ? NULL : &score->time,
-                                   per_step ? &score->time : NULL, costs, cost_order, k, dp_size,
-                                   sync);
+    brs_status status =
+        brs_assign(slot_scratch, per_step ? NULL : &score->time, per_step ? &score->time : NULL,
+                   costs, cost_order, k, dp_size, sync);
     score->peak = peak;
     score->total = 0;
     for (size_t g = 0; g < k; g++) score->total += costs[g];

@@ -36,8 +36,14 @@ static struct probe_input probe_input(const uint32_t *lengths, struct brs_probe_
                                       brs_wide time)
 {
     size_t runs = brs_probe_cache_runs(cache, n);
-    return (struct probe_input){lengths, cache, n, k, model, time,
-                                brs_fits_64_bits(lengths, n, model), runs > 0 && runs <= k};
+    return (struct probe_input){lengths,
+                                cache,
+                                n,
+                                k,
+                                model,
+                                time,
+                                brs_fits_64_bits(lengths, n, model),
+                                runs > 0 && runs <= k};
 }
 
 /* 1 / w(L_i), computed where first used: the probes read it only at the
@@ -61,8 +67,8 @@ static BRS_ALWAYS_INLINE double inverse_weight(const struct probe_input *in, siz
  * the result is exact whatever the rounding. limit <= n < 2^63, so both
  * conversions are the signed kind, one instruction each. */
 static BRS_ALWAYS_INLINE size_t fitting_size(const struct probe_input *in, size_t i,
-                                             brs_wide budget, double budget_estimate,
-                                             size_t limit, int narrow)
+                                             brs_wide budget, double budget_estimate, size_t limit,
+                                             int narrow)
 {
     double estimate = budget_estimate * inverse_weight(in, i);
     size_t s = estimate >= (double)(int64_t)limit ? limit : (size_t)(int64_t)estimate;
@@ -223,9 +229,8 @@ size_t brs_search_groups_for_cap_upto(const uint32_t *lengths, size_t n,
 /* LB = max(intercept + ceil(sum w / k), max_m intercept + m * w(L_((m-1)k))):
  * the average, and the pigeonhole bound (among the (m-1)k + 1 longest
  * samples some group holds m, and its head is at least that long). */
-size_t brs_search_greedy_group(const uint32_t *lengths, size_t n, size_t pos,
-                               size_t groups_after, const struct brs_cost_model *model,
-                               brs_wide threshold)
+size_t brs_search_greedy_group(const uint32_t *lengths, size_t n, size_t pos, size_t groups_after,
+                               const struct brs_cost_model *model, brs_wide threshold)
 {
     size_t limit = brs_cap_size(model, lengths[pos], n - pos - groups_after);
     brs_wide w = brs_sample_weight(model, lengths[pos]);
@@ -292,8 +297,8 @@ static brs_wide next_point(const struct probe_input *in, const struct probe_resu
 {
     double guess;
     if (above->excess < 0 && below->excess > 0 && !same_side)
-        guess = below->point + (above->point - below->point) * below->excess /
-                                   (below->excess - above->excess);
+        guess = below->point +
+                (above->point - below->point) * below->excess / (below->excess - above->excess);
     else if (high == WIDE_MAX)
         guess = r->growth > 0 ? (double)point + (double)(in->n - r->covered) / r->growth + 1
                               : 2 * (double)low;
@@ -362,8 +367,7 @@ struct brs_probe_cache brs_probe_cache_build(uint64_t *memory, const uint32_t *l
 }
 
 brs_wide brs_search_min_max(const uint32_t *lengths, struct brs_probe_cache cache, size_t n,
-                            size_t k, const struct brs_cost_model *model,
-                            brs_wide lower_bound)
+                            size_t k, const struct brs_cost_model *model, brs_wide lower_bound)
 {
     struct probe_input in = probe_input(lengths, cache, n, k, model, 0);
     /* all samples in one group: within the cap's k groups, so feasible */

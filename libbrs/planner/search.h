@@ -20,9 +20,8 @@ size_t brs_search_groups_for_cap_upto(const uint32_t *lengths, size_t n,
                                       const struct brs_cost_model *model, size_t limit);
 /* The greedy group at `threshold` from `pos` (cost and cap), leaving a
  * sample for each of `groups_after` later groups: its size. */
-size_t brs_search_greedy_group(const uint32_t *lengths, size_t n, size_t pos,
-                               size_t groups_after, const struct brs_cost_model *model,
-                               brs_wide threshold);
+size_t brs_search_greedy_group(const uint32_t *lengths, size_t n, size_t pos, size_t groups_after,
+                               const struct brs_cost_model *model, brs_wide threshold);
 /* What the searches keep of a step's sorted lengths. Where lengths repeat
  * (at most n / BRS_RUNS_SHARE distinct): each sample's rank among the
  * step's distinct lengths (longest first), and by rank where its run of
@@ -32,10 +31,10 @@ size_t brs_search_greedy_group(const uint32_t *lengths, size_t n, size_t pos,
  * words; a search on samples [a, a + n) takes brs_probe_cache_at(c, a). */
 enum { BRS_RUNS_SHARE = 4 };
 struct brs_probe_cache {
-    const uint32_t *rank;     /* by sample, from `first` on; NULL: no runs */
-    const uint32_t *run_end;  /* by rank: one past the run's last sample */
-    double *inverse_weight;   /* by rank, or without runs by sample from `first` on */
-    size_t first;             /* the step position of the first sample */
+    const uint32_t *rank;    /* by sample, from `first` on; NULL: no runs */
+    const uint32_t *run_end; /* by rank: one past the run's last sample */
+    double *inverse_weight;  /* by rank, or without runs by sample from `first` on */
+    size_t first;            /* the step position of the first sample */
 };
 struct brs_probe_cache brs_probe_cache_build(uint64_t *memory, const uint32_t *lengths, size_t n);
 /* The distinct lengths among the n samples the cache covers; 0 without
@@ -56,8 +55,7 @@ static inline struct brs_probe_cache brs_probe_cache_at(struct brs_probe_cache c
 /* The exact least max cost of k contiguous non-empty groups (n >= k, the
  * cap feasible), searched up from a lower bound. */
 brs_wide brs_search_min_max(const uint32_t *lengths, struct brs_probe_cache cache, size_t n,
-                            size_t k, const struct brs_cost_model *model,
-                            brs_wide lower_bound);
+                            size_t k, const struct brs_cost_model *model, brs_wide lower_bound);
 /* The exact least peak of padded tokens among splits into k contiguous
  * non-empty groups of cost <= time under the model's cap (time feasible). */
 uint64_t brs_search_least_peak(const uint32_t *lengths, struct brs_probe_cache cache, size_t n,

@@ -39,8 +39,8 @@ struct work {
 static brs_wide group_cost(const struct work *w, const struct group *g)
 {
     const struct brs_cost_model *model = w->step->model;
-    brs_wide text = w->step->packed ? model->intercept + g->weights
-                                    : brs_group_cost(model, g->head, g->size);
+    brs_wide text =
+        w->step->packed ? model->intercept + g->weights : brs_group_cost(model, g->head, g->size);
     return text + g->encoder;
 }
 
@@ -249,7 +249,8 @@ static void sort_by_standalone_cost(struct work *w)
     uint32_t *a = w->order, *tmp = w->members_a;
     for (size_t width = 1; width < n; width *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t mid = lo + width < n ? lo + width : n,
+                   hi = lo + 2 * width < n ? lo + 2 * width : n;
             size_t x = lo, y = mid, o = lo;
             while (x < mid && y < hi) tmp[o++] = costs_less(w, a[x], a[y]) ? a[y++] : a[x++];
             while (x < mid) tmp[o++] = a[x++];
@@ -310,9 +311,9 @@ static void try_moves(struct change *best, const struct work *w, uint32_t from, 
     const uint32_t *ma = w->members_a;
     struct group a = w->groups[from], b = w->groups[to];
     for (size_t x = 0; x < na && na > 1; x++)
-        consider(best, w, (struct change){from, to, ma[x], UINT32_MAX,
-                                          without_sample(w, a, ma[x], ma),
-                                          with_sample(w, b, ma[x]), 0});
+        consider(best, w,
+                 (struct change){from, to, ma[x], UINT32_MAX, without_sample(w, a, ma[x], ma),
+                                 with_sample(w, b, ma[x]), 0});
 }
 
 static void try_swaps(struct change *best, const struct work *w, uint32_t from, size_t na,
@@ -328,9 +329,9 @@ static void try_swaps(struct change *best, const struct work *w, uint32_t from, 
                 w->step->loads[i].patches == w->step->loads[j].patches &&
                 w->encoder[i] == w->encoder[j])
                 continue; /* the same sample twice over: nothing changes */
-            consider(best, w, (struct change){from, to, i, j,
-                                              with_sample(w, without_sample(w, a, i, ma), j),
-                                              with_sample(w, without_sample(w, b, j, mb), i), 0});
+            consider(best, w,
+                     (struct change){from, to, i, j, with_sample(w, without_sample(w, a, i, ma), j),
+                                     with_sample(w, without_sample(w, b, j, mb), i), 0});
         }
 }
 
@@ -401,18 +402,20 @@ brs_status brs_two_part_split(uint32_t *group_of, brs_wide *costs,
                               const struct brs_two_part_step *step, const uint32_t *text_split)
 {
     size_t n = step->n, k = step->k;
-    struct work w = {.step = step, .costs = malloc(k * sizeof(brs_wide)),
+    struct work w = {.step = step,
+                     .costs = malloc(k * sizeof(brs_wide)),
                      .weight = malloc(n * sizeof(brs_wide)),
                      .encoder = malloc(n * sizeof(brs_wide)),
                      .groups = malloc(k * sizeof(struct group)),
                      .group_of = malloc(n * sizeof(uint32_t)),
                      .members_a = malloc(n * sizeof(uint32_t)),
                      .members_b = malloc(n * sizeof(uint32_t)),
-                     .order = malloc(n * sizeof(uint32_t)), .slots = malloc(k * sizeof(uint32_t))};
+                     .order = malloc(n * sizeof(uint32_t)),
+                     .slots = malloc(k * sizeof(uint32_t))};
     struct best best = {.group_of = group_of, .costs = costs};
     brs_status status = BRS_ERR_NO_MEMORY;
-    if (w.costs && w.weight && w.encoder && w.groups && w.group_of && w.members_a &&
-        w.members_b && w.order && w.slots) {
+    if (w.costs && w.weight && w.encoder && w.groups && w.group_of && w.members_a && w.members_b &&
+        w.order && w.slots) {
         for (size_t i = 0; i < n; i++) {
             w.weight[i] = brs_sample_weight(step->model, step->lengths[i]);
             w.encoder[i] = brs_encoder_cost(step->model, &step->loads[i]);

@@ -46,8 +46,7 @@ static int radix_sort(uint32_t *ids, size_t count, size_t id_bound, const brs_wi
     for (size_t i = 0; i < count; i++) {
         uint64_t key = (uint64_t)(top - costs[ids[i]]) << id_bits | ids[i];
         from[i] = key;
-        for (unsigned d = 0; d < digits; d++)
-            counts[d][(key >> (low + d * digit_bits)) & mask]++;
+        for (unsigned d = 0; d < digits; d++) counts[d][(key >> (low + d * digit_bits)) & mask]++;
     }
     for (unsigned d = 0; d < digits; d++)
         for (uint32_t b = 0, sum = 0; b <= mask; b++) {
@@ -114,8 +113,8 @@ static void insert_ranked(uint32_t *ids, size_t count, const brs_wide *costs, ui
     ids[lo] = id;
 }
 
-void brs_cost_sort_moved(uint32_t *out, const uint32_t *sorted, size_t count,
-                         const brs_wide *costs, uint32_t a, uint32_t b)
+void brs_cost_sort_moved(uint32_t *out, const uint32_t *sorted, size_t count, const brs_wide *costs,
+                         uint32_t a, uint32_t b)
 {
     /* the others keep their order: copied around a and b, which are then
      * placed by binary search */

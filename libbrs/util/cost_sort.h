@@ -15,7 +15,7 @@ void brs_cost_sort_ids(uint32_t *ids, size_t count, size_t id_bound, const brs_w
 /* The same order after the costs of two ids a != b changed, in O(count):
  * sorted (in the order above for the old costs) is copied to out with a and
  * b merged in at their new places. */
-void brs_cost_sort_moved(uint32_t *out, const uint32_t *sorted, size_t count,
-                         const brs_wide *costs, uint32_t a, uint32_t b);
+void brs_cost_sort_moved(uint32_t *out, const uint32_t *sorted, size_t count, const brs_wide *costs,
+                         uint32_t a, uint32_t b);
 
 #endif

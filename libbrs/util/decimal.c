@@ -12,27 +12,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int is_digit(char c) { return c >= '0' && c <= '9'; }
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
 
 brs_decimal_result brs_decimal_int64(const char *text, size_t length, int64_t *out)
 {
     size_t i = length > 0 && text[0] == '-';
     int negative = (int)i;
-    if (i == length)
-        return BRS_DECIMAL_SYNTAX;
+    if (i == length) return BRS_DECIMAL_SYNTAX;
     uint64_t magnitude = 0, limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
     int overflow = 0;
     for (; i < length; i++) {
-        if (!is_digit(text[i]))
-            return BRS_DECIMAL_SYNTAX;
+        if (!is_digit(text[i])) return BRS_DECIMAL_SYNTAX;
         uint64_t digit = (uint64_t)(text[i] - '0');
         if (magnitude > (limit - digit) / 10)
             overflow = 1; /* keep scanning: "1e999"-like text is still not an integer */
         else
             magnitude = magnitude * 10 + digit;
     }
-    if (overflow)
-        return BRS_DECIMAL_RANGE;
+    if (overflow) return BRS_DECIMAL_RANGE;
     /* Negate in unsigned arithmetic: -INT64_MIN overflows int64_t. */
     *out = negative ? (int64_t)(0 - magnitude) : (int64_t)magnitude;
     return BRS_DECIMAL_OK;
@@ -42,8 +42,7 @@ brs_decimal_result brs_decimal_int64(const char *text, size_t length, int64_t *o
 static int nonzero_mantissa(const char *text, size_t length)
 {
     for (size_t i = 0; i < length && text[i] != 'e' && text[i] != 'E'; i++)
-        if (text[i] >= '1' && text[i] <= '9')
-            return 1;
+        if (text[i] >= '1' && text[i] <= '9') return 1;
     return 0;
 }
 
@@ -65,8 +64,7 @@ static double c_locale_strtod(const char *text)
 brs_decimal_result brs_decimal_double(const char *text, size_t length, double *out)
 {
     char *copy = malloc(length + 1); /* strtod needs a terminator */
-    if (copy == NULL)
-        return BRS_DECIMAL_RANGE;
+    if (copy == NULL) return BRS_DECIMAL_RANGE;
     memcpy(copy, text, length);
     copy[length] = '\0';
     double value = c_locale_strtod(copy);

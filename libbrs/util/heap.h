@@ -21,7 +21,10 @@ struct brs_heap {
     const brs_wide *keys;
     int max_first;
 };
-static inline uint32_t brs_heap_top(const struct brs_heap *h) { return h->entries[0].id; }
+static inline uint32_t brs_heap_top(const struct brs_heap *h)
+{
+    return h->entries[0].id;
+}
 /* The heap of ids 0..count-1, whose keys are already in heap order (sorted,
  * or all equal). */
 void brs_heap_fill_in_order(struct brs_heap *h, size_t count);

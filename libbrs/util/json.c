@@ -44,9 +44,15 @@ static void skip_space(cursor *c)
         c->at++;
 }
 
-static int next_is(cursor *c, char byte) { return c->at < c->end && *c->at == byte; }
+static int next_is(cursor *c, char byte)
+{
+    return c->at < c->end && *c->at == byte;
+}
 
-static int is_digit(cursor *c) { return c->at < c->end && *c->at >= '0' && *c->at <= '9'; }
+static int is_digit(cursor *c)
+{
+    return c->at < c->end && *c->at >= '0' && *c->at <= '9';
+}
 
 static int is_hex(char byte)
 {
@@ -57,8 +63,7 @@ static int is_hex(char byte)
 static int read_escape(cursor *c)
 {
     c->at++; /* the backslash */
-    if (c->at == c->end)
-        return fail(c, "the text ends inside a string");
+    if (c->at == c->end) return fail(c, "the text ends inside a string");
     if (*c->at == 'u') {
         for (int i = 1; i <= 4; i++)
             if (c->at + i >= c->end || !is_hex(c->at[i]))
@@ -77,13 +82,15 @@ static int read_escape(cursor *c)
 static size_t utf8_length(const unsigned char *text, size_t available)
 {
     unsigned char lead = text[0];
-    size_t length = lead < 0x80 ? 1 : lead < 0xC2 ? 0 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3
-                                                      : lead < 0xF5 ? 4 : 0;
-    if (length == 0 || length > available)
-        return 0;
+    size_t length = lead < 0x80   ? 1
+                    : lead < 0xC2 ? 0
+                    : lead < 0xE0 ? 2
+                    : lead < 0xF0 ? 3
+                    : lead < 0xF5 ? 4
+                                  : 0;
+    if (length == 0 || length > available) return 0;
     for (size_t i = 1; i < length; i++)
-        if ((text[i] & 0xC0) != 0x80)
-            return 0;
+        if ((text[i] & 0xC0) != 0x80) return 0;
     /* The second byte's range rules out overlong forms and surrogates. */
     if ((lead == 0xE0 && text[1] < 0xA0) || (lead == 0xED && text[1] > 0x9F) ||
         (lead == 0xF0 && text[1] < 0x90) || (lead == 0xF4 && text[1] > 0x8F))
@@ -97,20 +104,16 @@ static int read_string(cursor *c, const char **inside, size_t *length)
     c->at++; /* the opening quote */
     *inside = c->at;
     while (c->at < c->end && *c->at != '"') {
-        if ((unsigned char)*c->at < 0x20)
-            return fail(c, "a control character inside a string");
+        if ((unsigned char)*c->at < 0x20) return fail(c, "a control character inside a string");
         if (*c->at == '\\') {
-            if (read_escape(c) != 0)
-                return -1;
+            if (read_escape(c) != 0) return -1;
         } else {
             size_t length = utf8_length((const unsigned char *)c->at, (size_t)(c->end - c->at));
-            if (length == 0)
-                return fail(c, "a byte that is not UTF-8 inside a string");
+            if (length == 0) return fail(c, "a byte that is not UTF-8 inside a string");
             c->at += length;
         }
     }
-    if (c->at == c->end)
-        return fail(c, "the text ends inside a string");
+    if (c->at == c->end) return fail(c, "the text ends inside a string");
     *length = (size_t)(c->at - *inside);
     c->at++;
     return 0;
@@ -135,8 +138,7 @@ static uint32_t next_code_point(const char **at)
     if (p[0] != '\\') {
         size_t length = p[0] < 0x80 ? 1 : p[0] < 0xE0 ? 2 : p[0] < 0xF0 ? 3 : 4;
         uint32_t value = length == 1 ? p[0] : p[0] & (0x7F >> length);
-        for (size_t i = 1; i < length; i++)
-            value = value << 6 | (p[i] & 0x3F);
+        for (size_t i = 1; i < length; i++) value = value << 6 | (p[i] & 0x3F);
         *at += length;
         return value;
     }
@@ -166,8 +168,7 @@ int brs_json_string_equal(const char *a, size_t a_length, const char *b, size_t 
 {
     const char *a_end = a + a_length, *b_end = b + b_length;
     while (a < a_end && b < b_end)
-        if (next_code_point(&a) != next_code_point(&b))
-            return 0;
+        if (next_code_point(&a) != next_code_point(&b)) return 0;
     return a == a_end && b == b_end;
 }
 
@@ -183,13 +184,11 @@ static int add_name(cursor *c, size_t base, const char *text, size_t length)
                      quoted);
             return fail(c, what);
         }
-    if (c->name_count - base == MAX_MEMBERS)
-        return fail(c, "an object has more than 1024 members");
+    if (c->name_count - base == MAX_MEMBERS) return fail(c, "an object has more than 1024 members");
     if (c->name_count == c->name_capacity) {
         size_t capacity = c->name_capacity ? 2 * c->name_capacity : 64;
         name *names = realloc(c->names, capacity * sizeof *names);
-        if (names == NULL)
-            return fail(c, "out of memory");
+        if (names == NULL) return fail(c, "out of memory");
         c->names = names;
         c->name_capacity = capacity;
     }
@@ -199,32 +198,26 @@ static int add_name(cursor *c, size_t base, const char *text, size_t length)
 
 static int read_digits(cursor *c)
 {
-    if (!is_digit(c))
-        return fail(c, "a digit is missing in a number");
-    while (is_digit(c))
-        c->at++;
+    if (!is_digit(c)) return fail(c, "a digit is missing in a number");
+    while (is_digit(c)) c->at++;
     return 0;
 }
 
 static int read_number(cursor *c)
 {
-    if (next_is(c, '-'))
-        c->at++;
+    if (next_is(c, '-')) c->at++;
     if (next_is(c, '0'))
         c->at++; /* no leading zeros: "01" stops after the 0 and fails later */
     else if (read_digits(c) != 0)
         return -1;
     if (next_is(c, '.')) {
         c->at++;
-        if (read_digits(c) != 0)
-            return -1;
+        if (read_digits(c) != 0) return -1;
     }
     if (next_is(c, 'e') || next_is(c, 'E')) {
         c->at++;
-        if (next_is(c, '+') || next_is(c, '-'))
-            c->at++;
-        if (read_digits(c) != 0)
-            return -1;
+        if (next_is(c, '+') || next_is(c, '-')) c->at++;
+        if (read_digits(c) != 0) return -1;
     }
     return 0;
 }
@@ -244,8 +237,7 @@ static int read_value(cursor *c, brs_json_member *out);
  * member goes to visit when it is not NULL (the top level). */
 static int read_items(cursor *c, char close, int keyed, brs_json_visit visit, void *context)
 {
-    if (++c->depth > MAX_DEPTH)
-        return fail(c, "nested deeper than 64 levels");
+    if (++c->depth > MAX_DEPTH) return fail(c, "nested deeper than 64 levels");
     c->at++; /* the opening bracket */
     size_t base = c->name_count;
     skip_space(c);
@@ -258,26 +250,20 @@ static int read_items(cursor *c, char close, int keyed, brs_json_visit visit, vo
         brs_json_member item;
         skip_space(c);
         if (keyed) {
-            if (!next_is(c, '"'))
-                return fail(c, "a member name (a string) is expected");
+            if (!next_is(c, '"')) return fail(c, "a member name (a string) is expected");
             const char *name_at = c->at;
-            if (read_string(c, &item.key, &item.key_length) != 0)
-                return -1;
+            if (read_string(c, &item.key, &item.key_length) != 0) return -1;
             const char *after = c->at;
             c->at = name_at; /* a duplicate is reported at its name */
-            if (add_name(c, base, item.key, item.key_length) != 0)
-                return -1;
+            if (add_name(c, base, item.key, item.key_length) != 0) return -1;
             c->at = after;
             skip_space(c);
-            if (!next_is(c, ':'))
-                return fail(c, "':' is expected after a member name");
+            if (!next_is(c, ':')) return fail(c, "':' is expected after a member name");
             c->at++;
         }
-        if (read_value(c, &item) != 0)
-            return -1;
+        if (read_value(c, &item) != 0) return -1;
         int stop = visit != NULL ? visit(&item, context) : 0;
-        if (stop != 0)
-            return stop;
+        if (stop != 0) return stop;
         skip_space(c);
         if (next_is(c, close)) {
             c->at++;
@@ -294,22 +280,33 @@ static int read_items(cursor *c, char close, int keyed, brs_json_visit visit, vo
 static int read_value(cursor *c, brs_json_member *out)
 {
     skip_space(c);
-    if (c->at == c->end)
-        return fail(c, "a value is missing");
+    if (c->at == c->end) return fail(c, "a value is missing");
     const char *begin = c->at;
     int status;
     switch (*c->at) {
-    case '{': out->kind = BRS_JSON_OBJECT; status = read_items(c, '}', 1, NULL, NULL); break;
-    case '[': out->kind = BRS_JSON_ARRAY; status = read_items(c, ']', 0, NULL, NULL); break;
-    case '"':
-        out->kind = BRS_JSON_STRING;
-        return read_string(c, &out->value, &out->value_length);
-    case 't': out->kind = BRS_JSON_TRUE; status = read_literal(c, "true"); break;
-    case 'f': out->kind = BRS_JSON_FALSE; status = read_literal(c, "false"); break;
-    case 'n': out->kind = BRS_JSON_NULL; status = read_literal(c, "null"); break;
+    case '{':
+        out->kind = BRS_JSON_OBJECT;
+        status = read_items(c, '}', 1, NULL, NULL);
+        break;
+    case '[':
+        out->kind = BRS_JSON_ARRAY;
+        status = read_items(c, ']', 0, NULL, NULL);
+        break;
+    case '"': out->kind = BRS_JSON_STRING; return read_string(c, &out->value, &out->value_length);
+    case 't':
+        out->kind = BRS_JSON_TRUE;
+        status = read_literal(c, "true");
+        break;
+    case 'f':
+        out->kind = BRS_JSON_FALSE;
+        status = read_literal(c, "false");
+        break;
+    case 'n':
+        out->kind = BRS_JSON_NULL;
+        status = read_literal(c, "null");
+        break;
     default:
-        if (*c->at != '-' && !(*c->at >= '0' && *c->at <= '9'))
-            return fail(c, "not a JSON value");
+        if (*c->at != '-' && !(*c->at >= '0' && *c->at <= '9')) return fail(c, "not a JSON value");
         out->kind = BRS_JSON_NUMBER;
         status = read_number(c);
         break;
@@ -332,8 +329,7 @@ int brs_json_object_each(const char *text, size_t size, brs_json_visit visit, vo
     else
         status = read_items(&c, '}', 1, visit, context);
     skip_space(&c);
-    if (status == 0 && c.at != c.end)
-        status = fail(&c, "text after the JSON object");
+    if (status == 0 && c.at != c.end) status = fail(&c, "text after the JSON object");
     free(c.names);
     return status;
 }

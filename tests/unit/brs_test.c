@@ -16,9 +16,19 @@
 bt_config bt_config_default(const uint32_t *lengths, size_t n)
 {
     bt_config c = {
-        .lengths = lengths, .n = n, .batch_size = 8, .grad_accum = 1, .dp_size = 1,
-        .rank = 0, .seed = 0, .shuffle = 1, .drop_last = 1, .max_tokens = 0, .packed = 0,
-        .alpha = 0.001, .intercept = 0.0,
+        .lengths = lengths,
+        .n = n,
+        .batch_size = 8,
+        .grad_accum = 1,
+        .dp_size = 1,
+        .rank = 0,
+        .seed = 0,
+        .shuffle = 1,
+        .drop_last = 1,
+        .max_tokens = 0,
+        .packed = 0,
+        .alpha = 0.001,
+        .intercept = 0.0,
     };
     return c;
 }
@@ -29,26 +39,26 @@ brs_status bt_sampler_new(brs_sampler **out, const bt_config *c)
         brs_option key;
         int64_t value;
     } ints[] = {
-        {BRS_OPT_BATCH_SIZE, c->batch_size}, {BRS_OPT_GRAD_ACCUM, c->grad_accum},
-        {BRS_OPT_DP_SIZE, c->dp_size},       {BRS_OPT_RANK, c->rank},
-        {BRS_OPT_SEED, c->seed},             {BRS_OPT_SHUFFLE, c->shuffle},
-        {BRS_OPT_DROP_LAST, c->drop_last},   {BRS_OPT_MAX_TOKENS, c->max_tokens},
+        {BRS_OPT_BATCH_SIZE, c->batch_size},
+        {BRS_OPT_GRAD_ACCUM, c->grad_accum},
+        {BRS_OPT_DP_SIZE, c->dp_size},
+        {BRS_OPT_RANK, c->rank},
+        {BRS_OPT_SEED, c->seed},
+        {BRS_OPT_SHUFFLE, c->shuffle},
+        {BRS_OPT_DROP_LAST, c->drop_last},
+        {BRS_OPT_MAX_TOKENS, c->max_tokens},
         {BRS_OPT_PACKED, c->packed},
     };
     brs_sampler *s = NULL;
     brs_status st = brs_sampler_new(&s);
-    if (st == BRS_OK)
-        st = brs_sampler_set_lengths(s, c->lengths, c->n, BRS_LENGTHS_COPY);
+    if (st == BRS_OK) st = brs_sampler_set_lengths(s, c->lengths, c->n, BRS_LENGTHS_COPY);
     for (size_t i = 0; st == BRS_OK && i < sizeof ints / sizeof ints[0]; i++)
         st = brs_sampler_set_int(s, ints[i].key, ints[i].value);
 #ifdef BRS_OPT_SYNC
-    if (st == BRS_OK && c->sync)
-        st = brs_sampler_set_int(s, BRS_OPT_SYNC, c->sync);
+    if (st == BRS_OK && c->sync) st = brs_sampler_set_int(s, BRS_OPT_SYNC, c->sync);
 #endif
-    if (st == BRS_OK)
-        st = brs_sampler_set_double(s, BRS_OPT_ALPHA, c->alpha);
-    if (st == BRS_OK)
-        st = brs_sampler_set_double(s, BRS_OPT_INTERCEPT, c->intercept);
+    if (st == BRS_OK) st = brs_sampler_set_double(s, BRS_OPT_ALPHA, c->alpha);
+    if (st == BRS_OK) st = brs_sampler_set_double(s, BRS_OPT_INTERCEPT, c->intercept);
     if (st != BRS_OK) {
         brs_sampler_free(s);
         s = NULL;
@@ -142,8 +152,7 @@ uint32_t *bt_step_lengths_desc(const bt_step *s, const uint32_t *lengths)
     uint32_t *out = malloc((s->num_samples + 1) * sizeof *out);
     size_t j = 0;
     for (int64_t g = 0; g < s->k; g++)
-        for (size_t i = 0; i < s->mb[g].count; i++)
-            out[j++] = lengths[s->mb[g].indices[i]];
+        for (size_t i = 0; i < s->mb[g].count; i++) out[j++] = lengths[s->mb[g].indices[i]];
     qsort(out, j, sizeof *out, cmp_u32_desc);
     return out;
 }
@@ -153,8 +162,7 @@ uint64_t *bt_step_indices_sorted(const bt_step *s)
     uint64_t *out = malloc((s->num_samples + 1) * sizeof *out);
     size_t j = 0;
     for (int64_t g = 0; g < s->k; g++)
-        for (size_t i = 0; i < s->mb[g].count; i++)
-            out[j++] = s->mb[g].indices[i];
+        for (size_t i = 0; i < s->mb[g].count; i++) out[j++] = s->mb[g].indices[i];
     qsort(out, j, sizeof *out, cmp_u64);
     return out;
 }
@@ -196,8 +204,7 @@ static uint64_t gcd(uint64_t x, uint64_t y)
 static uint64_t scrambled_step(uint64_t i, uint64_t steps)
 {
     uint64_t a = 7919;
-    while (gcd(a, steps) != 1)
-        a++;
+    while (gcd(a, steps) != 1) a++;
     return (i * a + steps / 2) % steps;
 }
 
@@ -205,8 +212,7 @@ brs_status bt_epoch_load(bt_epoch *e, const brs_sampler *s, uint64_t epoch, bool
 {
     memset(e, 0, sizeof *e);
     brs_status st = brs_sampler_steps_per_epoch(&e->steps, (brs_sampler *)s);
-    if (st != BRS_OK)
-        return st;
+    if (st != BRS_OK) return st;
     e->enc = calloc(e->steps, sizeof *e->enc);
     e->sorted = calloc(e->steps, sizeof *e->sorted);
     e->enc_len = calloc(e->steps, sizeof *e->enc_len);
@@ -216,8 +222,7 @@ brs_status bt_epoch_load(bt_epoch *e, const brs_sampler *s, uint64_t epoch, bool
     for (uint64_t i = 0; st == BRS_OK && i < e->steps; i++) {
         uint64_t t = scrambled ? scrambled_step(i, e->steps) : i;
         st = brs_plan_compute(p, s, epoch, t);
-        if (st == BRS_OK && !epoch_store(e, t, p))
-            st = BRS_ERR_STATE;
+        if (st == BRS_OK && !epoch_store(e, t, p)) st = BRS_ERR_STATE;
     }
     brs_plan_free(p);
     return st;
@@ -226,10 +231,8 @@ brs_status bt_epoch_load(bt_epoch *e, const brs_sampler *s, uint64_t epoch, bool
 void bt_epoch_free(bt_epoch *e)
 {
     for (uint64_t t = 0; t < e->steps; t++) {
-        if (e->enc)
-            free(e->enc[t]);
-        if (e->sorted)
-            free(e->sorted[t]);
+        if (e->enc) free(e->enc[t]);
+        if (e->sorted) free(e->sorted[t]);
     }
     free(e->enc);
     free(e->sorted);
@@ -240,8 +243,7 @@ void bt_epoch_free(bt_epoch *e)
 
 bool bt_epoch_equal(const bt_epoch *a, const bt_epoch *b)
 {
-    if (a->steps != b->steps)
-        return false;
+    if (a->steps != b->steps) return false;
     for (uint64_t t = 0; t < a->steps; t++) {
         if (a->enc_len[t] != b->enc_len[t] ||
             memcmp(a->enc[t], b->enc[t], a->enc_len[t] * sizeof *a->enc[t]) != 0)
@@ -252,8 +254,7 @@ bool bt_epoch_equal(const bt_epoch *a, const bt_epoch *b)
 
 bool bt_epoch_sets_differ(const bt_epoch *a, const bt_epoch *b)
 {
-    if (a->steps != b->steps)
-        return true;
+    if (a->steps != b->steps) return true;
     for (uint64_t t = 0; t < a->steps; t++) {
         if (a->num[t] != b->num[t] ||
             memcmp(a->sorted[t], b->sorted[t], a->num[t] * sizeof *a->sorted[t]) != 0)
@@ -288,10 +289,8 @@ double bt_rng_normal(bt_rng *r)
 uint32_t bt_lognormal(bt_rng *r, double mu, double sigma, uint32_t lo, uint32_t hi)
 {
     double x = round(exp(mu + sigma * bt_rng_normal(r)));
-    if (x < lo)
-        return lo;
-    if (x > hi)
-        return hi;
+    if (x < lo) return lo;
+    if (x > hi) return hi;
     return (uint32_t)x;
 }
 
@@ -303,8 +302,7 @@ bool bt_has_number(const char *msg, uint64_t value)
     for (const char *p = msg; (p = strstr(p, want)) != NULL; p++) {
         bool starts = p == msg || !isdigit((unsigned char)p[-1]);
         bool ends = !isdigit((unsigned char)p[len]);
-        if (starts && ends)
-            return true;
+        if (starts && ends) return true;
     }
     return false;
 }
@@ -337,8 +335,7 @@ void bt_set_case(const char *fmt, ...)
 
 void bt_print_case(void)
 {
-    if (!case_printed && case_text[0])
-        fprintf(stderr, "\n  failing case: %s\n", case_text);
+    if (!case_printed && case_text[0]) fprintf(stderr, "\n  failing case: %s\n", case_text);
     case_printed = true;
 }
 
@@ -359,19 +356,16 @@ int bt_run(const char *suite, const bt_test *tests, int argc, char **argv)
         fprintf(stderr, "usage: [-t TEXT | -x TEXT]...\n");
         return 2;
     }
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 99;
+    if (CU_initialize_registry() != CUE_SUCCESS) return 99;
     CU_pSuite s = CU_add_suite(suite, NULL, NULL);
     for (const bt_test *t = tests; s && t->name; t++)
-        if (selected(t->name, argc, argv))
-            CU_add_test(s, t->name, t->fn);
+        if (selected(t->name, argc, argv)) CU_add_test(s, t->name, t->fn);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
     unsigned ran = CU_get_number_of_tests_run();
     CU_cleanup_registry();
-    if (CU_get_error() != CUE_SUCCESS)
-        return 99;
+    if (CU_get_error() != CUE_SUCCESS) return 99;
     return failed == 0 && ran > 0 ? 0 : 1;
 }
 
@@ -379,7 +373,6 @@ uint32_t *bt_lognormal_lengths(size_t n, uint64_t seed)
 {
     bt_rng r = {seed};
     uint32_t *len = malloc(n * sizeof *len);
-    for (size_t i = 0; i < n; i++)
-        len[i] = bt_lognormal(&r, 5.0, 1.0, 16, 1024);
+    for (size_t i = 0; i < n; i++) len[i] = bt_lognormal(&r, 5.0, 1.0, 16, 1024);
     return len;
 }

@@ -33,16 +33,15 @@ typedef struct {
 } step_totals;
 
 /* Checks each micro-batch's reported stats and accumulates the step's. */
-static bool micro_batches_exact(step_totals *t, const bt_step *s, const uint32_t *lengths,
-                                size_t n, const bt_cost_model *m, uint64_t cap)
+static bool micro_batches_exact(step_totals *t, const bt_step *s, const uint32_t *lengths, size_t n,
+                                const bt_cost_model *m, uint64_t cap)
 {
     u128 *cost = calloc((size_t)s->k, sizeof *cost);
     bool ok = cost != NULL;
     for (int64_t g = 0; ok && g < s->k; g++) {
         uint64_t padded, real;
         ok = micro_exact(&padded, &real, &cost[g], &s->mb[g], lengths, n, m);
-        if (!ok)
-            break;
+        if (!ok) break;
         BT_ASSERT(s->mb[g].padded == padded);
         BT_ASSERT(s->mb[g].real == real);
         BT_ASSERT(bt_close(s->mb[g].cost, bt_to_cost(cost[g])));
@@ -63,8 +62,7 @@ static bool micro_batches_exact(step_totals *t, const bt_step *s, const uint32_t
     }
     for (int64_t r = 0; ok && r < s->dp; r++) {
         u128 sum = 0;
-        for (int64_t mi = 0; mi < s->ga; mi++)
-            sum += cost[r * s->ga + mi];
+        for (int64_t mi = 0; mi < s->ga; mi++) sum += cost[r * s->ga + mi];
         t->step_sync = sum > t->step_sync ? sum : t->step_sync;
     }
     free(cost);
@@ -108,8 +106,7 @@ bool bt_plan_step(bt_planned *out, const bt_config *c, uint64_t step, brs_plan *
     out->status = brs_plan_compute(p, s, 0, step);
     snprintf(out->message, sizeof out->message, "%s", brs_plan_last_error(p));
     brs_sampler_free(s);
-    if (out->status != BRS_OK)
-        return true;
+    if (out->status != BRS_OK) return true;
     bt_cost_model m = bt_cost_model_of(c);
     BT_REQUIRE(bt_step_load(&out->step, p));
     BT_REQUIRE(out->step.k == c->dp_size * c->grad_accum);

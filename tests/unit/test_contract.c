@@ -29,11 +29,9 @@ static bool load_epoch(bt_epoch *e, const bt_config *c, uint64_t epoch, bool scr
     brs_status st = bt_sampler_new(&s, c);
     BT_REQUIRE(st == BRS_OK);
     st = bt_epoch_load(e, s, epoch, scrambled);
-    if (st != BRS_OK)
-        fprintf(stderr, "  brs: %s\n", brs_sampler_last_error(s));
+    if (st != BRS_OK) fprintf(stderr, "  brs: %s\n", brs_sampler_last_error(s));
     brs_sampler_free(s);
-    if (st != BRS_OK)
-        bt_epoch_free(e);
+    if (st != BRS_OK) bt_epoch_free(e);
     BT_REQUIRE(st == BRS_OK);
     return true;
 }
@@ -58,8 +56,7 @@ static unsigned *epoch_counts(const bt_epoch *e, size_t n)
     for (uint64_t t = 0; t < e->steps; t++) {
         for (size_t j = 0; j < e->num[t]; j++) {
             BT_ASSERT(e->sorted[t][j] < n);
-            if (e->sorted[t][j] < n)
-                count[e->sorted[t][j]]++;
+            if (e->sorted[t][j] < n) count[e->sorted[t][j]]++;
         }
     }
     return count;
@@ -90,11 +87,9 @@ static void check_drop_last(const shape_cfg *sh, int64_t shuffle)
             tail_seen += i >= e.steps * b && count[i] > 0;
         }
         BT_ASSERT(more == 0);
-        BT_ASSERT(once == e.steps * b); /* exactly N % B samples dropped */
-        if (!shuffle)
-            BT_ASSERT(tail_seen == 0); /* identity order: the last ones */
-        for (uint64_t t = 0; t < e.steps; t++)
-            BT_ASSERT(e.num[t] == b);
+        BT_ASSERT(once == e.steps * b);          /* exactly N % B samples dropped */
+        if (!shuffle) BT_ASSERT(tail_seen == 0); /* identity order: the last ones */
+        for (uint64_t t = 0; t < e.steps; t++) BT_ASSERT(e.num[t] == b);
         free(count);
         bt_epoch_free(&e);
     }
@@ -137,11 +132,9 @@ static void check_keep_last(const shape_cfg *sh, int64_t shuffle)
     for (size_t i = 0; i < sh->n; i++) {
         low += count[i] == 1 + q;
         high += count[i] == 2 + q;
-        if (!shuffle)
-            stray += count[i] != 1 + q + (i < rem);
+        if (!shuffle) stray += count[i] != 1 + q + (i < rem);
         /* with several steps the repeated samples also opened the epoch */
-        if (steps > 1 && count[i] > 1 && e.steps > 0)
-            stray += !contains(e.sorted[0], e.num[0], i);
+        if (steps > 1 && count[i] > 1 && e.steps > 0) stray += !contains(e.sorted[0], e.num[0], i);
     }
     BT_ASSERT(low == sh->n - rem && high == rem);
     BT_ASSERT(stray == 0);
@@ -270,8 +263,7 @@ static void test_random_access_equals_sequential(void)
     CU_ASSERT_FATAL(bt_sampler_new(&s, &c) == BRS_OK);
     CU_ASSERT_FATAL(brs_plan_new(&walked) == BRS_OK && brs_plan_new(&fresh) == BRS_OK);
     for (uint64_t e = 0; e < 3; e++)
-        for (uint64_t t = 0; t < 10; t++)
-            CU_ASSERT(brs_plan_compute(walked, s, e, t) == BRS_OK);
+        for (uint64_t t = 0; t < 10; t++) CU_ASSERT(brs_plan_compute(walked, s, e, t) == BRS_OK);
     CU_ASSERT(brs_plan_compute(walked, s, 7, 99) == BRS_OK);
     brs_sampler_free(s);
     CU_ASSERT_FATAL(bt_sampler_new(&s, &c) == BRS_OK);
@@ -307,8 +299,7 @@ static void test_borrow_and_copy_plan_alike(void)
     CU_ASSERT(bt_epoch_equal(&copied, &borrowed));
     brs_sampler_free(s);
     CU_ASSERT_FATAL(bt_sampler_new(&s, &c) == BRS_OK); /* a private copy */
-    for (size_t i = 0; i < n; i++)
-        len[i] = (uint32_t)(1 + i % 3);
+    for (size_t i = 0; i < n; i++) len[i] = (uint32_t)(1 + i % 3);
     CU_ASSERT(bt_epoch_load(&after, s, 0, false) == BRS_OK);
     CU_ASSERT(bt_epoch_equal(&copied, &after));
     brs_sampler_free(s);
@@ -348,8 +339,7 @@ static void test_step_samples_independent_of_layout(void)
         bt_config c = shaped(len, n, 48, 1, 1);
         c.drop_last = drop;
         c.seed = 99;
-        if (!load_epoch(&ref, &c, 4, false))
-            continue;
+        if (!load_epoch(&ref, &c, 4, false)) continue;
         for (size_t i = 1; i < sizeof layouts / sizeof layouts[0]; i++) {
             bt_config d = shaped(len, n, layouts[i][0], layouts[i][1], layouts[i][2]);
             d.drop_last = drop;
@@ -377,12 +367,10 @@ static void test_shuffle_off_is_identity_order(void)
         c.seed = seed;
         c.drop_last = 0;
         bt_epoch e;
-        if (!load_epoch(&e, &c, (uint64_t)seed * 5, false))
-            continue;
+        if (!load_epoch(&e, &c, (uint64_t)seed * 5, false)) continue;
         size_t stray = 0;
         for (uint64_t t = 0; t < e.steps; t++)
-            for (size_t j = 0; j < e.num[t]; j++)
-                stray += e.sorted[t][j] != t * 30 + j;
+            for (size_t j = 0; j < e.num[t]; j++) stray += e.sorted[t][j] != t * 30 + j;
         CU_ASSERT(e.steps == 34);
         CU_ASSERT(stray == 0);
         bt_epoch_free(&e);
@@ -458,9 +446,9 @@ static void test_documented_defaults_and_resolution(void)
     const struct {
         brs_option key;
         int64_t value;
-    } values[] = {{BRS_OPT_BATCH_SIZE, 3},  {BRS_OPT_GRAD_ACCUM, 4}, {BRS_OPT_DP_SIZE, 5},
-                  {BRS_OPT_RANK, 2},        {BRS_OPT_SEED, INT64_MAX}, {BRS_OPT_SHUFFLE, 0},
-                  {BRS_OPT_DROP_LAST, 0},   {BRS_OPT_MAX_TOKENS, 4096}, {BRS_OPT_PACKED, 1}};
+    } values[] = {{BRS_OPT_BATCH_SIZE, 3}, {BRS_OPT_GRAD_ACCUM, 4},    {BRS_OPT_DP_SIZE, 5},
+                  {BRS_OPT_RANK, 2},       {BRS_OPT_SEED, INT64_MAX},  {BRS_OPT_SHUFFLE, 0},
+                  {BRS_OPT_DROP_LAST, 0},  {BRS_OPT_MAX_TOKENS, 4096}, {BRS_OPT_PACKED, 1}};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         int64_t v = -7;
         CU_ASSERT(brs_sampler_set_int(s, values[i].key, values[i].value) == BRS_OK);
@@ -492,8 +480,7 @@ static void test_fingerprint_covers_configuration(void)
     d.rank = 1;
     CU_ASSERT(fingerprint_of(&d) == base);
     bt_config changed[10];
-    for (size_t i = 0; i < 10; i++)
-        changed[i] = c;
+    for (size_t i = 0; i < 10; i++) changed[i] = c;
     changed[0].batch_size = 5;
     changed[1].grad_accum = 1;
     changed[2].dp_size = 4;
@@ -588,15 +575,13 @@ static uint32_t *read_lengths(const char *name, size_t *n)
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", data_dir, name);
     FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     size_t cap = 1024;
     uint32_t *len = malloc(cap * sizeof *len);
     unsigned long v;
     *n = 0;
     while (fscanf(f, "%lu", &v) == 1) {
-        if (*n == cap)
-            len = realloc(len, (cap *= 2) * sizeof *len);
+        if (*n == cap) len = realloc(len, (cap *= 2) * sizeof *len);
         len[(*n)++] = (uint32_t)v;
     }
     fclose(f);
@@ -631,8 +616,7 @@ static void test_cap_never_exceeded_on_real_lengths(void)
         bt_set_case("gsm8k step %" PRIu64, t);
         bt_step st;
         BT_ASSERT(brs_plan_compute(p, free_s, 0, t) == BRS_OK);
-        if (!bt_step_load(&st, p))
-            break;
+        if (!bt_step_load(&st, p)) break;
         uint32_t *desc = bt_step_lengths_desc(&st, len);
         uint64_t need = bt_greedy_groups(desc, st.num_samples, &m, BT_NO_LIMIT, GSM8K_CAP);
         bool over = bt_plan_int(p, BRS_PLAN_MAX_PADDED_TOKENS) > GSM8K_CAP;

@@ -26,10 +26,8 @@ static brs_status plan_all(const brs_sampler *s, uint64_t epoch)
     brs_sampler *copy = (brs_sampler *)s; /* steps_per_epoch only validates */
     brs_status st = brs_sampler_steps_per_epoch(&steps, copy);
     brs_plan *p = NULL;
-    if (st == BRS_OK)
-        st = brs_plan_new(&p);
-    for (uint64_t t = 0; st == BRS_OK && t < steps; t++)
-        st = brs_plan_compute(p, s, epoch, t);
+    if (st == BRS_OK) st = brs_plan_new(&p);
+    for (uint64_t t = 0; st == BRS_OK && t < steps; t++) st = brs_plan_compute(p, s, epoch, t);
     brs_plan_free(p);
     return st;
 }
@@ -161,8 +159,7 @@ static void check_one(const bt_config *c, uint64_t epoch)
         brs_sampler_free(s);
     }
     uint64_t brute;
-    if (brute_cap(&brute, &e, k, c))
-        BT_ASSERT(cap == brute);
+    if (brute_cap(&brute, &e, k, c)) BT_ASSERT(cap == brute);
     truth_free(&e);
 }
 
@@ -173,9 +170,8 @@ static void test_random_against_planning(void)
     for (int i = 0; i < 600; i++) {
         bt_config c = random_config(&r, lengths);
         uint64_t epoch = bt_rng_below(&r, 3);
-        bt_set_case("case %d: n %zu bs %" PRId64 " dp %" PRId64 " ga %" PRId64
-                    " drop_last %" PRId64 " seed %" PRId64 " max_tokens %" PRId64
-                    " epoch %" PRIu64,
+        bt_set_case("case %d: n %zu bs %" PRId64 " dp %" PRId64 " ga %" PRId64 " drop_last %" PRId64
+                    " seed %" PRId64 " max_tokens %" PRId64 " epoch %" PRIu64,
                     i, c.n, c.batch_size, c.dp_size, c.grad_accum, c.drop_last, c.seed,
                     c.max_tokens, epoch);
         check_one(&c, epoch);

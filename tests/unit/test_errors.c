@@ -46,8 +46,7 @@ static void test_null_sampler_functions(void)
     CU_ASSERT(brs_sampler_new(NULL) == BRS_ERR_NULL_POINTER);
     CU_ASSERT(brs_sampler_set_lengths(NULL, small, SMALL_N, BRS_LENGTHS_COPY) ==
               BRS_ERR_NULL_POINTER);
-    CU_ASSERT(brs_sampler_set_lengths(s, NULL, SMALL_N, BRS_LENGTHS_COPY) ==
-              BRS_ERR_NULL_POINTER);
+    CU_ASSERT(brs_sampler_set_lengths(s, NULL, SMALL_N, BRS_LENGTHS_COPY) == BRS_ERR_NULL_POINTER);
     CU_ASSERT(brs_sampler_set_int(NULL, BRS_OPT_SEED, 1) == BRS_ERR_NULL_POINTER);
     CU_ASSERT(brs_sampler_set_double(NULL, BRS_OPT_ALPHA, 0.5) == BRS_ERR_NULL_POINTER);
     CU_ASSERT(brs_sampler_get_int(NULL, s, BRS_OPT_SEED) == BRS_ERR_NULL_POINTER);
@@ -87,10 +86,8 @@ static void test_null_plan_functions(void)
     CU_ASSERT(brs_plan_micro_batch(&idx, NULL, p, 0, 0) == BRS_ERR_NULL_POINTER);
     CU_ASSERT(brs_plan_micro_batch(&idx, &cnt, NULL, 0, 0) == BRS_ERR_NULL_POINTER);
     CU_ASSERT(brs_plan_micro_batch_stats(NULL, &real, &cost, p, 0, 0) == BRS_ERR_NULL_POINTER);
-    CU_ASSERT(brs_plan_micro_batch_stats(&padded, NULL, &cost, p, 0, 0) ==
-              BRS_ERR_NULL_POINTER);
-    CU_ASSERT(brs_plan_micro_batch_stats(&padded, &real, NULL, p, 0, 0) ==
-              BRS_ERR_NULL_POINTER);
+    CU_ASSERT(brs_plan_micro_batch_stats(&padded, NULL, &cost, p, 0, 0) == BRS_ERR_NULL_POINTER);
+    CU_ASSERT(brs_plan_micro_batch_stats(&padded, &real, NULL, p, 0, 0) == BRS_ERR_NULL_POINTER);
     CU_ASSERT(brs_plan_micro_batch_stats(&padded, &real, &cost, NULL, 0, 0) ==
               BRS_ERR_NULL_POINTER);
     CU_ASSERT(brs_plan_micro_batch(&idx, &cnt, p, 0, 0) == BRS_OK && cnt >= 1);
@@ -124,15 +121,13 @@ static void test_strerror_distinct_and_unknown(void)
         const char *msg = brs_strerror(code);
         CU_ASSERT(nonempty(msg));
         seen[-code] = msg ? msg : "";
-        for (int32_t j = 0; j < -code; j++)
-            CU_ASSERT(strcmp(seen[j], seen[-code]) != 0);
+        for (int32_t j = 0; j < -code; j++) CU_ASSERT(strcmp(seen[j], seen[-code]) != 0);
     }
     const int32_t unknown[] = {1, -12, -999, INT32_MIN, INT32_MAX};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         const char *msg = brs_strerror(unknown[i]);
         CU_ASSERT(msg != NULL && strstr(msg, "unknown") != NULL);
-        for (int j = 0; msg && j < 12; j++)
-            CU_ASSERT(strcmp(seen[j], msg) != 0);
+        for (int j = 0; msg && j < 12; j++) CU_ASSERT(strcmp(seen[j], msg) != 0);
     }
 }
 
@@ -175,10 +170,8 @@ static void test_int_option_bounds(void)
         int64_t lo = 1, hi = 0;
         CU_ASSERT(brs_option_bounds_int(&lo, &hi, int_keys[i]) == BRS_OK);
         CU_ASSERT(lo <= hi);
-        if (lo > INT64_MIN)
-            expect_refused_int(s, int_keys[i], lo - 1);
-        if (hi < INT64_MAX)
-            expect_refused_int(s, int_keys[i], hi + 1);
+        if (lo > INT64_MIN) expect_refused_int(s, int_keys[i], lo - 1);
+        if (hi < INT64_MAX) expect_refused_int(s, int_keys[i], hi + 1);
         expect_refused_int(s, int_keys[i], INT64_MIN);
         CU_ASSERT(brs_sampler_set_int(s, int_keys[i], lo) == BRS_OK);
         CU_ASSERT(brs_sampler_set_int(s, int_keys[i], hi) == BRS_OK);
@@ -203,8 +196,7 @@ static void test_double_option_bounds(void)
     brs_sampler *s = NULL;
     CU_ASSERT_FATAL(brs_sampler_new(&s) == BRS_OK);
     double lo = 1, hi = 0;
-    CU_ASSERT(brs_option_bounds_double(&lo, &hi, BRS_OPT_ALPHA) == BRS_OK && lo == 0 &&
-              hi == 1000);
+    CU_ASSERT(brs_option_bounds_double(&lo, &hi, BRS_OPT_ALPHA) == BRS_OK && lo == 0 && hi == 1000);
     CU_ASSERT(brs_option_bounds_double(&lo, &hi, BRS_OPT_INTERCEPT) == BRS_OK && lo == 0 &&
               hi == 1e12);
     CU_ASSERT(brs_sampler_set_double(s, BRS_OPT_ALPHA, 0.25) == BRS_OK);
@@ -247,7 +239,7 @@ static void test_unknown_keys_unsupported(void)
     }
     int64_t v;
     double d;
-    CU_ASSERT(brs_plan_get_int(&v, p, 12) == BRS_ERR_UNSUPPORTED);    /* gap in the keys */
+    CU_ASSERT(brs_plan_get_int(&v, p, 12) == BRS_ERR_UNSUPPORTED); /* gap in the keys */
     CU_ASSERT(brs_plan_get_double(&d, p, 27) == BRS_ERR_UNSUPPORTED);
     brs_plan_free(p);
     brs_sampler_free(s);
@@ -310,8 +302,7 @@ static void test_zero_length_names_index(void)
         uint32_t len[SMALL_N];
         memcpy(len, small, sizeof len);
         len[bad_at[i]] = 0;
-        if (bad_at[i] != 17)
-            len[17] = 0; /* the first bad index is the one named */
+        if (bad_at[i] != 17) len[17] = 0; /* the first bad index is the one named */
         size_t first = bad_at[i] < 17 ? bad_at[i] : 17;
         bt_set_case("zero length at %zu", bad_at[i]);
         BT_ASSERT(brs_sampler_set_lengths(s, len, SMALL_N, BRS_LENGTHS_COPY) ==
@@ -354,8 +345,7 @@ static brs_status config_status(const bt_config *c, char *msg, size_t size)
     brs_plan *p = NULL;
     brs_status st = bt_sampler_new(&s, c);
     BT_ASSERT(st == BRS_OK);
-    if (st != BRS_OK)
-        return st;
+    if (st != BRS_OK) return st;
     CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
     uint64_t steps = 0;
     brs_status v = brs_sampler_validate(s);
@@ -363,8 +353,7 @@ static brs_status config_status(const bt_config *c, char *msg, size_t size)
     BT_ASSERT(brs_sampler_steps_per_epoch(&steps, s) == v);
     st = brs_plan_compute(p, s, 0, 0);
     snprintf(msg, size, "%s", brs_plan_last_error(p));
-    if (v != BRS_OK)
-        BT_ASSERT(st == v && nonempty(msg));
+    if (v != BRS_OK) BT_ASSERT(st == v && nonempty(msg));
     brs_plan_free(p);
     brs_sampler_free(s);
     return st;
@@ -460,8 +449,7 @@ static void test_cap_infeasible_names_minimum(void)
     bt_rng r = {3};
     for (int i = 0; i < 50; i++) {
         uint32_t len[64];
-        for (size_t j = 0; j < 64; j++)
-            len[j] = 1 + (uint32_t)bt_rng_below(&r, 500);
+        for (size_t j = 0; j < 64; j++) len[j] = 1 + (uint32_t)bt_rng_below(&r, 500);
         bt_config d = bt_config_default(len, 64);
         d.batch_size = 16;
         d.dp_size = 2;
@@ -481,8 +469,7 @@ static void test_cap_infeasible_names_minimum(void)
         bt_set_case("random cap %" PRId64 " needs %" PRIu64, d.max_tokens, need);
         brs_status st = config_status(&d, msg, sizeof msg);
         BT_ASSERT(st == (need <= 4 ? BRS_OK : BRS_ERR_CAP_INFEASIBLE));
-        if (need > 4)
-            BT_ASSERT(bt_has_number(msg, need));
+        if (need > 4) BT_ASSERT(bt_has_number(msg, need));
     }
 }
 
@@ -593,12 +580,12 @@ static void test_sampler_messages_never_stale(void)
     };
     brs_status got[sizeof cases / sizeof cases[0]];
     size_t i = 0;
-#define STALE_THEN(call)                                                               \
-    do {                                                                               \
-        CU_ASSERT(brs_sampler_set_int(s, BRS_OPT_RANK, -5) == BRS_ERR_OUT_OF_RANGE);  \
-        got[i] = (call);                                                               \
-        expect_fresh(&cases[i], got[i], brs_sampler_last_error(s), "rank = -5");       \
-        i++;                                                                           \
+#define STALE_THEN(call)                                                             \
+    do {                                                                             \
+        CU_ASSERT(brs_sampler_set_int(s, BRS_OPT_RANK, -5) == BRS_ERR_OUT_OF_RANGE); \
+        got[i] = (call);                                                             \
+        expect_fresh(&cases[i], got[i], brs_sampler_last_error(s), "rank = -5");     \
+        i++;                                                                         \
     } while (0)
     STALE_THEN(brs_sampler_get_int(&v, s, 999));
     STALE_THEN(brs_sampler_get_int(&v, s, BRS_OPT_ALPHA));
@@ -640,17 +627,18 @@ static void test_plan_messages_never_stale(void)
         {"micro_batch rank out of range", BRS_ERR_OUT_OF_RANGE, "rank 2 is out of range"},
         {"micro_batch micro out of range", BRS_ERR_OUT_OF_RANGE, "micro-step 1 is out of range"},
         {"micro_batch_stats rank out of range", BRS_ERR_OUT_OF_RANGE, "rank 5"},
-        {"load the wrong number of micro-batches", BRS_ERR_INVALID_ARGUMENT, "num_micro_batches = 1"},
+        {"load the wrong number of micro-batches", BRS_ERR_INVALID_ARGUMENT,
+         "num_micro_batches = 1"},
         {"compute step out of range", BRS_ERR_OUT_OF_RANGE, "step 1000 is out of range"},
         {"get_int after a failed compute", BRS_ERR_STATE, "holds no step"},
     };
     size_t i = 0;
-#define STALE_THEN(call)                                                                     \
-    do {                                                                                     \
-        CU_ASSERT(brs_plan_micro_batch(&mb, &count, p, -9, 0) != BRS_OK);                  \
-        brs_status got_ = (call);                                                            \
-        expect_fresh(&cases[i], got_, brs_plan_last_error(p), "rank -9");                    \
-        i++;                                                                                 \
+#define STALE_THEN(call)                                                  \
+    do {                                                                  \
+        CU_ASSERT(brs_plan_micro_batch(&mb, &count, p, -9, 0) != BRS_OK); \
+        brs_status got_ = (call);                                         \
+        expect_fresh(&cases[i], got_, brs_plan_last_error(p), "rank -9"); \
+        i++;                                                              \
     } while (0)
     STALE_THEN(brs_plan_get_int(&v, p, 99));
     STALE_THEN(brs_plan_get_double(&d, p, BRS_PLAN_STEP));

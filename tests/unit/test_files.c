@@ -42,8 +42,7 @@ static void describe(char *out, size_t size, const brs_lengths_file *f)
         for (uint64_t k = offsets[i]; k < offsets[i + 1] && used < size; k++)
             used += (size_t)snprintf(out + used, size - used, k > offsets[i] ? ",%u" : "%u",
                                      patches[k]);
-        if (used < size)
-            used += (size_t)snprintf(out + used, size - used, ";");
+        if (used < size) used += (size_t)snprintf(out + used, size - used, ";");
     }
 }
 
@@ -55,7 +54,9 @@ static void test_images_read(void)
         {"5\n17 3,004\n9 0\n", "5:;17:3,4;9:;"},
         {"7", "7:;"},
         {"1 2\r\n3\t4,5 \r6", "1:2;3:4,5;6:;"},
-        {"\xEF\xBB\xBF" "8 4294967295", "8:4294967295;"},
+        {"\xEF\xBB\xBF"
+         "8 4294967295",
+         "8:4294967295;"},
         {"5 6\n", "5:6;"},
     };
     brs_lengths_file *f = lengths_reader();
@@ -75,15 +76,14 @@ static void test_images_read(void)
  * file included. */
 static void test_chunks_read_as_a_whole(void)
 {
-    static const char *const texts[] = {"5\r\n17 3,4\r\n\xEF\xBB\xBF", "12 1,2,3\n\n",
-                                        "5\n6 7 8\n", "1\r\n2 30,40\r\n3"};
+    static const char *const texts[] = {"5\r\n17 3,4\r\n\xEF\xBB\xBF", "12 1,2,3\n\n", "5\n6 7 8\n",
+                                        "1\r\n2 30,40\r\n3"};
     brs_lengths_file *whole = lengths_reader(), *chunked = lengths_reader();
     for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
         size_t size = strlen(texts[t]);
         brs_status want = parse_text(whole, texts[t]);
         char want_read[256] = "", got_read[256] = "";
-        if (want == BRS_OK)
-            describe(want_read, sizeof want_read, whole);
+        if (want == BRS_OK) describe(want_read, sizeof want_read, whole);
         for (size_t step = 1; step <= size; step++) {
             CU_ASSERT_FATAL(brs_lengths_file_begin(chunked, "data.lengths") == BRS_OK);
             for (size_t at = 0; at < size; at += step)
@@ -183,8 +183,7 @@ static void test_cost_model_values(void)
     CU_ASSERT(!signbit(value)); /* -0 reads as 0 */
     CU_ASSERT(brs_cost_model_file_get_double(&value, f, "seconds_per_unit") == BRS_OK &&
               value == 6.6e-06);
-    CU_ASSERT(brs_cost_model_file_get_int(&integer, f, "max_tokens") == BRS_OK &&
-              integer == 47241);
+    CU_ASSERT(brs_cost_model_file_get_int(&integer, f, "max_tokens") == BRS_OK && integer == 47241);
     CU_ASSERT(brs_cost_model_file_get_int(&integer, f, "version") == BRS_OK && integer == 1);
     CU_ASSERT(brs_cost_model_file_has(&present, f, "r2") == BRS_OK && present == 0);
     CU_ASSERT(brs_cost_model_file_has(&present, f, "timings") == BRS_OK && present == 0);
@@ -196,10 +195,10 @@ static void test_cost_model_values(void)
     CU_ASSERT(brs_cost_model_file_has(&present, f, "alpha2") == BRS_ERR_UNSUPPORTED);
     const char *json;
     size_t length;
-    CU_ASSERT(brs_cost_model_file_get_json(&json, &length, f, "source") == BRS_OK &&
-              length == 12 && memcmp(json, "\"calibrated\"", 12) == 0);
-    CU_ASSERT(brs_cost_model_file_get_json(&json, &length, f, "memory") == BRS_OK &&
-              length == 13 && memcmp(json, "{\"a\": [1, 2]}", 13) == 0);
+    CU_ASSERT(brs_cost_model_file_get_json(&json, &length, f, "source") == BRS_OK && length == 12 &&
+              memcmp(json, "\"calibrated\"", 12) == 0);
+    CU_ASSERT(brs_cost_model_file_get_json(&json, &length, f, "memory") == BRS_OK && length == 13 &&
+              memcmp(json, "{\"a\": [1, 2]}", 13) == 0);
     CU_ASSERT(brs_cost_model_file_get_json(&json, &length, f, "max_tokens") == BRS_OK &&
               length == 5 && memcmp(json, "47241", 5) == 0);
     brs_cost_model_file_free(f);

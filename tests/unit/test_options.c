@@ -71,13 +71,20 @@ static void test_names_of_the_spec(void)
     static const struct {
         brs_option key;
         const char *name;
-    } names[] = {{BRS_OPT_BATCH_SIZE, "batch_size"}, {BRS_OPT_GRAD_ACCUM, "grad_accum"},
-                 {BRS_OPT_DP_SIZE, "dp_size"},       {BRS_OPT_RANK, "rank"},
-                 {BRS_OPT_SEED, "seed"},             {BRS_OPT_SHUFFLE, "shuffle"},
-                 {BRS_OPT_DROP_LAST, "drop_last"},   {BRS_OPT_MAX_TOKENS, "max_tokens"},
-                 {BRS_OPT_PACKED, "packed"},         {BRS_OPT_ALPHA, "alpha"},
-                 {BRS_OPT_INTERCEPT, "intercept"},   {BRS_OPT_STRATEGY, "strategy"},
-                 {BRS_OPT_SYNC, "sync"},             {BRS_OPT_PAD_TO_MULTIPLE_OF, "pad_to_multiple_of"},
+    } names[] = {{BRS_OPT_BATCH_SIZE, "batch_size"},
+                 {BRS_OPT_GRAD_ACCUM, "grad_accum"},
+                 {BRS_OPT_DP_SIZE, "dp_size"},
+                 {BRS_OPT_RANK, "rank"},
+                 {BRS_OPT_SEED, "seed"},
+                 {BRS_OPT_SHUFFLE, "shuffle"},
+                 {BRS_OPT_DROP_LAST, "drop_last"},
+                 {BRS_OPT_MAX_TOKENS, "max_tokens"},
+                 {BRS_OPT_PACKED, "packed"},
+                 {BRS_OPT_ALPHA, "alpha"},
+                 {BRS_OPT_INTERCEPT, "intercept"},
+                 {BRS_OPT_STRATEGY, "strategy"},
+                 {BRS_OPT_SYNC, "sync"},
+                 {BRS_OPT_PAD_TO_MULTIPLE_OF, "pad_to_multiple_of"},
                  {BRS_OPT_ENCODER_ALPHA, "encoder_alpha"},
                  {BRS_OPT_ENCODER_INTERCEPT, "encoder_intercept"},
                  {BRS_OPT_MAX_ENCODER_TOKENS, "max_encoder_tokens"},
@@ -85,7 +92,8 @@ static void test_names_of_the_spec(void)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const char *name = NULL;
         bt_set_case("key %d", (int)names[i].key);
-        BT_ASSERT(brs_option_name(&name, names[i].key) == BRS_OK && strcmp(name, names[i].name) == 0);
+        BT_ASSERT(brs_option_name(&name, names[i].key) == BRS_OK &&
+                  strcmp(name, names[i].name) == 0);
     }
     const char *name = NULL;
     CU_ASSERT(brs_option_name(&name, 0) == BRS_ERR_UNSUPPORTED);
@@ -96,7 +104,8 @@ static void expect_value(brs_option key, int64_t value, const char *want)
 {
     const char *name = NULL;
     bt_set_case("key %d value %lld", (int)key, (long long)value);
-    BT_ASSERT(brs_option_value_name(&name, key, value) == BRS_OK && name && strcmp(name, want) == 0);
+    BT_ASSERT(brs_option_value_name(&name, key, value) == BRS_OK && name &&
+              strcmp(name, want) == 0);
 }
 
 static void test_value_names(void)
@@ -110,8 +119,8 @@ static void test_value_names(void)
     CU_ASSERT(brs_option_value_name(&name, BRS_OPT_STRATEGY, 3) == BRS_ERR_OUT_OF_RANGE);
     CU_ASSERT(brs_option_value_name(&name, BRS_OPT_STRATEGY, -1) == BRS_ERR_OUT_OF_RANGE);
     CU_ASSERT(brs_option_value_name(&name, BRS_OPT_SYNC, 2) == BRS_ERR_OUT_OF_RANGE);
-    const brs_option plain[] = {BRS_OPT_SHUFFLE, BRS_OPT_DROP_LAST, BRS_OPT_PACKED,
-                                BRS_OPT_BATCH_SIZE, BRS_OPT_ALPHA, 999};
+    const brs_option plain[] = {BRS_OPT_SHUFFLE,    BRS_OPT_DROP_LAST, BRS_OPT_PACKED,
+                                BRS_OPT_BATCH_SIZE, BRS_OPT_ALPHA,     999};
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
         CU_ASSERT(brs_option_value_name(&name, plain[i], 0) == BRS_ERR_UNSUPPORTED);
     CU_ASSERT(brs_option_value_name(NULL, BRS_OPT_SYNC, 0) == BRS_ERR_NULL_POINTER);

@@ -19,8 +19,8 @@
 /* ---- drawing test inputs ------------------------------------------------ */
 
 enum shape { UNIFORM, ALL_EQUAL, TIES, SKEWED, WIDE, LOGNORMAL, LONG_TAIL, SHAPES };
-static const char *shape_name[] = {"uniform", "all-equal", "ties", "skewed", "wide",
-                                   "lognormal", "long-tail"};
+static const char *shape_name[] = {"uniform", "all-equal", "ties",     "skewed",
+                                   "wide",    "lognormal", "long-tail"};
 
 static void draw_lengths(bt_rng *r, uint32_t *len, size_t n, enum shape shape)
 {
@@ -44,8 +44,7 @@ static void draw_lengths(bt_rng *r, uint32_t *len, size_t n, enum shape shape)
 static uint32_t max_length(const uint32_t *len, size_t n)
 {
     uint32_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        m = len[i] > m ? len[i] : m;
+    for (size_t i = 0; i < n; i++) m = len[i] > m ? len[i] : m;
     return m;
 }
 
@@ -85,8 +84,7 @@ static void draw_small_case(small_case *sc, bt_rng *r, int i)
 {
     int64_t k = 1 + (int64_t)bt_rng_below(r, 6);
     int64_t dp = 1 + (int64_t)bt_rng_below(r, (uint64_t)k);
-    while (k % dp)
-        dp--;
+    while (k % dp) dp--;
     int64_t p = 1 + (int64_t)bt_rng_below(r, (uint64_t)(40 / k));
     size_t b = (size_t)(p * k);
     size_t n = b + bt_rng_below(r, 2 * b + 1);
@@ -107,7 +105,9 @@ static void draw_small_case(small_case *sc, bt_rng *r, int i)
     /* Half the cases get a cap between the longest sample and a size most
      * steps can meet, so both feasible and infeasible caps occur. */
     uint32_t longest = max_length(sc->len, n);
-    sc->c.max_tokens = bt_rng_below(r, 2) ? longest + (int64_t)bt_rng_below(r, (uint64_t)longest * (uint64_t)p * 2) : 0;
+    sc->c.max_tokens = bt_rng_below(r, 2)
+                           ? longest + (int64_t)bt_rng_below(r, (uint64_t)longest * (uint64_t)p * 2)
+                           : 0;
 }
 
 static void describe(const small_case *sc)
@@ -115,9 +115,9 @@ static void describe(const small_case *sc)
     bt_set_case("shape %s n %zu P %" PRId64 " dp %" PRId64 " ga %" PRId64 " seed %" PRId64
                 " shuffle %" PRId64 " drop_last %" PRId64 " alpha %.10g intercept %.10g"
                 " max_tokens %" PRId64 " step %" PRIu64,
-                shape_name[sc->shape], sc->c.n, sc->c.batch_size, sc->c.dp_size,
-                sc->c.grad_accum, sc->c.seed, sc->c.shuffle, sc->c.drop_last, sc->c.alpha,
-                sc->c.intercept, sc->c.max_tokens, sc->step);
+                shape_name[sc->shape], sc->c.n, sc->c.batch_size, sc->c.dp_size, sc->c.grad_accum,
+                sc->c.seed, sc->c.shuffle, sc->c.drop_last, sc->c.alpha, sc->c.intercept,
+                sc->c.max_tokens, sc->step);
 }
 
 /* ---- checking one step against the oracle -------------------------------- */
@@ -151,8 +151,7 @@ static bt_score plan_score(const bt_planned *pl, const bt_cost_model *m, int syn
     }
     for (size_t r = 0; sync && r < dp; r++) {
         u128 sum = 0;
-        for (size_t micro = 0; micro < ga; micro++)
-            sum += cost[r * ga + micro];
+        for (size_t micro = 0; micro < ga; micro++) sum += cost[r * ga + micro];
         s.time = sum > s.time ? sum : s.time;
     }
     return s;
@@ -169,8 +168,7 @@ static void expect_bound(const bt_planned *pl, const brs_plan *p, const bt_cost_
     double bound = bt_plan_double(p, BRS_PLAN_TIME_LOWER_BOUND);
     BT_ASSERT(bt_le(bt_to_cost(min_max), bound));
     BT_ASSERT(bt_le(bound, bt_to_cost(time)));
-    if (pl->step.ga == 1)
-        BT_ASSERT(bt_close(bound, bt_to_cost(time)));
+    if (pl->step.ga == 1) BT_ASSERT(bt_close(bound, bt_to_cost(time)));
 }
 
 /* The plan of a small step is the exact optimum of the objective: the
@@ -201,8 +199,7 @@ static void draw_tiny_case(tiny_case *tc, bt_rng *r, int i)
 {
     int64_t k = 1 + (int64_t)bt_rng_below(r, 6);
     int64_t dp = 1 + (int64_t)bt_rng_below(r, (uint64_t)k);
-    while (k % dp)
-        dp--;
+    while (k % dp) dp--;
     int64_t p = 1 + (int64_t)bt_rng_below(r, (uint64_t)(12 / k));
     size_t b = (size_t)(p * k), n = b + bt_rng_below(r, 2 * b + 1);
     tc->shape = (enum shape)(i % SHAPES);
@@ -218,8 +215,8 @@ static void draw_tiny_case(tiny_case *tc, bt_rng *r, int i)
     uint64_t steps = tc->c.drop_last ? n / b : (n + b - 1) / b;
     tc->step = bt_rng_below(r, steps);
     uint32_t longest = max_length(tc->len, n);
-    tc->c.max_tokens =
-        bt_rng_below(r, 2) ? longest + (int64_t)bt_rng_below(r, (uint64_t)longest * (uint64_t)p * 2)
+    tc->c.max_tokens = bt_rng_below(r, 2)
+                           ? longest + (int64_t)bt_rng_below(r, (uint64_t)longest * (uint64_t)p * 2)
                            : 0;
 }
 
@@ -247,8 +244,7 @@ static void test_small_plans_equal_brute_force(void)
                             sync, c.alpha, c.intercept, c.max_tokens, tc.step);
                 bt_cost_model m = bt_cost_model_of(&c);
                 bt_planned pl;
-                if (!bt_plan_step(&pl, &c, tc.step, p))
-                    continue;
+                if (!bt_plan_step(&pl, &c, tc.step, p)) continue;
                 if (pl.status == BRS_OK) {
                     expect_optimal(&pl, p, &m, (uint64_t)c.max_tokens, sync);
                 } else {
@@ -272,8 +268,8 @@ static void test_small_plans_equal_brute_force(void)
  * own plan, dealt the same way, is a candidate); with one micro-step the
  * exact min-max, then the least peak at it; with one rank the least total
  * within the budget. */
-static void expect_objective_holds(const bt_planned *pl, const brs_plan *p,
-                                   const bt_cost_model *m, uint64_t cap, int sync)
+static void expect_objective_holds(const bt_planned *pl, const brs_plan *p, const bt_cost_model *m,
+                                   uint64_t cap, int sync)
 {
     size_t b = pl->step.num_samples, k = (size_t)pl->step.k;
     uint64_t budget = 0;
@@ -310,8 +306,7 @@ static void test_random_configurations(void)
         sc.c.sync = i % sync_models();
         bt_cost_model m = bt_cost_model_of(&sc.c);
         bt_planned pl;
-        if (!bt_plan_step(&pl, &sc.c, sc.step, p))
-            continue;
+        if (!bt_plan_step(&pl, &sc.c, sc.step, p)) continue;
         if (pl.status == BRS_OK)
             expect_objective_holds(&pl, p, &m, (uint64_t)sc.c.max_tokens, (int)sc.c.sync);
         else
@@ -337,9 +332,9 @@ static void test_no_layered_plan_is_faster(void)
     CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
     for (int i = 0; i < LAYERED_CASES; i++) {
         uint32_t len[2 * LAYERED_MAX_B];
-        int64_t k = 2 + (int64_t)bt_rng_below(&r, LAYERED_MAX_K - 1), dp = 1 + (int64_t)bt_rng_below(&r, (uint64_t)k / 2);
-        while (k % dp)
-            dp--;
+        int64_t k = 2 + (int64_t)bt_rng_below(&r, LAYERED_MAX_K - 1),
+                dp = 1 + (int64_t)bt_rng_below(&r, (uint64_t)k / 2);
+        while (k % dp) dp--;
         int64_t per = 1 + (int64_t)bt_rng_below(&r, (uint64_t)(LAYERED_MAX_B / k));
         size_t b = (size_t)(per * k), n = b + bt_rng_below(&r, b + 1);
         enum shape shape = (enum shape)(i % SHAPES);
@@ -352,7 +347,9 @@ static void test_no_layered_plan_is_faster(void)
         c.alpha = draw_alpha(&r, i / SHAPES);
         c.intercept = draw_intercept(&r, i / (SHAPES * 5));
         uint32_t longest = max_length(len, n);
-        c.max_tokens = i % 2 ? (int64_t)(longest + bt_rng_below(&r, (uint64_t)longest * (uint64_t)per * 2)) : 0;
+        c.max_tokens =
+            i % 2 ? (int64_t)(longest + bt_rng_below(&r, (uint64_t)longest * (uint64_t)per * 2))
+                  : 0;
         uint64_t step = bt_rng_below(&r, n / b);
         bt_set_case("layered %d: %s n %zu P %" PRId64 " dp %" PRId64 " ga %" PRId64
                     " alpha %.10g intercept %.10g max_tokens %" PRId64 " step %" PRIu64,
@@ -360,8 +357,7 @@ static void test_no_layered_plan_is_faster(void)
                     c.max_tokens, step);
         bt_cost_model m = bt_cost_model_of(&c);
         bt_planned pl;
-        if (!bt_plan_step(&pl, &c, step, p))
-            continue;
+        if (!bt_plan_step(&pl, &c, step, p)) continue;
         if (pl.status == BRS_OK) {
             uint64_t budget = 0;
             u128 layered = 0;
@@ -415,8 +411,7 @@ static void test_dp_equals_brute_force_over_all_partitions(void)
 static void test_equal_lengths_closed_form(void)
 {
     static uint32_t len[97];
-    for (size_t i = 0; i < 97; i++)
-        len[i] = 37;
+    for (size_t i = 0; i < 97; i++) len[i] = 37;
     bt_config c = bt_config_default(len, 97);
     c.batch_size = 5;
     c.dp_size = 3;
@@ -431,8 +426,7 @@ static void test_equal_lengths_closed_form(void)
     for (uint64_t t = 0; t < 4; t++) {
         bt_set_case("equal lengths, step %" PRIu64, t);
         bt_planned pl;
-        if (!bt_plan_step(&pl, &c, t, p))
-            continue;
+        if (!bt_plan_step(&pl, &c, t, p)) continue;
         BT_ASSERT(pl.status == BRS_OK && pl.step.num_samples == per_step[t]);
         uint64_t biggest = (per_step[t] + 5) / 6;
         BT_ASSERT(pl.max_cost == bt_cost_padded(&m, biggest, 37));
@@ -453,16 +447,11 @@ typedef struct {
 } large_case;
 
 static const large_case large_cases[] = {
-    {4096, 32, 8, LOGNORMAL, 0.001, 0.0, 0, 1},
-    {4096, 8, 8, UNIFORM, 0.0, 0.0, 0, 0},
-    {4096, 64, 1, LONG_TAIL, 0.5, 250.0, 1, 1},
-    {4096, 16, 16, LOGNORMAL, 0.001, 0.0, 4, 0},
-    {4096, 1, 1, WIDE, 0.001, 0.0, 0, 1},
-    {2000, 125, 2, SKEWED, 1000.0, 1e6, 0, 0},
-    {1024, 4, 4, TIES, 0.001, 10.0, 2, 1},
-    {1024, 2, 8, LONG_TAIL, 0.0, 0.0, 8, 1},
-    {512, 128, 2, WIDE, 0.003, 0.0, 0, 0},
-    {3000, 250, 1, ALL_EQUAL, 0.001, 1.0, 2, 0},
+    {4096, 32, 8, LOGNORMAL, 0.001, 0.0, 0, 1}, {4096, 8, 8, UNIFORM, 0.0, 0.0, 0, 0},
+    {4096, 64, 1, LONG_TAIL, 0.5, 250.0, 1, 1}, {4096, 16, 16, LOGNORMAL, 0.001, 0.0, 4, 0},
+    {4096, 1, 1, WIDE, 0.001, 0.0, 0, 1},       {2000, 125, 2, SKEWED, 1000.0, 1e6, 0, 0},
+    {1024, 4, 4, TIES, 0.001, 10.0, 2, 1},      {1024, 2, 8, LONG_TAIL, 0.0, 0.0, 8, 1},
+    {512, 128, 2, WIDE, 0.003, 0.0, 0, 0},      {3000, 250, 1, ALL_EQUAL, 0.001, 1.0, 2, 0},
 };
 
 /* Plans the step with and without the case's cap and checks both. */
@@ -472,17 +461,14 @@ static void check_large_step(const bt_config *capped, uint64_t step, brs_plan *p
     c.max_tokens = 0;
     bt_cost_model m = bt_cost_model_of(&c);
     bt_planned free_plan, pl;
-    if (!bt_plan_step(&free_plan, &c, step, p))
-        return;
+    if (!bt_plan_step(&free_plan, &c, step, p)) return;
     BT_ASSERT(free_plan.status == BRS_OK);
-    if (free_plan.status != BRS_OK)
-        return;
+    if (free_plan.status != BRS_OK) return;
     size_t b = free_plan.step.num_samples, k = (size_t)free_plan.step.k;
     /* With one micro-step the step time is the max cost: the exact min-max.
      * Otherwise the max cost may rise for a shorter step. */
     bool one_micro = free_plan.step.ga == 1;
-    if (one_micro)
-        BT_ASSERT(bt_threshold_optimal(free_plan.desc, b, k, &m, 0, free_plan.max_cost));
+    if (one_micro) BT_ASSERT(bt_threshold_optimal(free_plan.desc, b, k, &m, 0, free_plan.max_cost));
     uint64_t cap = (uint64_t)capped->max_tokens;
     if (cap && bt_plan_step(&pl, capped, step, p)) {
         uint64_t need = bt_greedy_groups(free_plan.desc, b, &m, BT_NO_LIMIT, cap);
@@ -597,7 +583,9 @@ static void test_fallback_split_matches_one_split_at_a_time(void)
         size_t dp, per_rank;
         enum shape shape;
         double intercept;
-    } cases[] = {{3000, 20, TIES, 0.0}, {3000, 20, LONG_TAIL, 100.0}, {600, 100, TIES, 0.0},
+    } cases[] = {{3000, 20, TIES, 0.0},
+                 {3000, 20, LONG_TAIL, 100.0},
+                 {600, 100, TIES, 0.0},
                  {2000, 30, ALL_EQUAL, 10.0}};
     bt_rng r = {4242};
     brs_plan *p = NULL;
@@ -620,7 +608,7 @@ static void test_fallback_split_matches_one_split_at_a_time(void)
         CU_ASSERT_FATAL(bt_step_load(&st, p));
         uint32_t *desc = bt_step_lengths_desc(&st, len);
         bt_cost_model m = bt_cost_model_of(&c);
-        uint64_t (*planned)[2] = malloc(k * sizeof *planned), (*want)[2] = malloc(k * sizeof *want);
+        uint64_t(*planned)[2] = malloc(k * sizeof *planned), (*want)[2] = malloc(k * sizeof *want);
         u128 t = 0;
         for (size_t g = 0; g < k; g++) {
             uint64_t head = 0;
@@ -681,8 +669,7 @@ static void test_packed_small_against_brute_force(void)
         c.alpha = draw_alpha(&r, i);
         c.intercept = draw_intercept(&r, i / 5);
         uint64_t sum = 0;
-        for (size_t j = 0; j < n; j++)
-            sum += len[j];
+        for (size_t j = 0; j < n; j++) sum += len[j];
         uint32_t longest = max_length(len, n);
         c.max_tokens = i % 2 ? (int64_t)(longest + bt_rng_below(&r, sum)) : 0;
         bt_set_case("packed case %d: B %zu K %" PRId64 " cap %" PRId64, i, b, k, c.max_tokens);
@@ -690,8 +677,7 @@ static void test_packed_small_against_brute_force(void)
         u128 best = 0;
         bool feasible = bt_brute_min_max(&best, len, b, (size_t)k, &m, (uint64_t)c.max_tokens);
         bt_planned pl;
-        if (!bt_plan_step(&pl, &c, 0, p))
-            continue;
+        if (!bt_plan_step(&pl, &c, 0, p)) continue;
         if (pl.status == BRS_ERR_CAP_INFEASIBLE) {
             BT_ASSERT(!feasible);
         } else {
@@ -720,8 +706,7 @@ static brs_status plan_packed_once(const uint32_t *len, size_t n, size_t k, int6
     c.alpha = 0.0;
     c.max_tokens = cap;
     bt_planned pl;
-    if (!bt_plan_step(&pl, &c, 0, p))
-        return BRS_ERR_STATE;
+    if (!bt_plan_step(&pl, &c, 0, p)) return BRS_ERR_STATE;
     brs_status status = pl.status;
     bt_planned_free(&pl);
     return status;
@@ -735,8 +720,7 @@ static void expect_threes_and_twos_pack(size_t m, size_t spare, brs_plan *p)
 {
     size_t n = 5 * m;
     uint32_t *len = malloc(n * sizeof *len);
-    for (size_t i = 0; i < n; i++)
-        len[i] = i < 2 * m ? 3 : 2;
+    for (size_t i = 0; i < n; i++) len[i] = i < 2 * m ? 3 : 2;
     bt_set_case("packed threes and twos: m %zu, K %zu, cap 6", m, 2 * m + spare);
     BT_ASSERT(plan_packed_once(len, n, 2 * m + spare, 6, p) == BRS_OK);
     free(len);
@@ -792,8 +776,7 @@ static void test_packed_tight_cap_large_step(void)
     for (size_t i = 0; i < n; i++)
         len[i] = i % 128 == 5 ? 1024 : 16 + (uint32_t)bt_rng_below(&r, 49);
     uint64_t sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += len[i];
+    for (size_t i = 0; i < n; i++) sum += len[i];
     bt_config c = bt_config_default(len, n);
     c.packed = 1;
     c.batch_size = 64;
@@ -840,8 +823,7 @@ static void test_packed_epoch_covers_every_index(void)
     for (uint64_t t = 0; t < 3; t++) {
         bt_set_case("packed epoch, step %" PRIu64, t);
         bt_planned pl;
-        if (!bt_plan_step(&pl, &c, t, p))
-            continue;
+        if (!bt_plan_step(&pl, &c, t, p)) continue;
         BT_ASSERT(pl.status == BRS_OK);
         for (size_t j = 0; pl.status == BRS_OK && j < pl.step.num_samples; j++)
             seen[pl.sorted[j]]++;
@@ -849,8 +831,7 @@ static void test_packed_epoch_covers_every_index(void)
         bt_planned_free(&pl);
     }
     size_t once = 0;
-    for (size_t i = 0; i < n; i++)
-        once += seen[i] == 1;
+    for (size_t i = 0; i < n; i++) once += seen[i] == 1;
     BT_ASSERT(once == n);
     brs_plan_free(p);
     free(seen);
@@ -918,8 +899,7 @@ static void expect_at_least_kk(const bt_planned *pl, const bt_config *c, const b
     u128 kk_cost[BT_KK_MAX_GROUPS], got[BT_KK_MAX_GROUPS];
     uint64_t kk_tokens[BT_KK_MAX_GROUPS], kk_peak = 0;
     BT_ASSERT(bt_oracle_karmarkar_karp(kk_cost, kk_tokens, desc, n, k, m));
-    for (size_t g = 0; g < k; g++)
-        kk_peak = kk_tokens[g] > kk_peak ? kk_tokens[g] : kk_peak;
+    for (size_t g = 0; g < k; g++) kk_peak = kk_tokens[g] > kk_peak ? kk_tokens[g] : kk_peak;
     bool kk_fits = !c->max_tokens || kk_peak <= (uint64_t)c->max_tokens;
     BT_ASSERT(pl->status == BRS_OK || !kk_fits);
     if (pl->status != BRS_OK) return;
@@ -944,7 +924,8 @@ static void test_packed_at_least_karmarkar_karp(void)
     for (int i = 0; i < KK_CASES; i++) {
         uint32_t len[BT_KK_MAX_SAMPLES];
         int64_t dp = 1 + (int64_t)bt_rng_below(&r, 8);
-        int64_t ga = i % 2 ? 1 : 1 + (int64_t)bt_rng_below(&r, (uint64_t)(16 / dp < 3 ? 16 / dp : 3));
+        int64_t ga =
+            i % 2 ? 1 : 1 + (int64_t)bt_rng_below(&r, (uint64_t)(16 / dp < 3 ? 16 / dp : 3));
         int64_t k = dp * ga, per = 1 + (int64_t)bt_rng_below(&r, (uint64_t)(40 / k));
         size_t n = (size_t)(k * per);
         enum shape shape = (enum shape)(i % SHAPES);
@@ -959,16 +940,14 @@ static void test_packed_at_least_karmarkar_karp(void)
         c.alpha = draw_alpha(&r, i / SHAPES);
         c.intercept = draw_intercept(&r, i / (SHAPES * 5));
         uint64_t sum = 0;
-        for (size_t j = 0; j < n; j++)
-            sum += len[j];
+        for (size_t j = 0; j < n; j++) sum += len[j];
         c.max_tokens = i % 3 ? 0 : (int64_t)(max_length(len, n) + bt_rng_below(&r, sum));
         bt_set_case("packed kk case %d: %s n %zu dp %" PRId64 " ga %" PRId64 " sync %" PRId64
                     " alpha %.10g intercept %.10g cap %" PRId64,
                     i, shape_name[shape], n, dp, ga, c.sync, c.alpha, c.intercept, c.max_tokens);
         bt_cost_model m = bt_cost_model_of(&c);
         bt_planned pl;
-        if (!bt_plan_step(&pl, &c, 0, p))
-            continue;
+        if (!bt_plan_step(&pl, &c, 0, p)) continue;
         if (pl.status == BRS_OK || pl.status == BRS_ERR_CAP_INFEASIBLE)
             expect_at_least_kk(&pl, &c, &m);
         else
@@ -985,7 +964,8 @@ int main(int argc, char **argv)
          test_small_plans_equal_brute_force},
         {"random configurations: budget, bound and exact cases", test_random_configurations},
         {"layered: no layered plan within the budget is faster", test_no_layered_plan_is_faster},
-        {"oracle self-check: DP equals brute force", test_dp_equals_brute_force_over_all_partitions},
+        {"oracle self-check: DP equals brute force",
+         test_dp_equals_brute_force_over_all_partitions},
         {"equal lengths: closed-form optimum", test_equal_lengths_closed_form},
         {"large steps: greedy threshold optimality", test_large_random_threshold_optimal},
         {"large steps: the fallback split equals one split at a time",

@@ -425,10 +425,12 @@ static void test_epoch_check_names_a_cap_that_plans(void)
     CU_ASSERT(brs_sampler_set_int(s, BRS_OPT_MAX_TOKENS, (int64_t)least) == BRS_OK);
     uint64_t steps = 0;
     CU_ASSERT(brs_sampler_steps_per_epoch(&steps, s) == BRS_OK);
-    for (uint64_t step = 0; step < steps; step++) BT_ASSERT(brs_plan_compute(p, s, 0, step) == BRS_OK);
+    for (uint64_t step = 0; step < steps; step++)
+        BT_ASSERT(brs_plan_compute(p, s, 0, step) == BRS_OK);
     CU_ASSERT(brs_sampler_set_int(s, BRS_OPT_MAX_TOKENS, (int64_t)least - 1) == BRS_OK);
     size_t failed = 0;
-    for (uint64_t step = 0; step < steps; step++) failed += brs_plan_compute(p, s, 0, step) != BRS_OK;
+    for (uint64_t step = 0; step < steps; step++)
+        failed += brs_plan_compute(p, s, 0, step) != BRS_OK;
     BT_ASSERT(failed > 0);
     brs_plan_free(p);
     brs_sampler_free(s);

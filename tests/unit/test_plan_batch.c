@@ -43,8 +43,8 @@ static void expect_same_plan(const brs_plan *a, const brs_plan *b, int64_t dp, i
 /* A random small configuration: K in 1..6, n in K..12, a cap some of the
  * time (sometimes too small for K micro-batches), packed, sync and the
  * strategy some of the time. The sampler's own lengths are unrelated. */
-static bt_config random_config(bt_rng *r, uint32_t *lengths, size_t *n,
-                               const uint32_t *dataset, size_t dataset_n)
+static bt_config random_config(bt_rng *r, uint32_t *lengths, size_t *n, const uint32_t *dataset,
+                               size_t dataset_n)
 {
     bt_config c = bt_config_default(dataset, dataset_n);
     c.dp_size = 1 + (int64_t)bt_rng_below(r, 3);
@@ -61,8 +61,7 @@ static bt_config random_config(bt_rng *r, uint32_t *lengths, size_t *n,
     c.packed = bt_rng_below(r, 4) == 0;
     c.sync = (int64_t)bt_rng_below(r, 2);
     c.seed = (int64_t)bt_rng_below(r, 1000); /* must play no part */
-    if (bt_rng_below(r, 2))
-        c.max_tokens = (int64_t)(longest + bt_rng_below(r, 3 * longest + 1));
+    if (bt_rng_below(r, 2)) c.max_tokens = (int64_t)(longest + bt_rng_below(r, 3 * longest + 1));
     return c;
 }
 

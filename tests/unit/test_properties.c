@@ -60,15 +60,15 @@ static void random_case(case_t *k, bt_rng *r)
     c.packed = bt_rng_below(r, 4) == 0;
     c.alpha = alphas[bt_rng_below(r, 4)];
     c.intercept = intercepts[bt_rng_below(r, 3)];
-    c.max_tokens = bt_rng_below(r, 3) == 0 ? (int64_t)longest * (1 + (int64_t)bt_rng_below(r, 6))
-                                           : 0;
+    c.max_tokens =
+        bt_rng_below(r, 3) == 0 ? (int64_t)longest * (1 + (int64_t)bt_rng_below(r, 6)) : 0;
     k->c = c;
     k->strategy = (int64_t)bt_rng_below(r, 3);
-    bt_set_case("strategy %" PRId64 " n %zu P %" PRId64 " dp %" PRId64 " ga %" PRId64 " seed %" PRId64
-                " shuffle %" PRId64 " drop_last %" PRId64 " packed %" PRId64
+    bt_set_case("strategy %" PRId64 " n %zu P %" PRId64 " dp %" PRId64 " ga %" PRId64
+                " seed %" PRId64 " shuffle %" PRId64 " drop_last %" PRId64 " packed %" PRId64
                 " max_tokens %" PRId64 " alpha %g intercept %g",
-                k->strategy, n, c.batch_size, c.dp_size, c.grad_accum, c.seed, c.shuffle, c.drop_last,
-                c.packed, c.max_tokens, c.alpha, c.intercept);
+                k->strategy, n, c.batch_size, c.dp_size, c.grad_accum, c.seed, c.shuffle,
+                c.drop_last, c.packed, c.max_tokens, c.alpha, c.intercept);
 }
 
 static uint64_t micro_batches(const bt_config *c)
@@ -115,8 +115,7 @@ static void for_cases(uint64_t seed, bool (*check)(const case_t *k, brs_sampler 
     for (size_t tries = 0; checked < CONFIGS && tries < 4 * CONFIGS; tries++) {
         random_case(&k, &r);
         brs_sampler *s = NULL;
-        if (!case_sampler(&s, &k))
-            continue;
+        if (!case_sampler(&s, &k)) continue;
         checked += check(&k, s);
         brs_sampler_free(s);
     }
@@ -142,19 +141,15 @@ static void enc_push(enc_t *e, uint64_t v)
 
 /* Appends step (epoch, t): per slot its count, its indices and its padded
  * tokens; the compute's status (nothing appended on failure). */
-static brs_status enc_step(enc_t *e, brs_plan *p, const brs_sampler *s, uint64_t epoch,
-                           uint64_t t)
+static brs_status enc_step(enc_t *e, brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t t)
 {
     brs_status st = brs_plan_compute(p, s, epoch, t);
-    if (st != BRS_OK)
-        return st;
+    if (st != BRS_OK) return st;
     bt_step step;
-    if (!bt_step_load(&step, p))
-        return BRS_ERR_STATE;
+    if (!bt_step_load(&step, p)) return BRS_ERR_STATE;
     for (int64_t g = 0; g < step.k; g++) {
         enc_push(e, step.mb[g].count);
-        for (size_t i = 0; i < step.mb[g].count; i++)
-            enc_push(e, step.mb[g].indices[i]);
+        for (size_t i = 0; i < step.mb[g].count; i++) enc_push(e, step.mb[g].indices[i]);
         enc_push(e, step.mb[g].padded);
     }
     bt_step_free(&step);
@@ -173,10 +168,8 @@ static brs_status enc_epoch(enc_t *e, const brs_sampler *s, uint64_t epoch)
     uint64_t steps = 0;
     brs_status st = brs_sampler_steps_per_epoch(&steps, (brs_sampler *)s);
     brs_plan *p = NULL;
-    if (st == BRS_OK)
-        st = brs_plan_new(&p);
-    for (uint64_t t = 0; st == BRS_OK && t < steps; t++)
-        st = enc_step(e, p, s, epoch, t);
+    if (st == BRS_OK) st = brs_plan_new(&p);
+    for (uint64_t t = 0; st == BRS_OK && t < steps; t++) st = enc_step(e, p, s, epoch, t);
     brs_plan_free(p);
     return st;
 }
@@ -189,11 +182,9 @@ static brs_status enc_epoch(enc_t *e, const brs_sampler *s, uint64_t epoch)
 static bool coverage_holds(const case_t *k, brs_sampler *s)
 {
     const bt_config *c = &k->c;
-    if (c->max_tokens != 0)
-        BT_REQUIRE(brs_sampler_set_int(s, BRS_OPT_MAX_TOKENS, 0) == BRS_OK);
+    if (c->max_tokens != 0) BT_REQUIRE(brs_sampler_set_int(s, BRS_OPT_MAX_TOKENS, 0) == BRS_OK);
     bt_epoch e;
-    BT_REQUIRE(bt_epoch_load(&e, s, bt_rng_below(&(bt_rng){(uint64_t)c->seed}, 5), true) ==
-               BRS_OK);
+    BT_REQUIRE(bt_epoch_load(&e, s, bt_rng_below(&(bt_rng){(uint64_t)c->seed}, 5), true) == BRS_OK);
     unsigned count[MAX_N] = {0};
     size_t total = 0;
     for (uint64_t t = 0; t < e.steps; t++) {
@@ -250,8 +241,7 @@ static bool equal_counts_hold(const case_t *k, brs_sampler *s)
         size_t count;
         for (int64_t m = 0; m < c->grad_accum; m++)
             BT_ASSERT(brs_plan_micro_batch(&idx, &count, p, r, m) == BRS_OK && count >= 1);
-        BT_ASSERT(brs_plan_micro_batch(&idx, &count, p, r, c->grad_accum) ==
-                  BRS_ERR_OUT_OF_RANGE);
+        BT_ASSERT(brs_plan_micro_batch(&idx, &count, p, r, c->grad_accum) == BRS_ERR_OUT_OF_RANGE);
     }
     BT_ASSERT(brs_plan_micro_batch(&(const uint64_t *){0}, &(size_t){0}, p, c->dp_size, 0) ==
               BRS_ERR_OUT_OF_RANGE);
@@ -290,8 +280,8 @@ static void check_refusal(const bt_config *c, const brs_sampler *s, uint64_t t)
             BT_ASSERT(bt_greedy_groups(desc, step.num_samples, &m, BT_NO_LIMIT,
                                        (uint64_t)c->max_tokens) > micro_batches(c));
         else if (step.num_samples <= 10)
-            BT_ASSERT(!bt_brute_min_max(&(u128){0}, desc, step.num_samples,
-                                        micro_batches(c), &m, (uint64_t)c->max_tokens));
+            BT_ASSERT(!bt_brute_min_max(&(u128){0}, desc, step.num_samples, micro_batches(c), &m,
+                                        (uint64_t)c->max_tokens));
         free(desc);
         bt_step_free(&step);
     }
@@ -387,8 +377,7 @@ static void encode_cases(enc_t *e, size_t count)
     for (size_t i = 0; i < count; i++) {
         random_case(&k, &r);
         brs_sampler *s = NULL;
-        if (bt_sampler_new(&s, &k.c) != BRS_OK)
-            continue;
+        if (bt_sampler_new(&s, &k.c) != BRS_OK) continue;
         enc_push(e, (uint64_t)enc_epoch(e, s, i % 3));
         brs_sampler_free(s);
     }
@@ -427,8 +416,7 @@ static void test_plan_identical_across_processes(void)
     theirs.len = got / sizeof *theirs.data;
     close(fds[0]);
     int status = 0;
-    CU_ASSERT(waitpid(child, &status, 0) == child && WIFEXITED(status) &&
-              WEXITSTATUS(status) == 0);
+    CU_ASSERT(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
     CU_ASSERT(got == bytes && mine.len > CASES);
     CU_ASSERT(enc_equal(&mine, &theirs));
     free(mine.data);
@@ -475,8 +463,7 @@ static size_t option_keys(brs_option *keys, size_t max)
 #if BRS_VERSION_NUMBER >= 10100
     size_t count = 0;
     CU_ASSERT_FATAL(brs_option_count(&count) == BRS_OK && count <= max);
-    for (size_t i = 0; i < count; i++)
-        CU_ASSERT_FATAL(brs_option_key(&keys[i], i) == BRS_OK);
+    for (size_t i = 0; i < count; i++) CU_ASSERT_FATAL(brs_option_key(&keys[i], i) == BRS_OK);
     return count;
 #else
     size_t count = 0;
@@ -492,12 +479,10 @@ static bool change_option(brs_sampler *s, brs_option key, bt_rng *r)
     int64_t lo, hi, now;
     if (brs_option_bounds_int(&lo, &hi, key) == BRS_OK) {
         BT_REQUIRE(brs_sampler_get_int(&now, s, key) == BRS_OK);
-        if (lo == hi)
-            return false;
+        if (lo == hi) return false;
         uint64_t span = (uint64_t)hi - (uint64_t)lo;
         int64_t v = now;
-        while (v == now)
-            v = lo + (int64_t)bt_rng_below(r, span < 64 ? span + 1 : 64);
+        while (v == now) v = lo + (int64_t)bt_rng_below(r, span < 64 ? span + 1 : 64);
         BT_REQUIRE(brs_sampler_set_int(s, key, v) == BRS_OK);
         return true;
     }
@@ -523,8 +508,7 @@ static bool fingerprint_follows(const case_t *k, brs_sampler *s)
     brs_option key = keys[bt_rng_below(&r, count)];
     uint64_t before = 0, after = 0;
     BT_REQUIRE(brs_sampler_fingerprint(&before, s) == BRS_OK);
-    if (!change_option(s, key, &r))
-        return false;
+    if (!change_option(s, key, &r)) return false;
     BT_REQUIRE(brs_sampler_fingerprint(&after, s) == BRS_OK);
     if (key == BRS_OPT_RANK)
         BT_ASSERT(after == before);

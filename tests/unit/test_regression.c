@@ -52,8 +52,7 @@ static void test_upstream_n246_reaches_optimum(void)
                 bt_set_case("N 246 %s K %" PRId64 " alpha %g", skew_name[kind],
                             c.dp_size * c.grad_accum, c.alpha);
                 bt_planned pl;
-                if (!bt_plan_step(&pl, &c, 0, p))
-                    continue;
+                if (!bt_plan_step(&pl, &c, 0, p)) continue;
                 BT_ASSERT(pl.status == BRS_OK && pl.step.num_samples == N246);
                 bt_cost_model m = bt_cost_model_of(&c);
                 u128 best = 0;
@@ -64,11 +63,10 @@ static void test_upstream_n246_reaches_optimum(void)
                     bt_oracle_min_max(&best, pl.desc, N246, (size_t)pl.step.k, &m, 0)) {
                     if (c.grad_accum == 1) {
                         BT_ASSERT(pl.max_cost == best);
-                        BT_ASSERT(bt_close(bt_plan_double(p, BRS_PLAN_MAX_COST),
-                                           bt_to_cost(best)));
+                        BT_ASSERT(bt_close(bt_plan_double(p, BRS_PLAN_MAX_COST), bt_to_cost(best)));
                     }
-                    BT_ASSERT(bt_le(bt_to_cost(best),
-                                    bt_plan_double(p, BRS_PLAN_TIME_LOWER_BOUND)));
+                    BT_ASSERT(
+                        bt_le(bt_to_cost(best), bt_plan_double(p, BRS_PLAN_TIME_LOWER_BOUND)));
                 }
                 bt_planned_free(&pl);
             }
@@ -120,8 +118,7 @@ static void test_extremes_no_overflow(void)
         bt_planned pl;
         if (bt_plan_step(&pl, &c, 0, p)) {
             BT_ASSERT(pl.status == BRS_OK);
-            if (pl.status != BRS_OK)
-                fprintf(stderr, "  brs: %s\n", pl.message);
+            if (pl.status != BRS_OK) fprintf(stderr, "  brs: %s\n", pl.message);
             if (pl.status == BRS_OK) {
                 size_t dup = 0;
                 for (size_t j = 0; j < n; j++)
@@ -151,8 +148,7 @@ static void test_one_long_sample_front_loads_the_first_micro_step(void)
 {
     uint32_t len[16];
     len[0] = 1000;
-    for (size_t i = 1; i < 16; i++)
-        len[i] = (uint32_t)(9 + i);
+    for (size_t i = 1; i < 16; i++) len[i] = (uint32_t)(9 + i);
     brs_sampler *s = NULL;
     brs_plan *p = NULL;
     CU_ASSERT_FATAL(brs_sampler_new(&s) == BRS_OK && brs_plan_new(&p) == BRS_OK);
@@ -176,7 +172,8 @@ static void test_one_long_sample_front_loads_the_first_micro_step(void)
 int main(int argc, char **argv)
 {
     static const bt_test tests[] = {
-        {"upstream N = 246 skewed steps: exact min-max, bound above it", test_upstream_n246_reaches_optimum},
+        {"upstream N = 246 skewed steps: exact min-max, bound above it",
+         test_upstream_n246_reaches_optimum},
         {"B = 1e5, K up to 1e4, huge lengths: no overflow", test_extremes_no_overflow},
         {"one long sample: the first micro-step takes the work",
          test_one_long_sample_front_loads_the_first_micro_step},

@@ -103,7 +103,8 @@ static void test_random_reads_draw_order(void)
 
     /* shuffled: the same samples per step as balanced, only split otherwise */
     c.shuffle = 1;
-    brs_sampler *bal = sampler_of(&c, BRS_STRATEGY_BALANCED), *rnd = sampler_of(&c, BRS_STRATEGY_RANDOM);
+    brs_sampler *bal = sampler_of(&c, BRS_STRATEGY_BALANCED),
+                *rnd = sampler_of(&c, BRS_STRATEGY_RANDOM);
     brs_plan *pb = NULL, *pr = NULL;
     CU_ASSERT_FATAL(brs_plan_new(&pb) == BRS_OK && brs_plan_new(&pr) == BRS_OK);
     for (uint64_t t = 0; t < n / 24; t++) {
@@ -115,8 +116,10 @@ static void test_random_reads_draw_order(void)
         bt_set_case("step %llu", (unsigned long long)t);
         BT_ASSERT(memcmp(ib, ir, 24 * sizeof *ib) == 0);
         /* balanced minimises the largest cost over the same samples */
-        BT_ASSERT(bt_le(bt_plan_double(pb, BRS_PLAN_MAX_COST), bt_plan_double(pr, BRS_PLAN_MAX_COST)));
-        BT_ASSERT(bt_plan_int(pb, BRS_PLAN_TOTAL_REAL_TOKENS) == bt_plan_int(pr, BRS_PLAN_TOTAL_REAL_TOKENS));
+        BT_ASSERT(
+            bt_le(bt_plan_double(pb, BRS_PLAN_MAX_COST), bt_plan_double(pr, BRS_PLAN_MAX_COST)));
+        BT_ASSERT(bt_plan_int(pb, BRS_PLAN_TOTAL_REAL_TOKENS) ==
+                  bt_plan_int(pr, BRS_PLAN_TOTAL_REAL_TOKENS));
         free(ib);
         free(ir);
         bt_step_free(&sb);
@@ -164,11 +167,13 @@ static void expect_megabatch(brs_sampler *s, size_t n, size_t batch)
     brs_plan *p = NULL;
     CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
     CU_ASSERT_FATAL(brs_plan_compute(p, s, 0, 0) == BRS_OK);
-    BT_ASSERT((size_t)bt_plan_int(p, BRS_PLAN_MEGABATCH_SIZE) == (mult * batch < n ? mult * batch : n));
+    BT_ASSERT((size_t)bt_plan_int(p, BRS_PLAN_MEGABATCH_SIZE) ==
+              (mult * batch < n ? mult * batch : n));
     CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_STRATEGY, BRS_STRATEGY_RANDOM) == BRS_OK);
     CU_ASSERT_FATAL(brs_plan_compute(p, s, 0, 0) == BRS_OK);
     BT_ASSERT(bt_plan_int(p, BRS_PLAN_MEGABATCH_SIZE) == 0);
-    CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_STRATEGY, BRS_STRATEGY_LENGTH_GROUPED) == BRS_OK);
+    CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_STRATEGY, BRS_STRATEGY_LENGTH_GROUPED) ==
+                    BRS_OK);
     brs_plan_free(p);
 }
 
@@ -191,7 +196,8 @@ static void test_length_grouped_matches_reference(void)
             BT_ASSERT(len[order[0]] == 5000);
             brs_sampler *s = sampler_of(&c, BRS_STRATEGY_LENGTH_GROUPED);
             expect_megabatch(s, n, (size_t)(c.batch_size * c.grad_accum));
-            expect_reads(s, order, n, (size_t)(c.batch_size * c.grad_accum * c.dp_size), c.batch_size);
+            expect_reads(s, order, n, (size_t)(c.batch_size * c.grad_accum * c.dp_size),
+                         c.batch_size);
             brs_sampler_free(s);
             free(order);
         }
@@ -222,7 +228,8 @@ static void expect_coverage(const bt_config *c, int64_t strategy)
         total += st.num_samples;
         bt_step_free(&st);
     }
-    size_t b = (size_t)(c->batch_size * c->grad_accum * c->dp_size), k = (size_t)(c->grad_accum * c->dp_size);
+    size_t b = (size_t)(c->batch_size * c->grad_accum * c->dp_size),
+           k = (size_t)(c->grad_accum * c->dp_size);
     size_t once = 0, none = 0, more = 0;
     for (size_t i = 0; i < c->n; i++) {
         once += seen[i] == 1;
@@ -256,7 +263,8 @@ static void test_coverage_per_epoch(void)
         for (int packed = 0; packed <= 1; packed++) {
             c.packed = packed;
             for (size_t j = 0; j < 3; j++) {
-                bt_set_case("case %zu packed %d strategy %lld", i, packed, (long long)strategies[j]);
+                bt_set_case("case %zu packed %d strategy %lld", i, packed,
+                            (long long)strategies[j]);
                 expect_coverage(&c, strategies[j]);
             }
         }
@@ -274,7 +282,8 @@ static void test_baselines_described_by_queries(void)
     c.max_tokens = 4000 * 8 / 2; /* balanced fits it, fixed-size batches may not */
     c.intercept = 3.0;
     bt_cost_model model = bt_cost_model_of(&c);
-    for (int64_t strategy = BRS_STRATEGY_RANDOM; strategy <= BRS_STRATEGY_LENGTH_GROUPED; strategy++) {
+    for (int64_t strategy = BRS_STRATEGY_RANDOM; strategy <= BRS_STRATEGY_LENGTH_GROUPED;
+         strategy++) {
         brs_sampler *s = sampler_of(&c, strategy);
         brs_plan *p = NULL;
         CU_ASSERT_FATAL(brs_plan_new(&p) == BRS_OK);
@@ -287,11 +296,13 @@ static void test_baselines_described_by_queries(void)
             for (int64_t m = 0; m < st.k; m++) {
                 uint64_t longest = 0;
                 for (size_t j = 0; j < st.mb[m].count; j++)
-                    longest = len[st.mb[m].indices[j]] > longest ? len[st.mb[m].indices[j]] : longest;
+                    longest =
+                        len[st.mb[m].indices[j]] > longest ? len[st.mb[m].indices[j]] : longest;
                 bt_set_case("strategy %lld step %llu slot %lld", (long long)strategy,
                             (unsigned long long)t, (long long)m);
                 BT_ASSERT(st.mb[m].padded == st.mb[m].count * longest);
-                BT_ASSERT(bt_close(st.mb[m].cost, bt_to_cost(bt_cost_padded(&model, st.mb[m].count, longest))));
+                BT_ASSERT(bt_close(st.mb[m].cost,
+                                   bt_to_cost(bt_cost_padded(&model, st.mb[m].count, longest))));
                 peak = st.mb[m].padded > peak ? st.mb[m].padded : peak;
                 padded += st.mb[m].padded;
                 max_cost = st.mb[m].cost > max_cost ? st.mb[m].cost : max_cost;
@@ -299,12 +310,15 @@ static void test_baselines_described_by_queries(void)
             for (int64_t micro = 0; micro < st.ga; micro++) {
                 double slowest = 0;
                 for (int64_t r = 0; r < st.dp; r++)
-                    slowest = st.mb[r * st.ga + micro].cost > slowest ? st.mb[r * st.ga + micro].cost : slowest;
+                    slowest = st.mb[r * st.ga + micro].cost > slowest
+                                  ? st.mb[r * st.ga + micro].cost
+                                  : slowest;
                 micro_sync += slowest;
             }
             for (int64_t r = 0; r < st.dp; r++) {
                 double sum = 0;
-                for (int64_t micro = 0; micro < st.ga; micro++) sum += st.mb[r * st.ga + micro].cost;
+                for (int64_t micro = 0; micro < st.ga; micro++)
+                    sum += st.mb[r * st.ga + micro].cost;
                 step_sync = sum > step_sync ? sum : step_sync;
             }
             BT_ASSERT((uint64_t)bt_plan_int(p, BRS_PLAN_MAX_PADDED_TOKENS) == peak);
@@ -343,15 +357,18 @@ static void test_grouped_cache_keyed(void)
             CU_ASSERT_FATAL(brs_plan_compute(fresh, s, epochs[e], 3) == BRS_OK);
             CU_ASSERT_FATAL(bt_step_load(&a, reused) && bt_step_load(&b, fresh));
             for (int64_t m = 0; m < a.k; m++) {
-                bt_set_case("round %d epoch %llu slot %lld", round, (unsigned long long)epochs[e], (long long)m);
+                bt_set_case("round %d epoch %llu slot %lld", round, (unsigned long long)epochs[e],
+                            (long long)m);
                 BT_ASSERT(a.mb[m].count == b.mb[m].count &&
-                          memcmp(a.mb[m].indices, b.mb[m].indices, a.mb[m].count * sizeof(uint64_t)) == 0);
+                          memcmp(a.mb[m].indices, b.mb[m].indices,
+                                 a.mb[m].count * sizeof(uint64_t)) == 0);
             }
             bt_step_free(&a);
             bt_step_free(&b);
             brs_plan_free(fresh);
         }
-        CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_SEED, 99) == BRS_OK); /* same plan, new key */
+        CU_ASSERT_FATAL(brs_sampler_set_int(s, BRS_OPT_SEED, 99) ==
+                        BRS_OK); /* same plan, new key */
     }
     brs_plan_free(reused);
     brs_sampler_free(s);
@@ -362,13 +379,17 @@ static void test_grouped_cache_keyed(void)
 
 static void expect_same_description(const brs_plan *a, const brs_plan *b)
 {
-    const brs_plan_key ints[] = {BRS_PLAN_EPOCH, BRS_PLAN_STEP, BRS_PLAN_NUM_SAMPLES,
-                                 BRS_PLAN_DP_SIZE, BRS_PLAN_GRAD_ACCUM,
-                                 BRS_PLAN_TOTAL_PADDED_TOKENS, BRS_PLAN_TOTAL_REAL_TOKENS,
+    const brs_plan_key ints[] = {BRS_PLAN_EPOCH,
+                                 BRS_PLAN_STEP,
+                                 BRS_PLAN_NUM_SAMPLES,
+                                 BRS_PLAN_DP_SIZE,
+                                 BRS_PLAN_GRAD_ACCUM,
+                                 BRS_PLAN_TOTAL_PADDED_TOKENS,
+                                 BRS_PLAN_TOTAL_REAL_TOKENS,
                                  BRS_PLAN_MAX_PADDED_TOKENS};
-    const brs_plan_key doubles[] = {BRS_PLAN_MAX_COST, BRS_PLAN_LOWER_BOUND, BRS_PLAN_TOTAL_COST,
-                                    BRS_PLAN_MICRO_SYNC_TIME, BRS_PLAN_STEP_SYNC_TIME,
-                                    BRS_PLAN_TIME_LOWER_BOUND};
+    const brs_plan_key doubles[] = {BRS_PLAN_MAX_COST,       BRS_PLAN_LOWER_BOUND,
+                                    BRS_PLAN_TOTAL_COST,     BRS_PLAN_MICRO_SYNC_TIME,
+                                    BRS_PLAN_STEP_SYNC_TIME, BRS_PLAN_TIME_LOWER_BOUND};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         BT_ASSERT(bt_plan_int(a, ints[i]) == bt_plan_int(b, ints[i]));
     for (size_t i = 0; i < sizeof doubles / sizeof doubles[0]; i++)
@@ -378,7 +399,8 @@ static void expect_same_description(const brs_plan *a, const brs_plan *b)
     for (int64_t m = 0; m < sa.k; m++) {
         BT_ASSERT(sa.mb[m].count == sb.mb[m].count && sa.mb[m].padded == sb.mb[m].padded &&
                   sa.mb[m].real == sb.mb[m].real && sa.mb[m].cost == sb.mb[m].cost);
-        BT_ASSERT(memcmp(sa.mb[m].indices, sb.mb[m].indices, sa.mb[m].count * sizeof(uint64_t)) == 0);
+        BT_ASSERT(memcmp(sa.mb[m].indices, sb.mb[m].indices, sa.mb[m].count * sizeof(uint64_t)) ==
+                  0);
     }
     bt_step_free(&sa);
     bt_step_free(&sb);
@@ -409,8 +431,10 @@ static void test_load_reproduces_computed(void)
     const struct {
         int64_t p, g, r, packed, strategy;
         double intercept;
-    } cases[] = {{4, 2, 3, 0, BRS_STRATEGY_BALANCED, 0},     {8, 1, 1, 0, BRS_STRATEGY_BALANCED, 2},
-                 {4, 4, 2, 1, BRS_STRATEGY_BALANCED, 1},     {4, 2, 2, 0, BRS_STRATEGY_RANDOM, 0},
+    } cases[] = {{4, 2, 3, 0, BRS_STRATEGY_BALANCED, 0},
+                 {8, 1, 1, 0, BRS_STRATEGY_BALANCED, 2},
+                 {4, 4, 2, 1, BRS_STRATEGY_BALANCED, 1},
+                 {4, 2, 2, 0, BRS_STRATEGY_RANDOM, 0},
                  {2, 3, 2, 1, BRS_STRATEGY_LENGTH_GROUPED, 5}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bt_config c = shaped(len, n, cases[i].p, cases[i].g, cases[i].r);
@@ -461,14 +485,21 @@ static void test_load_errors(void)
     uint64_t far[] = {0, 1, 2, 3, 4, 10};
     CU_ASSERT(brs_plan_load(p, s, indices, counts, 4, 0, 0) == BRS_OK);
     bt_set_case("load errors");
-    expect_load_error(p, brs_plan_load(p, NULL, indices, counts, 4, 0, 0), BRS_ERR_NULL_POINTER, "sampler");
-    expect_load_error(p, brs_plan_load(p, s, NULL, counts, 4, 0, 0), BRS_ERR_NULL_POINTER, "indices");
-    expect_load_error(p, brs_plan_load(p, s, indices, NULL, 4, 0, 0), BRS_ERR_NULL_POINTER, "counts");
+    expect_load_error(p, brs_plan_load(p, NULL, indices, counts, 4, 0, 0), BRS_ERR_NULL_POINTER,
+                      "sampler");
+    expect_load_error(p, brs_plan_load(p, s, NULL, counts, 4, 0, 0), BRS_ERR_NULL_POINTER,
+                      "indices");
+    expect_load_error(p, brs_plan_load(p, s, indices, NULL, 4, 0, 0), BRS_ERR_NULL_POINTER,
+                      "counts");
     CU_ASSERT(brs_plan_load(NULL, s, indices, counts, 4, 0, 0) == BRS_ERR_NULL_POINTER);
-    expect_load_error(p, brs_plan_load(p, s, indices, counts, 3, 0, 0), BRS_ERR_INVALID_ARGUMENT, "num_micro_batches = 3");
-    expect_load_error(p, brs_plan_load(p, s, indices, zero, 4, 0, 0), BRS_ERR_INVALID_ARGUMENT, "counts[1] is 0");
-    expect_load_error(p, brs_plan_load(p, s, far, counts, 4, 0, 0), BRS_ERR_OUT_OF_RANGE, "indices[5] = 10");
-    expect_load_error(p, brs_plan_load(p, empty, indices, counts, 4, 0, 0), BRS_ERR_STATE, "no lengths");
+    expect_load_error(p, brs_plan_load(p, s, indices, counts, 3, 0, 0), BRS_ERR_INVALID_ARGUMENT,
+                      "num_micro_batches = 3");
+    expect_load_error(p, brs_plan_load(p, s, indices, zero, 4, 0, 0), BRS_ERR_INVALID_ARGUMENT,
+                      "counts[1] is 0");
+    expect_load_error(p, brs_plan_load(p, s, far, counts, 4, 0, 0), BRS_ERR_OUT_OF_RANGE,
+                      "indices[5] = 10");
+    expect_load_error(p, brs_plan_load(p, empty, indices, counts, 4, 0, 0), BRS_ERR_STATE,
+                      "no lengths");
     /* a repeated index is a plan the library can describe (a peer's top-up) */
     uint64_t twice[] = {3, 3, 1, 2, 0, 0};
     CU_ASSERT(brs_plan_load(p, s, twice, counts, 4, 7, 2) == BRS_OK);

@@ -37,8 +37,7 @@ static void test_split_is_left_out(void)
     bt_config c = split_2x4x2(len, n);
     uint64_t base = stream_fingerprint_of(&c);
     bt_config split[5];
-    for (size_t i = 0; i < 5; i++)
-        split[i] = c;
+    for (size_t i = 0; i < 5; i++) split[i] = c;
     split[0].dp_size = 4, split[0].grad_accum = 1;
     split[1].dp_size = 1, split[1].batch_size = 8;
     split[2].dp_size = 1, split[2].batch_size = 2, split[2].grad_accum = 8;
@@ -59,8 +58,7 @@ static void test_stream_changes_are_in(void)
     bt_config c = split_2x4x2(len, n);
     uint64_t base = stream_fingerprint_of(&c);
     bt_config changed[3];
-    for (size_t i = 0; i < 3; i++)
-        changed[i] = c;
+    for (size_t i = 0; i < 3; i++) changed[i] = c;
     changed[0].seed = 1;
     changed[1].shuffle = 0;
     changed[2].drop_last = 0;
@@ -108,7 +106,8 @@ static void test_errors(void)
     static const uint32_t lengths[] = {3, 1, 2};
     CU_ASSERT_FATAL(brs_sampler_set_lengths(s, lengths, 3, BRS_LENGTHS_COPY) == BRS_OK);
     CU_ASSERT(brs_sampler_stream_fingerprint(NULL, s) == BRS_ERR_NULL_POINTER);
-    CU_ASSERT(strstr(brs_sampler_last_error(s), "brs_sampler_stream_fingerprint: out is NULL") != NULL);
+    CU_ASSERT(strstr(brs_sampler_last_error(s), "brs_sampler_stream_fingerprint: out is NULL") !=
+              NULL);
     brs_sampler_free(s);
 }
 

@@ -22,8 +22,7 @@ typedef struct {
     size_t dp, ga;
     int64_t sync, packed;
     uint64_t max_tokens, max_encoder;
-    uint64_t alpha_micro, intercept_micro, enc_weight_micro, enc_alpha_micro,
-        enc_intercept_micro;
+    uint64_t alpha_micro, intercept_micro, enc_weight_micro, enc_alpha_micro, enc_intercept_micro;
 } setup;
 
 static void random_dataset(dataset *d, bt_rng *r, size_t n, int with_images)
@@ -44,26 +43,23 @@ static brs_sampler *sampler_of(const dataset *d, const setup *u, int loads)
     brs_sampler *s = NULL;
     size_t k = u->dp * u->ga;
     if (brs_sampler_new(&s) != BRS_OK) return NULL;
-    int ok = brs_sampler_set_lengths(s, d->lengths, d->n, BRS_LENGTHS_COPY) == BRS_OK &&
-             brs_sampler_set_int(s, BRS_OPT_DP_SIZE, (int64_t)u->dp) == BRS_OK &&
-             brs_sampler_set_int(s, BRS_OPT_GRAD_ACCUM, (int64_t)u->ga) == BRS_OK &&
-             brs_sampler_set_int(s, BRS_OPT_BATCH_SIZE, (int64_t)(d->n / k)) == BRS_OK &&
-             brs_sampler_set_int(s, BRS_OPT_SHUFFLE, 0) == BRS_OK &&
-             brs_sampler_set_int(s, BRS_OPT_SYNC, u->sync) == BRS_OK &&
-             brs_sampler_set_int(s, BRS_OPT_PACKED, u->packed) == BRS_OK &&
-             brs_sampler_set_int(s, BRS_OPT_MAX_TOKENS, (int64_t)u->max_tokens) == BRS_OK &&
-             brs_sampler_set_int(s, BRS_OPT_MAX_ENCODER_TOKENS, (int64_t)u->max_encoder) ==
-                 BRS_OK &&
-             brs_sampler_set_double(s, BRS_OPT_ALPHA, u->alpha_micro / 1e6) == BRS_OK &&
-             brs_sampler_set_double(s, BRS_OPT_INTERCEPT, u->intercept_micro / 1e6) == BRS_OK &&
-             brs_sampler_set_double(s, BRS_OPT_ENCODER_WEIGHT, u->enc_weight_micro / 1e6) ==
-                 BRS_OK &&
-             brs_sampler_set_double(s, BRS_OPT_ENCODER_ALPHA, u->enc_alpha_micro / 1e6) ==
-                 BRS_OK &&
-             brs_sampler_set_double(s, BRS_OPT_ENCODER_INTERCEPT, u->enc_intercept_micro / 1e6) ==
-                 BRS_OK &&
-             (!loads ||
-              brs_sampler_set_encoder_loads(s, d->patches, d->offsets, d->n) == BRS_OK);
+    int ok =
+        brs_sampler_set_lengths(s, d->lengths, d->n, BRS_LENGTHS_COPY) == BRS_OK &&
+        brs_sampler_set_int(s, BRS_OPT_DP_SIZE, (int64_t)u->dp) == BRS_OK &&
+        brs_sampler_set_int(s, BRS_OPT_GRAD_ACCUM, (int64_t)u->ga) == BRS_OK &&
+        brs_sampler_set_int(s, BRS_OPT_BATCH_SIZE, (int64_t)(d->n / k)) == BRS_OK &&
+        brs_sampler_set_int(s, BRS_OPT_SHUFFLE, 0) == BRS_OK &&
+        brs_sampler_set_int(s, BRS_OPT_SYNC, u->sync) == BRS_OK &&
+        brs_sampler_set_int(s, BRS_OPT_PACKED, u->packed) == BRS_OK &&
+        brs_sampler_set_int(s, BRS_OPT_MAX_TOKENS, (int64_t)u->max_tokens) == BRS_OK &&
+        brs_sampler_set_int(s, BRS_OPT_MAX_ENCODER_TOKENS, (int64_t)u->max_encoder) == BRS_OK &&
+        brs_sampler_set_double(s, BRS_OPT_ALPHA, u->alpha_micro / 1e6) == BRS_OK &&
+        brs_sampler_set_double(s, BRS_OPT_INTERCEPT, u->intercept_micro / 1e6) == BRS_OK &&
+        brs_sampler_set_double(s, BRS_OPT_ENCODER_WEIGHT, u->enc_weight_micro / 1e6) == BRS_OK &&
+        brs_sampler_set_double(s, BRS_OPT_ENCODER_ALPHA, u->enc_alpha_micro / 1e6) == BRS_OK &&
+        brs_sampler_set_double(s, BRS_OPT_ENCODER_INTERCEPT, u->enc_intercept_micro / 1e6) ==
+            BRS_OK &&
+        (!loads || brs_sampler_set_encoder_loads(s, d->patches, d->offsets, d->n) == BRS_OK);
     if (ok) return s;
     brs_sampler_free(s);
     return NULL;
@@ -227,8 +223,8 @@ static u128 check_plan(const brs_plan *p, const setup *u, const dataset *d)
     for (size_t i = 0; i < d->n; i++) BT_ASSERT(seen[i]);
     BT_ASSERT((uint64_t)bt_plan_int(p, BRS_PLAN_MAX_ENCODER_TOKENS) == max_patches);
     u128 time = deal_time(u, costs, deal);
-    brs_plan_key key = u->sync == BRS_SYNC_MICRO_STEP ? BRS_PLAN_MICRO_SYNC_TIME
-                                                      : BRS_PLAN_STEP_SYNC_TIME;
+    brs_plan_key key =
+        u->sync == BRS_SYNC_MICRO_STEP ? BRS_PLAN_MICRO_SYNC_TIME : BRS_PLAN_STEP_SYNC_TIME;
     BT_ASSERT(bt_close(bt_plan_double(p, key), bt_to_cost(time)));
     BT_ASSERT(bt_le(bt_plan_double(p, BRS_PLAN_TIME_LOWER_BOUND), bt_to_cost(time)));
     return time;
@@ -266,8 +262,8 @@ static void test_small_steps_against_oracle(void)
         size_t k = u.dp * u.ga, per = 1 + (size_t)bt_rng_below(&r, 8 / k);
         dataset d;
         random_dataset(&d, &r, k * per, 1);
-        bt_set_case("round %d: dp %zu ga %zu n %zu sync %lld packed %lld", round, u.dp, u.ga,
-                    d.n, (long long)u.sync, (long long)u.packed);
+        bt_set_case("round %d: dp %zu ga %zu n %zu sync %lld packed %lld", round, u.dp, u.ga, d.n,
+                    (long long)u.sync, (long long)u.packed);
         brs_sampler *s = sampler_of(&d, &u, 1);
         if (!s) {
             /* a sample alone breaks a cap: the oracle finds nothing either */
@@ -314,8 +310,7 @@ static void test_large_steps_beat_text_split(void)
         u.max_tokens = 0;
         dataset d;
         random_dataset(&d, &r, 64, 1);
-        bt_set_case("round %d: dp %zu ga %zu packed %lld", round, u.dp, u.ga,
-                    (long long)u.packed);
+        bt_set_case("round %d: dp %zu ga %zu packed %lld", round, u.dp, u.ga, (long long)u.packed);
         brs_sampler *with = sampler_of(&d, &u, 1), *without = sampler_of(&d, &u, 0);
         if (!with || !without || brs_sampler_validate(with) != BRS_OK) {
             brs_sampler_free(with);
@@ -339,12 +334,11 @@ static void test_large_steps_beat_text_split(void)
                 at += count;
             }
             BT_ASSERT(brs_plan_load(text, with, indices, counts, k, 0, 0) == BRS_OK);
-            bool text_fits = u.max_encoder == 0 ||
-                             (uint64_t)bt_plan_int(text, BRS_PLAN_MAX_ENCODER_TOKENS) <=
-                                 u.max_encoder;
+            bool text_fits =
+                u.max_encoder == 0 ||
+                (uint64_t)bt_plan_int(text, BRS_PLAN_MAX_ENCODER_TOKENS) <= u.max_encoder;
             if (text_fits)
-                BT_ASSERT(bt_le(bt_to_cost(time),
-                                bt_plan_double(text, BRS_PLAN_MICRO_SYNC_TIME)));
+                BT_ASSERT(bt_le(bt_to_cost(time), bt_plan_double(text, BRS_PLAN_MICRO_SYNC_TIME)));
         } else {
             BT_ASSERT(status == BRS_ERR_CAP_INFEASIBLE);
             BT_ASSERT(strstr(brs_plan_last_error(p), "max_encoder_tokens") != NULL);
@@ -437,12 +431,10 @@ static void test_loads_validated_and_fingerprinted(void)
               BRS_ERR_INVALID_ARGUMENT);
     CU_ASSERT(strstr(brs_sampler_last_error(s), "image_offsets[2]") != NULL);
     uint64_t zero_image[9] = {0, 1, 2, 3, 3, 3, 3, 3, 3};
-    CU_ASSERT(brs_sampler_set_encoder_loads(s, patches, zero_image, 8) ==
-              BRS_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(brs_sampler_set_encoder_loads(s, patches, zero_image, 8) == BRS_ERR_INVALID_ARGUMENT);
     CU_ASSERT(strstr(brs_sampler_last_error(s), "image_patches[2]") != NULL);
     CU_ASSERT(brs_sampler_set_encoder_loads(s, patches, offsets, 8) == BRS_OK);
-    CU_ASSERT(brs_sampler_encoder_load(&images, &sum, s, 1) == BRS_OK && images == 1 &&
-              sum == 20);
+    CU_ASSERT(brs_sampler_encoder_load(&images, &sum, s, 1) == BRS_OK && images == 1 && sum == 20);
     CU_ASSERT(brs_sampler_encoder_load(&images, &sum, s, 8) == BRS_ERR_OUT_OF_RANGE);
     CU_ASSERT(brs_sampler_fingerprint(&loaded, s) == BRS_OK && loaded != plain);
     patches[1] = 21;

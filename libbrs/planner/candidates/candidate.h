@@ -20,9 +20,9 @@ struct brs_candidate_input {
     size_t n, k, dp_size, grad_accum;
     int sync;
     const struct brs_cost_model *model; /* its cap is the memory budget */
-    brs_wide min_max;    /* padded: T*, the exact min-max cost of k groups */
-    brs_wide weight_sum; /* padded: the samples' weights summed */
-    brs_wide beat;       /* a row that meets the polished plan: that plan's step time */
+    brs_wide min_max;                   /* padded: T*, the exact min-max cost of k groups */
+    brs_wide weight_sum;                /* padded: the samples' weights summed */
+    brs_wide beat; /* a row that meets the polished plan: that plan's step time */
 };
 
 /* Where a builder writes its split: a padded one starts[0..k] and

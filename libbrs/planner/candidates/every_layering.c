@@ -21,11 +21,11 @@ enum { EXACT_WORK_PER_SAMPLE = 16, EXACT_WORK_BASE = 8192 };
 
 struct cuts {
     struct brs_layering *l;
-    size_t slack;     /* the positions each cut can take: n - ranks * count + 1 */
-    brs_wide *memo;   /* layer times by (start, length - ranks) */
-    brs_wide *best;   /* (count + 1) * (n + 1): least time of m layers over [0, b) */
-    uint32_t *from;   /* where the m-th layer of that best starts */
-    brs_wide beat;    /* only layerings at most this fast are of interest */
+    size_t slack;   /* the positions each cut can take: n - ranks * count + 1 */
+    brs_wide *memo; /* layer times by (start, length - ranks) */
+    brs_wide *best; /* (count + 1) * (n + 1): least time of m layers over [0, b) */
+    uint32_t *from; /* where the m-th layer of that best starts */
+    brs_wide beat;  /* only layerings at most this fast are of interest */
 };
 
 /* The exact time of [a, b), computed once where layers in the middle repeat. */
@@ -51,7 +51,8 @@ static void relax(struct cuts *c, size_t m, size_t b, brs_wide tail)
         brs_wide low = prev[a] + brs_layering_estimate(c->l, a, b);
         if (low + tail > c->beat || (found != BRS_LAYERING_NO_TIME && low >= found)) continue;
         brs_wide t = memo_time(c, a, b);
-        if (t == BRS_LAYERING_NO_TIME || prev[a] + t + tail > c->beat || prev[a] + t >= found) continue;
+        if (t == BRS_LAYERING_NO_TIME || prev[a] + t + tail > c->beat || prev[a] + t >= found)
+            continue;
         found = prev[a] + t;
         at = (uint32_t)a;
     }
@@ -73,7 +74,8 @@ static brs_status run_cuts(struct cuts *c)
             if (brs_layering_estimate(l, 0, b) + tail <= c->beat) relax(c, m, b, tail);
         }
     }
-    if (c->best[g * width + n] == BRS_LAYERING_NO_TIME) return BRS_ERR_TOO_LARGE; /* none beats c->beat */
+    if (c->best[g * width + n] == BRS_LAYERING_NO_TIME)
+        return BRS_ERR_TOO_LARGE; /* none beats c->beat */
     size_t b = n;
     for (size_t m = g; m > 0; m--) {
         size_t a = c->from[m * width + b];
@@ -98,7 +100,8 @@ struct halves {
 
 static void try_cut(struct halves *h, size_t c, brs_wide left, brs_wide right)
 {
-    if (left == BRS_LAYERING_NO_TIME || right == BRS_LAYERING_NO_TIME || left + right >= h->best) return;
+    if (left == BRS_LAYERING_NO_TIME || right == BRS_LAYERING_NO_TIME || left + right >= h->best)
+        return;
     h->best = left + right;
     h->cut = c;
 }
@@ -155,9 +158,12 @@ static brs_status build_many(struct brs_layering *l, size_t slack, brs_wide beat
                              brs_wide *costs)
 {
     size_t n = l->n, count = l->count, width = n + 1;
-    struct cuts c = {l, slack, malloc((n - l->ranks + 1) * slack * sizeof *c.memo),
+    struct cuts c = {l,
+                     slack,
+                     malloc((n - l->ranks + 1) * slack * sizeof *c.memo),
                      malloc((count + 1) * width * sizeof *c.best),
-                     malloc((count + 1) * width * sizeof *c.from), beat};
+                     malloc((count + 1) * width * sizeof *c.from),
+                     beat};
     for (size_t i = 0; c.memo && i < (n - l->ranks + 1) * slack; i++) c.memo[i] = UNKNOWN;
     brs_status status = c.memo && c.best && c.from ? BRS_OK : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK) status = run_cuts(&c);
@@ -185,8 +191,8 @@ static brs_status build(const struct brs_candidate_input *in, struct brs_candida
     size_t slack = n - k + 1;
     if (!exact_fits(n, in->dp_size, grad_accum, slack)) return BRS_ERR_TOO_LARGE;
     struct brs_layering l;
-    brs_status status = brs_layering_open(&l, in->lengths, in->cache, n, in->dp_size, grad_accum,
-                                          in->model);
+    brs_status status =
+        brs_layering_open(&l, in->lengths, in->cache, n, in->dp_size, grad_accum, in->model);
     if (status == BRS_OK)
         status = grad_accum == 2 ? build_two(&l, in->beat, out->starts, out->costs)
                                  : build_many(&l, slack, in->beat, out->starts, out->costs);
@@ -194,5 +200,5 @@ static brs_status build(const struct brs_candidate_input *in, struct brs_candida
     return status;
 }
 
-const struct brs_candidate brs_every_layering_candidate = {
-    "every layering", applies, build, BRS_CANDIDATE_AFTER_POLISH};
+const struct brs_candidate brs_every_layering_candidate = {"every layering", applies, build,
+                                                           BRS_CANDIDATE_AFTER_POLISH};

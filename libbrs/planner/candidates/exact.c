@@ -44,8 +44,8 @@ struct enumeration {
 static void score_current(struct enumeration *e)
 {
     struct brs_score s;
-    brs_status status = brs_score_split(&s, e->starts, e->costs, e->lengths, e->k,
-                                                  e->dp_size, e->sync, e->slots);
+    brs_status status =
+        brs_score_split(&s, e->starts, e->costs, e->lengths, e->k, e->dp_size, e->sync, e->slots);
     if (status != BRS_OK) {
         e->status = status;
         return;
@@ -83,8 +83,9 @@ static brs_status build(const struct brs_candidate_input *in, struct brs_candida
     size_t n = in->n, k = in->k;
     if (!few_splits(n, k) || (in->sync == BRS_SYNC_STEP && k > EXACT_STEP_GROUPS))
         return BRS_ERR_TOO_LARGE;
-    struct enumeration e = {in->lengths, n, k, in->dp_size, in->sync, in->model,
-                            NULL, out->starts, NULL, out->costs, NULL, {0, 0, 0}, 0, BRS_OK};
+    struct enumeration e = {in->lengths, n,         k,           in->dp_size, in->sync,
+                            in->model,   NULL,      out->starts, NULL,        out->costs,
+                            NULL,        {0, 0, 0}, 0,           BRS_OK};
     e.starts = malloc((k + 1) * sizeof *e.starts);
     e.costs = malloc(k * sizeof *e.costs);
     e.slots = malloc(k * sizeof *e.slots);

@@ -48,7 +48,7 @@ struct climb {
      * only blocks repriced since (stale) are scanned again. */
     size_t *block_hi, *block_lo;
     uint8_t *stale;
-    size_t active; /* groups not frozen */
+    size_t active;  /* groups not frozen */
     uint64_t *seen; /* open addressing, 0 = empty */
     size_t seen_mask;
     uint64_t hash; /* of the counts: a sum over groups, so one move updates it */
@@ -74,8 +74,8 @@ static BRS_ALWAYS_INLINE int costlier(const struct climb *c, size_t a, size_t b,
 
 /* Candidates for the costliest (hi) and the cheapest (lo) met in index
  * order, so that ties keep the first (k: none yet, or no candidate). */
-static BRS_ALWAYS_INLINE void meet(const struct climb *c, size_t *hi, size_t *lo, size_t hi_candidate,
-                                   size_t lo_candidate, int narrow)
+static BRS_ALWAYS_INLINE void meet(const struct climb *c, size_t *hi, size_t *lo,
+                                   size_t hi_candidate, size_t lo_candidate, int narrow)
 {
     if (hi_candidate != c->k && (*hi == c->k || costlier(c, hi_candidate, *hi, narrow)))
         *hi = hi_candidate;
@@ -99,8 +99,7 @@ static BRS_ALWAYS_INLINE void block_extremes(struct climb *c, size_t b, int narr
     c->stale[b] = 0;
 }
 
-static BRS_ALWAYS_INLINE void price_groups(struct climb *c, size_t first, size_t last,
-                                            int narrow)
+static BRS_ALWAYS_INLINE void price_groups(struct climb *c, size_t first, size_t last, int narrow)
 {
     for (size_t g = first; g <= last; g++) {
         c->start[g + 1] = c->start[g] + c->counts[g];
@@ -152,7 +151,8 @@ static BRS_ALWAYS_INLINE size_t cheapest_donor_as(const struct climb *c, int nar
     brs_wide least = 0; /* donor's cost */
     for (size_t g = 0; g < c->k; g++) {
         if (c->frozen[g] || c->member[g] || c->counts[g] <= 1) continue;
-        if (donor == c->k || brs_wide_below(c->costs[g], least, narrow)) donor = g, least = c->costs[g];
+        if (donor == c->k || brs_wide_below(c->costs[g], least, narrow))
+            donor = g, least = c->costs[g];
     }
     return donor;
 }
@@ -257,9 +257,14 @@ static brs_status climb(size_t *starts, brs_wide *costs, const uint32_t *lengths
     if (k > CLIMB_MAX_GROUPS) return BRS_ERR_TOO_LARGE;
     size_t rounds = CLIMB_ROUNDS_PER_GROUP * k > n ? CLIMB_ROUNDS_PER_GROUP * k : n;
     if (rounds > CLIMB_WORK / k + 1) rounds = CLIMB_WORK / k + 1;
-    struct climb c = {.lengths = lengths, .k = k, .dp_size = dp_size, .model = model,
-                      .active = k, .seen_mask = next_power_of_two(2 * rounds) - 1,
-                      .work_left = CLIMB_WORK, .narrow = brs_fits_64_bits(lengths, n, model)};
+    struct climb c = {.lengths = lengths,
+                      .k = k,
+                      .dp_size = dp_size,
+                      .model = model,
+                      .active = k,
+                      .seen_mask = next_power_of_two(2 * rounds) - 1,
+                      .work_left = CLIMB_WORK,
+                      .narrow = brs_fits_64_bits(lengths, n, model)};
     size_t blocks = (k + BLOCK - 1) / BLOCK;
     c.counts = malloc(k * sizeof *c.counts);
     c.best = malloc(k * sizeof *c.best);
@@ -309,7 +314,10 @@ static brs_status climb(size_t *starts, brs_wide *costs, const uint32_t *lengths
 
 /* Upstream's split balances ranks: with one rank there is nothing to
  * compare it with. */
-static int applies(const struct brs_candidate_input *in) { return in->dp_size > 1; }
+static int applies(const struct brs_candidate_input *in)
+{
+    return in->dp_size > 1;
+}
 
 static brs_status build(const struct brs_candidate_input *in, struct brs_candidate_output *out)
 {

@@ -38,13 +38,16 @@ static brs_status grid_cuts(struct brs_layering *l)
                 from[m * (points + 1) + i] = 0;
                 for (size_t h = 0; h < i; h++) {
                     brs_wide e = brs_layering_estimate(l, grid[h], grid[i]);
-                    if (prev[h] == BRS_LAYERING_NO_TIME || e == BRS_LAYERING_NO_TIME || prev[h] + e >= row[i]) continue;
+                    if (prev[h] == BRS_LAYERING_NO_TIME || e == BRS_LAYERING_NO_TIME ||
+                        prev[h] + e >= row[i])
+                        continue;
                     row[i] = prev[h] + e;
                     from[m * (points + 1) + i] = (uint32_t)h;
                 }
             }
         }
-        if (best[g * (points + 1) + points] == BRS_LAYERING_NO_TIME) status = BRS_ERR_INVALID_ARGUMENT;
+        if (best[g * (points + 1) + points] == BRS_LAYERING_NO_TIME)
+            status = BRS_ERR_INVALID_ARGUMENT;
         size_t i = points;
         for (size_t m = g; m > 0 && status == BRS_OK; m--) {
             l->cut[m] = grid[i];
@@ -106,7 +109,7 @@ static void push(struct brs_layering *l)
         size_t pos = l->cut[m], after = l->ranks * (l->count - m - 1);
         for (size_t r = 0; r < l->ranks; r++)
             pos += brs_search_greedy_group(l->lengths, l->n, pos, after + l->ranks - 1 - r,
-                                              l->model, l->time[m]);
+                                           l->model, l->time[m]);
         if (pos > l->cut[m + 1]) {
             l->cut[m + 1] = pos;
             l->time[m + 1] = brs_layering_time(l, l->cut[m + 1], l->cut[m + 2]);
@@ -116,7 +119,8 @@ static void push(struct brs_layering *l)
 
 static void refine_cuts(struct brs_layering *l)
 {
-    for (size_t m = 0; m < l->count; m++) l->time[m] = brs_layering_time(l, l->cut[m], l->cut[m + 1]);
+    for (size_t m = 0; m < l->count; m++)
+        l->time[m] = brs_layering_time(l, l->cut[m], l->cut[m + 1]);
     /* the descent's layer times cost O(ranks) probes each: skipped for very wide steps */
     int rounds = l->ranks * l->count > DESCENT_MAX_GROUPS ? 0 : DESCENT_ROUNDS;
     for (int round = 0; round < rounds; round++)
@@ -125,7 +129,10 @@ static void refine_cuts(struct brs_layering *l)
 }
 
 /* With one rank a layer is a single group: the layers cannot help. */
-static int applies(const struct brs_candidate_input *in) { return in->dp_size > 1; }
+static int applies(const struct brs_candidate_input *in)
+{
+    return in->dp_size > 1;
+}
 
 /* The layers under the model's cap; BRS_ERR_INVALID_ARGUMENT when no
  * layering fits it. */

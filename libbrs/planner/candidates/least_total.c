@@ -10,7 +10,10 @@
  * brs_split_heuristic_least_total. */
 enum { WIDE_BUDGET_PER_SAMPLE = 64 };
 
-static int applies(const struct brs_candidate_input *in) { return in->dp_size == 1 && in->k > 1; }
+static int applies(const struct brs_candidate_input *in)
+{
+    return in->dp_size == 1 && in->k > 1;
+}
 
 static brs_status build(const struct brs_candidate_input *in, struct brs_candidate_output *out)
 {
