@@ -24,6 +24,10 @@ _PUBLIC = {
     "calibrate": (".calibration", "calibrate"),
     # (lengths, images) of a lengths file, read by libbrs (docs/formats.md)
     "read_lengths_file": ("._lengths", "read_file_with_images"),
+    # the tensors of a micro-batch padded to the plan's length (max_shapes, length_buckets)
+    "PadToPlan": ("._pad_to_plan", "PadToPlan"),
+    # each shape of the run once before step 0, training left bit-identical
+    "warmup": ("._warmup", "warmup"),
 }
 
 __all__ = list(_PUBLIC)

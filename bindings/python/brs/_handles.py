@@ -120,6 +120,19 @@ class NativeSampler:
                                              capacity))
         return [(out[2 * i], out[2 * i + 1]) for i in range(count.value)]
 
+    def shape_vocabulary(self):
+        """The run's vocabulary as sorted (batch size, padded length) pairs; None when
+        max_shapes is 0. Asked for its count first, then read with exactly that room."""
+        count = ctypes.c_size_t()
+        self._check(n.lib.brs_sampler_shape_vocabulary(None, ctypes.byref(count), self.handle,
+                                                       ctypes.c_size_t(0)))
+        if count.value == 0:
+            return None
+        out = (ctypes.c_uint64 * (2 * count.value))()
+        self._check(n.lib.brs_sampler_shape_vocabulary(out, ctypes.byref(count), self.handle,
+                                                       ctypes.c_size_t(count.value)))
+        return [(out[2 * i], out[2 * i + 1]) for i in range(count.value)]
+
     def check_epoch(self, epoch):
         """(least max_tokens that plans every step of ``epoch``, most micro-batches a step
         needs); raises when max_tokens cannot plan the epoch. None in packed mode, whose cap
@@ -194,7 +207,7 @@ class NativePlan:
         check_plan(n.lib.brs_plan_get_double(ctypes.byref(out), self.handle, key), self.handle)
         return out.value
 
-    def micro_batch(self, rank, micro):
+    def micro_batch(self, rank, micro, packed=False):
         padded, real, cost = ctypes.c_uint64(), ctypes.c_uint64(), ctypes.c_double()
         check_plan(n.lib.brs_plan_micro_batch_stats(ctypes.byref(padded), ctypes.byref(real),
                                                     ctypes.byref(cost), self.handle, rank, micro),
@@ -205,11 +218,14 @@ class NativePlan:
                                                       rank, micro),
                    self.handle)
         indices = self.indices(rank, micro)
+        # Padded: bs rows of one length. Packed: one row of the padded total.
+        length = padded.value if packed else padded.value // max(1, len(indices))
         return MicroBatch(indices, padded.value, real.value, len(indices), cost.value,
-                          patches.value, images.value, encoder_cost.value)
+                          patches.value, images.value, encoder_cost.value, length)
 
-    def snapshot(self):
-        """The computed step as a Plan; the Plan takes this handle over (do not reuse it)."""
+    def snapshot(self, packed=False):
+        """The computed step as a Plan; the Plan takes this handle over (do not reuse it).
+        ``packed``: the sampler packs micro-batches (each one row; MicroBatch.padded_length)."""
         dp_size, grad_accum = self.get_int(n.PLAN_DP_SIZE), self.get_int(n.PLAN_GRAD_ACCUM)
         return Plan(
             epoch=self.get_int(n.PLAN_EPOCH),
@@ -227,6 +243,6 @@ class NativePlan:
             total_encoder_tokens=self.get_int(n.PLAN_TOTAL_ENCODER_TOKENS),
             max_encoder_tokens=self.get_int(n.PLAN_MAX_ENCODER_TOKENS),
             encoder_cost=self.get_double(n.PLAN_ENCODER_COST),
-            reader=lambda: [[self.micro_batch(r, m) for m in range(grad_accum)]
+            reader=lambda: [[self.micro_batch(r, m, packed) for m in range(grad_accum)]
                             for r in range(dp_size)],
         )

@@ -16,6 +16,10 @@ class MicroBatch(NamedTuple):
     encoder_tokens: int = 0
     images: int = 0
     encoder_cost: float = 0.0
+    # The length every row of the micro-batch's tensors is padded to: padded_tokens / num_samples
+    # (the longest, rounded as the plan prices it; with max_shapes a vocabulary length); packed
+    # mode: the one row's padded total. 0 when unknown.
+    padded_length: int = 0
 
 
 _TOTALS = ("epoch", "step", "num_samples", "max_cost", "lower_bound", "total_cost",

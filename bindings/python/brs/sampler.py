@@ -18,8 +18,9 @@ except ImportError:
     _SamplerBase = object
 
 from . import _args, _elastic, _options, _run_check, cost_model as _cost_model, distributed
-from . import recreation
+from . import _padding, recreation
 from ._encoder import image_table
+from ._errors import BrsError
 from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
@@ -97,7 +98,7 @@ class BatchRebalanceSampler(_SamplerBase):
                  max_tokens=None, packed=None, strategy=None, sync=None,
                  pad_to_multiple_of=None, length_buckets=None, cost_model=None,
                  encoder_loads=None, encoder_weight=None, encoder_alpha=None,
-                 encoder_intercept=None, max_encoder_tokens=None):
+                 encoder_intercept=None, max_encoder_tokens=None, max_shapes=None):
         if cost_model is not None:  # fills in alpha, intercept and max_tokens not given here
             alpha, intercept, max_tokens = _cost_model.resolve(cost_model, alpha, intercept,
                                                                max_tokens)
@@ -214,6 +215,8 @@ class BatchRebalanceSampler(_SamplerBase):
             self._frozen = tuple(frozen)
         self._check_cap(self._epoch)  # a max_tokens some step cannot meet fails here too
         self._native.validate()  # bad combinations fail here, not at the first batch
+        if self.max_shapes and (self.packed or self.strategy != "balanced"):
+            self.shape_vocabulary()  # the library refuses these at once, with its message
         recreation.save_arguments(self)
 
     def _configure(self):
@@ -245,6 +248,36 @@ class BatchRebalanceSampler(_SamplerBase):
         self._topology()
         capacity = self.steps_per_epoch * self._native.get_int(_options.BY_NAME["grad_accum"].key)
         return self._native.shapes(epoch, capacity)
+
+    def shape_vocabulary(self):
+        """The run's shape vocabulary: the sorted ``(batch_size, padded_length)`` pairs that
+        every micro-batch of every rank in every epoch has when ``max_shapes`` is set, known
+        before step 0 (the same on every rank), so that each can be warmed (brs.warmup),
+        compiled or captured once; None when max_shapes is 0 (any shape). ValueError with the
+        library's message when no vocabulary of max_shapes shapes plans every step, and in
+        packed mode or with a strategy other than "balanced"."""
+        self._topology()
+        try:
+            return self._native.shape_vocabulary()
+        except BrsError as exc:  # BRS_ERR_UNSUPPORTED: a combination the caller must change
+            raise _value_error(exc) from None
+
+    def padded_length(self, batch_size, longest):
+        """The padded length the plan gives a micro-batch of ``batch_size`` samples whose
+        longest has ``longest`` tokens: ``longest`` rounded up to pad_to_multiple_of and to the
+        smallest length bucket that holds it, then, with max_shapes, to the shortest vocabulary
+        length of that batch size that holds it (MicroBatch.padded_length of the plan).
+        ValueError when no bucket or vocabulary shape holds it."""
+        return self.padding_rule().padded_length(batch_size, longest)
+
+    def padding_rule(self):
+        """A small picklable object whose ``padded_length(batch_size, longest)`` is this
+        sampler's (see padded_length): what brs.PadToPlan carries into DataLoader workers."""
+        if self.packed:
+            raise ValueError("padded lengths are those of padded micro-batches; this sampler "
+                             "packs them (packed=True): a packed micro-batch is one row")
+        return _padding.PaddingRule(self.pad_to_multiple_of, self.length_buckets,
+                                    self.shape_vocabulary())
 
     def _set(self, option, value):
         try:
@@ -361,7 +394,7 @@ class BatchRebalanceSampler(_SamplerBase):
         self._topology()
         plan = NativePlan()
         plan.compute(self._native.handle, epoch, step)
-        return plan.snapshot()
+        return plan.snapshot(packed=self.packed)
 
     # -- the cost model in force ------------------------------------------------------------
 
@@ -737,6 +770,12 @@ class _EpochSetter:
 
     def __repr__(self):
         return f"<set_epoch of {self._owner!r}>"
+
+
+def _value_error(exc):
+    error = ValueError(str(exc))
+    error.status = getattr(exc, "status", None)
+    return error
 
 
 def _indivisible_message(effective_batch_size, dp_size, grad_accum):
