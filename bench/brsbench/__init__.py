@@ -1,1 +1,2 @@
-"""libbrs benchmarks against the real peers (see bench/README.md); run through bench/run."""
+"""libbrs's benchmarks (bench/README.md): one entry, `python -m brsbench <study>`; the studies'
+table is brsbench.__main__.STUDIES (`python -m brsbench --list`)."""

@@ -1,9 +1,13 @@
-"""python -m brsbench: the benchmark driver behind bench/run (which builds and sets the paths)."""
+"""python -m brsbench compare: libbrs against the peers on every distribution and layout.
 
-import argparse
+Quality (the datasets x configurations of quality.py, every peer described by the library) and
+planning speed (bench/plan_speed.c, the Python package and upstream on the same lengths); writes
+report.md, the PNG plots and results.json under --out and prints the summary tables. bench/run
+builds the library and the C timer, installs verl and runs this with --plan-speed and --verl-path.
+"""
+
 import datetime
 import importlib.metadata
-import json
 import os
 import platform
 import subprocess
@@ -13,6 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from . import datasets, plots, quality, report, speed
+from .results import write_json
 
 MODES = {
     # min_steps: tile small datasets to at least this many steps of the largest batch;
@@ -24,11 +29,12 @@ MODES = {
 SEED = 42  # upstream's default seed; every sampler gets it
 
 
-def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="bench/run", description=__doc__)
+def add_arguments(ap) -> None:
     mode = ap.add_mutually_exclusive_group()
-    mode.add_argument("--quick", dest="mode", action="store_const", const="quick")
-    mode.add_argument("--full", dest="mode", action="store_const", const="full")
+    mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
+                      help="4+ steps each, upstream timed up to 15 s per step (default)")
+    mode.add_argument("--full", dest="mode", action="store_const", const="full",
+                      help="16+ steps each, a 100k-sample synthetic set, upstream up to 180 s")
     ap.set_defaults(mode="quick")
     ap.add_argument("--out", type=Path, default=Path("bench/out"))
     ap.add_argument("--data", type=Path, default=Path("data"))
@@ -36,8 +42,8 @@ def parse_args(argv):
     ap.add_argument("--verl-path", type=Path, help="a --target dir with verl and what it imports")
     ap.add_argument("--build-info", default="", help="library path and build type, for the report")
     ap.add_argument("--only", choices=["quality", "speed"], help="run one half (development)")
-    ap.add_argument("--command", default="bench/run", help="the command line, for the report")
-    return ap.parse_args(argv)
+    ap.add_argument("--command", default=None,
+                    help="the command line, for the report (default: this one)")
 
 
 def _version(pkg):
@@ -111,8 +117,8 @@ NOTES = [
 ]
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
+def run(args) -> int:
+    args.command = args.command or args.invocation
     cfg = MODES[args.mode]
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -137,17 +143,14 @@ def main(argv=None) -> int:
     pngs = plots.all_plots(cases, points, out)
     path = report.write(out, cases=cases, points=points, sweep=sweep, env=env, notes=notes,
                         plots=pngs, command=args.command)
-    (out / "results.json").write_text(json.dumps(
+    write_json(out / "results.json", (
         {"env": env, "speed": [asdict(p) for p in points], "sweep": [asdict(p) for p in sweep],
          "quality": [{"dataset": c.dataset, "config": str(c.config), "steps": c.steps, "cap": c.cap,
                       "lower_bound": c.lower_bound,
                       "scores": {k: {f: v for f, v in asdict(s).items() if not f.endswith("steps")
                                      and f != "max_cost"} for k, s in c.scores.items()}}
-                     for c in cases]}, indent=1))
+                     for c in cases]}))
     print(report.summary(cases, points, args.command))
     print(f"\nreport: {path}", file=sys.stderr)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
-"""How well a calibrated cost model predicts micro-batch shapes it was not fitted on (CPU).
+"""python -m brsbench cost_model_accuracy: how well a calibrated cost model predicts micro-batch shapes it was not fitted on (CPU).
 
-    BRS_LIBRARY=BUILD/libbrs/libbrs.so.1 PYTHONPATH=bindings/python \
-        python bindings/python/benchmarks/cost_model_accuracy.py [-o result.json] [--held-out N]
+    BRS_LIBRARY=BUILD/libbrs/libbrs.so.1 PYTHONPATH=bindings/python:bench \
+        python3 -m brsbench cost_model_accuracy [-o result.json] [--held-out N]
         [--batches training|mask-free]
 
 For a GPT-2-shaped and a Qwen2-shaped tiny decoder (2 layers, width 128, random weights), on
@@ -19,8 +19,6 @@ errors, and the same for the per-length weight table cost = intercept + bs*w(L)
 load average, as JSON. Timings depend on the machine and its load: nothing here is asserted.
 """
 
-import argparse
-import json
 import os
 import platform
 import time
@@ -30,6 +28,8 @@ import torch
 
 from brs import calibration
 from brs.calibration import memory as _memory, shapes as _shapes
+
+from .results import write_json
 
 TINY = {
     "gpt2-tiny": ("GPT2Config", dict(n_layer=2, n_embd=128, n_head=4, vocab_size=8192,
@@ -132,8 +132,7 @@ def evaluate(name, held_out_count, rounds, batches):
             "seconds": time.perf_counter() - started}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser) -> None:
     parser.add_argument("-o", "--output", default="cost_model_accuracy.json")
     parser.add_argument("--held-out", type=int, default=24)
     parser.add_argument("--rounds", type=int, default=calibration.run.DEFAULT_REPEATS)
@@ -141,7 +140,9 @@ def main():
     parser.add_argument("--batches", choices=("training", "mask-free"), default="training",
                         help="calibrate's training-path batches, or the mask-free rectangles "
                         "it timed before (for comparison)")
-    args = parser.parse_args()
+
+
+def run(args) -> int:
     torch.set_num_threads(1)
     allocator = _memory.keep_freed_memory()  # as brs.calibrate does on CPU
     load_before = os.getloadavg()
@@ -161,10 +162,5 @@ def main():
                   f"max {e['max']:.1%}")
     print(f"load average {load_before[0]:.2f} before, {report['load_average_after'][0]:.2f} "
           f"after, on {report['cpus']} CPUs; wrote {args.output}")
-    with open(args.output, "w", encoding="utf-8") as out:
-        json.dump(report, out, indent=2)
-        out.write("\n")
-
-
-if __name__ == "__main__":
-    main()
+    write_json(args.output, report, indent=2)
+    return 0

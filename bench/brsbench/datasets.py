@@ -1,9 +1,15 @@
-"""The length distributions of the benchmark: the real files in data/ and the reference's synthetic one."""
+"""The length distributions of the benchmarks: the project's data/*.lengths files, read by the
+library's own reader (brs.read_lengths_file), and the seeded lognormal generator every study
+draws its synthetic lengths from."""
 
 import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import brs
+
+DATA = Path(__file__).resolve().parents[2] / "data"  # the checkout's data/ directory
 
 
 @dataclass
@@ -19,15 +25,25 @@ class Dataset:
 
 
 def read_lengths(path: Path) -> list[int]:
-    """One positive integer per line (the format of data/*.lengths)."""
-    with open(path) as f:
-        return [int(line) for line in f if line.strip()]
+    """The lengths of a lengths file (docs/formats.md), read by libbrs."""
+    lengths, _images = brs.read_lengths_file(path)
+    return lengths
 
 
-def lognormal_lengths(n: int, seed: int) -> list[int]:
-    """The upstream benchmark's synthetic lengths: clamp(round(lognormvariate(5, 1)), 16, 1024)."""
-    rng = random.Random(seed)
-    return [min(1024, max(16, round(rng.lognormvariate(5.0, 1.0)))) for _ in range(n)]
+def lognormal(rng: random.Random | int, mu: float = 5.0, sigma: float = 1.0, low: int = 16,
+              high: int = 1024, n: int | None = None) -> int | list[int]:
+    """clamp(round(lognormvariate(mu, sigma)), low, high): one draw (n None) or a list of n,
+    from rng (a random.Random, whose stream goes on) or from random.Random(rng) (a seed).
+    The defaults are upstream's benchmark distribution: lognormal(5, 1) in [16, 1024]."""
+    if not isinstance(rng, random.Random):
+        rng = random.Random(rng)
+    if n is None:
+        return min(high, max(low, round(rng.lognormvariate(mu, sigma))))
+    return [min(high, max(low, round(rng.lognormvariate(mu, sigma)))) for _ in range(n)]
+
+
+def lognormal_source(n: int, seed: int) -> str:
+    return f"clamp(round(lognormvariate(5,1)),16,1024), n={n}, seed={seed}"
 
 
 def load_all(data_dir: Path, synthetic_n: int, seed: int) -> list[Dataset]:
@@ -39,9 +55,28 @@ def load_all(data_dir: Path, synthetic_n: int, seed: int) -> list[Dataset]:
     for clip in (4096, 32768):
         sets.append(Dataset(f"manpages@{clip // 1024}k", [min(x, clip) for x in manpages],
                             f"data/manpages.lengths clipped at {clip}"))
-    sets.append(Dataset("lognormal", lognormal_lengths(synthetic_n, seed),
-                        f"clamp(round(lognormvariate(5,1)),16,1024), n={synthetic_n}, seed={seed}"))
+    sets.append(Dataset("lognormal", lognormal(seed, n=synthetic_n),
+                        lognormal_source(synthetic_n, seed)))
     return sets
+
+
+# The training benchmarks' datasets (train_e2e, same_shapes, online, lengths).
+E2E_NAMES = ("gsm8k", "manpages", "lognormal")
+
+
+def dataset_lengths(name: str, max_length: int = 1024, seed: int = 42) -> tuple[list[int], str]:
+    """(lengths clipped at max_length, where they come from) of one of E2E_NAMES; lognormal
+    has 10000 samples."""
+    if name == "gsm8k":
+        raw, source = read_lengths(DATA / "gsm8k_train.lengths"), "data/gsm8k_train.lengths"
+    elif name == "manpages":
+        raw = read_lengths(DATA / "manpages.lengths")
+        source = f"data/manpages.lengths clipped at {max_length}"
+    elif name == "lognormal":
+        raw, source = lognormal(seed, n=10000), lognormal_source(10000, seed)
+    else:
+        raise ValueError(f"unknown dataset {name!r}: one of {', '.join(E2E_NAMES)}")
+    return [min(x, max_length) for x in raw], source
 
 
 def fit_to_batch(ds: Dataset, batch: int, min_steps: int) -> Dataset:

@@ -1,7 +1,7 @@
-"""Python overhead of iterating a BatchRebalanceSampler through ctypes.
+"""python -m brsbench iteration_overhead: Python overhead of iterating a BatchRebalanceSampler through ctypes.
 
-    BRS_LIBRARY=BUILD/libbrs/libbrs.so.1 PYTHONPATH=bindings/python \
-        python bindings/python/benchmarks/iteration_overhead.py [N]
+    BRS_LIBRARY=BUILD/libbrs/libbrs.so.1 PYTHONPATH=bindings/python:bench \
+        python3 -m brsbench iteration_overhead [N]
 
 Iterates whole epochs of N synthetic lengths (lognormal(5, 1) clipped to [16, 1024], the
 upstream reference distribution). The time spent inside brs_plan_compute (the planning, C) is
@@ -13,18 +13,12 @@ K = 64 on the manpages lengths (data/manpages.lengths): the overhead per step ne
 planning time per step measured in the same run.
 """
 
-import os
-import random
-import sys
 import time
 
 from brs import BatchRebalanceSampler
-from brs import _handles
+from brs.native import NativePlan
 
-
-def synthetic(n, seed=0):
-    rng = random.Random(seed)
-    return [min(1024, max(16, round(rng.lognormvariate(5, 1)))) for _ in range(n)]
+from .datasets import DATA, lognormal, read_lengths
 
 
 class ClockedPlanning:
@@ -32,7 +26,7 @@ class ClockedPlanning:
 
     def __init__(self):
         self.seconds = 0.0
-        self.original = _handles.NativePlan.compute
+        self.original = NativePlan.compute
 
     def __enter__(self):
         clock = self
@@ -42,11 +36,11 @@ class ClockedPlanning:
             clock.original(plan, sampler, epoch, step)
             clock.seconds += time.perf_counter() - started
 
-        _handles.NativePlan.compute = compute
+        NativePlan.compute = compute
         return self
 
     def __exit__(self, *exc):
-        _handles.NativePlan.compute = self.original
+        NativePlan.compute = self.original
 
 
 def epoch_overhead(sampler):
@@ -55,14 +49,6 @@ def epoch_overhead(sampler):
         count = sum(1 for _ in sampler)
         total = time.perf_counter() - started
     return (total - planning.seconds) / count, total / count, count
-
-
-DATA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "data")
-
-
-def manpages():
-    with open(os.path.join(DATA, "manpages.lengths")) as f:
-        return [int(line) for line in f if line.strip()]
 
 
 def per_step(lengths):
@@ -85,8 +71,13 @@ def per_step(lengths):
               "us per step (best of 5)")
 
 
-def main(n):
-    lengths = synthetic(n)
+def add_arguments(p) -> None:
+    p.add_argument("n", nargs="?", type=int, default=1_000_000,
+                   help="synthetic lengths per epoch (default 1000000)")
+
+
+def run(args) -> int:
+    lengths = lognormal(0, n=args.n)  # seed 0
     for p, g, dp in ((8, 1, 1), (8, 4, 8), (32, 2, 64)):
         sampler = BatchRebalanceSampler(lengths, per_device_batch_size=p, grad_accum=g,
                                         dp_size=dp, rank=dp // 2)
@@ -94,8 +85,5 @@ def main(n):
         print(f"P={p:<3} G={g:<2} R={dp:<3} {count:>7} micro-batches of ~{p} samples: Python "
               f"overhead {overhead * 1e6:.2f} us per micro-batch ({total * 1e6:.2f} us with "
               "planning)")
-    per_step(manpages())
-
-
-if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000)
+    per_step(read_lengths(DATA / "manpages.lengths"))
+    return 0

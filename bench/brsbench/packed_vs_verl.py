@@ -1,4 +1,4 @@
-"""python -m brsbench.packed_vs_verl: brs packed mode against verl's Karmarkar-Karp, same samples.
+"""python -m brsbench packed_vs_verl: brs packed mode against verl's Karmarkar-Karp, same samples.
 
 Every step brs plans in packed mode is also split by verl's own
 `verl.utils.seqlen_balancing.get_seqlen_balanced_partitions` into K = dp*ga partitions
@@ -10,7 +10,7 @@ depend on it. Per (distribution, layout): steps where KK has the lower max micro
 lower step time under per-micro-step sync and under per-step sync, and geo-mean ratios brs/KK.
 
     PYTHONPATH=bindings/python:bench BRS_LIBRARY=<build>/libbrs/libbrs.so.1 \\
-        python3 -m brsbench.packed_vs_verl [--full] [--verl-path bench/out/peers] [--out FILE]
+        python3 -m brsbench packed_vs_verl [--full] [--verl-path bench/out/peers] [--out FILE]
 """
 
 import math
@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import metrics, studies
-from .__main__ import load_verl
+from .compare import load_verl
 from .datasets import fit_to_batch
 from .library import shared
 from .peers import snake_deal
+from .results import emit
 
 # Steps per (distribution, layout); verl's pure-Python KK takes ~25 s per step at K = 1024.
 MODES = {"quick": {"steps": 32, "steps_large_k": 1, "synthetic_n": 20000},
@@ -114,10 +115,12 @@ def markdown(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    ap = studies.parser("python -m brsbench.packed_vs_verl", __doc__)
+def add_arguments(ap) -> None:
+    studies.add_arguments(ap)
     ap.add_argument("--verl-path", type=Path, default=Path("bench/out/peers"))
-    args = ap.parse_args(argv)
+
+
+def run(args) -> int:
     ok, note = load_verl(args.verl_path)
     if not ok:
         print(f"packed_vs_verl: {note}", file=sys.stderr)
@@ -130,10 +133,7 @@ def main(argv=None) -> int:
         rows.append(row)
         print(f"{ds.name} {cfg}: {len(row.steps)} steps, KK lower max cost on {row.kk_lower(0)} "
               f"({row.seconds:.1f} s)", file=sys.stderr, flush=True)
-    studies.emit(markdown(rows) + f"\n\n{note}. Wall time {time.perf_counter() - t0:.0f} s.",
+    emit(markdown(rows) + f"\n\n{note}. Wall time {time.perf_counter() - t0:.0f} s.",
                  args.out)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

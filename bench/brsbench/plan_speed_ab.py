@@ -1,13 +1,12 @@
-"""Planning time of two builds of libbrs side by side: bench/plan_speed.c compiled against each,
+"""python -m brsbench plan_speed_ab: planning time of two builds of libbrs side by side: bench/plan_speed.c compiled against each,
 run in interleaved rounds on the same configurations (B = 4096, K = 1024 as 64 x 16 x 4 by
 default), under both sync models. Prints a markdown table of the medians per step.
 
     cc -O2 -std=c11 -I include bench/plan_speed.c OLD/libbrs/libbrs.so.1 -Wl,-rpath,OLD/libbrs -lm -o before
     cc -O2 -std=c11 -I include bench/plan_speed.c NEW/libbrs/libbrs.so.1 -Wl,-rpath,NEW/libbrs -lm -o after
-    python3 bench/plan_speed_ab.py --before ./before --after ./after
+    python3 -m brsbench plan_speed_ab --before ./before --after ./after
 """
 
-import argparse
 import json
 import statistics
 import subprocess
@@ -19,13 +18,14 @@ def median_ms(binary: str, dist: str, sync: str, layout: list[str]) -> float:
     return json.loads(out)["median_ns_per_step"] / 1e6
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_arguments(ap) -> None:
     ap.add_argument("--before", required=True, help="plan_speed built against the old library")
     ap.add_argument("--after", required=True, help="plan_speed built against the new library")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved runs of each (default 5)")
     ap.add_argument("--layout", default="64x16x4", help="dp x grad_accum x batch size (default 64x16x4)")
-    args = ap.parse_args()
+
+
+def run(args) -> int:
     dp, ga, bs = args.layout.split("x")
     layout = ["--dp-size", dp, "--grad-accum", ga, "--batch-size", bs]
     print(f"| lengths | sync | before ms/step, median [min, max] | after ms/step, median [min, max] "
@@ -40,7 +40,4 @@ def main() -> None:
             cell = lambda xs: f"{statistics.median(xs):.1f} [{min(xs):.1f}, {max(xs):.1f}]"
             print(f"| {dist} | {sync.replace('_', '-')} | {cell(before)} | {cell(after)} | {ratio:.2f}x |",
                   flush=True)
-
-
-if __name__ == "__main__":
-    main()
+    return 0

@@ -1,4 +1,4 @@
-"""python -m brsbench.rollouts: one batch of RL rollouts split three ways, on the same lengths.
+"""python -m brsbench rollouts: one batch of RL rollouts split three ways, on the same lengths.
 
 An RL step holds a batch that exists only once generated: brs.plan_batch (packed mode, the
 library's default cost model) splits it into dp x grad_accum micro-batches, against
@@ -18,10 +18,9 @@ micro-batch's tokens, whichever is more. Planning time: the fastest of --repeats
 brs and greedy, one call for verl (pure Python, seconds at K = 1024).
 
     PYTHONPATH=bindings/python:bench BRS_LIBRARY=<build>/libbrs/libbrs.so.1 \\
-        python3 -m brsbench.rollouts [--verl-path bench/out/peers] [--out FILE]
+        python3 -m brsbench rollouts [--verl-path bench/out/peers] [--out FILE]
 """
 
-import argparse
 import math
 import random
 import sys
@@ -30,11 +29,13 @@ from pathlib import Path
 
 import brs
 
-from .__main__ import load_verl
+from .compare import load_verl
+from .datasets import lognormal
 from .library import shared
 from .metrics import alpha
 from .packed_vs_verl import verl_split
 from .peers import Config, snake_deal
+from .results import emit
 
 # (global batch B, dp, grad_accum): K = dp * grad_accum from 8 to 1024, B up to 8192.
 LAYOUTS = [(512, 8, 1), (2048, 8, 8), (4096, 16, 4), (8192, 64, 4), (8192, 64, 16)]
@@ -43,9 +44,8 @@ MAX_PROMPT, MAX_RESPONSE = 2048, 4096
 
 
 def rollout_lengths(count: int, rng: random.Random) -> list[int]:
-    prompt = [min(max(round(rng.lognormvariate(5.5, 0.6)), 16), MAX_PROMPT) for _ in range(count)]
-    response = [min(max(round(rng.lognormvariate(6.3, 1.0)), 1), MAX_RESPONSE)
-                for _ in range(count)]
+    prompt = lognormal(rng, 5.5, 0.6, 16, MAX_PROMPT, n=count)
+    response = lognormal(rng, 6.3, 1.0, 1, MAX_RESPONSE, n=count)
     return [p + r for p, r in zip(prompt, response)]
 
 
@@ -154,13 +154,14 @@ def markdown(rows) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m brsbench.rollouts", description=__doc__)
+def add_arguments(ap) -> None:
     ap.add_argument("--verl-path", type=Path, default=Path("bench/out/peers"))
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--out", type=Path, help="also write the table to this file")
-    args = ap.parse_args(argv)
+
+
+def run(args) -> int:
     verl, note = load_verl(args.verl_path)
     lib, rng, rows, t0 = shared(), random.Random(args.seed), [], time.perf_counter()
     for b, dp, ga in LAYOUTS:
@@ -173,12 +174,5 @@ def main(argv=None) -> int:
             print(f"B {b} K {cfg.k} cap {cap_name}: {time.perf_counter() - t0:.0f} s",
                   file=sys.stderr, flush=True)
     table = markdown(rows) + f"\n\n{note}. Wall time {time.perf_counter() - t0:.0f} s.\n"
-    print(table)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(table)
+    emit(table, args.out)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""python -m brsbench.same_samples: brs against upstream on the SAME samples, both sync models.
+"""python -m brsbench same_samples: brs against upstream on the SAME samples, both sync models.
 
 Every step brs plans is also given to upstream transformers' own
 `BatchRebalanceSampler._assign` (the function its sampler calls per optimizer step), and upstream's
@@ -8,7 +8,7 @@ lower bound. Then the same step is planned again with max_tokens = upstream's pe
 (the equal-memory run): brs's step time must not exceed upstream's on any step.
 
     PYTHONPATH=bindings/python:bench BRS_LIBRARY=<build>/libbrs/libbrs.so.1 \\
-        python3 -m brsbench.same_samples [--quick|--full] [--out FILE]
+        python3 -m brsbench same_samples [--full] [--out FILE]
 """
 
 import math
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from . import studies
 from .datasets import fit_to_batch
 from .library import Library, shared
+from .results import emit
 
 SYNCS = ("micro_step", "step")
 # Steps per (distribution, layout): upstream's hill climbing costs seconds per step at K = 1024.
@@ -124,8 +125,10 @@ def markdown(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    args = studies.parser("python -m brsbench.same_samples", __doc__).parse_args(argv)
+add_arguments = studies.add_arguments
+
+
+def run(args) -> int:
     lib = shared()
     rows = []
     t0 = time.perf_counter()
@@ -135,9 +138,11 @@ def main(argv=None) -> int:
             rows.append(row)
             print(f"{ds.name} {cfg} {sync}: {row.summary()} ({row.seconds:.1f} s)",
                   file=sys.stderr, flush=True)
-    studies.emit(markdown(rows) + f"\n\nWall time {time.perf_counter() - t0:.0f} s.", args.out)
+    emit(markdown(rows) + f"\n\nWall time {time.perf_counter() - t0:.0f} s.", args.out)
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # the older form, `python -m brsbench.same_samples`, in README.md
+    from .__main__ import main
+
+    sys.exit(main(["same_samples", *sys.argv[1:]]))

@@ -1,4 +1,4 @@
-"""python -m brsbench.shapes: how many distinct tensor shapes each sampler makes a rank run in an
+"""python -m brsbench shapes: how many distinct tensor shapes each sampler makes a rank run in an
 epoch, and what bounding them costs in step time, in the library's cost model.
 
 Every new (batch size, padded length) can cost a one-time price on a GPU (a cuDNN plan, a
@@ -19,7 +19,7 @@ samples than brs in each step; the epoch totals compare the same dataset. "ladde
 library's ladder with 8 steps per doubling (brs_sampler_bucket_ladder).
 
     PYTHONPATH=bindings/python:bench BRS_LIBRARY=<build>/libbrs/libbrs.so.1 \\
-        python3 -m brsbench.shapes [--out FILE] [--compile-steps N]
+        python3 -m brsbench shapes [--out FILE] [--compile-steps N]
 
 --compile-steps N (default 0: off) also runs rank 0's first N optimizer steps of each sampler
 through a one-layer GPT-2 under torch.compile (dynamic=False, and the default automatic dynamic
@@ -27,7 +27,6 @@ shapes) on the CPU of the lognormal dataset, counting compilations (torch._dynam
 frames compiled) and the measured seconds with and without them.
 """
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -37,6 +36,7 @@ import brs
 from .datasets import load_all
 from .library import shared
 from .peers import Config, length_grouped, upstream_batch_rebalance
+from .results import emit
 
 CFG = Config(dp=4, ga=2, batch=8)
 SEED = 42
@@ -193,13 +193,14 @@ CACHE_NOTE = ("Compile seconds depend on inductor's on-disk cache, which each ru
               "next (the first row pays most): compare graph counts, not seconds.")
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m brsbench.shapes", description=__doc__)
+def add_arguments(ap) -> None:
     ap.add_argument("--data", type=Path, default=Path("data"))
     ap.add_argument("--synthetic-n", type=int, default=8000)
     ap.add_argument("--compile-steps", type=int, default=0)
     ap.add_argument("--out", type=Path, help="also write the tables to this file")
-    args = ap.parse_args(argv)
+
+
+def run(args) -> int:
     lib, t0, results = shared(), time.perf_counter(), []
     datasets = load_all(args.data, args.synthetic_n, SEED)
     for ds in datasets:
@@ -211,12 +212,5 @@ def main(argv=None) -> int:
         text += "\n\n" + compile_markdown(compile_rows(lognormal.lengths, args.compile_steps),
                                          args.compile_steps)
     text += f"\n\nWall time {time.perf_counter() - t0:.0f} s.\n"
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
+    emit(text, args.out)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,5 +1,5 @@
 """What the per-step studies (same_samples, packed_vs_verl) share: their command line, the
-datasets they walk and where their table goes."""
+datasets they walk."""
 
 import argparse
 from pathlib import Path
@@ -12,14 +12,12 @@ SEED = 42  # of the synthetic lengths and of every sampler the studies build
 LARGE_K = 256  # from here on a layout gets the mode's "steps_large_k" steps, not its "steps"
 
 
-def parser(prog: str, description: str) -> argparse.ArgumentParser:
-    """--full, --data, --out and --only; a study adds its own options."""
-    ap = argparse.ArgumentParser(prog=prog, description=description)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """--full, --data, --out and --only, on the study's parser; a study adds its own options."""
     ap.add_argument("--full", action="store_true", help="more steps and a larger synthetic set")
     ap.add_argument("--data", type=Path, default=Path("data"))
     ap.add_argument("--out", type=Path, help="also write the table to this file")
     ap.add_argument("--only", help="comma-separated dataset names (development)")
-    return ap
 
 
 def cases(args: argparse.Namespace, modes: dict) -> list[tuple[Dataset, Config, int]]:
@@ -30,11 +28,3 @@ def cases(args: argparse.Namespace, modes: dict) -> list[tuple[Dataset, Config, 
     return [(ds, cfg, mode["steps_large_k"] if cfg.k >= LARGE_K else mode["steps"])
             for ds in load_all(args.data, mode["synthetic_n"], SEED)
             if names is None or ds.name in names for cfg in CONFIGS]
-
-
-def emit(table: str, out: Path | None) -> None:
-    """The table on standard output, and in --out when given."""
-    print(table)
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(table + "\n")

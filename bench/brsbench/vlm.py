@@ -1,4 +1,4 @@
-"""python -m brsbench.vlm: vision-language steps, brs with each sample's images against samplers
+"""python -m brsbench vlm: vision-language steps, brs with each sample's images against samplers
 that see only text lengths.
 
 A vision-language sample costs its text in the LLM plus its images in the vision encoder
@@ -26,10 +26,9 @@ Measured (vlm_measure.py): a tiny Qwen2-VL built from a config (random weights) 
 correlated dataset at half resolution; see that module.
 
     BRS_LIBRARY=<build>/libbrs/libbrs.so.1 PYTHONPATH=bindings/python:bench \\
-        python3 -m brsbench.vlm --out bench/results/vlm.md [--measure-steps 0]
+        python3 -m brsbench vlm --out bench/results/vlm.md [--measure-steps 0]
 """
 
-import argparse
 import math
 import os
 import platform
@@ -44,6 +43,7 @@ from brs.native import image_table
 from . import vlm_data
 from .library import shared
 from .peers import Config, upstream_batch_rebalance
+from .results import emit
 
 CFG = Config(dp=4, ga=2, batch=8)
 SEED = 42
@@ -304,12 +304,11 @@ def target_lines(rows: list[Row]) -> list[str]:
     return lines
 
 
-def header(args, argv) -> str:
+def header(args) -> str:
     import brs
 
     command = ("BRS_LIBRARY=" + os.environ.get("BRS_LIBRARY", "") + " PYTHONPATH="
-               + os.environ.get("PYTHONPATH", "") + " python3 -m brsbench.vlm "
-               + " ".join(argv))
+               + os.environ.get("PYTHONPATH", "") + " " + args.invocation)
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     return "\n".join([
         "# brs with encoder loads on vision-language steps", "",
@@ -320,10 +319,7 @@ def header(args, argv) -> str:
         f"per-device batch {CFG.batch}, micro-step sync, seed {SEED}.", "", ""])
 
 
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    ap = argparse.ArgumentParser(prog="python -m brsbench.vlm", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap) -> None:
     ap.add_argument("--n", type=int, default=N_SAMPLES, help="samples per dataset")
     ap.add_argument("--measure-steps", type=int, default=12,
                     help="steps measured on the tiny model (0: modelled part only)")
@@ -337,14 +333,16 @@ def main(argv=None) -> int:
     ap.add_argument("--raw", type=Path, help="write every measured micro-batch (samples, "
                     "modelled cost, seconds per round) to this JSON file")
     ap.add_argument("--out", type=Path, help="also write the report to this file")
-    args = ap.parse_args(argv)
+
+
+def run(args) -> int:
     t0 = time.perf_counter()
 
     def log(message):
         print(f"[{time.perf_counter() - t0:5.0f} s] {message}", file=sys.stderr, flush=True)
 
     lib = shared()
-    text = header(args, argv)
+    text = header(args)
     datasets = [vlm_data.independent(args.n, SEED), vlm_data.correlated(args.n, SEED)]
     rows = modelled_rows(lib, datasets, CFG, args.cap_factor, log)
     text += "\n".join([
@@ -365,12 +363,5 @@ def main(argv=None) -> int:
         text += "\n" + vlm_measure.section(lib, CFG, SEED, args.measure_steps, args.rounds,
                                            pinned, log, args.raw)
     text += f"\nWall time {time.perf_counter() - t0:.0f} s.\n"
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
+    emit(text, args.out)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,6 +10,8 @@ a dataset is the same on every machine.
 import random
 from dataclasses import dataclass
 
+from .datasets import lognormal
+
 PATCH = 14  # pixels per patch side (Qwen2-VL)
 MERGE = 2  # the 2x2 merge: 4 patches become one LLM token
 VISION_MARKERS = 2  # <|vision_start|> and <|vision_end|> around each image's tokens
@@ -50,10 +52,6 @@ def draw_images(rng: random.Random, scale: int) -> list[tuple[int, int]]:
     count = rng.choices(IMAGES_PER_SAMPLE, IMAGE_COUNT_WEIGHTS)[0]
     sizes = rng.choices([r for r, _ in RESOLUTIONS], [w for _, w in RESOLUTIONS], k=count)
     return [grid(w, h, scale) for w, h in sizes]
-
-
-def lognormal(rng: random.Random, mu: float, sigma: float, low: int, high: int) -> int:
-    return min(high, max(low, round(rng.lognormvariate(mu, sigma))))
 
 
 def independent(n: int, seed: int, scale: int = 1) -> VlmData:

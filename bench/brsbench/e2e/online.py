@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
-"""Online calibration measured on the CPU e2e: the refit model against the one it replaced.
+"""python -m brsbench online: online calibration measured on the CPU e2e: the refit model against the one it replaced.
 
     BRS_LIBRARY=build/libbrs/libbrs.so.1 PYTHONPATH=bindings/python \\
-        python3 bench/e2e/online.py --out bench/results/train_e2e/cpu-online
+        python3 -m brsbench online --out bench/results/train_e2e/cpu-online
 
 Per dataset, a dp x grad_accum job (one process standing in for every rank, as
-bench/train_e2e.py) over upstream's steps:
+train_e2e) over upstream's steps:
 1. before the switch: brs plans `--fit-steps` steps with the model a Trainer starts from (the
    analytic model of the model's config, CostModel.from_config); each is trained and every
    micro-batch timed into the online calibration's own statistics
@@ -23,27 +22,23 @@ import os
 import platform
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+import numpy as np
+import torch
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
+import brs
+from brs.calibration import memory as _memory, shapes as _shapes
+from brs.calibration import online as online_fit
+from brs.cost_model import from_seconds
 
-import brs  # noqa: E402
-from brs.calibration import memory as _memory, shapes as _shapes  # noqa: E402
-from brs.calibration import online as online_fit  # noqa: E402
-from brs.cost_model import from_seconds  # noqa: E402
-from e2e import job, measure, plans, summary  # noqa: E402
-from e2e.lengths import dataset_lengths  # noqa: E402
+from ..datasets import dataset_lengths
+from . import job, measure, plans, summary
 
 
-def parse_args(argv):
-    p = job.parser(__doc__.split("\n")[0], datasets="lognormal,gsm8k")
+def add_arguments(p):
+    job.add_arguments(p, datasets="lognormal,gsm8k")
     p.add_argument("--fit-steps", type=int, default=4)
     p.add_argument("--steps", type=int, default=12)
-    return p.parse_args(argv)
 
 
 def online_model(run, start):
@@ -137,8 +132,7 @@ def load_average():
         return None
 
 
-def main(argv=None):
-    args = parse_args(argv)
+def run(args):
     torch.set_num_threads(1)
     allocator = _memory.keep_freed_memory()  # as brs.calibrate measures on CPU
     config = _shapes.shape_config(args.shape)
@@ -146,7 +140,7 @@ def main(argv=None):
     model.config.use_cache = False
     model.train()
     start = brs.CostModel.from_config(config)  # what the Trainer plans with by default
-    results = {"command": " ".join([sys.executable, *sys.argv]), "shape": args.shape,
+    results = {"command": args.invocation, "shape": args.shape,
                "dp": args.dp, "grad_accum": args.grad_accum, "batch_size": args.batch_size,
                "fit_steps": args.fit_steps, "steps": args.steps, "allocator": allocator,
                "torch": torch.__version__, "python": platform.python_version(),
@@ -161,6 +155,3 @@ def main(argv=None):
     print(markdown(results))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
-"""brs against upstream on the SAME samples, every micro-batch's time MEASURED, not modelled.
+"""python -m brsbench same_shapes: brs against upstream on the SAME samples, every micro-batch's time MEASURED, not modelled.
 
     BRS_LIBRARY=build/libbrs/libbrs.so.1 PYTHONPATH=bindings/python \\
-        python3 bench/e2e/same_shapes.py --out bench/results/same_shapes \\
+        python3 -m brsbench same_shapes --out bench/results/same_shapes \\
         [--calibration training|mask-free]
 
 Per dataset: upstream transformers' BatchRebalanceSampler plans `--steps` steps of a dp x
@@ -16,7 +15,7 @@ that shape, padded to the longest with an attention mask and labels -100 on padd
 rounds over the shuffled list of all shapes, so that a change of the machine's load slows
 every shape alike; each shape keeps its minimum, the estimator least moved by other work
 (interference only ever adds time). Step times follow from those shape times under the sync
-model brs planned for (bench/e2e/summary.py's definitions): brs's total against upstream's,
+model brs planned for (brsbench/e2e/summary.py's definitions): brs's total against upstream's,
 and the steps where brs is measured slower by more than the timing's own spread (the median
 relative gap between a shape's two fastest repeats).
 """
@@ -26,22 +25,19 @@ import platform
 import random
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+import torch
+import transformers
 
-import torch  # noqa: E402
-import transformers  # noqa: E402
+import brs
+from brs.calibration import batches as _batches, memory as _memory, shapes as _shapes
 
-import brs  # noqa: E402
-from brs.calibration import batches as _batches, memory as _memory, shapes as _shapes  # noqa: E402
-from e2e import job, plans  # noqa: E402
-from e2e.lengths import dataset_lengths  # noqa: E402
+from ..datasets import dataset_lengths
+from . import job, plans
 
 
-def parse_args(argv):
-    p = job.parser(__doc__.split("\n")[0], datasets="lognormal,manpages,gsm8k")
+def add_arguments(p):
+    job.add_arguments(p, datasets="lognormal,manpages,gsm8k")
     p.add_argument("--steps", type=int, default=12)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--sync", choices=("micro_step", "step"), default="micro_step")
@@ -52,7 +48,6 @@ def parse_args(argv):
     p.add_argument("--calibration", choices=("training", "mask-free"), default="training",
                    help="without --cost-model: calibrate on padded, masked batches (training's, "
                    "the default) or on full rectangles without a mask (before)")
-    return p.parse_args(argv)
 
 
 def mask_free(rows):
@@ -174,8 +169,7 @@ def load_average():
         return None
 
 
-def main(argv=None):
-    args = parse_args(argv)
+def run(args):
     torch.set_num_threads(args.threads)
     allocator = _memory.keep_freed_memory()  # as brs.calibrate measures on CPU
     config = _shapes.shape_config(args.shape)
@@ -190,7 +184,7 @@ def main(argv=None):
                                    collate_fn=mask_free if args.calibration == "mask-free"
                                    else None, progress=False)
     rng = random.Random(args.seed)
-    results = {"command": " ".join([sys.executable, *sys.argv]), "shape": args.shape,
+    results = {"command": args.invocation, "shape": args.shape,
                "calibration": "file" if args.cost_model else args.calibration,
                "threads": args.threads, "sync": args.sync, "repeats": args.repeats,
                "torch": torch.__version__, "transformers": transformers.__version__,
@@ -209,6 +203,3 @@ def main(argv=None):
     print(markdown(results))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

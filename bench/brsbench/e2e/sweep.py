@@ -1,6 +1,6 @@
-"""The batch-size sweep of one or more train_e2e results.json, in the terms of upstream's claims.
+"""python -m brsbench sweep: the batch-size sweep of one or more train_e2e results.json, in the terms of upstream's claims.
 
-    python3 bench/e2e/sweep.py RESULTS.json [MORE.json ...] [--plot sweep.png] [--fits-gib 32]
+    python3 -m brsbench sweep RESULTS.json [MORE.json ...] [--plot sweep.png] [--fits-gib 32]
         [--dataset lognormal]
 
 transformers' batch_rebalance PR claimed, on 2x RTX 5090 (32 GB) with a Qwen2.5-0.5B and lognormal
@@ -11,9 +11,7 @@ group_by_length, plus the largest batch whose MEASURED peak stays within --fits-
 that claim), and optionally plots real tokens/s and peak memory against the batch size.
 """
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
 SAMPLERS = ("group_by_length", "upstream", "random", "brs", "brs_calibrated")
@@ -100,13 +98,14 @@ def plot(points, path, title):
     plt.close(fig)
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_arguments(p):
     p.add_argument("results", nargs="+", type=Path)
     p.add_argument("--plot", type=Path, default=None)
     p.add_argument("--fits-gib", type=float, default=32.0)
     p.add_argument("--dataset", default="lognormal")
-    args = p.parse_args(argv)
+
+
+def run(args):
     sets = [json.loads(path.read_text()) for path in args.results]
     points = sweep(sets, args.dataset)
     print(claims_table(points, args.fits_gib))
@@ -116,6 +115,3 @@ def main(argv=None):
              f"dp={first['dp']} simulated, grad_accum {first['grad_accum']}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,8 @@
-#!/usr/bin/env python3
-"""Measured training throughput of a small decoder with each sampler, not a modelled one.
+"""python -m brsbench train_e2e: measured training throughput of a small decoder with each
+sampler, not a modelled one.
 
-    python3 bench/train_e2e.py                                   # CPU, GPT-2-shaped, 2 layers
-    python3 bench/train_e2e.py --shape qwen2.5-0.5b --device cuda --dtype bf16 \
+    python3 -m brsbench train_e2e                                # CPU, GPT-2-shaped, 2 layers
+    python3 -m brsbench train_e2e --shape qwen2.5-0.5b --device cuda --dtype bf16 \
         --datasets lognormal --batch-sizes 4,8,12,16,20,24,32    # a GPU (bench/README.md)
 
 For each dataset and per-device batch size: the plans of a dp x grad_accum job from
@@ -11,7 +11,7 @@ random batches, brs with the library's default cost model and brs with the cost 
 brs.calibrate measured on this model and device (and its max_tokens). The same steps of every
 plan (the one holding the longest sample, then the first ones) are TRAINED: real forward,
 backward, AdamW steps, each micro-batch timed; the dp-rank step time comes from those times
-(bench/e2e/summary.py). An OOM is caught, recorded and the sweep goes on. Writes results.json,
+(brsbench/e2e/summary.py). An OOM is caught, recorded and the sweep goes on. Writes results.json,
 report.md and throughput.png under --out. Needs torch, transformers, numpy, the brs package
 (BRS_LIBRARY pointing at libbrs.so.1); matplotlib only for the plot.
 """
@@ -24,23 +24,23 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import torch
+import transformers
 
-import torch  # noqa: E402
-import transformers  # noqa: E402
+import brs
+from brs.calibration import memory as _memory, shapes as _shapes
 
-import brs  # noqa: E402
-from brs.calibration import memory as _memory, shapes as _shapes  # noqa: E402
-from e2e import measure, plans, summary  # noqa: E402
-from e2e.lengths import dataset_lengths  # noqa: E402
+from ..datasets import dataset_lengths
+from ..results import write_json, write_text
+from . import measure, plans, summary
+
+BENCH = Path(__file__).resolve().parents[2]  # bench/, whose results/ the default --out is in
 
 DTYPES = {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16,
           "bfloat16": torch.bfloat16, "fp16": torch.float16}
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_arguments(p):
     p.add_argument("--shape", default="gpt2-tiny", help=f"one of {', '.join(_shapes.SHAPES)}")
     p.add_argument("--device", default="cpu")
     p.add_argument("--dtype", default=None, choices=sorted(DTYPES),
@@ -68,7 +68,6 @@ def parse_args(argv):
     p.add_argument("--rewrite-report", action="store_true",
                    help="only rewrite report.md and the plot from --out's results.json")
     p.add_argument("--out", default=None, help="default bench/results/train_e2e/<device>")
-    return p.parse_args(argv)
 
 
 def device_name(device):
@@ -146,8 +145,7 @@ def _finish(block, name, batch, sampler, session, device):
           f"{s['real_tokens_per_s']:.0f} real tok/s", file=sys.stderr, flush=True)
 
 
-def main(argv=None):
-    args = parse_args(argv)
+def run(args):
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -155,7 +153,7 @@ def main(argv=None):
         args.interleave = device.type != "cuda"
     dtype = DTYPES[args.dtype] if args.dtype else (
         torch.bfloat16 if device.type == "cuda" else torch.float32)
-    out = Path(args.out or HERE / "results" / "train_e2e" / slug(
+    out = Path(args.out or BENCH / "results" / "train_e2e" / slug(
         "cuda-" + device_name(device) if device.type == "cuda" else "cpu"))
     out.mkdir(parents=True, exist_ok=True)
     if args.rewrite_report:
@@ -190,7 +188,7 @@ def main(argv=None):
           f"{calibrated.r2:.3f}", file=sys.stderr, flush=True)
     models = cost_models(config, calibrated)
 
-    results = {"command": " ".join([sys.executable, *sys.argv]),
+    results = {"command": args.invocation,
                "device": device_name(device), "device_type": device.type,
                "device_memory_bytes": (torch.cuda.get_device_properties(device).total_memory
                                        if device.type == "cuda" else None),
@@ -242,7 +240,7 @@ def write(results, models, out):
     samples = [s for block in results["runs"] for r in block["samplers"].values()
                if "summary" in r for s in summary.micro_samples(r)]
     results["model_error"] = summary.model_error(samples, models) if samples else {}
-    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    write_json(out / "results.json", results)
     has_plot = summary.plot(results, out / "throughput.png")
     cal = results["calibration"]
     report = [f"# End-to-end training: {results['shape']} ({results['dtype']}) on "
@@ -259,10 +257,7 @@ def write(results, models, out):
               summary.error_markdown(results["model_error"]), ""]
     if has_plot:
         report += ["![throughput](throughput.png)", ""]
-    (out / "report.md").write_text("\n".join(report))
+    write_text(out / "report.md", "\n".join(report))
     print(f"wrote {out}/results.json, report.md" + (", throughput.png" if has_plot else ""),
           file=sys.stderr)
 
-
-if __name__ == "__main__":
-    sys.exit(main())
