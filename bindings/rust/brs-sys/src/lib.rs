@@ -15,10 +15,10 @@ use core::ffi::c_char;
 // ---------------------------------------------------------------------------
 
 pub const BRS_VERSION_MAJOR: u32 = 1;
-pub const BRS_VERSION_MINOR: u32 = 5;
+pub const BRS_VERSION_MINOR: u32 = 6;
 pub const BRS_VERSION_PATCH: u32 = 0;
 /// MAJOR * 10000 + MINOR * 100 + PATCH, the value `brs_version_number()` returns.
-pub const BRS_VERSION_NUMBER: u32 = 10500;
+pub const BRS_VERSION_NUMBER: u32 = 10600;
 
 // ---------------------------------------------------------------------------
 // Status codes
@@ -88,10 +88,17 @@ pub const BRS_OPT_ENCODER_INTERCEPT: brs_option = 16;
 pub const BRS_OPT_MAX_ENCODER_TOKENS: brs_option = 17;
 /// double: encoder_weight, what one image patch costs in padded text tokens (since 1.5).
 pub const BRS_OPT_ENCODER_WEIGHT: brs_option = 18;
+/// int: max_shapes, the most distinct micro-batch shapes of the run, 0: unbounded (since 1.6).
+pub const BRS_OPT_MAX_SHAPES: brs_option = 19;
 
 /// Option types (`brs_option_type`).
 pub const BRS_OPTION_INT: i32 = 0;
 pub const BRS_OPTION_DOUBLE: i32 = 1;
+
+/// Option scopes (`brs_option_scope`, since 1.6): who shares an option's value.
+pub const BRS_OPTION_SCOPE_RANK: i32 = 0;
+pub const BRS_OPTION_SCOPE_SPLIT: i32 = 1;
+pub const BRS_OPTION_SCOPE_RUN: i32 = 2;
 
 // ---------------------------------------------------------------------------
 // Sampler
@@ -191,6 +198,14 @@ extern "C" {
         key: brs_option,
         value: i64,
     ) -> brs_status;
+    // LIBBRS_1.6: value names back to values, keywords and scopes.
+    pub fn brs_option_value_find(
+        value: *mut i64,
+        key: brs_option,
+        name: *const c_char,
+    ) -> brs_status;
+    pub fn brs_option_keyword(keyword: *mut *const c_char, key: brs_option) -> brs_status;
+    pub fn brs_option_scope(scope: *mut i32, key: brs_option) -> brs_status;
 
     pub fn brs_sampler_new(out: *mut *mut brs_sampler) -> brs_status;
     pub fn brs_sampler_free(sampler: *mut brs_sampler);
@@ -269,6 +284,12 @@ extern "C" {
         count: *mut usize,
         sampler: *const brs_sampler,
         epoch: u64,
+        capacity: usize,
+    ) -> brs_status;
+    pub fn brs_sampler_shape_vocabulary(
+        shapes: *mut u64,
+        count: *mut usize,
+        sampler: *const brs_sampler,
         capacity: usize,
     ) -> brs_status;
     pub fn brs_sampler_last_error(sampler: *const brs_sampler) -> *const c_char;

@@ -116,6 +116,26 @@ fn null_pointers_are_refused() {
             BRS_ERR_NULL_POINTER
         );
         assert_eq!(
+            brs_sampler_shape_vocabulary(null_mut(), &mut n, null(), 0),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_option_value_find(null_mut(), BRS_OPT_SYNC, c"step".as_ptr()),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_option_value_find(&mut i, BRS_OPT_SYNC, null()),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_option_keyword(null_mut(), BRS_OPT_BATCH_SIZE),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
+            brs_option_scope(null_mut(), BRS_OPT_RANK),
+            BRS_ERR_NULL_POINTER
+        );
+        assert_eq!(
             brs_sampler_set_encoder_loads(null_mut(), null(), null(), 0),
             BRS_ERR_NULL_POINTER
         );
@@ -609,5 +629,78 @@ fn a_raw_session_reads_both_file_formats() {
             BRS_ERR_UNSUPPORTED
         );
         brs_cost_model_file_free(reader);
+    }
+}
+
+/// LIBBRS_1.6 through the raw API: value names found back, keywords and
+/// scopes (the order and widths of the out-parameters are what this checks),
+/// then a shape vocabulary read with and without room.
+#[test]
+fn a_raw_session_reads_names_scopes_and_the_shape_vocabulary() {
+    unsafe {
+        let mut value = -1i64;
+        assert_eq!(
+            brs_option_value_find(&mut value, BRS_OPT_STRATEGY, c"length_grouped".as_ptr()),
+            BRS_OK
+        );
+        assert_eq!(value, BRS_STRATEGY_LENGTH_GROUPED);
+        assert_eq!(
+            brs_option_value_find(&mut value, BRS_OPT_SYNC, c"micro-step".as_ptr()),
+            BRS_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            brs_option_value_find(&mut value, BRS_OPT_SEED, c"0".as_ptr()),
+            BRS_ERR_UNSUPPORTED
+        );
+        let mut keyword = null();
+        assert_eq!(brs_option_keyword(&mut keyword, BRS_OPT_BATCH_SIZE), BRS_OK);
+        assert_eq!(text(keyword), "per_device_batch_size");
+        assert_eq!(brs_option_keyword(&mut keyword, BRS_OPT_MAX_SHAPES), BRS_OK);
+        assert_eq!(text(keyword), "max_shapes");
+        let mut scope = -1i32;
+        for (key, want) in [
+            (BRS_OPT_RANK, BRS_OPTION_SCOPE_RANK),
+            (BRS_OPT_DP_SIZE, BRS_OPTION_SCOPE_SPLIT),
+            (BRS_OPT_SEED, BRS_OPTION_SCOPE_RUN),
+        ] {
+            assert_eq!(brs_option_scope(&mut scope, key), BRS_OK);
+            assert_eq!(scope, want, "key {key}");
+        }
+        assert_eq!(brs_option_scope(&mut scope, 9999), BRS_ERR_UNSUPPORTED);
+
+        let lengths: Vec<u32> = (1..=96).map(|i| 16 + (i * 37) % 500).collect();
+        let mut sampler = null_mut();
+        assert_eq!(brs_sampler_new(&mut sampler), BRS_OK);
+        let status =
+            brs_sampler_set_lengths(sampler, lengths.as_ptr(), lengths.len(), BRS_LENGTHS_COPY);
+        assert_eq!(status, BRS_OK);
+        for (key, value) in [
+            (BRS_OPT_BATCH_SIZE, 4),
+            (BRS_OPT_GRAD_ACCUM, 2),
+            (BRS_OPT_DP_SIZE, 2),
+            (BRS_OPT_MAX_SHAPES, 6),
+        ] {
+            assert_eq!(brs_sampler_set_int(sampler, key, value), BRS_OK);
+        }
+        let mut pairs = 0usize;
+        assert_eq!(
+            brs_sampler_shape_vocabulary(null_mut(), &mut pairs, sampler, 0),
+            BRS_OK
+        );
+        assert!((1..=6).contains(&pairs), "{pairs} shapes");
+        let mut shapes = vec![0u64; 2 * pairs];
+        assert_eq!(
+            brs_sampler_shape_vocabulary(shapes.as_mut_ptr(), &mut pairs, sampler, pairs),
+            BRS_OK
+        );
+        assert_eq!(shapes.len(), 2 * pairs);
+        assert!(shapes.chunks(2).all(|pair| pair[0] >= 1 && pair[1] >= 17));
+        if pairs > 1 {
+            assert_eq!(
+                brs_sampler_shape_vocabulary(shapes.as_mut_ptr(), &mut pairs, sampler, 1),
+                BRS_ERR_OUT_OF_RANGE
+            );
+        }
+        brs_sampler_free(sampler);
     }
 }

@@ -1,7 +1,7 @@
 //! SamplerBuilder: the options of a sampler, applied when it is built.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::options::{self, OptionValue, Value};
+use crate::options::{self, OptionInfo, OptionValue, Value};
 use crate::sampler::Sampler;
 use brs_sys as sys;
 use std::collections::BTreeMap;
@@ -165,7 +165,7 @@ fn setting(name: &str, value: &Value) -> Result<(sys::brs_option, Setting)> {
     let stored = match (&option.value, value) {
         (OptionValue::Int { .. }, Value::Int(v)) => Setting::Int(to_c_int(name, *v)?),
         (OptionValue::Int { .. }, Value::Name(text)) => {
-            Setting::Int(named_value(name, &option.value_names, &option.value, text)?)
+            Setting::Int(named_value(name, &option, text)?)
         }
         (OptionValue::Double { .. }, Value::Int(v)) => Setting::Double(*v as f64),
         (OptionValue::Double { .. }, Value::Double(v)) => Setting::Double(*v),
@@ -174,19 +174,23 @@ fn setting(name: &str, value: &Value) -> Result<(sys::brs_option, Setting)> {
     Ok((option.key, stored))
 }
 
-/// The number of a named value (strategy "random" is 1).
-fn named_value(name: &str, names: &[&str], value: &OptionValue, text: &str) -> Result<i64> {
-    let OptionValue::Int { lower, .. } = *value else {
-        unreachable!("only integer options have named values")
-    };
-    match names.iter().position(|n| *n == text) {
-        Some(index) => Ok(lower + index as i64),
-        None if names.is_empty() => Err(wrong_kind(name, value, &Value::Name(text.into()))),
-        None => {
-            let detail = format!("{name} = {text:?}; it takes one of {names:?} (or its number)");
-            Err(Error::new(ErrorCode::OutOfRange, &detail))
+/// The number of a named value (strategy "random" is 1), found by the
+/// library (brs_option_value_find).
+fn named_value(name: &str, option: &OptionInfo, text: &str) -> Result<i64> {
+    if let Ok(c_text) = std::ffi::CString::new(text) {
+        let mut found = 0i64;
+        // SAFETY: a valid out-pointer and a NUL-terminated name the call only reads.
+        let status = unsafe { sys::brs_option_value_find(&mut found, option.key, c_text.as_ptr()) };
+        if status == sys::BRS_OK {
+            return Ok(found);
         }
     }
+    let names = &option.value_names;
+    if names.is_empty() {
+        return Err(wrong_kind(name, &option.value, &Value::Name(text.into())));
+    }
+    let detail = format!("{name} = {text:?}; it takes one of {names:?} (or its number)");
+    Err(Error::new(ErrorCode::OutOfRange, &detail))
 }
 
 fn unknown(name: &str) -> Error {

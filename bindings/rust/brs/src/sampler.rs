@@ -341,6 +341,32 @@ impl Sampler<'_> {
             .collect())
     }
 
+    /// The shape vocabulary of the run (`max_shapes` > 0): the at most
+    /// max_shapes pairs (batch size, padded length) that every micro-batch of
+    /// every rank in every epoch has, sorted by size, then length; chosen
+    /// once from the lengths and the configuration, so that they can be
+    /// warmed before step 0. Empty when max_shapes is 0. Errors:
+    /// `CapInfeasible` when max_shapes is below the shapes every step needs
+    /// (the message names the least that works), `Unsupported` in packed
+    /// mode, otherwise those of planning.
+    pub fn shape_vocabulary(&self) -> Result<Vec<(u64, u64)>> {
+        let mut count = 0;
+        // SAFETY: live handle; NULL with capacity 0 asks for the count only.
+        self.check(unsafe {
+            sys::brs_sampler_shape_vocabulary(null_mut(), &mut count, self.raw(), 0)
+        })?;
+        let mut pairs = vec![0u64; 2 * count];
+        // SAFETY: `pairs` has room for `count` pairs; the count is rewritten.
+        self.check(unsafe {
+            sys::brs_sampler_shape_vocabulary(pairs.as_mut_ptr(), &mut count, self.raw(), count)
+        })?;
+        pairs.truncate(2 * count);
+        Ok(pairs
+            .chunks_exact(2)
+            .map(|pair| (pair[0], pair[1]))
+            .collect())
+    }
+
     /// One step of `lengths` alone (an RL batch, a window of a stream),
     /// planned with this sampler's dp_size, grad_accum, cost model, cap,
     /// packed mode, sync model and strategy: the plan the one step of an
