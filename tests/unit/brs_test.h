@@ -153,6 +153,12 @@ bool bt_oracle_budget(uint64_t *budget, const uint32_t *desc, size_t b, size_t k
  * step. k <= BT_PLAN_MAX_GROUPS, b <= BT_PLAN_MAX_SAMPLES. */
 bool bt_oracle_best_plan(bt_score *best, const uint32_t *desc, size_t b, size_t k, size_t dp,
                          int sync, const bt_cost_model *m, uint64_t budget);
+/* The same over every contiguous split whose groups each run at a shape of
+ * the vocabulary (pairs (size, length): a group runs at the shortest length
+ * of its size that holds its head, within cap), with no budget. */
+bool bt_oracle_best_vocabulary_plan(bt_score *best, const uint32_t *desc, size_t b, size_t k,
+                                    size_t dp, int sync, const bt_cost_model *m, uint64_t cap,
+                                    const uint64_t *vocabulary, size_t vocabulary_count);
 /* The fastest layered plan under per-micro-step sync: desc[0..b) cut into
  * k / dp contiguous layers, one per micro-step, each split into dp groups
  * at its own min-max with every group within budget (bs * L <= budget);

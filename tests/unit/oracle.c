@@ -369,10 +369,28 @@ typedef struct {
     int sync;
     const bt_cost_model *m;
     uint64_t budget;
+    const uint64_t *vocabulary; /* pairs (size, length), or NULL: every group its head's */
+    size_t vocabulary_count;
+    uint64_t cap;
     size_t starts[BT_PLAN_MAX_GROUPS + 1];
     bt_score best;
     bool found;
 } plan_search;
+
+/* The length group [from, to) runs at: its head's, or the shortest
+ * vocabulary length of its size that holds the head (0: none, or above the
+ * cap). */
+static uint64_t run_length(const plan_search *ps, size_t from, size_t to)
+{
+    uint64_t head = ps->desc[from], size = to - from, best = 0;
+    if (!ps->vocabulary) return head;
+    for (size_t i = 0; i < ps->vocabulary_count; i++) {
+        uint64_t s = ps->vocabulary[2 * i], l = ps->vocabulary[2 * i + 1];
+        if (s == size && l >= head && (best == 0 || l < best)) best = l;
+    }
+    if (ps->cap && best * size > ps->cap) return 0;
+    return best;
+}
 
 static void split_done(plan_search *ps)
 {
@@ -381,8 +399,11 @@ static void split_done(plan_search *ps)
     bt_score s = {0, 0, 0};
     for (size_t g = 0; g < ps->k; g++) {
         size_t from = ps->starts[g], to = ps->starts[g + 1];
-        d.costs[g] = group_cost(ps->desc, from, to, ps->m, 0);
-        uint64_t tokens = (uint64_t)(to - from) * ps->desc[from];
+        uint64_t length = run_length(ps, from, to);
+        if (length == 0)
+            return; /* no shape holds this group */
+        d.costs[g] = bt_cost_padded(ps->m, to - from, length);
+        uint64_t tokens = (uint64_t)(to - from) * length;
         s.peak = tokens > s.peak ? tokens : s.peak;
         s.total += d.costs[g];
     }
@@ -418,6 +439,21 @@ bool bt_oracle_best_plan(bt_score *best, const uint32_t *desc, size_t b, size_t 
     BT_REQUIRE(k <= BT_PLAN_MAX_GROUPS && b <= BT_PLAN_MAX_SAMPLES);
     plan_search ps = {.desc = desc, .b = b, .k = k, .dp = dp, .sync = sync, .m = m,
                       .budget = budget};
+    ps.starts[0] = 0;
+    if (b >= k && k > 0)
+        split_visit(&ps, 0);
+    *best = ps.best;
+    return ps.found;
+}
+
+bool bt_oracle_best_vocabulary_plan(bt_score *best, const uint32_t *desc, size_t b, size_t k,
+                                    size_t dp, int sync, const bt_cost_model *m, uint64_t cap,
+                                    const uint64_t *vocabulary, size_t vocabulary_count)
+{
+    BT_REQUIRE(k <= BT_PLAN_MAX_GROUPS && b <= BT_PLAN_MAX_SAMPLES);
+    plan_search ps = {.desc = desc, .b = b, .k = k, .dp = dp, .sync = sync, .m = m,
+                      .budget = UINT64_MAX, .vocabulary = vocabulary,
+                      .vocabulary_count = vocabulary_count, .cap = cap};
     ps.starts[0] = 0;
     if (b >= k && k > 0)
         split_visit(&ps, 0);
