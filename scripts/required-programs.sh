@@ -32,6 +32,7 @@ test  apt            swig                   swig
 test  apt            tcl-dev                tclsh
 test  apt            abigail-tools          abidw abidiff
 test  apt            clang                  clang
+test  apt            clang-format           clang-format
 test  apt            git                    git
 test  apt            debhelper              dh
 test  apt            dh-python              dh_python3
