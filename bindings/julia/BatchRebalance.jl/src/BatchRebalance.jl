@@ -27,7 +27,7 @@ export plan, set_epoch!, steps_per_epoch, fingerprint, getoption, option_bounds,
 export plan_batch
 export option_names
 export stream_fingerprint
-export length_buckets, set_length_buckets!, bucket_ladder, shapes
+export length_buckets, set_length_buckets!, bucket_ladder, shapes, shape_vocabulary
 export set_encoder_loads!, encoder_load
 export library_version, library_version_number
 export read_lengths_file, parse_lengths_file, read_cost_model_file, parse_cost_model_file

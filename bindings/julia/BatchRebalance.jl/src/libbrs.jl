@@ -40,6 +40,7 @@ const BRS_OPT_ENCODER_ALPHA = Int32(15)       # since 1.5: images' cost, and the
 const BRS_OPT_ENCODER_INTERCEPT = Int32(16)
 const BRS_OPT_MAX_ENCODER_TOKENS = Int32(17)
 const BRS_OPT_ENCODER_WEIGHT = Int32(18)  # since 1.5
+const BRS_OPT_MAX_SHAPES = Int32(19)      # since 1.6: the shape vocabulary
 
 # Values of BRS_OPT_STRATEGY and BRS_OPT_SYNC (names: brs_option_value_name).
 const BRS_STRATEGY_BALANCED = Int64(0)
@@ -51,6 +52,11 @@ const BRS_SYNC_STEP = Int64(1)
 # Option types (brs_option_type).
 const BRS_OPTION_INT = Int32(0)
 const BRS_OPTION_DOUBLE = Int32(1)
+
+# Option scopes (brs_option_scope, since 1.6): who shares an option's value.
+const BRS_OPTION_SCOPE_RANK = Int32(0)
+const BRS_OPTION_SCOPE_SPLIT = Int32(1)
+const BRS_OPTION_SCOPE_RUN = Int32(2)
 
 # The largest cost-model file, in bytes (since 1.5).
 const BRS_COST_MODEL_FILE_MAX_BYTES = 16777216
@@ -155,6 +161,17 @@ brs_option_value_name(name::Ref{Ptr{UInt8}}, key::Int32, value::Int64) =
     ccall((:brs_option_value_name, libbrs()), Int32, (Ref{Ptr{UInt8}}, Int32, Int64),
           name, key, value)
 
+# LIBBRS_1.6: a value by its name, the keyword bindings use, who shares the value.
+brs_option_value_find(value::Ref{Int64}, key::Int32, name::AbstractString) =
+    ccall((:brs_option_value_find, libbrs()), Int32, (Ref{Int64}, Int32, Cstring),
+          value, key, name)
+
+brs_option_keyword(keyword::Ref{Ptr{UInt8}}, key::Int32) =
+    ccall((:brs_option_keyword, libbrs()), Int32, (Ref{Ptr{UInt8}}, Int32), keyword, key)
+
+brs_option_scope(scope::Ref{Int32}, key::Int32) =
+    ccall((:brs_option_scope, libbrs()), Int32, (Ref{Int32}, Int32), scope, key)
+
 # --- sampler ----------------------------------------------------------------
 
 brs_sampler_new(out::Ref{Ptr{Cvoid}}) =
@@ -224,6 +241,12 @@ brs_sampler_shapes(shapes::Union{Vector{UInt64},Ptr{Cvoid}}, count::Ref{Csize_t}
     ccall((:brs_sampler_shapes, libbrs()), Int32,
           (Ptr{UInt64}, Ref{Csize_t}, Ptr{Cvoid}, UInt64, Csize_t), shapes, count, sampler, epoch,
           capacity)
+
+# LIBBRS_1.6: the run's shape vocabulary (max_shapes > 0).
+brs_sampler_shape_vocabulary(shapes::Union{Vector{UInt64},Ptr{Cvoid}}, count::Ref{Csize_t},
+                             sampler::Ptr{Cvoid}, capacity::Integer) =
+    ccall((:brs_sampler_shape_vocabulary, libbrs()), Int32,
+          (Ptr{UInt64}, Ref{Csize_t}, Ptr{Cvoid}, Csize_t), shapes, count, sampler, capacity)
 
 # LIBBRS_1.5: encoder loads, sample i's image patch counts being
 # image_patches[offsets[i] .. offsets[i+1]) (0-based); n = 0 with C_NULLs clears them.

@@ -2,11 +2,31 @@
 # iterating over this rank's micro-batches; plan(step) for every rank.
 # Dataset indices are 1-based here (Julia's convention); libbrs's are 0-based.
 
-# Options are read from the library's table (brs_option_*): names, types and
-# value names are never listed here, so an option the library adds is a keyword
-# of Sampler with no edit. One alias: per_device_batch_size is the Python
-# package's (and transformers') name for the library's batch_size.
-const OPTION_ALIASES = Dict(:per_device_batch_size => :batch_size)
+# Options are read from the library's table (brs_option_*): names, types,
+# value names and keywords are never listed here, so an option the library adds
+# is a keyword of Sampler with no edit. An option whose keyword
+# (brs_option_keyword) differs from its name takes both: per_device_batch_size,
+# the Python package's (and transformers') name for the library's batch_size.
+const OPTION_ALIASES_READ = Ref{Union{Nothing,Dict{Symbol,Symbol}}}(nothing)
+
+# keyword => name, for each option whose keyword is not its name.
+function option_aliases()
+    aliases = OPTION_ALIASES_READ[]
+    aliases === nothing || return aliases
+    aliases = Dict{Symbol,Symbol}()
+    count = Ref{Csize_t}(0)
+    check(brs_option_count(count))
+    for index in 0:Int(count[])-1
+        key, name, keyword = Ref{Int32}(0), Ref{Ptr{UInt8}}(C_NULL), Ref{Ptr{UInt8}}(C_NULL)
+        check(brs_option_key(key, index))
+        check(brs_option_name(name, key[]))
+        check(brs_option_keyword(keyword, key[]))
+        c_string(keyword[]) == c_string(name[]) ||
+            (aliases[Symbol(c_string(keyword[]))] = Symbol(c_string(name[])))
+    end
+    OPTION_ALIASES_READ[] = aliases
+    return aliases
+end
 
 """
     Sampler(lengths; options..., length_buckets=nothing, encoder_loads=nothing, epoch=0)
@@ -79,7 +99,7 @@ end
 function table_options(options)
     given = Dict{Symbol,Any}()
     for (keyword, value) in options
-        name = get(OPTION_ALIASES, keyword, keyword)
+        name = get(option_aliases(), keyword, keyword)
         haskey(given, name) &&
             throw(ArgumentError("option $name is given twice (as :$name and its alias)"))
         given[name] = value
@@ -162,7 +182,7 @@ end
 # (key, C type of its setter) of the option `name` (or its alias).
 function option_key(name::Symbol)
     key, kind = Ref{Int32}(0), Ref{Int32}(0)
-    if brs_option_find(key, String(get(OPTION_ALIASES, name, name))) != BRS_OK
+    if brs_option_find(key, String(get(option_aliases(), name, name))) != BRS_OK
         throw(ArgumentError("unknown option :$name; known: $(join(option_names(), ", "))"))
     end
     check(brs_option_type(kind, key[]))
@@ -198,18 +218,23 @@ function native_value(name::Symbol, key::Int32, kind::Type, value)
     throw(ArgumentError("$name takes $wanted; got $(repr(value))"))
 end
 
-# The number of the value named `text` (sync "step" is 1).
+# The number of the value named `text` (sync "step" is 1), found by the
+# library (brs_option_value_find).
 function value_number(name::Symbol, key::Int32, text::String)
+    found = Ref{Int64}(0)
+    status = occursin('\0', text) ? BRS_ERR_INVALID_ARGUMENT :
+             brs_option_value_find(found, key, text)
+    status == BRS_OK && return found[]
+    status == BRS_ERR_INVALID_ARGUMENT ||
+        throw(ArgumentError("$name takes an integer; got \"$text\""))
     lower, upper = Ref{Int64}(0), Ref{Int64}(0)
     check(brs_option_bounds_int(lower, upper, key))
     names = String[]
     for value in lower[]:upper[]
         out = Ref{Ptr{UInt8}}(C_NULL)
         brs_option_value_name(out, key, value) == BRS_OK || break
-        c_string(out[]) == text && return value
         push!(names, c_string(out[]))
     end
-    isempty(names) && throw(ArgumentError("$name takes an integer; got \"$text\""))
     throw(ArgumentError("$name = \"$text\" is none of its values: $(join(names, ", "))"))
 end
 
@@ -390,6 +415,27 @@ function shapes(s::Sampler, epoch::Integer = s.epoch)
               () -> sampler_error(s))
         flat = Vector{UInt64}(undef, 2 * Int(count[]))
         check(brs_sampler_shapes(flat, count, s.handle, UInt64(epoch), length(flat) ÷ 2),
+              () -> sampler_error(s))
+        return [(Int(flat[2i-1]), Int(flat[2i])) for i in 1:Int(count[])]
+    end
+end
+
+"""
+    shape_vocabulary(s) -> Vector{Tuple{Int,Int}}
+
+The run's shape vocabulary when `max_shapes` > 0: at most max_shapes pairs
+(batch size, padded length) that every micro-batch of every rank in every
+epoch has, sorted by size, then length; chosen once from the lengths and the
+configuration, so that they can be warmed before step 0. Empty when
+max_shapes is 0. A `BrsError` in packed mode, or when max_shapes is below the
+shapes every step needs (its message names the least that works).
+"""
+function shape_vocabulary(s::Sampler)
+    count = Ref{Csize_t}(0)
+    GC.@preserve s begin
+        check(brs_sampler_shape_vocabulary(C_NULL, count, s.handle, 0), () -> sampler_error(s))
+        flat = Vector{UInt64}(undef, 2 * Int(count[]))
+        check(brs_sampler_shape_vocabulary(flat, count, s.handle, length(flat) ÷ 2),
               () -> sampler_error(s))
         return [(Int(flat[2i-1]), Int(flat[2i])) for i in 1:Int(count[])]
     end

@@ -250,6 +250,36 @@ const CONFIG = (per_device_batch_size=4, grad_accum=2, dp_size=3, seed=7)
         @test e isa BrsError && e.code == BR.BRS_ERR_OUT_OF_RANGE
     end
 
+    @testset "max_shapes and the shape vocabulary" begin
+        @test isempty(shape_vocabulary(Sampler(lengths; CONFIG...)))
+        vocabularies = map(0:CONFIG.dp_size-1) do rank
+            s = Sampler(lengths; CONFIG..., rank=rank, max_shapes=8)
+            @test getoption(s, :max_shapes) == 8
+            vocabulary = shape_vocabulary(s)
+            @test 1 <= length(vocabulary) <= 8
+            @test issorted(vocabulary) && allunique(vocabulary)
+            # every micro-batch of this rank, in two epochs, has a shape of it
+            for epoch in 0:1
+                set_epoch!(s, epoch)
+                for t in 0:steps_per_epoch(s)-1, m in 1:CONFIG.grad_accum
+                    mb = plan(s, t).micro_batches[rank+1, m]
+                    n = length(mb.indices)
+                    @test (n, mb.padded_tokens ÷ n) in vocabulary
+                end
+            end
+            vocabulary
+        end
+        @test all(==(first(vocabularies)), vocabularies)  # the same on every rank
+        e = thrown(() -> shape_vocabulary(Sampler(lengths; CONFIG..., packed=true,
+                                                   max_tokens=4096, max_shapes=8)))
+        @test e isa BrsError && e.code == BR.BRS_ERR_UNSUPPORTED
+        # value names are the library's
+        @test getoption(Sampler(lengths; CONFIG..., strategy="length_grouped"), :strategy) ==
+              BR.BRS_STRATEGY_LENGTH_GROUPED
+        @test thrown(() -> Sampler(lengths; CONFIG..., sync="Step")) isa ArgumentError
+        @test thrown(() -> Sampler(lengths; CONFIG..., seed="step")) isa ArgumentError
+    end
+
     @testset "close is idempotent" begin
         s = Sampler(lengths; CONFIG...)
         @test isopen(s)
