@@ -45,3 +45,26 @@ def follow(sampler, collator, framework):
                        "pad_to_multiple_of=%d: build it with pad_to_multiple_of=%d so that "
                        "max_tokens holds for the tensors the collator builds",
                        framework, multiple, sampler.pad_to_multiple_of, multiple)
+
+
+_WRAP_LOGGED = set()
+
+
+def pad_to_plan(sampler, collator, framework):
+    """``collator`` wrapped in brs.PadToPlan when the sampler bounds the shapes (max_shapes or
+    length_buckets) and pads (not packed): its tensors then have the planned shape, not the
+    longest sample's. Logged once per framework on the "brs" logger."""
+    from brs import PadToPlan
+
+    if collator is None or isinstance(collator, PadToPlan) or sampler.packed:
+        return collator
+    if not sampler.max_shapes and not sampler.length_buckets:
+        return collator
+    wrapped = PadToPlan(collator, sampler)
+    if framework not in _WRAP_LOGGED:
+        _WRAP_LOGGED.add(framework)
+        what = (f"max_shapes={sampler.max_shapes}" if sampler.max_shapes
+                else "length_buckets")
+        logger.info("brs: %s pads each micro-batch to the plan's padded length (%s): its "
+                    "collator is wrapped in brs.PadToPlan", framework, what)
+    return wrapped

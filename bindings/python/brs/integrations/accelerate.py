@@ -85,6 +85,8 @@ def prepare_dataloader(accelerator, dataloader, *, epochs=None):
 
     A sampler built without pad_to_multiple_of takes the collate_fn's (transformers' and TRL's
     padding collators keep one), so that max_tokens holds for the tensors it builds; logged.
+    With max_shapes or length_buckets set, the collate_fn is wrapped in brs.PadToPlan, so that
+    each batch has the planned shape (logged once).
 
     ``epochs``: the number of epochs the loop will train, if known: every one of them is
     checked now against the sampler's max_tokens (BatchRebalanceSampler.check_epochs), so an
@@ -99,7 +101,9 @@ def prepare_dataloader(accelerator, dataloader, *, epochs=None):
     _collator_padding.follow(sampler, dataloader.collate_fn, "accelerate")
     if epochs is not None:
         sampler.check_epochs(epochs)
-    return prepare_loader(accelerator, dataloader)
+    # max_shapes / length_buckets: the tensors get the planned shape, not the longest's.
+    collate_fn = _collator_padding.pad_to_plan(sampler, dataloader.collate_fn, "accelerate")
+    return prepare_loader(accelerator, dataloader, collate_fn=collate_fn)
 
 
 def calibrate_loader(model, dataloader, *, forward=None, **kwargs):
@@ -135,15 +139,16 @@ def device_max_tokens(model, lengths, *, cost_model=None, memory_budget=_memory_
     return _memory_budget.derive(memory_budget, model, chosen, int(max(lengths)))
 
 
-def prepare_loader(accelerator, dataloader, *, resolve_sync=True):
+def prepare_loader(accelerator, dataloader, *, resolve_sync=True, collate_fn=None):
     """What prepare_dataloader does after the collator's padding and the epochs' check: the
     sync model (unless ``resolve_sync`` is False), then accelerate's preparation. The Trainer
-    integration, which has done those and chose its sampler's sync itself, calls it so."""
+    integration, which has done those and chose its sampler's sync itself, calls it so.
+    ``collate_fn``: the prepared loader's, in place of the dataloader's (None: keep it)."""
     sampler = _rebalance_sampler_of(dataloader)
     _check_accelerator(accelerator, sampler)
     if resolve_sync:
         _sync_choice.resolve(sampler, "accelerate", *_sync_model(accelerator))
-    carrier = _with_batch_sampler(dataloader, RebalanceBatchSampler(sampler))
+    carrier = _with_batch_sampler(dataloader, RebalanceBatchSampler(sampler), collate_fn)
     with _even_batches_off(accelerator):
         prepared = accelerator.prepare_data_loader(carrier)
     _make_shard_passthrough(prepared, sampler)
@@ -214,11 +219,14 @@ _BATCHING_ARGS = {"self", "dataset", "batch_size", "shuffle", "sampler", "batch_
                   "drop_last"}
 
 
-def _with_batch_sampler(dataloader, batch_sampler):
-    """A DataLoader like ``dataloader`` (same collate_fn, workers, ...) over ``batch_sampler``."""
+def _with_batch_sampler(dataloader, batch_sampler, collate_fn=None):
+    """A DataLoader like ``dataloader`` (same collate_fn unless one is given, workers, ...) over
+    ``batch_sampler``."""
     names = inspect.signature(torch.utils.data.DataLoader.__init__).parameters
     kwargs = {name: getattr(dataloader, name) for name in names
               if name not in _BATCHING_ARGS and hasattr(dataloader, name)}
+    if collate_fn is not None:
+        kwargs["collate_fn"] = collate_fn
     return torch.utils.data.DataLoader(dataloader.dataset, batch_sampler=batch_sampler, **kwargs)
 
 

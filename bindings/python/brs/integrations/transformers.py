@@ -26,7 +26,7 @@ from transformers.distributed.fsdp import is_fsdp_managed_module
 from transformers.trainer_utils import has_length, seed_worker
 from transformers.utils import is_datasets_available
 
-from brs import BatchRebalanceSampler, arguments, options as option_table
+from brs import BatchRebalanceSampler, arguments, options as option_table, warmup
 from brs.calibration.online import batch_shape
 from brs.dataset_lengths import ENCODER_LOADS_COLUMN, dataset_encoder_loads, dataset_lengths
 
@@ -78,6 +78,12 @@ class RebalanceOptions:
     None plans the text only. encoder_weight, encoder_alpha, encoder_intercept: an image of p
     patches costs ``encoder_intercept + encoder_weight*p + encoder_alpha*p^2`` beside the text. max_encoder_tokens: a hard
     cap on the image patches of every micro-batch. None: the library's default (no cap).
+
+    max_shapes: the most distinct micro-batch shapes (batch size, padded length) of the whole
+    run (None or 0: any); with it, or with length_buckets, the data collator is wrapped in
+    brs.PadToPlan so that the tensors have the planned shape (docs/trainer.md, shapes).
+    warmup: run each shape of the vocabulary once (forward and backward, brs.warmup) before the
+    first training step, leaving training bit-identical.
     """
 
     alpha: float | None = None
@@ -96,6 +102,8 @@ class RebalanceOptions:
     encoder_alpha: float | None = None
     encoder_intercept: float | None = None
     max_encoder_tokens: int | None = None
+    max_shapes: int | None = None
+    warmup: bool = False
 
     def __post_init__(self):
         # Checked here, at construction, not at the first train() after the model was loaded.
@@ -110,6 +118,8 @@ class RebalanceOptions:
             raise TypeError("RebalanceOptions.encoder_loads_column must be a column name or "
                             f"None; got {self.encoder_loads_column!r}")
         arguments.flag("RebalanceOptions.packed", self.packed)
+        arguments.optional_integer("RebalanceOptions.max_shapes", self.max_shapes, 0)
+        arguments.flag("RebalanceOptions.warmup", self.warmup)
         _check_sync(self.sync)
         _memory_budget.check("RebalanceOptions.memory_budget", self.memory_budget)
         arguments.flag("RebalanceOptions.calibrate_online", self.calibrate_online)
@@ -171,6 +181,9 @@ class BatchRebalanceMixin:
         # Every epoch the run trains, before its first step: not a failure at epoch 3's start.
         sampler.check_epochs(_run_epochs.trainer_epochs(self.args, sampler.steps_per_epoch))
         dataset, collator = self._pruned_dataset_and_collator(dataset)
+        # max_shapes / length_buckets: the tensors get the planned shape, not the longest's.
+        collator = _collator_padding.pad_to_plan(sampler, collator, "the Trainer")
+        self._warmup_sampler = sampler if self.rebalance_options.warmup else None
         loader = DataLoader(dataset, batch_sampler=sampler, **self._train_loader_kwargs(collator))
         self._warn_if_loss_is_biased()
         self._rebalance_callback().bind(sampler)
@@ -234,6 +247,7 @@ class BatchRebalanceMixin:
             encoder_alpha=options.encoder_alpha,
             encoder_intercept=options.encoder_intercept,
             max_encoder_tokens=options.max_encoder_tokens,
+            max_shapes=options.max_shapes,
         )
         _collator_padding.follow(sampler, self.data_collator, "the Trainer")
         if choice is not None:
@@ -246,6 +260,8 @@ class BatchRebalanceMixin:
 
     def training_step(self, model, inputs, *args, **kwargs):
         """The Trainer's training step, timed for online calibration when it is on."""
+        if getattr(self, "_warmup_sampler", None) is not None:
+            self._run_warmup(model)
         online = getattr(self, "_online", None)
         if online is None:
             return super().training_step(model, inputs, *args, **kwargs)
@@ -255,6 +271,15 @@ class BatchRebalanceMixin:
         if shape is not None:
             online.calibration.timer.stop(*shape)
         return loss
+
+    def _run_warmup(self, model):
+        """brs.warmup of the model that trains (wrapped: DDP, compiled) before its first step,
+        with the Trainer's compute_loss; once per training dataloader."""
+        sampler, self._warmup_sampler = self._warmup_sampler, None
+        shapes = warmup(model, sampler,
+                        forward=lambda m, batch: self.compute_loss(m, batch))
+        logger.info("BatchRebalanceTrainer: warmed up %d shapes before the first step: %s",
+                    len(shapes), shapes)
 
     def calibrate_cost_model(self, **kwargs):
         """brs.calibrate on this Trainer's model, training lengths, data_collator and loss
