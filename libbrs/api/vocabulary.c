@@ -28,10 +28,13 @@
 #define SAMPLED_EPOCHS 2
 /* Of those, the full steps that candidate vocabularies are tried on, and
  * how many candidates each round tries. */
-#define TRIAL_STEPS 12
+#define TRIAL_STEPS 24
 #define CANDIDATES 40
 /* The percentage of the room the iso-cost ladder takes (two shapes a rung). */
 #define ISO_COST_SHARE 50
+/* The cells of the planner's tables that trying candidates may fill in all
+ * (about a second here). */
+#define TRIAL_WORK ((uint64_t)400000000)
 
 /* A shape the plans used, and how often. */
 struct used {
@@ -78,8 +81,7 @@ static size_t step_sizes(size_t *sizes, const brs_sampler *s)
 /* The safety shapes (n / K and n / K + 1 samples at the longest padded
  * length) of every step size the cap admits; *guaranteed says whether
  * every one did. */
-static void add_safety(struct chosen *c, int *guaranteed, const brs_sampler *s,
-                       uint32_t longest)
+static void add_safety(struct chosen *c, int *guaranteed, const brs_sampler *s, uint32_t longest)
 {
     size_t sizes[2], k = (size_t)(s->config.dp_size * s->config.grad_accum);
     size_t count = step_sizes(sizes, s);
@@ -89,8 +91,10 @@ static void add_safety(struct chosen *c, int *guaranteed, const brs_sampler *s,
         size_t q = sizes[i] / k, r = sizes[i] % k;
         for (size_t b = q; b <= q + (r > 0); b++) {
             if (b == q && r == k) continue;
-            if (cap && (uint64_t)b * longest > cap) *guaranteed = 0;
-            else add_shape(c, (uint32_t)b, longest);
+            if (cap && (uint64_t)b * longest > cap)
+                *guaranteed = 0;
+            else
+                add_shape(c, (uint32_t)b, longest);
         }
     }
 }
@@ -121,7 +125,8 @@ static brs_status collect_used(struct used **out, size_t *count, struct trial_st
                 free(all);
                 return status;
             }
-            size_t every = per_epoch * SAMPLED_EPOCHS / TRIAL_STEPS + 1, seen = epoch * per_epoch + i;
+            size_t every = per_epoch * SAMPLED_EPOCHS / TRIAL_STEPS + 1,
+                   seen = epoch * per_epoch + i;
             if (plan->num_samples == t->n && seen % every == 0 && t->count < TRIAL_STEPS)
                 memcpy(t->lengths + t->n * t->count++, plan->planned_length,
                        t->n * sizeof *t->lengths);
@@ -161,7 +166,6 @@ static brs_wide excess(const struct chosen *c, const struct used *used, size_t u
     }
     return total;
 }
-
 
 /* The summed quick step time (planner/vocabulary.c) of the trial steps
  * within the shapes chosen, or the all-ones value where one cannot plan. */
@@ -215,8 +219,8 @@ static size_t best_by_excess(size_t *pick, const struct chosen *c, const struct 
  * used micro-batch's (below and above): balanced plans make micro-batches
  * of about equal cost, and two sizes a rung let a step's sizes add up to
  * its sample count. */
-static void add_iso_cost(struct chosen *c, size_t rungs, const struct used *used,
-                         size_t used_count, const struct brs_cost_model *model)
+static void add_iso_cost(struct chosen *c, size_t rungs, const struct used *used, size_t used_count,
+                         const struct brs_cost_model *model)
 {
     uint64_t groups = 0;
     for (size_t u = 0; u < used_count; u++) groups += used[u].count;
@@ -232,8 +236,10 @@ static void add_iso_cost(struct chosen *c, size_t rungs, const struct used *used
         uint64_t below = 0;
         for (size_t u = 0; u < used_count; u++)
             if (brs_group_cost(model, used[u].length, used[u].size) <= mid) below += used[u].count;
-        if (2 * below >= groups) hi = mid;
-        else lo = mid + 1;
+        if (2 * below >= groups)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
     for (size_t r = 1; r <= rungs; r++) {
         /* the length at quantile r / rungs of the used micro-batches */
@@ -265,13 +271,21 @@ static void add_iso_cost(struct chosen *c, size_t rungs, const struct used *used
 /* Adds shapes while there is room: each round, of the used shapes that
  * lower the excess most, the one whose vocabulary plans the trial steps
  * fastest (the first of equals). */
-static void add_from_data(struct chosen *c, size_t room, const struct used *used,
-                          size_t used_count, const struct brs_cost_model *model,
-                          uint32_t longest, const struct trial_steps *t)
+static void add_from_data(struct chosen *c, size_t room, const struct used *used, size_t used_count,
+                          const struct brs_cost_model *model, uint32_t longest,
+                          const struct trial_steps *t)
 {
+    /* the trials a round may run within the work budget (the cells of
+     * the planner's tables), at least one: large steps try fewer */
+    uint64_t per_trial = (uint64_t)t->count * t->k * (t->n + 1) * (room + 1) * 2 + 1;
+    uint64_t rounds = room > c->count ? room - c->count : 1;
+    uint64_t tries = TRIAL_WORK / per_trial / rounds;
+    if (tries > CANDIDATES) tries = CANDIDATES;
+    if (tries == 0) tries = 1;
     while (c->count < room) {
         size_t pick[CANDIDATES], picked = best_by_excess(pick, c, used, used_count, model, longest);
         if (picked == 0) break;
+        if (picked > tries) picked = (size_t)tries;
         size_t best = pick[0];
         brs_wide best_time = ~(brs_wide)0;
         for (size_t i = 0; i < picked; i++) {
@@ -338,8 +352,8 @@ static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *w
     }
     struct brs_cost_model model = brs_settings_cost_model(s);
     size_t k = (size_t)(c->dp_size * c->grad_accum);
-    struct trial_steps trials = {NULL, 0, (size_t)c->batch_size * k, k, (size_t)c->dp_size,
-                                 (int)c->sync, &model};
+    struct trial_steps trials = {
+        NULL, 0, (size_t)c->batch_size * k, k, (size_t)c->dp_size, (int)c->sync, &model};
     trials.lengths = malloc(TRIAL_STEPS * trials.n * sizeof *trials.lengths);
     if (!trials.lengths) status = BRS_ERR_NO_MEMORY;
     if (status == BRS_OK) {
@@ -355,7 +369,8 @@ static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *w
     }
     free(trials.lengths);
     if (status == BRS_OK && !guaranteed) status = check_sampled(s, plan, v, why);
-    if (status == BRS_ERR_NO_MEMORY) snprintf(why, BRS_MESSAGE_SIZE, "cannot allocate the shape vocabulary");
+    if (status == BRS_ERR_NO_MEMORY)
+        snprintf(why, BRS_MESSAGE_SIZE, "cannot allocate the shape vocabulary");
     if (status != BRS_OK) brs_vocabulary_free(v);
     free(used);
     free(chosen.sizes);
@@ -396,8 +411,8 @@ brs_status brs_vocabulary_of(const struct brs_vocabulary **out, const brs_sample
     return BRS_OK;
 }
 
-brs_status brs_sampler_shape_vocabulary(uint64_t *shapes, size_t *count,
-                                        const brs_sampler *sampler, size_t capacity)
+brs_status brs_sampler_shape_vocabulary(uint64_t *shapes, size_t *count, const brs_sampler *sampler,
+                                        size_t capacity)
 {
     if (!sampler) return BRS_ERR_NULL_POINTER;
     if (!count || (!shapes && capacity > 0))

@@ -82,8 +82,10 @@ static size_t size_index(const struct brs_vocabulary *v, size_t size)
     size_t lo = 0, hi = v->size_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (v->size_values[mid] < size) lo = mid + 1;
-        else hi = mid;
+        if (v->size_values[mid] < size)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo < v->size_count && v->size_values[lo] == size ? lo : v->size_count;
 }
@@ -152,8 +154,8 @@ static brs_wide solve(size_t *starts, struct step *s, enum measure measure, brs_
                 brs_wide cost = s->cost[at];
                 if (cost == NO_COST || cost > cost_limit || s->tokens[at] > token_limit) continue;
                 brs_wide part = measure == MAX_TOKENS ? (brs_wide)s->tokens[at] : cost;
-                brs_wide value = measure == TOTAL_COST ? prev[j] + part
-                                                       : (prev[j] > part ? prev[j] : part);
+                brs_wide value =
+                    measure == TOTAL_COST ? prev[j] + part : (prev[j] > part ? prev[j] : part);
                 if (value < cur[end]) {
                     cur[end] = value;
                     s->choice[c * (n + 1) + end] = (uint16_t)(t + 1);
@@ -176,8 +178,8 @@ static brs_wide solve(size_t *starts, struct step *s, enum measure measure, brs_
 
 /* The costs, lengths and peak of a split from its starts; 0 when a group
  * fits no shape. */
-static int describe(brs_wide *costs, uint32_t *group_length, uint64_t *peak,
-                    const struct step *s, const size_t *starts)
+static int describe(brs_wide *costs, uint32_t *group_length, uint64_t *peak, const struct step *s,
+                    const size_t *starts)
 {
     *peak = 0;
     for (size_t g = 0; g < s->k; g++) {
@@ -200,8 +202,7 @@ struct best {
     int found;
 };
 
-static brs_status consider(struct best *best, struct step *s, const size_t *starts,
-                           brs_wide *costs)
+static brs_status consider(struct best *best, struct step *s, const size_t *starts, brs_wide *costs)
 {
     uint64_t peak;
     if (!describe(costs, NULL, &peak, s, starts)) return BRS_OK;
@@ -357,8 +358,8 @@ static brs_status open_step(struct step *s, const uint32_t *lengths, size_t n, s
                             size_t dp_size, int sync, const struct brs_cost_model *model,
                             const struct brs_vocabulary *v)
 {
-    *s = (struct step){lengths, n, k, dp_size, v->size_count, sync, model, v,
-                       NULL, NULL, NULL, {NULL, NULL}, NULL};
+    *s = (struct step){lengths, n,    k,    dp_size, v->size_count, sync, model,
+                       v,       NULL, NULL, NULL,    {NULL, NULL},  NULL};
     if (v->size_count == 0 || v->size_count > UINT16_MAX) return BRS_ERR_CAP_INFEASIBLE;
     if ((k + 1) > TABLE_LIMIT / (n + 1)) return BRS_ERR_TOO_LARGE;
     s->cost = malloc(n * s->m * sizeof *s->cost);

@@ -88,8 +88,8 @@ uint64_t *bt_step_indices_sorted(const bt_step *s);
 typedef struct {
     uint64_t steps;
     size_t *enc_len, *num;
-    uint64_t **enc;     /* per step: for each (rank, micro): count, indices... */
-    uint64_t **sorted;  /* per step: its indices, ascending */
+    uint64_t **enc;    /* per step: for each (rank, micro): count, indices... */
+    uint64_t **sorted; /* per step: its indices, ascending */
 } bt_epoch;
 
 /* Plans every step of the epoch (in order, or in a scrambled order when
@@ -106,8 +106,8 @@ bool bt_epoch_sets_differ(const bt_epoch *a, const bt_epoch *b);
 /* Minimum over splits of desc[0..b) (longest first) into k non-empty
  * contiguous groups of the largest group cost, every group within
  * cap (bs * L <= cap; 0 = no cap). False if no split meets the cap. */
-bool bt_oracle_min_max(u128 *best, const uint32_t *desc, size_t b, size_t k,
-                       const bt_cost_model *m, uint64_t cap);
+bool bt_oracle_min_max(u128 *best, const uint32_t *desc, size_t b, size_t k, const bt_cost_model *m,
+                       uint64_t cap);
 /* Minimum total cost over the same splits whose groups all cost <= limit. */
 bool bt_oracle_min_total(u128 *best, const uint32_t *desc, size_t b, size_t k,
                          const bt_cost_model *m, uint64_t cap, u128 limit);
@@ -134,8 +134,8 @@ bool bt_threshold_optimal(const uint32_t *desc, size_t b, size_t k, const bt_cos
 /* Exact optimum by enumerating every partition (contiguous or not) of
  * len[0..b) into k non-empty groups (b <= 10), padded or packed as m says,
  * each group within cap (padded tokens or token sum). False if none fits. */
-bool bt_brute_min_max(u128 *best, const uint32_t *len, size_t b, size_t k,
-                      const bt_cost_model *m, uint64_t cap);
+bool bt_brute_min_max(u128 *best, const uint32_t *len, size_t b, size_t k, const bt_cost_model *m,
+                      uint64_t cap);
 
 /* The objective of a plan, lexicographic: step time under the sync model,
  * peak padded tokens of a micro-batch, total cost. */
@@ -235,23 +235,21 @@ void bt_print_case(void);
 /* CU_ASSERT that prints the current case with its first failure. */
 #define BT_CHECK_(ok, text)                                                              \
     do {                                                                                 \
-        if (!(ok))                                                                       \
-            bt_print_case();                                                             \
-        CU_assertImplementation((ok) ? CU_TRUE : CU_FALSE, __LINE__, text, __FILE__, "",  \
+        if (!(ok)) bt_print_case();                                                      \
+        CU_assertImplementation((ok) ? CU_TRUE : CU_FALSE, __LINE__, text, __FILE__, "", \
                                 CU_FALSE);                                               \
     } while (0)
-#define BT_ASSERT(cond)                                                                  \
-    do {                                                                                 \
-        int bt_ok_ = !!(cond);                                                           \
-        BT_CHECK_(bt_ok_, #cond);                                                        \
+#define BT_ASSERT(cond)           \
+    do {                          \
+        int bt_ok_ = !!(cond);    \
+        BT_CHECK_(bt_ok_, #cond); \
     } while (0)
 /* The same, returning false from the enclosing bool function on failure. */
-#define BT_REQUIRE(cond)                                                                 \
-    do {                                                                                 \
-        int bt_ok_ = !!(cond);                                                           \
-        BT_CHECK_(bt_ok_, #cond);                                                        \
-        if (!bt_ok_)                                                                     \
-            return false;                                                                \
+#define BT_REQUIRE(cond)           \
+    do {                           \
+        int bt_ok_ = !!(cond);     \
+        BT_CHECK_(bt_ok_, #cond);  \
+        if (!bt_ok_) return false; \
     } while (0)
 
 typedef struct {

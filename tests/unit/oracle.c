@@ -11,8 +11,7 @@ static u128 group_cost(const uint32_t *desc, size_t from, size_t to, const bt_co
                        uint64_t cap)
 {
     uint64_t bs = to - from, longest = desc[from];
-    if (cap && (u128)bs * longest > cap)
-        return INF;
+    if (cap && (u128)bs * longest > cap) return INF;
     return bt_cost_padded(m, bs, longest);
 }
 
@@ -22,21 +21,17 @@ static u128 group_cost(const uint32_t *desc, size_t from, size_t to, const bt_co
 static bool contiguous_dp_row(u128 *best, u128 *row, const uint32_t *desc, size_t b, size_t k,
                               const bt_cost_model *m, uint64_t cap, bool by_sum, u128 limit)
 {
-    if (k == 0 || b < k)
-        return false;
+    if (k == 0 || b < k) return false;
     u128 *prev = malloc((b + 1) * sizeof *prev), *cur = malloc((b + 1) * sizeof *cur);
-    for (size_t i = 0; i <= b; i++)
-        prev[i] = i == 0 ? 0 : INF;
+    for (size_t i = 0; i <= b; i++) prev[i] = i == 0 ? 0 : INF;
     for (size_t j = 1; j <= k; j++) {
         for (size_t i = 0; i <= b; i++) {
             cur[i] = INF;
             for (size_t p = j - 1; p + 1 <= i; p++) {
                 u128 c = group_cost(desc, p, i, m, cap);
-                if (prev[p] == INF || c == INF || c > limit)
-                    continue;
+                if (prev[p] == INF || c == INF || c > limit) continue;
                 u128 v = by_sum ? prev[p] + c : (prev[p] > c ? prev[p] : c);
-                if (v < cur[i])
-                    cur[i] = v;
+                if (v < cur[i]) cur[i] = v;
             }
         }
         u128 *t = prev;
@@ -68,21 +63,18 @@ bool bt_oracle_best_layered(u128 *best, const uint32_t *desc, size_t b, size_t k
     size_t ga = k / dp, w = b + 1;
     u128 *time = malloc(w * w * sizeof *time), *f = malloc((ga + 1) * w * sizeof *f), unused;
     for (size_t a = 0; a <= b; a++) {
-        for (size_t i = 0; i <= b - a; i++)
-            time[a * w + i] = INF;
+        for (size_t i = 0; i <= b - a; i++) time[a * w + i] = INF;
         if (b - a >= dp)
             contiguous_dp_row(&unused, time + a * w, desc + a, b - a, dp, m, budget, false, INF);
     }
-    for (size_t i = 0; i <= b; i++)
-        f[i] = i == 0 ? 0 : INF;
+    for (size_t i = 0; i <= b; i++) f[i] = i == 0 ? 0 : INF;
     for (size_t j = 1; j <= ga; j++)
         for (size_t i = 0; i <= b; i++) {
             u128 *cur = &f[j * w + i];
             *cur = INF;
             for (size_t a = 0; a < i; a++) {
                 u128 before = f[(j - 1) * w + a], t = time[a * w + (i - a)];
-                if (before != INF && t != INF && before + t < *cur)
-                    *cur = before + t;
+                if (before != INF && t != INF && before + t < *cur) *cur = before + t;
             }
         }
     *best = f[ga * w + b];
@@ -91,8 +83,8 @@ bool bt_oracle_best_layered(u128 *best, const uint32_t *desc, size_t b, size_t k
     return *best != INF;
 }
 
-bool bt_oracle_min_max(u128 *best, const uint32_t *desc, size_t b, size_t k,
-                       const bt_cost_model *m, uint64_t cap)
+bool bt_oracle_min_max(u128 *best, const uint32_t *desc, size_t b, size_t k, const bt_cost_model *m,
+                       uint64_t cap)
 {
     return contiguous_dp(best, desc, b, k, m, cap, false, INF);
 }
@@ -112,13 +104,10 @@ uint64_t bt_greedy_groups(const uint32_t *desc, size_t b, const bt_cost_model *m
         /* cost(bs, L) = intercept + bs * per_sample: the largest bs within
          * limit is a division, so the walk is O(groups). */
         u128 per_sample = bt_cost_padded(m, 1, longest) - m->intercept_micro;
-        if (limit < m->intercept_micro + per_sample || (cap && longest > cap))
-            return UINT64_MAX;
+        if (limit < m->intercept_micro + per_sample || (cap && longest > cap)) return UINT64_MAX;
         u128 bs = limit == INF ? (u128)b : (limit - m->intercept_micro) / per_sample;
-        if (cap && bs > cap / longest)
-            bs = cap / longest;
-        if (bs > b - i)
-            bs = b - i;
+        if (cap && bs > cap / longest) bs = cap / longest;
+        if (bs > b - i) bs = b - i;
         i += (size_t)bs;
     }
     return groups;
@@ -152,10 +141,8 @@ static u128 brute_group_cost(const brute_search *bs, size_t g)
 /* Whether group g stays within the cap with one more sample of length l. */
 static bool brute_fits(const brute_search *bs, size_t g, uint64_t l)
 {
-    if (!bs->cap)
-        return true;
-    if (bs->m->packed)
-        return bs->sum[g] + l <= bs->cap;
+    if (!bs->cap) return true;
+    if (bs->m->packed) return bs->sum[g] + l <= bs->cap;
     uint64_t longest = l > bs->longest[g] ? l : bs->longest[g];
     return (bs->count[g] + 1) * longest <= bs->cap;
 }
@@ -164,24 +151,21 @@ static bool brute_fits(const brute_search *bs, size_t g, uint64_t l)
  * strings: every set partition exactly once). */
 static void brute_visit(brute_search *bs, size_t i, size_t used)
 {
-    if (bs->b - i < bs->k - used)
-        return; /* too few items left to fill the remaining groups */
+    if (bs->b - i < bs->k - used) return; /* too few items left to fill the remaining groups */
     if (i == bs->b) {
         u128 worst = 0;
         for (size_t g = 0; g < used; g++) {
             u128 c = brute_group_cost(bs, g);
             worst = c > worst ? c : worst;
         }
-        if (!bs->found || worst < bs->best)
-            bs->best = worst;
+        if (!bs->found || worst < bs->best) bs->best = worst;
         bs->found = true;
         return;
     }
     uint64_t l = bs->len[i];
     size_t open = used < bs->k ? used + 1 : used;
     for (size_t g = 0; g < open; g++) {
-        if (!brute_fits(bs, g, l))
-            continue;
+        if (!brute_fits(bs, g, l)) continue;
         uint64_t longest = bs->longest[g];
         bs->sum[g] += l;
         bs->sq[g] += (u128)l * l;
@@ -195,12 +179,11 @@ static void brute_visit(brute_search *bs, size_t i, size_t used)
     }
 }
 
-bool bt_brute_min_max(u128 *best, const uint32_t *len, size_t b, size_t k,
-                      const bt_cost_model *m, uint64_t cap)
+bool bt_brute_min_max(u128 *best, const uint32_t *len, size_t b, size_t k, const bt_cost_model *m,
+                      uint64_t cap)
 {
     BT_REQUIRE(b <= 10); /* the enumeration is exponential in b */
-    if (k == 0 || k > 16 || b < k)
-        return false;
+    if (k == 0 || k > 16 || b < k) return false;
     brute_search bs = {.len = len, .b = b, .k = k, .m = m, .cap = cap};
     brute_visit(&bs, 0, 0);
     *best = bs.best;
@@ -229,29 +212,25 @@ static u128 micro_sync_of(u128 *costs, size_t k, size_t dp)
             costs[j - 1] = t;
         }
     u128 sum = 0;
-    for (size_t m = 0; m < k / dp; m++)
-        sum += costs[m * dp];
+    for (size_t m = 0; m < k / dp; m++) sum += costs[m * dp];
     return sum;
 }
 
 static void sync_visit(sync_search *ss, size_t from, size_t groups, u128 total)
 {
     if (groups == ss->k) {
-        if (from != ss->b || total != ss->total)
-            return;
+        if (from != ss->b || total != ss->total) return;
         u128 copy[BT_SYNC_MAX_SAMPLES];
         memcpy(copy, ss->costs, ss->k * sizeof *copy);
         u128 micro = micro_sync_of(copy, ss->k, ss->dp);
-        if (!ss->found || micro > ss->worst)
-            ss->worst = micro;
+        if (!ss->found || micro > ss->worst) ss->worst = micro;
         ss->found = true;
         return;
     }
     size_t groups_after = ss->k - groups - 1;
     for (size_t to = from + 1; to + groups_after <= ss->b; to++) {
         u128 c = group_cost(ss->desc, from, to, ss->m, ss->cap);
-        if (c == INF || c > ss->limit || total + c > ss->total)
-            continue;
+        if (c == INF || c > ss->limit || total + c > ss->total) continue;
         ss->costs[groups] = c;
         sync_visit(ss, to, groups + 1, total + c);
     }
@@ -261,8 +240,7 @@ bool bt_oracle_worst_sync_of_least_total(u128 *worst, const uint32_t *desc, size
                                          size_t dp, const bt_cost_model *m, uint64_t cap,
                                          u128 limit, u128 least_total)
 {
-    if (b > BT_SYNC_MAX_SAMPLES)
-        return false;
+    if (b > BT_SYNC_MAX_SAMPLES) return false;
     sync_search ss = {desc, b, k, dp, m, cap, limit, least_total, 0, {0}, false};
     sync_visit(&ss, 0, 0, 0);
     *worst = ss.worst;
@@ -279,8 +257,7 @@ static bool least_total_peak(uint64_t *peak, const uint32_t *desc, size_t b, siz
 {
     u128 *f = malloc((k + 1) * (b + 1) * sizeof *f);
     size_t *from = malloc((k + 1) * (b + 1) * sizeof *from);
-    for (size_t i = 0; i <= b; i++)
-        f[i] = i == 0 ? 0 : INF;
+    for (size_t i = 0; i <= b; i++) f[i] = i == 0 ? 0 : INF;
     for (size_t j = 1; j <= k; j++)
         for (size_t i = 0; i <= b; i++) {
             u128 best = INF;
@@ -288,8 +265,7 @@ static bool least_total_peak(uint64_t *peak, const uint32_t *desc, size_t b, siz
             for (size_t p = j - 1; p < i; p++) {
                 u128 c = group_cost(desc, p, i, m, cap);
                 u128 before = f[(j - 1) * (b + 1) + p];
-                if (before == INF || c == INF || c > limit || before + c >= best)
-                    continue;
+                if (before == INF || c == INF || c > limit || before + c >= best) continue;
                 best = before + c;
                 arg = p;
             }
@@ -313,8 +289,7 @@ bool bt_oracle_budget(uint64_t *budget, const uint32_t *desc, size_t b, size_t k
                       const bt_cost_model *m, uint64_t cap)
 {
     u128 best = 0;
-    if (!bt_oracle_min_max(&best, desc, b, k, m, cap))
-        return false;
+    if (!bt_oracle_min_max(&best, desc, b, k, m, cap)) return false;
     if (cap) {
         *budget = cap;
         return true;
@@ -348,8 +323,7 @@ static void deal_visit(deal_search *d, size_t g)
         return;
     }
     for (size_t x = 0; x < boxes; x++) {
-        if (d->box_count[x] == room)
-            continue;
+        if (d->box_count[x] == room) continue;
         u128 load = d->box_load[x], max = d->box_max[x];
         d->box_load[x] += d->costs[g];
         d->box_max[x] = d->costs[g] > max ? d->costs[g] : max;
@@ -358,8 +332,7 @@ static void deal_visit(deal_search *d, size_t g)
         d->box_count[x]--;
         d->box_load[x] = load;
         d->box_max[x] = max;
-        if (d->box_count[x] == 0)
-            break; /* empty boxes are interchangeable */
+        if (d->box_count[x] == 0) break; /* empty boxes are interchangeable */
     }
 }
 
@@ -394,14 +367,12 @@ static uint64_t run_length(const plan_search *ps, size_t from, size_t to)
 
 static void split_done(plan_search *ps)
 {
-    deal_search d = {.k = ps->k, .dp = ps->dp, .ga = ps->k / ps->dp, .sync = ps->sync,
-                     .best = INF};
+    deal_search d = {.k = ps->k, .dp = ps->dp, .ga = ps->k / ps->dp, .sync = ps->sync, .best = INF};
     bt_score s = {0, 0, 0};
     for (size_t g = 0; g < ps->k; g++) {
         size_t from = ps->starts[g], to = ps->starts[g + 1];
         uint64_t length = run_length(ps, from, to);
-        if (length == 0)
-            return; /* no shape holds this group */
+        if (length == 0) return; /* no shape holds this group */
         d.costs[g] = bt_cost_padded(ps->m, to - from, length);
         uint64_t tokens = (uint64_t)(to - from) * length;
         s.peak = tokens > s.peak ? tokens : s.peak;
@@ -409,11 +380,11 @@ static void split_done(plan_search *ps)
     }
     deal_visit(&d, 0);
     s.time = d.best;
-    bool better = !ps->found || s.time < ps->best.time ||
-                  (s.time == ps->best.time &&
-                   (s.peak < ps->best.peak || (s.peak == ps->best.peak && s.total < ps->best.total)));
-    if (better)
-        ps->best = s;
+    bool better =
+        !ps->found || s.time < ps->best.time ||
+        (s.time == ps->best.time &&
+         (s.peak < ps->best.peak || (s.peak == ps->best.peak && s.total < ps->best.total)));
+    if (better) ps->best = s;
     ps->found = true;
 }
 
@@ -421,10 +392,8 @@ static void split_visit(plan_search *ps, size_t g)
 {
     size_t from = ps->starts[g], after = ps->k - g - 1;
     for (size_t to = from + 1; to + after <= ps->b; to++) {
-        if (after == 0 && to != ps->b)
-            continue;
-        if ((uint64_t)(to - from) * ps->desc[from] > ps->budget)
-            break;
+        if (after == 0 && to != ps->b) continue;
+        if ((uint64_t)(to - from) * ps->desc[from] > ps->budget) break;
         ps->starts[g + 1] = to;
         if (after == 0)
             split_done(ps);
@@ -437,11 +406,10 @@ bool bt_oracle_best_plan(bt_score *best, const uint32_t *desc, size_t b, size_t 
                          int sync, const bt_cost_model *m, uint64_t budget)
 {
     BT_REQUIRE(k <= BT_PLAN_MAX_GROUPS && b <= BT_PLAN_MAX_SAMPLES);
-    plan_search ps = {.desc = desc, .b = b, .k = k, .dp = dp, .sync = sync, .m = m,
-                      .budget = budget};
+    plan_search ps = {
+        .desc = desc, .b = b, .k = k, .dp = dp, .sync = sync, .m = m, .budget = budget};
     ps.starts[0] = 0;
-    if (b >= k && k > 0)
-        split_visit(&ps, 0);
+    if (b >= k && k > 0) split_visit(&ps, 0);
     *best = ps.best;
     return ps.found;
 }
@@ -451,12 +419,18 @@ bool bt_oracle_best_vocabulary_plan(bt_score *best, const uint32_t *desc, size_t
                                     const uint64_t *vocabulary, size_t vocabulary_count)
 {
     BT_REQUIRE(k <= BT_PLAN_MAX_GROUPS && b <= BT_PLAN_MAX_SAMPLES);
-    plan_search ps = {.desc = desc, .b = b, .k = k, .dp = dp, .sync = sync, .m = m,
-                      .budget = UINT64_MAX, .vocabulary = vocabulary,
-                      .vocabulary_count = vocabulary_count, .cap = cap};
+    plan_search ps = {.desc = desc,
+                      .b = b,
+                      .k = k,
+                      .dp = dp,
+                      .sync = sync,
+                      .m = m,
+                      .budget = UINT64_MAX,
+                      .vocabulary = vocabulary,
+                      .vocabulary_count = vocabulary_count,
+                      .cap = cap};
     ps.starts[0] = 0;
-    if (b >= k && k > 0)
-        split_visit(&ps, 0);
+    if (b >= k && k > 0) split_visit(&ps, 0);
     *best = ps.best;
     return ps.found;
 }
@@ -468,16 +442,14 @@ bool bt_oracle_min_peak(uint64_t *peak, const uint32_t *desc, size_t b, size_t k
      * <= limit within cap */
     uint64_t none = UINT64_MAX;
     uint64_t *f = malloc((k + 1) * (b + 1) * sizeof *f);
-    for (size_t i = 0; i <= b; i++)
-        f[i] = i == 0 ? 0 : none;
+    for (size_t i = 0; i <= b; i++) f[i] = i == 0 ? 0 : none;
     for (size_t j = 1; j <= k; j++)
         for (size_t i = 0; i <= b; i++) {
             uint64_t best = none;
             for (size_t p = j - 1; p < i; p++) {
                 u128 c = group_cost(desc, p, i, m, cap);
                 uint64_t before = f[(j - 1) * (b + 1) + p];
-                if (before == none || c == INF || c > limit)
-                    continue;
+                if (before == none || c == INF || c > limit) continue;
                 uint64_t tokens = (uint64_t)(i - p) * desc[p];
                 uint64_t v = tokens > before ? tokens : before;
                 best = v < best ? v : best;
@@ -524,8 +496,7 @@ static void kk_sort(kk_subset *s, size_t k)
 static size_t kk_name(const kk_tuple *t, size_t k)
 {
     size_t low = BT_KK_NONE;
-    for (size_t g = 0; g < k; g++)
-        low = t->s[g].low < low ? t->s[g].low : low;
+    for (size_t g = 0; g < k; g++) low = t->s[g].low < low ? t->s[g].low : low;
     return low;
 }
 
@@ -554,9 +525,9 @@ bool bt_oracle_karmarkar_karp(u128 *costs, uint64_t *tokens, const uint32_t *des
     for (size_t i = 0; i < b; i++) {
         t[i].alive = true;
         for (size_t g = 0; g < k; g++) t[i].s[g].low = BT_KK_NONE;
-        t[i].s[0] = (kk_subset){bt_cost_packed(m, desc[i], (u128)desc[i] * desc[i]) -
-                                    m->intercept_micro,
-                                (uint64_t)1 << i, desc[i], i};
+        t[i].s[0] =
+            (kk_subset){bt_cost_packed(m, desc[i], (u128)desc[i] * desc[i]) - m->intercept_micro,
+                        (uint64_t)1 << i, desc[i], i};
     }
     for (size_t left = b; left > 1; left--) {
         size_t x = kk_pick(t, b, k, BT_KK_NONE), y = kk_pick(t, b, k, x);

@@ -127,10 +127,10 @@ static void test_every_micro_batch_in_vocabulary(void)
                 expect_in_vocabulary(&st, &v, lengths, 64);
                 for (int64_t slot = 0; slot < st.k; slot++)
                     for (size_t i = 0; i < st.mb[slot].count; i++) seen[st.mb[slot].indices[i]]++;
-                BT_ASSERT(bt_plan_double(p, BRS_PLAN_TIME_LOWER_BOUND) <=
-                          bt_plan_double(p, sync ? BRS_PLAN_STEP_SYNC_TIME
-                                                 : BRS_PLAN_MICRO_SYNC_TIME) *
-                              (1 + 1e-12));
+                BT_ASSERT(
+                    bt_plan_double(p, BRS_PLAN_TIME_LOWER_BOUND) <=
+                    bt_plan_double(p, sync ? BRS_PLAN_STEP_SYNC_TIME : BRS_PLAN_MICRO_SYNC_TIME) *
+                        (1 + 1e-12));
                 bt_step_free(&st);
             }
             size_t once = 0;
@@ -186,16 +186,14 @@ static void test_small_steps_exact(void)
             for (size_t i = 0; i < n; i++) desc[i] = (uint32_t)round_up(desc[i], multiple);
             bt_cost_model m = bt_cost_model_of(&c);
             bt_score best;
-            BT_ASSERT(bt_oracle_best_vocabulary_plan(&best, desc, n, (size_t)(dp * ga),
-                                                     (size_t)dp, (int)c.sync, &m, 0, v.pairs,
-                                                     v.count));
-            double time = bt_plan_double(p, c.sync ? BRS_PLAN_STEP_SYNC_TIME
-                                                   : BRS_PLAN_MICRO_SYNC_TIME);
+            BT_ASSERT(bt_oracle_best_vocabulary_plan(&best, desc, n, (size_t)(dp * ga), (size_t)dp,
+                                                     (int)c.sync, &m, 0, v.pairs, v.count));
+            double time =
+                bt_plan_double(p, c.sync ? BRS_PLAN_STEP_SYNC_TIME : BRS_PLAN_MICRO_SYNC_TIME);
             BT_ASSERT(bt_close(time, bt_to_cost(best.time)));
             if (bt_close(time, bt_to_cost(best.time))) {
                 BT_ASSERT((u128)bt_plan_int(p, BRS_PLAN_MAX_PADDED_TOKENS) == best.peak);
-                BT_ASSERT(bt_close(bt_plan_double(p, BRS_PLAN_TOTAL_COST),
-                                   bt_to_cost(best.total)));
+                BT_ASSERT(bt_close(bt_plan_double(p, BRS_PLAN_TOTAL_COST), bt_to_cost(best.total)));
             }
             checked++;
             free(desc);
@@ -282,7 +280,8 @@ static void test_errors(void)
 int main(int argc, char **argv)
 {
     static const bt_test tests[] = {
-        {"vocabulary: sorted, bounded, the same on every rank", test_sorted_bounded_rank_independent},
+        {"vocabulary: sorted, bounded, the same on every rank",
+         test_sorted_bounded_rank_independent},
         {"vocabulary: every micro-batch of every epoch at a vocabulary shape",
          test_every_micro_batch_in_vocabulary},
         {"vocabulary: small steps exact against the brute force", test_small_steps_exact},
