@@ -21,6 +21,8 @@
  *                      the library's default ladder for the lengths (not set)
  *     .shapes()     -> [[batch size, padded length], ...]: the distinct shapes this
  *                      rank runs in the epoch (from set_epoch), sorted
+ *     .shape_vocabulary() -> [[batch size, padded length], ...]: with max_shapes, the
+ *                      shapes every micro-batch of the run has, sorted ([] without)
  *     .plan(step)   -> [rank][micro] -> [dataset indices]   (epoch from set_epoch)
  *     .plan_batch(lengths, images) -> [rank][micro] -> [positions into lengths]:
  *                      one step of those lengths alone, this sampler's configuration;
@@ -38,6 +40,9 @@
  *     .validate()
  *   version_number() version_string() strerror(code)
  *   option_bounds_int(key), option_bounds_double(key) -> [lower, upper]
+ *   option_count() option_key(i) option_find(name) option_name(key) option_help(key)
+ *   option_value_name(key, v) option_value_find(key, name) option_keyword(key)
+ *   option_scope(key) option_type(key) option_default_int(key) option_default_double(key)
  *   every BRS_* constant of brs.h.
  * A negative status raises the language's error (ValueError, MemoryError or
  * RuntimeError in Python; a Tcl error) whose message is brs_strerror() plus
@@ -620,6 +625,34 @@ static const char *swig_option_value_name(BrsError *err, int32_t key, int64_t va
                             "not an option with named values, or a value outside its bounds");
 }
 
+/* The value named `name` of an enum-like option (strategy "random" -> 1). */
+static int64_t swig_option_value_find(BrsError *err, int32_t key, const char *name)
+{
+    int64_t value = 0;
+    brs_status status = brs_option_value_find(&value, key, name);
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, status == BRS_ERR_INVALID_ARGUMENT
+                                       ? "the option has no value of this name"
+                                       : "not an option with named values");
+    return value;
+}
+
+static const char *swig_option_keyword(BrsError *err, int32_t key)
+{
+    const char *keyword = NULL;
+    brs_status status = brs_option_keyword(&keyword, key); /* before keyword is read */
+    return swig_option_text(err, status, keyword, "unknown option key");
+}
+
+static int32_t swig_option_scope(BrsError *err, int32_t key)
+{
+    int32_t scope = -1;
+    brs_status status = brs_option_scope(&scope, key);
+    if (status != BRS_OK)
+        brs_swig_fail(err, status, "unknown option key");
+    return scope;
+}
+
 static int32_t swig_option_type(BrsError *err, int32_t key)
 {
     int32_t type = -1;
@@ -654,6 +687,9 @@ static double swig_option_default_double(BrsError *err, int32_t key)
 %rename(option_name) swig_option_name;
 %rename(option_help) swig_option_help;
 %rename(option_value_name) swig_option_value_name;
+%rename(option_value_find) swig_option_value_find;
+%rename(option_keyword) swig_option_keyword;
+%rename(option_scope) swig_option_scope;
 %rename(option_type) swig_option_type;
 %rename(option_default_int) swig_option_default_int;
 %rename(option_default_double) swig_option_default_double;
@@ -663,6 +699,9 @@ int32_t swig_option_find(BrsError *err, const char *name);
 const char *swig_option_name(BrsError *err, int32_t key);
 const char *swig_option_help(BrsError *err, int32_t key);
 const char *swig_option_value_name(BrsError *err, int32_t key, int64_t value);
+int64_t swig_option_value_find(BrsError *err, int32_t key, const char *name);
+const char *swig_option_keyword(BrsError *err, int32_t key);
+int32_t swig_option_scope(BrsError *err, int32_t key);
 int32_t swig_option_type(BrsError *err, int32_t key);
 int64_t swig_option_default_int(BrsError *err, int32_t key);
 double swig_option_default_double(BrsError *err, int32_t key);
@@ -742,25 +781,25 @@ static int sampler_wrong_kind(BrsError *err, const char *name, const char *wante
     return 0;
 }
 
-/* The number of value `value` of an enum-like option (sync "step" is 1). */
+/* The number of value `value` of an enum-like option (sync "step" is 1),
+ * found by the library (brs_option_value_find). */
 static int sampler_named_value(BrsError *err, brs_option key, const char *option,
                                const BrsValue *value, int64_t *out)
 {
+    brs_status status = brs_option_value_find(out, key, value->text);
+    if (status == BRS_OK)
+        return 1;
+    if (status != BRS_ERR_INVALID_ARGUMENT) /* a plain number given as text */
+        return sampler_wrong_kind(err, option, "an integer (int64_t)", value);
     int64_t lower, upper;
     const char *name;
     char names[256] = "", detail[400];
     if (brs_option_bounds_int(&lower, &upper, key) != BRS_OK)
         lower = 0, upper = -1;
     for (int64_t v = lower; v <= upper && brs_option_value_name(&name, key, v) == BRS_OK; v++) {
-        if (strcmp(name, value->text) == 0) {
-            *out = v;
-            return 1;
-        }
         size_t used = strlen(names);
         snprintf(names + used, sizeof names - used, "%s%s", v == lower ? "" : ", ", name);
     }
-    if (!names[0]) /* a plain number given as text */
-        return sampler_wrong_kind(err, option, "an integer (int64_t)", value);
     snprintf(detail, sizeof detail, "%s = \"%s\" is none of its values (%s), or a number",
              option, value->text, names);
     brs_swig_fail(err, BRS_ERR_OUT_OF_RANGE, detail);
@@ -998,6 +1037,21 @@ static brs_obj sampler_ladder(BrsError *err, Sampler *self, uint32_t steps_per_d
     return list;
 }
 
+/* count pairs as [[batch size, padded length], ...]; NULL (and err set) without memory. */
+static brs_obj sampler_pair_list(BrsError *err, const uint64_t *pairs, size_t count)
+{
+    brs_obj list = brs_obj_list();
+    for (size_t i = 0; list && i < count; i++)
+        if (!brs_obj_append(list, swig_pair(brs_obj_uint(pairs[2 * i]),
+                                            brs_obj_uint(pairs[2 * i + 1])))) {
+            brs_obj_release(list);
+            list = NULL;
+        }
+    if (!list)
+        brs_swig_fail(err, BRS_ERR_NO_MEMORY, "building the shapes");
+    return list;
+}
+
 /* The epoch's distinct shapes, [[batch size, padded length], ...]: their
  * count first, then the pairs. */
 static brs_obj sampler_shapes(BrsError *err, Sampler *self)
@@ -1011,17 +1065,26 @@ static brs_obj sampler_shapes(BrsError *err, Sampler *self)
     if (!pairs)
         brs_swig_fail(err, BRS_ERR_NO_MEMORY, "no memory for the shapes");
     else if (sampler_check(err, self, brs_sampler_shapes(pairs, &count, self->sampler,
-                                                         self->epoch, count))) {
-        list = brs_obj_list();
-        for (size_t i = 0; list && i < count; i++)
-            if (!brs_obj_append(list, swig_pair(brs_obj_uint(pairs[2 * i]),
-                                                brs_obj_uint(pairs[2 * i + 1])))) {
-                brs_obj_release(list);
-                list = NULL;
-            }
-        if (!list)
-            brs_swig_fail(err, BRS_ERR_NO_MEMORY, "building the shapes");
-    }
+                                                         self->epoch, count)))
+        list = sampler_pair_list(err, pairs, count);
+    free(pairs);
+    return list;
+}
+
+/* The run's shape vocabulary (max_shapes > 0), [[batch size, padded length],
+ * ...]; [] when max_shapes is 0. Its count first, then the pairs. */
+static brs_obj sampler_shape_vocabulary(BrsError *err, Sampler *self)
+{
+    size_t count = 0;
+    if (!sampler_check(err, self, brs_sampler_shape_vocabulary(NULL, &count, self->sampler, 0)))
+        return NULL;
+    uint64_t *pairs = (uint64_t *)malloc((count ? 2 * count : 1) * sizeof *pairs);
+    brs_obj list = NULL;
+    if (!pairs)
+        brs_swig_fail(err, BRS_ERR_NO_MEMORY, "no memory for the shape vocabulary");
+    else if (sampler_check(err, self, brs_sampler_shape_vocabulary(pairs, &count, self->sampler,
+                                                                   count)))
+        list = sampler_pair_list(err, pairs, count);
     free(pairs);
     return list;
 }
@@ -1119,6 +1182,11 @@ typedef struct {} Sampler;
 
     /* The distinct [batch size, padded length] this rank runs in the epoch. */
     brs_obj shapes(BrsError *err) { return sampler_shapes(err, $self); }
+
+    /* The run's shape vocabulary with max_shapes > 0: the at most max_shapes
+     * [batch size, padded length] that every micro-batch of every rank in
+     * every epoch has, chosen once from the lengths; [] without max_shapes. */
+    brs_obj shape_vocabulary(BrsError *err) { return sampler_shape_vocabulary(err, $self); }
 
     /* A vision-language dataset's images: one list of patch counts (the
      * encoder's tokens) per sample, [] for none (brs_sampler_set_encoder_loads);

@@ -115,5 +115,67 @@ class EveryOption(unittest.TestCase):
             sampler.set_option("nope", 1)
 
 
+class OptionQueries(unittest.TestCase):
+    """LIBBRS_1.6: value names back to values, keywords and scopes, from the library."""
+
+    def test_value_names_are_found_back(self):
+        for row in table():
+            if row.is_double:
+                continue
+            try:
+                b.option_value_name(row.key, row.lower)
+            except ValueError:
+                with self.assertRaises(ValueError):
+                    b.option_value_find(row.key, "1")
+                continue
+            for value in range(row.lower, row.upper + 1):
+                name = b.option_value_name(row.key, value)
+                self.assertEqual(b.option_value_find(row.key, name), value, row.name)
+        self.assertEqual(b.option_value_find(b.BRS_OPT_SYNC, "step"), b.BRS_SYNC_STEP)
+        with self.assertRaises(ValueError):
+            b.option_value_find(b.BRS_OPT_STRATEGY, "Random")
+
+    def test_keywords_and_scopes(self):
+        for row in table():
+            self.assertIn(b.option_scope(row.key), (b.BRS_OPTION_SCOPE_RANK,
+                                                    b.BRS_OPTION_SCOPE_SPLIT,
+                                                    b.BRS_OPTION_SCOPE_RUN))
+            self.assertTrue(b.option_keyword(row.key))
+        self.assertEqual(b.option_keyword(b.BRS_OPT_BATCH_SIZE), "per_device_batch_size")
+        self.assertEqual(b.option_keyword(b.BRS_OPT_SEED), "seed")
+        self.assertEqual(b.option_scope(b.BRS_OPT_RANK), b.BRS_OPTION_SCOPE_RANK)
+        self.assertEqual(b.option_scope(b.BRS_OPT_DP_SIZE), b.BRS_OPTION_SCOPE_SPLIT)
+        self.assertEqual(b.option_scope(b.BRS_OPT_MAX_SHAPES), b.BRS_OPTION_SCOPE_RUN)
+        with self.assertRaises(ValueError):
+            b.option_scope(9999)
+
+
+class ShapeVocabulary(unittest.TestCase):
+    OPTIONS = dict(batch_size=4, grad_accum=2, dp_size=3, seed=5)
+
+    def walked(self, sampler, rank):
+        shapes = set()
+        for step in range(sampler.steps_per_epoch()):
+            for indices, stats in zip(sampler.plan(step)[rank], sampler.stats()[rank]):
+                shapes.add((len(indices), stats[0] // len(indices)))
+        return shapes
+
+    def test_none_without_max_shapes(self):
+        self.assertEqual(b.Sampler(LENGTHS, **self.OPTIONS).shape_vocabulary(), [])
+
+    def test_every_rank_and_epoch_runs_shapes_of_it(self):
+        vocabularies = []
+        for rank in range(3):
+            sampler = b.Sampler(LENGTHS, rank=rank, max_shapes=8, **self.OPTIONS)
+            vocabulary = [tuple(pair) for pair in sampler.shape_vocabulary()]
+            self.assertTrue(1 <= len(vocabulary) <= 8, vocabulary)
+            self.assertEqual(vocabulary, sorted(set(vocabulary)))
+            for epoch in range(2):
+                sampler.set_epoch(epoch)
+                self.assertLessEqual(self.walked(sampler, rank), set(vocabulary), (rank, epoch))
+            vocabularies.append(vocabulary)
+        self.assertEqual(vocabularies[1:], vocabularies[:-1])
+
+
 if __name__ == "__main__":
     unittest.main()
