@@ -25,11 +25,10 @@ class Library:
 
     def value(self, name: str, label: str) -> int:
         """The integer value of an enum-like option whose library name is `label`."""
-        key, out = self.key(name), ctypes.c_char_p()
-        for v in range(16):
-            if self.lib.brs_option_value_name(ctypes.byref(out), key, v) == self.n.OK and \
-                    out.value.decode() == label:
-                return v
+        out = ctypes.c_int64()
+        if self.lib.brs_option_value_find(ctypes.byref(out), self.key(name),
+                                          label.encode()) == self.n.OK:
+            return out.value
         raise RuntimeError(f"libbrs option {name} has no value {label!r}")
 
     def sampler(self, lengths, options: dict):
