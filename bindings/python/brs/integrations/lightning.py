@@ -80,6 +80,7 @@ class RebalanceCallback(pl.Callback):
                        f"the {type(trainer.strategy).__name__}")
         _collator_padding.follow(sampler, _collate_fn(trainer.train_dataloader),
                                  "Lightning's train_dataloader")
+        _pad_to_plan(trainer, sampler)
         # Every epoch the fit trains, before its first step (unbounded fits check each epoch
         # as it starts).
         epochs = _run_epochs.lightning_epochs(trainer, sampler.steps_per_epoch)
@@ -174,8 +175,31 @@ class RebalanceCallback(pl.Callback):
         return sampler
 
 
+def _pad_to_plan(trainer, sampler):
+    """With max_shapes or length_buckets, the train DataLoader's collate_fn wrapped in
+    brs.PadToPlan, so that its tensors have the planned shape (logged once)."""
+    loader = _data_loader(trainer.train_dataloader)
+    if loader is None:
+        return
+    wrapped = _collator_padding.pad_to_plan(sampler, loader.collate_fn,
+                                            "Lightning's train_dataloader")
+    if wrapped is loader.collate_fn:
+        return
+    loader.collate_fn = wrapped
+    # Lightning made the loader's iterator before this hook (FitLoop.setup_data), with the
+    # collate_fn it had then: make it again, before any batch is trained.
+    fetcher = getattr(trainer.fit_loop, "_data_fetcher", None)
+    if fetcher is not None:
+        iter(fetcher)
+
+
 def _collate_fn(loader, depth=4):
     """The collate_fn of the DataLoader under Lightning's wrappers (CombinedLoader), or None."""
+    return getattr(_data_loader(loader, depth), "collate_fn", None)
+
+
+def _data_loader(loader, depth=4):
+    """The DataLoader under Lightning's wrappers (CombinedLoader), or None."""
     for _ in range(depth):
         if loader is None or hasattr(loader, "collate_fn"):
             break
@@ -184,7 +208,7 @@ def _collate_fn(loader, depth=4):
             loader = loader[0]
         elif isinstance(loader, dict) and loader:
             loader = next(iter(loader.values()))
-    return getattr(loader, "collate_fn", None)
+    return loader if hasattr(loader, "collate_fn") else None
 
 
 def step_plan(trainer):

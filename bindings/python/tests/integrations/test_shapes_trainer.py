@@ -95,3 +95,35 @@ def test_accelerate_wraps_the_collator_when_max_shapes_is_set(caplog):
     plain = prepare_dataloader(Accelerator(cpu=True), torch.utils.data.DataLoader(
         TokenDataset(lengths), batch_sampler=unbounded, collate_fn=pad_collate))
     assert plain.collate_fn is pad_collate
+
+
+def test_lightning_trains_the_planned_shapes(tmp_path, caplog):
+    pytest.importorskip("lightning")
+    import _lightning_app as app
+
+    class ShapedLM(app.TinyLM):
+        def train_dataloader(self):
+            self.sampler = BatchRebalanceSampler(
+                scaled_lengths(app.NUM_SAMPLES), per_device_batch_size=self.per_device,
+                grad_accum=app.GRAD_ACCUM, seed=app.SEED, max_shapes=4)
+            return torch.utils.data.DataLoader(
+                TokenDataset(scaled_lengths(app.NUM_SAMPLES)),
+                batch_sampler=app.RebalanceBatchSampler(self.sampler), collate_fn=pad_collate)
+
+        def training_step(self, batch, batch_idx):
+            self.shapes.append(tuple(batch["input_ids"].shape))
+            return super().training_step(batch, batch_idx)
+
+    module = ShapedLM(4)
+    module.shapes = []
+    with caplog.at_level(logging.INFO, logger="brs"):
+        app.trainer(tmp_path, max_epochs=1).fit(module)
+    assert "brs.PadToPlan" in caplog.text
+    sampler = module.sampler
+    assert [(mb.num_samples, mb.padded_length) for step in range(sampler.steps_per_epoch)
+            for mb in sampler.plan(step, epoch=0).micro_batches[0]] == module.shapes
+    assert set(module.shapes) <= set(sampler.shape_vocabulary())
+    lengths = scaled_lengths(app.NUM_SAMPLES)
+    assert any(mb.padded_length > max(lengths[i] for i in mb.indices)
+               for step in range(sampler.steps_per_epoch)
+               for mb in sampler.plan(step, epoch=0).micro_batches[0])  # padding was added
