@@ -89,7 +89,7 @@ typedef struct quoted {
 static quoted quote(const char *text, size_t length)
 {
     quoted q;
-    text_escape(q.text, sizeof q.text, text, length);
+    brs_text_escape(q.text, sizeof q.text, text, length);
     return q;
 }
 

@@ -40,7 +40,7 @@ static lengths_status read_stream(FILE *stream, brs_lengths_file *file, const ch
     if (status == BRS_OK && ferror(stream)) {
         int cause = errno;
         char escaped[200];
-        text_escape(escaped, sizeof escaped, name, strlen(name));
+        brs_text_escape(escaped, sizeof escaped, name, strlen(name));
         snprintf(error, error_size, "cannot read %s: %s", escaped, strerror(cause));
         return CLI_EXIT_BAD_INPUT;
     }
@@ -61,7 +61,7 @@ static lengths_status read_path(const char *path, brs_lengths_file *file, char *
     if (stream == NULL) {
         int cause = errno;
         char escaped[200];
-        text_escape(escaped, sizeof escaped, name, strlen(name));
+        brs_text_escape(escaped, sizeof escaped, name, strlen(name));
         snprintf(error, error_size, "cannot open lengths file '%s': %s", escaped, strerror(cause));
         return CLI_EXIT_BAD_INPUT;
     }
@@ -222,7 +222,7 @@ static int read_bytes(cli_config *config, const char *text, size_t size, const c
 int cost_model_file_read(cli_config *config, const char *path, char *error, size_t error_size)
 {
     char name[200];
-    text_escape(name, sizeof name, path, strlen(path));
+    brs_text_escape(name, sizeof name, path, strlen(path));
     FILE *stream = fopen(path, "rb");
     if (stream == NULL)
         return refuse(error, error_size, CLI_EXIT_BAD_INPUT, name, "cannot open it",

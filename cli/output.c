@@ -27,7 +27,7 @@ static void remove_temporary(void)
 static const char *display(const char *path)
 {
     static char text[256];
-    text_escape(text, sizeof text, path, strlen(path));
+    brs_text_escape(text, sizeof text, path, strlen(path));
     return text;
 }
 
@@ -140,29 +140,6 @@ void text_wrap_print_indented(FILE *out, const char *text, int column, int inden
 void text_wrap_print(FILE *out, const char *text, int width)
 {
     text_wrap_print_indented(out, text, 0, 0, width);
-}
-
-/* Printable ASCII, everything else as \xNN. */
-
-void text_escape(char *out, size_t size, const char *text, size_t length)
-{
-    static const char ellipsis[] = "...";
-    size_t used = 0;
-    for (size_t i = 0; i < length; i++) {
-        unsigned char byte = (unsigned char)text[i];
-        int plain = byte >= 0x20 && byte <= 0x7e;
-        size_t need = plain ? 1 : 4;
-        /* Keep room for the ellipsis and the terminator. */
-        if (used + need + sizeof ellipsis > size) {
-            snprintf(out + used, size - used, "%s", ellipsis);
-            return;
-        }
-        if (plain)
-            out[used++] = (char)byte;
-        else
-            used += (size_t)snprintf(out + used, size - used, "\\x%02x", byte);
-    }
-    out[used] = '\0';
 }
 
 /* Round-trip formatting of doubles. */

@@ -8,6 +8,8 @@
 
 #include <brs.h>
 
+#include "formats/internal.h"
+
 /*
  * How `brs` gives up.
  *
@@ -36,12 +38,10 @@ _Noreturn void cli_failure(const char *format, ...) __attribute__((format(printf
  * input exit 2, the others 1. */
 _Noreturn void cli_library_error(brs_status status, const char *context, const char *detail);
 
-/* Quote untrusted bytes (a line of a file, an argument) in a message: a
- * terminal must never receive raw control or invisible bytes. Writes
- * text[0..length) into out (size >= 8) as printable ASCII: bytes
- * 0x20..0x7e stay, every other byte becomes \xNN; longer text is cut and
- * ends in "...". out is always NUL-terminated. */
-void text_escape(char *out, size_t size, const char *text, size_t length);
+/* Untrusted bytes (a line of a file, an argument) are quoted in a message
+ * by brs_text_escape, the library's one implementation
+ * (libbrs/formats/text.c, compiled into the command too: it is not part of
+ * the ABI). */
 
 /* Prose wrapped at a column, for notes, summaries and the descriptions of
  * --help: `text` with its spaces turned into line breaks where a line would

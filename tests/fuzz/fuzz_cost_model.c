@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "brs.h"
-#include "util/json.h"
+#include "formats/internal.h"
 
 #define CHECK(condition) \
     do { \

@@ -49,6 +49,7 @@ OPT_ENCODER_ALPHA = 15
 OPT_ENCODER_INTERCEPT = 16
 OPT_MAX_ENCODER_TOKENS = 17
 OPT_ENCODER_WEIGHT = 18
+OPT_MAX_SHAPES = 19
 
 # Values of OPT_STRATEGY and OPT_SYNC (their names: brs_option_value_name).
 STRATEGY_BALANCED = 0
@@ -60,6 +61,11 @@ SYNC_STEP = 1
 # Option types (brs_option_type).
 OPTION_INT = 0
 OPTION_DOUBLE = 1
+
+# Option scopes (brs_option_scope): who shares an option's value.
+OPTION_SCOPE_RANK = 0
+OPTION_SCOPE_SPLIT = 1
+OPTION_SCOPE_RUN = 2
 
 LENGTHS_COPY = 0
 LENGTHS_BORROW = 1
@@ -137,6 +143,9 @@ SIGNATURES = {
     "brs_option_default_double": (_status, [_dblp, _key]),
     "brs_option_help": (_status, [_strp, _key]),
     "brs_option_value_name": (_status, [_strp, _key, ctypes.c_int64]),
+    "brs_option_value_find": (_status, [_i64p, _key, ctypes.c_char_p]),
+    "brs_option_keyword": (_status, [_strp, _key]),
+    "brs_option_scope": (_status, [ctypes.POINTER(ctypes.c_int32), _key]),
     "brs_sampler_new": (_status, [ctypes.POINTER(SamplerPtr)]),
     "brs_sampler_free": (None, [SamplerPtr]),
     "brs_sampler_set_lengths": (
@@ -161,6 +170,8 @@ SIGNATURES = {
     "brs_sampler_shapes": (
         _status, [_u64p, ctypes.POINTER(ctypes.c_size_t), SamplerPtr, ctypes.c_uint64,
                   ctypes.c_size_t]),
+    "brs_sampler_shape_vocabulary": (
+        _status, [_u64p, ctypes.POINTER(ctypes.c_size_t), SamplerPtr, ctypes.c_size_t]),
     "brs_sampler_last_error": (ctypes.c_char_p, [SamplerPtr]),
     "brs_plan_new": (_status, [ctypes.POINTER(PlanPtr)]),
     "brs_plan_free": (None, [PlanPtr]),

@@ -68,8 +68,14 @@ class Option(NamedTuple):
         return raw
 
     def _value_of(self, value, argument):
-        if value in self.value_names:
-            return self.lower + self.value_names.index(value)
+        found = ctypes.c_int64()
+        try:
+            name = value.encode()
+        except UnicodeEncodeError:  # a lone surrogate names no value
+            name = None
+        if name is not None and b"\0" not in name and \
+                n.lib.brs_option_value_find(ctypes.byref(found), self.key, name) == n.OK:
+            return found.value
         raise ValueError(f"{argument} must be one of {', '.join(map(repr, self.value_names))}; "
                          f"got {value!r}")
 
@@ -156,9 +162,32 @@ BY_NAME = {option.name: option for option in TABLE}
 
 # -- Python's keywords for the options (the sampler, plan_batch, python -m brs) ---------------
 
-# Where Python's keyword differs from the library's name: transformers calls the average
-# micro-batch size per_device_batch_size. Every other keyword is the library's option name.
-_KEYWORDS = {"batch_size": "per_device_batch_size"}
+
+def _keywords():
+    """{name: keyword} where the library's keyword (brs_option_keyword) differs from the name:
+    transformers calls the average micro-batch size per_device_batch_size."""
+    keywords = {}
+    for option in TABLE:
+        spelled = _text(n.lib.brs_option_keyword, option.key)
+        if spelled != option.name:
+            keywords[option.name] = spelled
+    return keywords
+
+
+def _scopes():
+    """{name: scope} of every option (brs_option_scope: OPTION_SCOPE_RANK, _SPLIT or _RUN)."""
+    scopes = {}
+    for option in TABLE:
+        found = ctypes.c_int32()
+        check(n.lib.brs_option_scope(ctypes.byref(found), option.key))
+        scopes[option.name] = found.value
+    return scopes
+
+
+# Where Python's keyword differs from the library's name. Every other keyword is the library's
+# option name.
+_KEYWORDS = _keywords()
+_SCOPES = _scopes()
 # Values that mean "unset" for one option: "auto" asks the integrations to choose the sync model
 # from the job (docs/python.md); a plain sampler has no job to read, so it takes the library's.
 _UNSET_VALUES = {"sync": "auto"}
@@ -167,6 +196,17 @@ _UNSET_VALUES = {"sync": "auto"}
 def keyword(option):
     """The Python keyword of ``option`` (an Option of TABLE)."""
     return _KEYWORDS.get(option.name, option.name)
+
+
+def scope(option):
+    """Who shares the value of ``option`` (an Option of TABLE): n.OPTION_SCOPE_RANK (this
+    process's own), n.OPTION_SCOPE_SPLIT or n.OPTION_SCOPE_RUN (every rank's)."""
+    return _SCOPES[option.name]
+
+
+def is_shared(option):
+    """True when every rank of a job shares the value of ``option`` (its scope is not RANK)."""
+    return scope(option) != n.OPTION_SCOPE_RANK
 
 
 BY_KEYWORD = {keyword(option): option for option in TABLE}

@@ -290,7 +290,7 @@ class RebalancedStream(_StreamBase):
 # Left unset, these come from the job, not from the library's defaults.
 _TOPOLOGY = ("dp_size", "rank")
 # The rank is the one option ranks of a job do not share.
-_SHARED = tuple(option for option in _options.TABLE if option.name != "rank")
+_SHARED = tuple(option for option in _options.TABLE if _options.is_shared(option))
 
 
 def _option_attribute(option):

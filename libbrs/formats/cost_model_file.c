@@ -4,9 +4,7 @@
  * handed out by key name. The JSON itself is util/json.c's. */
 #include "brs.h"
 #include "api/message.h"
-#include "util/decimal.h"
-#include "util/json.h"
-#include "util/text.h"
+#include "formats/internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>

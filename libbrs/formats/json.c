@@ -6,8 +6,7 @@
  * through it, so the rules of docs/formats.md live here once; the reader is
  * small and fuzzed (tests/fuzz/fuzz_cost_model.c).
  */
-#include "util/json.h"
-#include "util/text.h"
+#include "formats/internal.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
 #define _GNU_SOURCE /* strtod_l and newlocale */
 #include <locale.h>
 #endif
-#include "util/decimal.h"
+#include "formats/internal.h"
 
 #include <float.h>
 #include <math.h>

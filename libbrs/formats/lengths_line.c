@@ -5,8 +5,7 @@
  * When a line breaks two rules, the first problem met reading its bytes in
  * order is reported, except that a zero (a length or an image load) is only
  * reported once the whole line reads: "0 x" is text, not a zero length. */
-#include "api/lengths_line.h"
-#include "util/text.h"
+#include "formats/internal.h"
 
 #include <stdio.h>
 

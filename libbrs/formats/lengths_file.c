@@ -4,9 +4,8 @@
  * /dev/zero stops at its first line) and a whole buffer goes through
  * exactly the same rules. One line's grammar is lengths_line.c's. */
 #include "brs.h"
-#include "api/lengths_line.h"
+#include "formats/internal.h"
 #include "api/message.h"
-#include "util/text.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* text.c - untrusted bytes as printable ASCII, for messages. */
-#include "util/text.h"
+#include "formats/internal.h"
 
 #include <stdio.h>
 
