@@ -25,8 +25,8 @@ typedef struct command_flag {
     const char *flag;
     const char *short_flag; /* or NULL */
     command_value kind;
-    size_t field;           /* offsetof the value in cli_config */
-    size_t given;           /* offsetof an int set to 1 when the flag appears, or 0 */
+    size_t field; /* offsetof the value in cli_config */
+    size_t given; /* offsetof an int set to 1 when the flag appears, or 0 */
 } command_flag;
 
 #define FIELD(member) offsetof(cli_config, member)
@@ -55,11 +55,9 @@ static const struct {
 
 const char *options_not_taken(options_set accepted, brs_option key)
 {
-    if (accepted == OPTIONS_HELP_ONLY)
-        return "the demo takes no options";
+    if (accepted == OPTIONS_HELP_ONLY) return "the demo takes no options";
     for (size_t i = 0; i < sizeof not_taken / sizeof not_taken[0]; i++)
-        if (not_taken[i].command == accepted && not_taken[i].key == key)
-            return not_taken[i].why;
+        if (not_taken[i].command == accepted && not_taken[i].key == key) return not_taken[i].why;
     return NULL;
 }
 
@@ -101,8 +99,7 @@ static int store_command(parse_state *state, size_t index, const char *value)
         return bad(state, "%s is given twice: give it once", spec->flag);
     state->command_seen[index] = 1;
     if (spec->kind == VALUE_PATH) {
-        if (value[0] == '\0')
-            return bad(state, "%s needs a file name, got ''", spec->flag);
+        if (value[0] == '\0') return bad(state, "%s needs a file name, got ''", spec->flag);
         *(const char **)(base + spec->field) = value;
     } else {
         uint64_t number;
@@ -111,8 +108,7 @@ static int store_command(parse_state *state, size_t index, const char *value)
                        UINT64_MAX, quote(value, strlen(value)).text);
         *(uint64_t *)(base + spec->field) = number;
     }
-    if (spec->given != 0)
-        *(int *)(base + spec->given) = 1;
+    if (spec->given != 0) *(int *)(base + spec->given) = 1;
     return 0;
 }
 
@@ -136,17 +132,14 @@ static int parse_named_value(parse_state *state, const library_option *option, c
 {
     char wanted[64];
     snprintf(wanted, sizeof wanted, "%s", value);
-    for (char *c = wanted; *c != '\0'; c++)
-        *c = *c == '-' ? '_' : *c;
+    for (char *c = wanted; *c != '\0'; c++) *c = *c == '-' ? '_' : *c;
     if (strlen(value) < sizeof wanted && brs_option_value_find(out, option->key, wanted) == BRS_OK)
         return 0;
-    if (strict_int64(value, out) == STRICT_OK)
-        return 0;
+    if (strict_int64(value, out) == STRICT_OK) return 0;
     char names[256] = "";
     for (int64_t v = option->lower; v <= option->upper && v - option->lower < 64; v++) {
         const char *name = option_table_value_name(option, v);
-        if (name == NULL)
-            continue;
+        if (name == NULL) continue;
         size_t used = strlen(names);
         snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", name);
     }
@@ -154,8 +147,8 @@ static int parse_named_value(parse_state *state, const library_option *option, c
                quote(value, strlen(value)).text);
 }
 
-static int parse_double_value(parse_state *state, const library_option *option,
-                              const char *value, double *out)
+static int parse_double_value(parse_state *state, const library_option *option, const char *value,
+                              double *out)
 {
     strict_result result = strict_double(value, out);
     if (result == STRICT_RANGE)
@@ -179,12 +172,8 @@ static int store_option(parse_state *state, const library_option *option, const 
     option_setting setting = {option->key, 0, 0.0, ""};
     int status = 0;
     switch (option->form) {
-    case OPTION_FORM_SWITCH:
-        setting.int_value = strcmp(flag, option->flag) == 0;
-        break;
-    case OPTION_FORM_INT:
-        status = parse_int_value(state, option, value, &setting.int_value);
-        break;
+    case OPTION_FORM_SWITCH: setting.int_value = strcmp(flag, option->flag) == 0; break;
+    case OPTION_FORM_INT: status = parse_int_value(state, option, value, &setting.int_value); break;
     case OPTION_FORM_NAMED:
         status = parse_named_value(state, option, value, &setting.int_value);
         break;
@@ -192,11 +181,9 @@ static int store_option(parse_state *state, const library_option *option, const 
         status = parse_double_value(state, option, value, &setting.double_value);
         break;
     }
-    if (status != 0)
-        return status;
+    if (status != 0) return status;
     option_setting *added = cli_config_add(state->config, option->key, flag);
-    if (added == NULL)
-        return bad(state, "%s: too many options", flag);
+    if (added == NULL) return bad(state, "%s: too many options", flag);
     added->int_value = setting.int_value;
     added->double_value = setting.double_value;
     return 0;
@@ -220,8 +207,7 @@ static const library_option *find_option(const char *name, size_t length, const 
     const library_option *options;
     size_t count;
     char error[128];
-    if (option_table_get(&options, &count, error, sizeof error) != 0)
-        return NULL;
+    if (option_table_get(&options, &count, error, sizeof error) != 0) return NULL;
     for (size_t i = 0; i < count; i++) {
         const library_option *option = &options[i];
         if (strlen(option->flag) == length && strncmp(option->flag, name, length) == 0) {
@@ -238,8 +224,7 @@ static const library_option *find_option(const char *name, size_t length, const 
 }
 
 /* Parse args[*i] (and its value, which may be args[*i + 1]). */
-static int parse_one(parse_state *state, int count, char *const *args, int *i,
-                     options_set accepted)
+static int parse_one(parse_state *state, int count, char *const *args, int *i, options_set accepted)
 {
     const char *arg = args[*i];
     int is_short = strcmp(arg, "-o") == 0;
@@ -256,17 +241,13 @@ static int parse_one(parse_state *state, int count, char *const *args, int *i,
     if (command < 0 && option == NULL)
         return bad(state, "unknown option '%s' (see --help)", quote(arg, length).text);
     const char *why = option != NULL ? options_not_taken(accepted, option->key) : NULL;
-    if (why != NULL)
-        return bad(state, "%s: %s; leave it out (brs plan takes it)", flag, why);
-    if (command >= 0)
-        flag = command_flags[command].flag;
+    if (why != NULL) return bad(state, "%s: %s; leave it out (brs plan takes it)", flag, why);
+    if (command >= 0) flag = command_flags[command].flag;
     const char *value = equals ? equals + 1 : NULL;
     int is_switch = option != NULL && option->form == OPTION_FORM_SWITCH;
-    if (is_switch && value != NULL)
-        return bad(state, "%s takes no value", flag);
+    if (is_switch && value != NULL) return bad(state, "%s takes no value", flag);
     if (!is_switch && value == NULL) {
-        if (*i + 1 == count)
-            return bad(state, "%s needs a value (see --help)", flag);
+        if (*i + 1 == count) return bad(state, "%s needs a value (see --help)", flag);
         value = args[++*i];
     }
     return command >= 0 ? store_command(state, (size_t)command, value)
@@ -278,8 +259,7 @@ int options_parse(cli_config *config, int count, char *const *args, options_set 
 {
     memset(config, 0, sizeof *config);
     parse_state state = {config, {0}, error, error_size};
-    if (error_size > 0)
-        error[0] = '\0';
+    if (error_size > 0) error[0] = '\0';
     const library_option *options;
     size_t option_count;
     int status = option_table_get(&options, &option_count, error, error_size);
@@ -298,10 +278,8 @@ cli_config options_parse_command(int count, char **args, options_set accepted)
     cli_config config;
     char error[512];
     int status = options_parse(&config, count, args, accepted, error, sizeof error);
-    if (status == CLI_EXIT_FAILURE)
-        cli_failure("%s", error);
-    if (status != 0)
-        cli_bad_input("%s", error);
+    if (status == CLI_EXIT_FAILURE) cli_failure("%s", error);
+    if (status != 0) cli_bad_input("%s", error);
     return config;
 }
 
@@ -322,11 +300,9 @@ static int table_ready;
 static int make_flag(char *flag, const char *prefix, const char *name)
 {
     int written = snprintf(flag, OPTION_FLAG_MAX, "%s%s", prefix, name);
-    if (written < 0 || written >= OPTION_FLAG_MAX)
-        return -1;
+    if (written < 0 || written >= OPTION_FLAG_MAX) return -1;
     for (char *c = flag; *c != '\0'; c++)
-        if (*c == '_')
-            *c = '-';
+        if (*c == '_') *c = '-';
     return 0;
 }
 
@@ -334,13 +310,11 @@ static int make_flag(char *flag, const char *prefix, const char *name)
  * names) must still take names, not become a switch. */
 static option_form form_of(library_option *option, int32_t type)
 {
-    if (type == BRS_OPTION_DOUBLE)
-        return OPTION_FORM_DOUBLE;
+    if (type == BRS_OPTION_DOUBLE) return OPTION_FORM_DOUBLE;
     const char *name;
     if (brs_option_value_name(&name, option->key, option->lower) == BRS_OK)
         return OPTION_FORM_NAMED;
-    if (option->lower == 0 && option->upper == 1)
-        return OPTION_FORM_SWITCH;
+    if (option->lower == 0 && option->upper == 1) return OPTION_FORM_SWITCH;
     return OPTION_FORM_INT;
 }
 
@@ -352,16 +326,15 @@ static int describe(library_option *option, size_t index)
         brs_option_type(&type, option->key) != BRS_OK)
         return -1;
     if (type == BRS_OPTION_DOUBLE) {
-        if (brs_option_bounds_double(&option->lower_double, &option->upper_double,
-                                     option->key) != BRS_OK)
+        if (brs_option_bounds_double(&option->lower_double, &option->upper_double, option->key) !=
+            BRS_OK)
             return -1;
     } else if (brs_option_bounds_int(&option->lower, &option->upper, option->key) != BRS_OK) {
         return -1;
     }
     option->form = form_of(option, type);
     option->negated[0] = '\0';
-    if (make_flag(option->flag, "--", option->name) != 0)
-        return -1;
+    if (make_flag(option->flag, "--", option->name) != 0) return -1;
     if (option->form == OPTION_FORM_SWITCH && make_flag(option->negated, "--no-", option->name))
         return -1;
     return 0;
@@ -371,8 +344,10 @@ static int build(char *error, size_t error_size)
 {
     size_t count = 0;
     if (brs_option_count(&count) != BRS_OK || count > OPTION_TABLE_MAX) {
-        snprintf(error, error_size, "the library's option table cannot be read (%zu options; "
-                 "brs holds at most %d)", count, OPTION_TABLE_MAX);
+        snprintf(error, error_size,
+                 "the library's option table cannot be read (%zu options; "
+                 "brs holds at most %d)",
+                 count, OPTION_TABLE_MAX);
         return CLI_EXIT_FAILURE;
     }
     for (size_t i = 0; i < count; i++)
@@ -389,8 +364,7 @@ int option_table_get(const library_option **out, size_t *count, char *error, siz
 {
     if (!table_ready) {
         int status = build(error, error_size);
-        if (status != 0)
-            return status;
+        if (status != 0) return status;
     }
     *out = table;
     *count = table_count;
@@ -402,11 +376,9 @@ const library_option *option_table_find(brs_option key)
     const library_option *options;
     size_t count;
     char error[128];
-    if (option_table_get(&options, &count, error, sizeof error) != 0)
-        return NULL;
+    if (option_table_get(&options, &count, error, sizeof error) != 0) return NULL;
     for (size_t i = 0; i < count; i++)
-        if (options[i].key == key)
-            return &options[i];
+        if (options[i].key == key) return &options[i];
     return NULL;
 }
 
@@ -430,8 +402,7 @@ const char *option_table_value_name(const library_option *option, int64_t value)
 const option_setting *cli_config_find(const cli_config *config, brs_option key)
 {
     for (size_t i = 0; i < config->setting_count; i++)
-        if (config->settings[i].key == key)
-            return &config->settings[i];
+        if (config->settings[i].key == key) return &config->settings[i];
     return NULL;
 }
 
@@ -447,19 +418,20 @@ option_setting *cli_config_add(cli_config *config, brs_option key, const char *s
 
 /* Check the grammar first, then convert. */
 
-static int is_digit(char c) { return c >= '0' && c <= '9'; }
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
 
 static const char *skip_digits(const char *c)
 {
-    while (is_digit(*c))
-        c++;
+    while (is_digit(*c)) c++;
     return c;
 }
 
 strict_result strict_uint64(const char *text, uint64_t *out)
 {
-    if (!is_digit(text[0]))
-        return STRICT_SYNTAX;
+    if (!is_digit(text[0])) return STRICT_SYNTAX;
     uint64_t value = 0;
     const char *c = text;
     for (; is_digit(*c); c++) {
@@ -468,8 +440,7 @@ strict_result strict_uint64(const char *text, uint64_t *out)
             return *skip_digits(c) == '\0' ? STRICT_RANGE : STRICT_SYNTAX;
         value = value * 10 + digit;
     }
-    if (*c != '\0')
-        return STRICT_SYNTAX;
+    if (*c != '\0') return STRICT_SYNTAX;
     *out = value;
     return STRICT_OK;
 }
@@ -479,11 +450,9 @@ strict_result strict_int64(const char *text, int64_t *out)
     int negative = text[0] == '-';
     uint64_t magnitude;
     strict_result result = strict_uint64(text + negative, &magnitude);
-    if (result != STRICT_OK)
-        return result;
+    if (result != STRICT_OK) return result;
     uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    if (magnitude > limit)
-        return STRICT_RANGE;
+    if (magnitude > limit) return STRICT_RANGE;
     /* Negate in unsigned arithmetic: -INT64_MIN overflows int64_t. */
     *out = negative ? (int64_t)(0 - magnitude) : (int64_t)magnitude;
     return STRICT_OK;
@@ -496,17 +465,14 @@ static int decimal_grammar(const char *text, int *nonzero)
     const char *start = c;
     *nonzero = 0;
     for (; is_digit(*c) || *c == '.'; c++) {
-        if (*c == '.' && (c != skip_digits(start)))
-            return 0; /* a second point */
+        if (*c == '.' && (c != skip_digits(start))) return 0; /* a second point */
         *nonzero |= *c >= '1' && *c <= '9';
     }
-    if (c == start || (c - start == 1 && *start == '.'))
-        return 0; /* no digit in the mantissa */
+    if (c == start || (c - start == 1 && *start == '.')) return 0; /* no digit in the mantissa */
     if (*c == 'e' || *c == 'E') {
         c++;
         c += *c == '-' || *c == '+';
-        if (!is_digit(*c))
-            return 0;
+        if (!is_digit(*c)) return 0;
         c = skip_digits(c);
     }
     return *c == '\0';
@@ -515,11 +481,9 @@ static int decimal_grammar(const char *text, int *nonzero)
 strict_result strict_double(const char *text, double *out)
 {
     int nonzero;
-    if (!decimal_grammar(text, &nonzero))
-        return STRICT_SYNTAX;
+    if (!decimal_grammar(text, &nonzero)) return STRICT_SYNTAX;
     double value = strtod(text, NULL);
-    if (!isfinite(value) || (nonzero && fabs(value) < DBL_MIN))
-        return STRICT_RANGE;
+    if (!isfinite(value) || (nonzero && fabs(value) < DBL_MIN)) return STRICT_RANGE;
     *out = value;
     return STRICT_OK;
 }
