@@ -2,10 +2,7 @@
  * brs_plan_compute and brs_plan_compute_batch: it names what would plan the
  * step, the least cap (planner/least_cap.c: exact in padded mode, found by
  * planning in packed mode) or the micro-batches the cap needs. */
-#include "api/cap_error.h"
-#include "api/handles.h"
-#include "api/message.h"
-#include "api/settings.h"
+#include "api/internal.h"
 #include "planner/cost_model.h"
 #include "planner/least_cap.h"
 #include "planner/padding.h"

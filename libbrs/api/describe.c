@@ -3,10 +3,7 @@
  * loaded plan), the two synchronised step times of the slots as dealt, the
  * totals and the lower bounds, all with the one cost model of
  * planner/cost_model.h. */
-#include "api/describe.h"
-#include "api/encoder_loads.h"
-#include "api/handles.h"
-#include "api/settings.h"
+#include "api/internal.h"
 #include "planner/cost_model.h"
 #include "planner/objective.h"
 #include "planner/padding.h"

@@ -2,9 +2,7 @@
  * patches, their squares and its image count (planner/cost_model.h), kept
  * beside the lengths; their check against the lengths and the encoder cap,
  * and their share of the fingerprints (docs/algorithm.md, "Two parts"). */
-#include "api/encoder_loads.h"
-#include "api/handles.h"
-#include "api/message.h"
+#include "api/internal.h"
 #include "draw/prng.h"
 
 #include <stdlib.h>

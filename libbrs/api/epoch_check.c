@@ -8,11 +8,7 @@
  * brs_plan_compute does and asks the same questions: O(B) per step, one
  * pass over the epoch. The epoch's least cap is the largest over its
  * steps, and a step needs a search only when it beats the largest so far. */
-#include "api/config.h"
-#include "api/handles.h"
-#include "api/message.h"
-#include "api/samples.h"
-#include "api/settings.h"
+#include "api/internal.h"
 #include "planner/least_cap.h"
 #include "planner/padding.h"
 

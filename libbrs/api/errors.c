@@ -1,5 +1,5 @@
 /* errors.c - status names and the per-handle detail messages. */
-#include "api/message.h"
+#include "api/internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,7 +28,7 @@ const char *brs_strerror(brs_status status)
 
 /* The message buffers live in the handles, so two threads working on two
  * handles never share state; the flag only orders two failing calls on one
- * handle (api/message.h). */
+ * handle (api/internal.h). */
 brs_status brs_fail(const struct brs_message *message, brs_status status, const char *format, ...)
 {
     struct brs_message *m = (struct brs_message *)message;

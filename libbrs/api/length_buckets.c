@@ -1,8 +1,7 @@
 /* length_buckets.c - the sampler's length buckets: the padded lengths a
  * micro-batch may take (planner/padding.h), set, read back, and the
  * library's default ladder of them. */
-#include "api/handles.h"
-#include "api/message.h"
+#include "api/internal.h"
 #include "planner/padding.h"
 
 #include <stdlib.h>

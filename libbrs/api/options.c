@@ -1,9 +1,7 @@
 /* options.c - the option table (options.def) as data: keys, names, types,
  * bounds, defaults and help, the get/set entry points, the brs_option_*
  * queries and the fingerprint's share of the configuration. */
-#include "api/config.h"
-#include "api/handles.h"
-#include "api/message.h"
+#include "api/internal.h"
 #include "draw/prng.h"
 
 #include <stddef.h>

@@ -1,14 +1,19 @@
-/* plan.c - the plan handle: created, freed, and brs_plan_compute, which
- * checks the sampler and the step and runs the step's path (step.c).
- * brs_plan_compute_batch is plan_batch.c, loading plan_load.c, queries
- * plan_query.c. */
-#include "api/handles.h"
-#include "api/message.h"
-#include "api/settings.h"
-#include "api/step.h"
+/* plan.c - the plan handle's exported functions: created and freed; a step
+ * computed (brs_plan_compute: the sampler checked, then the step's path,
+ * step.c); a batch that exists only now (brs_plan_compute_batch); micro-batches
+ * made elsewhere loaded (brs_plan_load); and the read-only queries. Every
+ * failure writes the plan's message, the const calls included (brs.h). */
+#include "api/internal.h"
 #include "planner/baselines.h"
+#include "planner/cost_model.h"
+#include "planner/padding.h"
+#include "util/wide.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+/* ---- the handle: created, freed, and brs_plan_compute, which checks the sampler and the step and
+ * runs the step's path (step.c). */
 
 brs_status brs_plan_new(brs_plan **out)
 {
@@ -71,3 +76,346 @@ brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t
 }
 
 /* Checks a loaded plan's shape and sums its sizes into *total. */
+
+/* ---- the read-only queries of a plan. Every failure writes the plan's message, the const calls
+ * included (brs.h). */
+
+static const char null_handle_message[] = "the handle is NULL";
+
+static brs_status check_ready(const brs_plan *plan, const char *call)
+{
+    if (plan->ready) return BRS_OK;
+    return brs_fail(&plan->message, BRS_ERR_STATE,
+                    "%s: the plan holds no step: call brs_plan_compute or brs_plan_load first "
+                    "(or the last one failed)",
+                    call);
+}
+
+static brs_status null_out(const brs_plan *plan, const char *call)
+{
+    return brs_fail(&plan->message, BRS_ERR_NULL_POINTER, "%s: an out-parameter is NULL", call);
+}
+
+static brs_status unknown_plan_key(const brs_plan *plan, brs_plan_key key, const char *call,
+                                   const char *other)
+{
+    return brs_fail(&plan->message, BRS_ERR_UNSUPPORTED,
+                    "%s: %d is not a key of this call (an unknown key, or one of %s)", call,
+                    (int)key, other);
+}
+
+brs_status brs_plan_get_int(int64_t *out, const brs_plan *plan, brs_plan_key key)
+{
+    static const char call[] = "brs_plan_get_int";
+    if (!plan) return BRS_ERR_NULL_POINTER;
+    if (!out) return null_out(plan, call);
+    if (check_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
+    switch (key) {
+    case BRS_PLAN_EPOCH: *out = (int64_t)plan->epoch; return BRS_OK;
+    case BRS_PLAN_STEP: *out = (int64_t)plan->step; return BRS_OK;
+    case BRS_PLAN_NUM_SAMPLES: *out = (int64_t)plan->num_samples; return BRS_OK;
+    case BRS_PLAN_DP_SIZE: *out = (int64_t)plan->dp_size; return BRS_OK;
+    case BRS_PLAN_GRAD_ACCUM: *out = (int64_t)plan->grad_accum; return BRS_OK;
+    case BRS_PLAN_TOTAL_PADDED_TOKENS: *out = (int64_t)plan->total_padded; return BRS_OK;
+    case BRS_PLAN_TOTAL_REAL_TOKENS: *out = (int64_t)plan->total_real; return BRS_OK;
+    case BRS_PLAN_MAX_PADDED_TOKENS: *out = (int64_t)plan->max_padded; return BRS_OK;
+    case BRS_PLAN_MEGABATCH_SIZE: *out = (int64_t)plan->megabatch_size; return BRS_OK;
+    case BRS_PLAN_TOTAL_ENCODER_TOKENS: *out = (int64_t)plan->total_encoder_tokens; return BRS_OK;
+    case BRS_PLAN_MAX_ENCODER_TOKENS: *out = (int64_t)plan->max_encoder_tokens; return BRS_OK;
+    default: return unknown_plan_key(plan, key, call, "brs_plan_get_double");
+    }
+}
+
+static double cost_to_double(brs_wide cost)
+{
+    return (double)cost / (double)BRS_COST_UNITS_PER_ONE;
+}
+
+brs_status brs_plan_get_double(double *out, const brs_plan *plan, brs_plan_key key)
+{
+    static const char call[] = "brs_plan_get_double";
+    if (!plan) return BRS_ERR_NULL_POINTER;
+    if (!out) return null_out(plan, call);
+    if (check_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
+    switch (key) {
+    case BRS_PLAN_MAX_COST: *out = cost_to_double(plan->max_cost); return BRS_OK;
+    case BRS_PLAN_LOWER_BOUND: *out = cost_to_double(plan->lower_bound); return BRS_OK;
+    case BRS_PLAN_TOTAL_COST: *out = cost_to_double(plan->total_cost); return BRS_OK;
+    case BRS_PLAN_MICRO_SYNC_TIME: *out = cost_to_double(plan->micro_sync); return BRS_OK;
+    case BRS_PLAN_STEP_SYNC_TIME: *out = cost_to_double(plan->step_sync); return BRS_OK;
+    case BRS_PLAN_TIME_LOWER_BOUND: *out = cost_to_double(plan->time_lower_bound); return BRS_OK;
+    case BRS_PLAN_ENCODER_COST: *out = cost_to_double(plan->total_encoder_cost); return BRS_OK;
+    default: return unknown_plan_key(plan, key, call, "brs_plan_get_int");
+    }
+}
+
+static brs_status slot_index(size_t *slot, const brs_plan *plan, int64_t rank, int64_t micro,
+                             const char *call)
+{
+    if (check_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
+    if (rank < 0 || (uint64_t)rank >= plan->dp_size)
+        return brs_fail(&plan->message, BRS_ERR_OUT_OF_RANGE,
+                        "%s: rank %lld is out of range: the plan has ranks 0..%zu", call,
+                        (long long)rank, plan->dp_size - 1);
+    if (micro < 0 || (uint64_t)micro >= plan->grad_accum)
+        return brs_fail(&plan->message, BRS_ERR_OUT_OF_RANGE,
+                        "%s: micro-step %lld is out of range: the plan has micro-steps 0..%zu",
+                        call, (long long)micro, plan->grad_accum - 1);
+    *slot = (size_t)rank * plan->grad_accum + (size_t)micro;
+    return BRS_OK;
+}
+
+brs_status brs_plan_micro_batch(const uint64_t **indices, size_t *count, const brs_plan *plan,
+                                int64_t rank, int64_t micro)
+{
+    static const char call[] = "brs_plan_micro_batch";
+    if (!plan) return BRS_ERR_NULL_POINTER;
+    if (!indices || !count) return null_out(plan, call);
+    size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
+    brs_status status = slot_index(&slot, plan, rank, micro, call);
+    if (status != BRS_OK) return status;
+    *indices = plan->indices + plan->slot_start[slot];
+    *count = plan->slot_start[slot + 1] - plan->slot_start[slot];
+    return BRS_OK;
+}
+
+brs_status brs_plan_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real_tokens, double *cost,
+                                      const brs_plan *plan, int64_t rank, int64_t micro)
+{
+    static const char call[] = "brs_plan_micro_batch_stats";
+    if (!plan) return BRS_ERR_NULL_POINTER;
+    if (!padded_tokens || !real_tokens || !cost) return null_out(plan, call);
+    size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
+    brs_status status = slot_index(&slot, plan, rank, micro, call);
+    if (status != BRS_OK) return status;
+    *padded_tokens = plan->padded[slot];
+    *real_tokens = plan->real[slot];
+    *cost = cost_to_double(plan->slot_cost[slot]);
+    return BRS_OK;
+}
+
+brs_status brs_plan_micro_batch_encoder(uint64_t *encoder_tokens, uint64_t *images,
+                                        double *encoder_cost, const brs_plan *plan, int64_t rank,
+                                        int64_t micro)
+{
+    static const char call[] = "brs_plan_micro_batch_encoder";
+    if (!plan) return BRS_ERR_NULL_POINTER;
+    if (!encoder_tokens || !images || !encoder_cost) return null_out(plan, call);
+    size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
+    brs_status status = slot_index(&slot, plan, rank, micro, call);
+    if (status != BRS_OK) return status;
+    *encoder_tokens = plan->encoder_tokens[slot];
+    *images = plan->images[slot];
+    *encoder_cost = cost_to_double(plan->encoder_cost[slot]);
+    return BRS_OK;
+}
+
+const char *brs_plan_last_error(const brs_plan *plan)
+{
+    return plan ? brs_message_text(&plan->message) : null_handle_message;
+}
+
+/* ---- brs_plan_load: micro-batches made elsewhere (a peer sampler's), checked and described like a
+ * computed plan. */
+
+static brs_status check_load(size_t *total, brs_plan *p, const brs_sampler *s,
+                             const uint64_t *counts, size_t num_micro_batches)
+{
+    if (!s->lengths)
+        return brs_fail(&p->message, BRS_ERR_STATE,
+                        "brs_plan_load: the sampler has no lengths: call brs_sampler_set_lengths "
+                        "first");
+    uint64_t k = (uint64_t)s->config.dp_size * (uint64_t)s->config.grad_accum;
+    if (num_micro_batches != k)
+        return brs_fail(&p->message, BRS_ERR_INVALID_ARGUMENT,
+                        "brs_plan_load: num_micro_batches = %zu, but the sampler's dp_size %lld x "
+                        "grad_accum %lld = %llu: give one count per (rank, micro-step)",
+                        num_micro_batches, (long long)s->config.dp_size,
+                        (long long)s->config.grad_accum, (unsigned long long)k);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < num_micro_batches; i++) {
+        if (counts[i] == 0)
+            return brs_fail(&p->message, BRS_ERR_INVALID_ARGUMENT,
+                            "brs_plan_load: counts[%zu] is 0: every micro-batch needs at least "
+                            "one sample",
+                            i);
+        sum += counts[i] < BRS_MAX_STEP_SAMPLES ? counts[i] : BRS_MAX_STEP_SAMPLES + 1;
+        if (sum > BRS_MAX_STEP_SAMPLES)
+            return brs_fail(&p->message, BRS_ERR_TOO_LARGE,
+                            "brs_plan_load: the micro-batches hold more than %d samples",
+                            BRS_MAX_STEP_SAMPLES);
+    }
+    *total = (size_t)sum;
+    return BRS_OK;
+}
+
+brs_status brs_plan_load(brs_plan *plan, const brs_sampler *sampler, const uint64_t *indices,
+                         const uint64_t *counts, size_t num_micro_batches, uint64_t epoch,
+                         uint64_t step)
+{
+    if (!plan) return BRS_ERR_NULL_POINTER;
+    plan->ready = 0;
+    if (!sampler || !indices || !counts)
+        return brs_fail(&plan->message, BRS_ERR_NULL_POINTER, "brs_plan_load: %s is NULL",
+                        !sampler   ? "sampler"
+                        : !indices ? "indices"
+                                   : "counts");
+    size_t total = 0;
+    brs_status status = check_load(&total, plan, sampler, counts, num_micro_batches);
+    if (status != BRS_OK) return status;
+    for (size_t j = 0; j < total; j++)
+        if (indices[j] >= sampler->count)
+            return brs_fail(&plan->message, BRS_ERR_OUT_OF_RANGE,
+                            "brs_plan_load: indices[%zu] = %llu is out of range: the dataset has "
+                            "%zu samples",
+                            j, (unsigned long long)indices[j], sampler->count);
+    brs_samples_shape(plan, sampler, epoch, step);
+    plan->num_samples = total;
+    if (brs_samples_reserve(plan, total, plan->k) != BRS_OK)
+        return brs_fail(&plan->message, BRS_ERR_NO_MEMORY,
+                        "cannot allocate the buffers of a %zu-sample step", total);
+    plan->slot_start[0] = 0;
+    for (size_t s = 0; s < plan->k; s++) plan->slot_start[s + 1] = plan->slot_start[s] + counts[s];
+    for (size_t j = 0; j < total; j++) plan->indices[j] = plan->draw_index[j] = indices[j];
+    status = brs_samples_gather(plan, sampler, 0);
+    if (status != BRS_OK) return status;
+    struct brs_cost_model model = brs_settings_cost_model(sampler);
+    brs_describe_slots(plan, sampler, &model, (int)sampler->config.packed);
+    brs_message_clear(&plan->message);
+    plan->ready = 1;
+    return BRS_OK;
+}
+
+/* ---- brs_plan_compute_batch: one step whose lengths exist only now (RL rollouts, a window of a
+ * stream), planned by the step planner of plan.c. The batch is seen as the one step of an epoch
+ * of exactly those lengths, in their order (shuffle off, drop_last off, batch_size rounded up so
+ * that one step holds them all), so the plan is by construction what brs_plan_compute gives for
+ * that epoch, and its indices are positions into the caller's array. */
+
+/* Checks the batch's lengths (none 0, none above what the cap and the
+ * padding admit) and records the longest, as brs_sampler_set_lengths does
+ * for a dataset. */
+static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
+{
+    uint64_t cap = (uint64_t)view->config.max_tokens, limit = brs_settings_length_limit(view);
+    struct brs_padding padding = brs_settings_padding(view);
+    uint32_t longest = 0;
+    size_t longest_index = 0;
+    for (size_t i = 0; i < view->count; i++) {
+        uint32_t length = view->lengths[i];
+        if (length == 0)
+            return brs_fail(&p->message, BRS_ERR_INVALID_LENGTH,
+                            "lengths[%zu] is 0: every sample needs at least one token", i);
+        if (length > limit && brs_padding_apply(&padding, length) == 0)
+            return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
+                            "lengths[%zu] = %u is above the last length bucket %u: add a bucket "
+                            "of at least %u or truncate the sample",
+                            i, length, view->buckets[view->bucket_count - 1], length);
+        if (length > limit)
+            return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
+                            "lengths[%zu] = %u is above max_tokens %llu%s: raise max_tokens to at "
+                            "least %llu or truncate the sample",
+                            i, length, (unsigned long long)cap, limit == cap ? "" : " once padded",
+                            (unsigned long long)brs_padding_apply(&padding, length));
+        if (length > longest) {
+            longest = length;
+            longest_index = i;
+        }
+    }
+    view->max_length = longest;
+    view->max_length_index = longest_index;
+    return BRS_OK;
+}
+
+/* The shape checks: the ones brs_settings_check makes for a dataset, in the
+ * batch's words (there is no batch_size or drop_last to change here). */
+static brs_status check_shape(brs_plan *p, const struct brs_config *c, size_t n)
+{
+    uint64_t k = (uint64_t)c->dp_size * (uint64_t)c->grad_accum;
+    if (k > BRS_MAX_MICRO_BATCHES)
+        return brs_fail(&p->message, BRS_ERR_TOO_LARGE,
+                        "dp_size * grad_accum = %llu exceeds %d micro-batches per step",
+                        (unsigned long long)k, BRS_MAX_MICRO_BATCHES);
+    if (n == 0)
+        return brs_fail(&p->message, BRS_ERR_INVALID_ARGUMENT,
+                        "the batch is empty: give at least dp_size x grad_accum = %llu lengths",
+                        (unsigned long long)k);
+    if (n > BRS_MAX_STEP_SAMPLES)
+        return brs_fail(&p->message, BRS_ERR_TOO_LARGE,
+                        "the batch has %zu samples, more than %d per step: plan it in parts", n,
+                        BRS_MAX_STEP_SAMPLES);
+    if (n < k)
+        return brs_fail(&p->message, BRS_ERR_TOO_FEW_SAMPLES,
+                        "the batch has %zu samples, fewer than its dp_size x grad_accum = %llu "
+                        "micro-batches (each needs one sample): give at least %llu samples, or "
+                        "lower dp_size x grad_accum to at most %zu",
+                        n, (unsigned long long)k, (unsigned long long)k, n);
+    return BRS_OK;
+}
+
+/* One step of these lengths (and images, when image_offsets is not NULL)
+ * planned with the configuration of `config`. */
+static brs_status compute_batch(brs_plan *plan, const brs_sampler *config, const uint32_t *lengths,
+                                const uint32_t *image_patches, const uint64_t *image_offsets,
+                                size_t n)
+{
+    brs_status status = check_shape(plan, &config->config, n);
+    if (status != BRS_OK) return status;
+    /* A sampler of its own, never the caller's: only the configuration is
+     * read from it, so its lengths (set or not) play no part. The message
+     * is zeroed, not copied: it holds an atomic flag. */
+    struct brs_sampler view;
+    memset(&view, 0, sizeof view);
+    view.config = config->config;
+    view.config.shuffle = 0;
+    view.config.drop_last = 0;
+    view.config.rank = 0;
+    size_t k = (size_t)(view.config.dp_size * view.config.grad_accum);
+    view.config.batch_size = (int64_t)((n + k - 1) / k);
+    view.lengths = lengths;
+    view.count = n;
+    view.buckets = config->buckets;
+    view.bucket_count = config->bucket_count;
+    status = check_lengths(&view, plan);
+    if (status == BRS_OK && image_offsets)
+        status = brs_encoder_loads_attach(&view, image_patches, image_offsets, n, &plan->message);
+    if (status == BRS_OK) status = brs_encoder_loads_check(&view, &plan->message);
+    if (status == BRS_OK) {
+        /* The length_grouped order cache is keyed by the sampler's
+         * fingerprint, which a view without a lengths hash does not give:
+         * rebuild it. */
+        plan->grouped.valid = 0;
+        status = brs_step_run(plan, &view, 0, 0);
+    }
+    free(view.encoder);
+    return status;
+}
+
+brs_status brs_plan_compute_batch(brs_plan *plan, const brs_sampler *config,
+                                  const uint32_t *lengths, size_t n)
+{
+    if (!plan) return BRS_ERR_NULL_POINTER;
+    plan->ready = 0;
+    plan->batch = 1;
+    if (!config || !lengths)
+        return brs_fail(&plan->message, BRS_ERR_NULL_POINTER, "brs_plan_compute_batch: %s is NULL",
+                        !config ? "config" : "lengths");
+    return compute_batch(plan, config, lengths, NULL, NULL, n);
+}
+
+brs_status brs_plan_compute_batch_images(brs_plan *plan, const brs_sampler *config,
+                                         const uint32_t *lengths, const uint32_t *image_patches,
+                                         const uint64_t *image_offsets, size_t n)
+{
+    if (!plan) return BRS_ERR_NULL_POINTER;
+    plan->ready = 0;
+    plan->batch = 1;
+    if (!config || !lengths || !image_patches || !image_offsets)
+        return brs_fail(&plan->message, BRS_ERR_NULL_POINTER,
+                        "brs_plan_compute_batch_images: %s is NULL",
+                        !config          ? "config"
+                        : !lengths       ? "lengths"
+                        : !image_patches ? "image_patches"
+                                         : "image_offsets");
+    return compute_batch(plan, config, lengths, image_patches, image_offsets, n);
+}

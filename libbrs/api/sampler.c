@@ -1,11 +1,6 @@
 /* sampler.c - the sampler handle: lengths, configuration, validation,
  * steps per epoch and the fingerprints. */
-#include "api/config.h"
-#include "api/encoder_loads.h"
-#include "api/handles.h"
-#include "api/message.h"
-#include "api/settings.h"
-#include "api/vocabulary.h"
+#include "api/internal.h"
 #include "draw/prng.h"
 
 #include <stdlib.h>

@@ -2,10 +2,7 @@
  * buffers grown to it, the dataset indices drawn from the epoch's order,
  * their lengths gathered, checked, sorted longest first and padded as the
  * collator pads. What the planner and the baselines then split. */
-#include "api/samples.h"
-#include "api/handles.h"
-#include "api/message.h"
-#include "api/settings.h"
+#include "api/internal.h"
 #include "draw/prng.h"
 #include "draw/sort.h"
 #include "planner/padding.h"

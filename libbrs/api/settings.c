@@ -2,11 +2,7 @@
  * options and lengths (the single-option bounds are checked on set), the
  * steps of an epoch, the padding of a micro-batch, the longest sample the
  * cap admits and the cost model the planner prices with. */
-#include "api/settings.h"
-#include "api/config.h"
-#include "api/encoder_loads.h"
-#include "api/handles.h"
-#include "api/message.h"
+#include "api/internal.h"
 #include "planner/cost_model.h"
 #include "planner/padding.h"
 

@@ -1,10 +1,7 @@
 /* shapes.c - brs_sampler_shapes: the distinct (batch size, padded length)
  * shapes one rank runs in an epoch, found by planning every step of it
  * before training, so that they can be warmed or captured once. */
-#include "api/handles.h"
-#include "api/message.h"
-#include "api/settings.h"
-#include "api/step.h"
+#include "api/internal.h"
 
 #include <stdlib.h>
 

@@ -4,16 +4,7 @@
  * formed with the sampler's strategy (the balanced planner, or a
  * fixed-size baseline of planner/baselines.c), dealt to slots and
  * described (describe.c). */
-#include "api/step.h"
-#include "api/cap_error.h"
-#include "api/config.h"
-#include "api/describe.h"
-#include "api/encoder_loads.h"
-#include "api/handles.h"
-#include "api/message.h"
-#include "api/samples.h"
-#include "api/settings.h"
-#include "api/vocabulary.h"
+#include "api/internal.h"
 #include "planner/assign.h"
 #include "planner/baselines.h"
 #include "planner/cost_model.h"

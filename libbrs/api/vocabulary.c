@@ -12,9 +12,7 @@
  * modelled cost of running those micro-batches at their vocabulary shapes
  * (a micro-batch whose size has no shape long enough is priced at the
  * longest sample's length). */
-#include "api/vocabulary.h"
-#include "api/settings.h"
-#include "api/step.h"
+#include "api/internal.h"
 #include "planner/cost_model.h"
 #include "planner/padding.h"
 
@@ -390,7 +388,7 @@ brs_status brs_vocabulary_of(const struct brs_vocabulary **out, const brs_sample
 {
     /* The vocabulary is a cache of the sampler's lengths and options: a
      * read-only call may fill it (one at a time), as a const handle's
-     * message may be written (api/message.h). */
+     * message may be written (api/internal.h). */
     brs_sampler *s = (brs_sampler *)sampler;
     uint64_t fingerprint;
     brs_status status = brs_sampler_fingerprint(&fingerprint, sampler);

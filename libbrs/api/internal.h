@@ -1,0 +1,262 @@
+/* api/internal.h - what the files of api/ share: a handle's message (errors.c), the
+ * sampler's configuration (options.c, options.def), the handles, and the units of a step's path.
+ * Internal, not installed. */
+#ifndef BRS_API_INTERNAL_H
+#define BRS_API_INTERNAL_H
+
+#include "brs.h"
+#include "planner/baselines.h"
+#include "planner/cost_model.h"
+#include "planner/padding.h"
+#include "planner/split.h"
+#include "planner/vocabulary.h"
+#include "util/wide.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- a handle's detail message (errors.c). ---- */
+
+#define BRS_MESSAGE_SIZE 512
+
+/* A handle's detail message. Every failing call on a handle writes it, the
+ * read-only ones included (libgit2's rule: no message outlives the next
+ * failure), so two read-only calls failing at once on one handle both write:
+ * `busy` serialises them. */
+struct brs_message {
+    atomic_flag busy;
+    char text[BRS_MESSAGE_SIZE];
+};
+
+/* errors.c: brs_fail writes the message and returns `status`. The handles
+ * are always heap objects the caller may not write, never const objects, so
+ * a const handle's message may be written (the const of the API says the
+ * call does not change what the handle describes). */
+brs_status brs_fail(const struct brs_message *message, brs_status status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void brs_message_clear(struct brs_message *message);
+const char *brs_message_text(const struct brs_message *message);
+
+/* ---- the resolved configuration of a sampler (options.c, options.def). ---- */
+
+/* The resolved configuration, one field per line of options.def: an INT
+ * option is an int64_t of its name, a DOUBLE one a uint64_t name_micro in
+ * units of 1e-6 (exact, identical cost arithmetic on every machine). Every
+ * field is validated on set. */
+#define BRS_CONFIG_FIELD_INT(name) int64_t name;
+#define BRS_CONFIG_FIELD_DOUBLE(name) uint64_t name##_micro;
+struct brs_config {
+#define BRS_OPTION(key, name, type, lower, upper, fallback, scope, keyword, help, values) \
+    BRS_CONFIG_FIELD_##type(name)
+#include "api/options.def"
+#undef BRS_OPTION
+};
+
+/* The last option key of libbrs 1.0: options after it enter the fingerprint
+ * only when set to a value other than their default, so that every plan 1.0
+ * could make keeps its fingerprint (tests/vectors). */
+#define BRS_OPT_LAST_OF_1_0 BRS_OPT_INTERCEPT
+
+/* options.c */
+void brs_config_defaults(struct brs_config *config);
+double brs_micro_to_double(uint64_t micro);
+/* The fingerprint's share of the configuration: every option of
+ * options.def whose scope is not RANK, mixed into h in table order. */
+uint64_t brs_config_mix(uint64_t h, const struct brs_config *config);
+/* brs_config_mix without the options of scope SPLIT (options.def: those
+ * that only split a step among ranks and micro-steps): the stream's share. */
+uint64_t brs_config_mix_stream(uint64_t h, const struct brs_config *config);
+
+/* ---- the sampler and plan handles behind brs.h's opaque types. ---- */
+
+/*
+ * Version of the plan algorithm (permutation, sort, planner, assignment).
+ * It enters every fingerprint; bump it with any change of output and
+ * regenerate tests/vectors.
+ */
+#define BRS_PLAN_ALGORITHM_VERSION 10
+
+struct brs_sampler {
+    const uint32_t *lengths; /* borrowed, or == owned */
+    uint32_t *owned;
+    size_t count;
+    uint32_t max_length, min_length;
+    size_t max_length_index;
+    uint64_t lengths_hash;
+    uint32_t *buckets; /* owned, strictly increasing; NULL when none are set */
+    size_t bucket_count;
+    struct brs_encoder_load *encoder; /* owned, encoder_count entries; NULL when none are set */
+    size_t encoder_count;
+    uint64_t encoder_hash;
+    uint64_t max_sample_patches; /* the most patches of one sample, at max_patches_index */
+    size_t max_patches_index;
+    struct brs_config config;
+    struct brs_message message;
+    /* The shape vocabulary (api/vocabulary.c): chosen on first use by a
+     * read-only call, under `vocabulary_busy`, for the fingerprint it was
+     * chosen with; the status and message of a failed choice are kept. */
+    atomic_flag vocabulary_busy;
+    int vocabulary_chosen;
+    uint64_t vocabulary_fingerprint;
+    brs_status vocabulary_status;
+    char vocabulary_message[BRS_MESSAGE_SIZE];
+    struct brs_vocabulary vocabulary;
+};
+
+/* The plan handle (plan.c, step.c, samples.c, describe.c, plan_load.c, plan_query.c). */
+struct brs_plan {
+    int ready;
+    int batch;             /* planned by brs_plan_compute_batch: errors name the batch */
+    int within_vocabulary; /* planned within a shape vocabulary: group_length holds the lengths */
+    uint64_t epoch, step;
+    size_t num_samples, k, dp_size, grad_accum;
+
+    /* Results, by rank-major slot (rank * grad_accum + micro). */
+    uint64_t *indices;   /* num_samples, slot by slot */
+    size_t *slot_start;  /* k + 1 */
+    uint64_t *padded;    /* k */
+    uint64_t *real;      /* k */
+    brs_wide *slot_cost; /* k */
+    brs_wide max_cost, lower_bound, total_cost, micro_sync, step_sync, time_lower_bound;
+    uint64_t total_padded, total_real, max_padded;
+    uint64_t *encoder_tokens; /* k: image patches by slot */
+    uint64_t *images;         /* k */
+    brs_wide *encoder_cost;   /* k: the encoder's share of slot_cost */
+    uint64_t total_encoder_tokens, max_encoder_tokens;
+    brs_wide total_encoder_cost;
+    size_t megabatch_size; /* length_grouped, else 0 */
+
+    /* Workspace, grown on demand and reused across steps. */
+    size_t sample_capacity, group_capacity;
+    uint64_t *draw_index;           /* n: dataset index of each drawn sample */
+    uint32_t *draw_length;          /* n */
+    uint64_t *sorted_index;         /* n: draw_index, longest first */
+    uint32_t *sorted_length;        /* n */
+    uint32_t *padded_length;        /* n: sorted_length padded, when the padding rounds */
+    const uint32_t *planned_length; /* what the padded planner splits: one of the two */
+    uint64_t *sort_scratch;         /* 2n */
+    uint32_t *group_of;             /* n: packed mode */
+    size_t *starts;                 /* k + 1: padded mode */
+    uint32_t *group_length;         /* k: each group's padded length, within a shape vocabulary */
+    brs_wide *group_cost;           /* k */
+    uint32_t *group_of_slot;        /* k: fill_slots */
+    uint32_t *slot_of;              /* k */
+    uint32_t *pack_scratch;         /* 2k */
+    struct brs_encoder_load *sorted_load; /* n: the sorted samples' images (two-part steps) */
+    struct brs_grouped_order grouped;     /* the length_grouped epoch order */
+
+    struct brs_message message;
+};
+
+/* ---- what a sampler's settings imply together (settings.c). ---- */
+
+/* The checks that need several options or the lengths, the reason written
+ * into `message`. */
+brs_status brs_settings_check(const struct brs_sampler *sampler, const struct brs_message *message);
+/* The steps of an epoch (the same on every rank). */
+uint64_t brs_settings_steps(const struct brs_sampler *sampler);
+/* The padding of the sampler's micro-batches (pad_to_multiple_of, length
+ * buckets), and the largest sample length it admits under its cap
+ * (brs_padding_limit). */
+struct brs_padding brs_settings_padding(const struct brs_sampler *sampler);
+uint64_t brs_settings_length_limit(const struct brs_sampler *sampler);
+/* The cost model the planner prices the sampler's micro-batches with; a
+ * packed row's cap is its total's, the padding's rounding included. */
+struct brs_cost_model brs_settings_cost_model(const brs_sampler *s);
+
+/* ---- a step's samples in the plan's buffers (samples.c). ---- */
+
+/* The shape of a step of this sampler: epoch, step, dp_size, grad_accum,
+ * K, no megabatch. */
+void brs_samples_shape(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
+/* Buffers for n samples and k micro-batches (BRS_ERR_NO_MEMORY leaves the
+ * plan's arrays as they were). */
+brs_status brs_samples_reserve(brs_plan *p, size_t n, size_t k);
+/* The shape and the sample count of step `step` of `epoch` (B, or a kept
+ * last step's remainder topped up to K), the buffers grown to them; the
+ * error names the step's size. */
+brs_status brs_samples_open(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
+/* The opened step's dataset indices in draw order, into draw_index: from
+ * the epoch permutation, or from epoch_order (length_grouped) if not NULL. */
+void brs_samples_draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step,
+                      const uint64_t *epoch_order);
+/* The lengths of draw_index gathered, checked (0, and above max_tokens
+ * when cap_checked: a borrowed array changed since set_lengths), sorted
+ * longest first and padded (planned_length). */
+brs_status brs_samples_gather(brs_plan *p, const brs_sampler *s, int cap_checked);
+/* Opened, drawn from the epoch permutation and gathered with the cap not
+ * checked: what the balanced planner starts from. The sampler is checked. */
+brs_status brs_samples_draw_sorted(brs_plan *p, const brs_sampler *s, uint64_t epoch,
+                                   uint64_t step);
+
+/* ---- one step into the plan handle (step.c). ---- */
+
+/* Step `step` of `epoch` of a sampler whose configuration is checked
+ * (brs_settings_check, or brs_plan_compute_batch's own checks) and the step
+ * in range: drawn, gathered, planned with its strategy, described; the
+ * plan is ready on BRS_OK. */
+brs_status brs_step_run(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
+/* The same with the sampler's shape vocabulary given: NULL plans without
+ * one (what choosing the vocabulary plans), whatever max_shapes says. */
+brs_status brs_step_plan(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step,
+                         const struct brs_vocabulary *vocabulary);
+
+/* ---- what a plan's micro-batches weigh (describe.c). ---- */
+
+/* The encoder side of a plan without images (all 0). */
+void brs_describe_no_images(brs_plan *p);
+/* Totals, peaks and the time bound of the filled slots (lower_bound and
+ * weight_sum those of the step's samples). */
+void brs_describe_totals(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
+                         const struct brs_cost_model *model);
+/* The padded tokens of packed slots whose real tokens are filled: each
+ * row's total rounded by the sampler's padding. */
+void brs_describe_packed_rows(brs_plan *p, const brs_sampler *s);
+/* The whole description of slots filled elsewhere than by the planner
+ * (the baselines, a loaded plan). */
+void brs_describe_slots(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
+                        int packed);
+
+/* ---- the images of a vision-language dataset beside its lengths (encoder_loads.c). ---- */
+
+/* The images of dataset sample `index` (none without loads). */
+struct brs_encoder_load brs_encoder_loads_of(const struct brs_sampler *sampler, uint64_t index);
+/* The loads of n samples read into the sampler (its earlier ones freed), or
+ * an error written to `message` (the sampler unchanged). */
+brs_status brs_encoder_loads_attach(struct brs_sampler *sampler, const uint32_t *image_patches,
+                                    const uint64_t *image_offsets, size_t n,
+                                    const struct brs_message *message);
+/* Whether any of the step's drawn samples has an image. */
+int brs_encoder_loads_in_step(const brs_plan *p, const struct brs_sampler *s);
+/* The check of the loads against the lengths and max_encoder_tokens. */
+brs_status brs_encoder_loads_check(const struct brs_sampler *sampler,
+                                   const struct brs_message *message);
+/* The loads' share of the fingerprint. */
+uint64_t brs_encoder_loads_mix(uint64_t h, const struct brs_sampler *sampler);
+
+/* ---- the error of a step the cap cannot plan (cap_error.c). ---- */
+
+/* BRS_ERR_CAP_INFEASIBLE for the gathered step of p (a brs_plan_compute
+ * step, or the batch of brs_plan_compute_batch), naming what would plan
+ * it: the least cap, found as the planner decides, or more micro-batches
+ * (split->needed). Uses the plan's buffers: the plan holds no step. */
+brs_status brs_cap_error(brs_plan *p, const brs_sampler *s, const struct brs_split *split);
+/* The same where the encoder cap (or both caps at once) cannot plan a
+ * two-part step as split. */
+brs_status brs_cap_error_encoder(brs_plan *p, const brs_sampler *s);
+
+/* ---- the sampler's shape vocabulary, chosen once and kept (vocabulary.c). ---- */
+
+/* The vocabulary every plan of a checked sampler with max_shapes > 0 keeps
+ * to, chosen on first use and kept while the fingerprint stays; failures
+ * are written into `message`. */
+brs_status brs_vocabulary_of(const struct brs_vocabulary **out, const brs_sampler *s,
+                             const struct brs_message *message);
+/* Releases what the sampler keeps (brs_sampler_free). */
+void brs_vocabulary_forget(brs_sampler *s);
+
+#endif
