@@ -28,6 +28,8 @@ _PUBLIC = {
     "PadToPlan": ("._pad_to_plan", "PadToPlan"),
     # each shape of the run once before step 0, training left bit-identical
     "warmup": ("._warmup", "warmup"),
+    # will brs pay on my setup? (docs/trial.md)
+    "trial": ("._trial", "trial"),
 }
 
 __all__ = list(_PUBLIC)

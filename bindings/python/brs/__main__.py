@@ -232,11 +232,17 @@ def main(argv=None):
               "    brs compare's table and a figure (python -m brs report --help)\n"
               "python -m brs calibrate --model M --lengths FILE -o COST.json\n"
               "    fit the cost model to a torch model (python -m brs calibrate --help)\n"
+              "python -m brs trial --model DIR --lengths FILE --per-device-batch-size P --out DIR\n"
+              "    will brs pay on my setup? (python -m brs trial --help)\n"
               "python -m brs plan|compare|demo ...: the brs command's, below\n")
         sys.stdout.flush()
         argv = ["--help"]
     if argv[:1] == ["calibrate"]:
         return _calibrate(argv)
+    if argv[:1] == ["trial"]:  # Python's own command: brs/_trial/cli.py
+        from ._trial import cli as trial_cli
+
+        return trial_cli.main(argv[1:])
     if argv[:1] != ["report"]:
         return _delegate(argv)
     try:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 # Commands of python -m brs (brs/__main__.py) that the C command names but does not run.
-PYTHON_COMMANDS = ("calibrate", "report")
+PYTHON_COMMANDS = ("calibrate", "report", "trial")
 
 
 def bundled_cli():

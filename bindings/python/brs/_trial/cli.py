@@ -1,0 +1,113 @@
+"""python -m brs trial --model DIR --lengths FILE --per-device-batch-size P [--grad-accum G]
+[--dp-size D] [--steps N] --out DIR [--device cpu|cuda] [--max-tokens T]
+[--pad-to-multiple-of M] [--memory-budget BYTES] [--seed S]
+
+Runs brs.trial and writes OUT/results.json, OUT/report.md and OUT/trial.png; prints the table
+and the verdict. Bad input (arguments, a model it cannot build, a lengths file with a bad line,
+a batch that does not fit at per-device batch 1 under --memory-budget) exits with status 2 and
+one line on stderr, before anything is timed.
+"""
+
+import argparse
+import shlex
+import sys
+
+USAGE_ERROR = 2
+PROG = "python -m brs trial"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, no usage dump
+        raise _Bad(f"{message} (see --help)")
+
+
+class _Bad(Exception):
+    pass
+
+
+def _positive(text):
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"needs an integer >= 1, got '{text}'")
+    return int(text)
+
+
+def _seed(text):
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"needs an integer >= 0, got '{text}'")
+    return int(text)
+
+
+def parser():
+    p = _Parser(prog=PROG, allow_abbrev=False,
+                description="will brs pay on my setup? brs against transformers' upstream "
+                "sampler, group_by_length and random batches on your model, lengths and device "
+                "(docs/trial.md)")
+    p.add_argument("--model", required=True, metavar="DIR",
+                   help="a folder with a transformers config.json (random weights), or a "
+                   "locally cached hub name")
+    p.add_argument("--lengths", required=True, metavar="FILE",
+                   help="the dataset's token counts, one per line (docs/formats.md)")
+    p.add_argument("--per-device-batch-size", required=True, type=_positive, metavar="P")
+    p.add_argument("--grad-accum", type=_positive, default=1, metavar="G")
+    p.add_argument("--dp-size", type=_positive, default=1, metavar="D",
+                   help="data-parallel ranks, simulated in this one process")
+    p.add_argument("--steps", type=_positive, default=12, metavar="N",
+                   help="timed optimizer steps, drawn at random over the epoch (default 12)")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="folder for results.json, report.md and trial.png")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    p.add_argument("--max-tokens", type=_positive, default=None, metavar="T",
+                   help="brs's cap on padded tokens per micro-batch")
+    p.add_argument("--pad-to-multiple-of", type=_positive, default=None, metavar="M",
+                   help="the collator's padding multiple, for every strategy")
+    p.add_argument("--memory-budget", default=None, metavar="BYTES",
+                   help="bytes or e.g. 8GiB: the largest-batch search's limit (on CPU no search "
+                   "without it)")
+    p.add_argument("--seed", type=_seed, default=0, metavar="S")
+    p.add_argument("--sync", choices=("micro_step", "step"), default=None,
+                   help="the sync model brs plans for and the step time reported (default: the "
+                   "library's, micro_step)")
+    p.add_argument("--no-progress", action="store_true")
+    return p
+
+
+def main(argv):
+    """python -m brs trial's exit status."""
+    try:
+        args = parser().parse_args(argv)
+    except _Bad as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    from .run import trial
+
+    command = "python -m brs trial " + " ".join(shlex.quote(a) for a in argv)
+    options = {} if args.sync is None else {"sync": args.sync}
+    try:
+        results = trial(args.model, args.lengths, per_device_batch_size=args.per_device_batch_size,
+                        grad_accum=args.grad_accum, dp_size=args.dp_size, steps=args.steps,
+                        device=args.device, out=args.out, max_tokens=args.max_tokens,
+                        pad_to_multiple_of=args.pad_to_multiple_of,
+                        memory_budget=args.memory_budget, seed=args.seed,
+                        progress=not args.no_progress, command=command, **options)
+    except (ValueError, TypeError) as exc:
+        print(f"{PROG}: {' '.join(str(exc).split())}", file=sys.stderr)
+        return USAGE_ERROR
+    except OSError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
+    print(summary(results, args.out))
+    return 0
+
+
+def summary(results, out):
+    lines = [f"brs trial on {results['device']}: {len(results['timed_steps'])} steps per "
+             f"strategy ({results['sync']} sync)"]
+    for name, r in results["strategies"].items():
+        peak = r["peak_reserved_bytes"]
+        lines.append(f"  {name:16s} median {r['median_step_seconds']:.4f} s/step, "
+                     f"{r['real_tokens_per_second']:.0f} real tokens/s, peak "
+                     f"{'n/a' if peak is None else f'{peak / 2**20:.1f} MiB'}, "
+                     f"{r['distinct_shapes']} shapes, largest batch {r['largest_batch']}")
+    lines.append(f"  {results['verdict']}")
+    lines.append(f"  wrote {out}/results.json, report.md, trial.png")
+    return "\n".join(lines)

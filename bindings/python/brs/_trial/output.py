@@ -1,0 +1,139 @@
+"""The trial's files: results.json (the schema of docs/trial.md), report.md and trial.png."""
+
+import json
+import math
+import os
+
+
+def write(results, out):
+    """Write results.json, report.md and trial.png (when matplotlib is installed) under ``out``,
+    creating the folder."""
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(_plain(results), f, indent=1)
+        f.write("\n")
+    figure = plot(results, os.path.join(out, "trial.png"))
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write(markdown(results, figure))
+
+
+def _plain(value):
+    """JSON without NaN: a NaN becomes null."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _bytes(value):
+    return "n/a" if value is None else f"{value / 2**20:.1f} MiB"
+
+
+def _ci(ci):
+    low, high = ci
+    if low is None or (isinstance(low, float) and math.isnan(low)):
+        return "n/a"
+    return f"{low:.3f}-{high:.3f}"
+
+
+def markdown(results, figure=None):
+    s = results["strategies"]
+    lines = ["# brs trial", ""]
+    if results.get("command"):
+        lines += ["```sh", results["command"], "```", ""]
+    lines += [f"**Verdict.** {results['verdict']}", "",
+              f"Device {results['device']}, torch {results['torch']}, model "
+              f"{results.get('model')}; dp {results['dp_size']} (simulated in one process) x "
+              f"grad_accum {results['grad_accum']} x per-device batch "
+              f"{results['per_device_batch_size']}, pad_to_multiple_of "
+              f"{results.get('pad_to_multiple_of')}, max_tokens {results.get('max_tokens')}, "
+              f"memory_budget {results.get('memory_budget')}, seed {results['seed']}. "
+              f"{len(results['timed_steps'])} steps of {results['steps_per_epoch']} timed "
+              f"(steps {results['timed_steps']}), sync model {results['sync']}; clock "
+              f"{results['clock']}.", "",
+              "| strategy | median step s | real tokens/s | peak memory | distinct shapes "
+              "(epoch) | first-run cost per shape | largest per-device batch |",
+              "|---|---|---|---|---|---|---|"]
+    for name, r in s.items():
+        lines.append(f"| {name} | {r['median_step_seconds']:.4f} | "
+                     f"{r['real_tokens_per_second']:.0f} | {_bytes(r['peak_reserved_bytes'])} | "
+                     f"{r['distinct_shapes']} | {r['first_shape_seconds'] * 1e3:.2f} ms "
+                     f"({r['first_shape_epoch_seconds']:.2f} s over the epoch) | "
+                     f"{r['largest_batch'] if r['largest_batch'] is not None else 'n/a'} |")
+    lines += ["", "## brs against the others", "",
+              "| comparison | ratio (brs / other, step time) | 95% interval | test |",
+              "|---|---|---|---|"]
+    for key, p in results["paired"].items():
+        lines.append(f"| {key}, paired | {p['ratio']:.4f} | {_ci(p['ci95'])} (t) | sign test "
+                     f"p = {p['sign_test_p']:.3g}, brs faster on {p['faster_steps']} of "
+                     f"{p['steps']} |")
+    other = "step" if results["sync"] == "micro_step" else "micro_step"
+    for key, p in results.get(f"paired_{other}_sync", {}).items():
+        lines.append(f"| {key}, paired, {other} sync | {p['ratio']:.4f} | {_ci(p['ci95'])} (t) | "
+                     f"sign test p = {p['sign_test_p']:.3g}, brs faster on {p['faster_steps']} "
+                     f"of {p['steps']} |")
+    for key, p in results["unpaired"].items():
+        lines.append(f"| {key}, unpaired | {p['ratio']:.4f} | {_ci(p['ci95'])} (bootstrap, "
+                     f"{p['resamples']} resamples) | - |")
+    e = results["prediction_error"]
+    lines += ["", "## The cost model against the measured micro-batches", ""]
+    if e.get("median") is not None:
+        lines.append(f"brs's cost model fitted (brs.calibration's fit) to {e['fitted_micro_batches']}"
+                     f" warm micro-batches predicts the {e['held_out_micro_batches']} held out "
+                     f"({e['held_out']}) with median relative error {e['median']:.1%}, p90 "
+                     f"{e['p90']:.1%}" + (f" (alpha {e['cost_model']['alpha']:.4g}, intercept "
+                                          f"{e['cost_model']['intercept']:.4g})"
+                                          if "cost_model" in e else "") + ".")
+    else:
+        lines.append(f"No prediction error: {e.get('note')}.")
+    lines += ["", "## How it was measured", "",
+              f"- memory: {results['memory_method']}",
+              f"- allocator: {results.get('allocator') or 'as the process found it'}",
+              "- each distinct shape of the timed steps ran once before timing (its first-run "
+              "seconds are recorded apart); strategies interleaved in a fresh random order every "
+              "round; brs and upstream planned the same samples every step",
+              f"- step time: the {results['sync']} sync model (the other is in results.json)"]
+    for note in results.get("notes", []):
+        lines.append(f"- note: {note}")
+    if figure:
+        lines += ["", f"![step times and memory]({os.path.basename(figure)})"]
+    return "\n".join(lines) + "\n"
+
+
+def plot(results, path):
+    """Step-time distribution per strategy and memory bars; the path, or None without
+    matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    s = results["strategies"]
+    names = list(s)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    data = [s[n]["step_seconds"] for n in names]
+    left.boxplot(data, showfliers=False)
+    left.set_xticks(range(1, len(names) + 1), names)
+    for i, values in enumerate(data, start=1):
+        left.scatter([i] * len(values), values, s=10, alpha=0.6)
+    left.set_ylabel(f"step seconds ({results['sync']} sync)")
+    left.set_title("step time per strategy")
+    peaks = [s[n]["peak_reserved_bytes"] for n in names]
+    right.bar(names, [(p or 0) / 2**20 for p in peaks])
+    for i, n in enumerate(names):
+        size = s[n]["largest_batch"]
+        if size is not None:
+            right.annotate(f"largest P {size}", (i, (peaks[i] or 0) / 2**20), ha="center",
+                           va="bottom", fontsize=8)
+    right.set_ylabel("peak memory, MiB")
+    right.set_title("peak memory per strategy")
+    fig.suptitle(results["verdict"], fontsize=8, wrap=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
