@@ -52,7 +52,7 @@ extern "C" {
 #define BRS_VERSION_MINOR 6
 #define BRS_VERSION_PATCH 0
 /** MAJOR * 10000 + MINOR * 100 + PATCH, the value brs_version_number() returns. */
-#define BRS_VERSION_NUMBER 10500
+#define BRS_VERSION_NUMBER 10600
 
 /**
  * The version of the library actually loaded, MAJOR * 10000 + MINOR * 100 + PATCH.
