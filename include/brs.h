@@ -226,7 +226,7 @@ typedef int32_t brs_option;
  *  one of its shapes, with the batch size exact and the padded length the
  *  vocabulary's. Padded mode only: packed mode or samples with images with
  *  max_shapes > 0 is BRS_ERR_UNSUPPORTED; the fixed-size strategies
- *  (random, length_grouped) ignore it. 0 .. 4096, default 0. */
+ *  (random, length_grouped) ignore it. 0 .. 4096. Default 0. */
 #define BRS_OPT_MAX_SHAPES 19
 
 /** Option types (brs_option_type). */

@@ -41,9 +41,9 @@ _IMAGES = "encoder_loads"
 _NOT_OPTIONS = (_BUCKETS, _IMAGES)
 # The options a switch of cost model (online calibration) changes from a step on; the caps stay.
 _SWITCHED = ("alpha", "intercept", "encoder_weight", "encoder_alpha", "encoder_intercept")
-# The rank is the one option ranks of a job do not share; neither the fingerprint nor a saved
-# position depends on it (every rank is at the same step).
-_SHARED = tuple(option for option in _options.TABLE if option.name != "rank")
+# The options every rank of a job shares (the library's scope column): the fingerprint and a
+# saved position depend on them, never on the rank (every rank is at the same step).
+_SHARED = tuple(option for option in _options.TABLE if _options.is_shared(option))
 _FINGERPRINT_INPUTS = ("lengths and options ("
                        + ", ".join(_options.keyword(option) for option in _SHARED) + ")")
 
