@@ -9,6 +9,7 @@ one line on stderr, before anything is timed.
 """
 
 import argparse
+import os
 import shlex
 import sys
 
@@ -78,6 +79,9 @@ def main(argv):
     except _Bad as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return USAGE_ERROR
+    # transformers' warnings about a config built with random weights would bury the one line
+    # a bad input gets; TRANSFORMERS_VERBOSITY set by the user wins
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from .run import trial
 
     command = "python -m brs trial " + " ".join(shlex.quote(a) for a in argv)

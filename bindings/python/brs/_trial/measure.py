@@ -119,8 +119,12 @@ class Runner:
     def zero_grad(self):
         self.optimizer.zero_grad(set_to_none=False)  # keep the buffers: memory as trained
 
+    thread_seconds = None
+
     def timed(self, fn, *args):
-        """Seconds of fn(*args): CUDA events, else time.perf_counter."""
+        """Seconds of fn(*args): CUDA events, else time.perf_counter (and the thread's CPU
+        time in ``thread_seconds``, which another process preempting this one cannot
+        inflate: recorded beside the wall clock on a shared machine)."""
         torch = self.torch
         if self.cuda:
             torch.cuda.synchronize(self.device)
@@ -130,9 +134,11 @@ class Runner:
             end.record()
             torch.cuda.synchronize(self.device)
             return begin.elapsed_time(end) / 1e3
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         fn(*args)
-        return time.perf_counter() - start
+        wall = time.perf_counter() - start
+        self.thread_seconds = time.thread_time() - cpu
+        return wall
 
     def settle(self, mb):
         """One untimed micro-step and optimizer step: the gradients and AdamW's state exist

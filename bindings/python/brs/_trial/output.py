@@ -28,6 +28,10 @@ def _plain(value):
     return value
 
 
+def _loads(results):
+    return ", ".join("n/a" if x is None else f"{x:.2f}" for x in results.get("load_average", []))
+
+
 def _bytes(value):
     return "n/a" if value is None else f"{value / 2**20:.1f} MiB"
 
@@ -75,6 +79,10 @@ def markdown(results, figure=None):
         lines.append(f"| {key}, paired, {other} sync | {p['ratio']:.4f} | {_ci(p['ci95'])} (t) | "
                      f"sign test p = {p['sign_test_p']:.3g}, brs faster on {p['faster_steps']} "
                      f"of {p['steps']} |")
+    for key, p in results.get("paired_thread_time", {}).items():
+        lines.append(f"| {key}, paired, thread CPU time | {p['ratio']:.4f} | {_ci(p['ci95'])} (t) "
+                     f"| sign test p = {p['sign_test_p']:.3g}, brs faster on "
+                     f"{p['faster_steps']} of {p['steps']} |")
     for key, p in results["unpaired"].items():
         lines.append(f"| {key}, unpaired | {p['ratio']:.4f} | {_ci(p['ci95'])} (bootstrap, "
                      f"{p['resamples']} resamples) | - |")
@@ -92,6 +100,9 @@ def markdown(results, figure=None):
     lines += ["", "## How it was measured", "",
               f"- memory: {results['memory_method']}",
               f"- allocator: {results.get('allocator') or 'as the process found it'}",
+              f"- load average before and after timing: {_loads(results)} on "
+              f"{results.get('cpus')} CPUs (other processes share a CPU; the thread-time rows "
+              "are immune to their preemption, the wall clock is not)",
               "- each distinct shape of the timed steps ran once before timing (its first-run "
               "seconds are recorded apart); strategies interleaved in a fresh random order every "
               "round; brs and upstream planned the same samples every step",

@@ -1,6 +1,7 @@
 """brs.trial itself: its steps in order (docs/trial.md)."""
 
 import math
+import os
 import sys
 
 from . import largest as _largest, measure as _measure, plans as _plans, stats as _stats
@@ -86,7 +87,7 @@ def trial(model, lengths_or_dataset, *, collate_fn=None, forward=None, per_devic
         for name in strategies:
             try:
                 size, probes = _largest.search(planner, name, options["P"], limit, runner,
-                                               budget, on_probe=show.probe)
+                                               budget)
             except _largest.DoesNotFit as exc:
                 show.close()
                 raise ValueError(str(exc)) from None
@@ -100,6 +101,7 @@ def trial(model, lengths_or_dataset, *, collate_fn=None, forward=None, per_devic
     if len(chosen) < steps:
         notes.append(f"the epoch has {per_epoch} steps: {len(chosen)} timed, not {steps}")
 
+    load = [_load()]
     threads = torch.get_num_threads()
     if device.type == "cpu":
         torch.set_num_threads(1)
@@ -112,11 +114,14 @@ def trial(model, lengths_or_dataset, *, collate_fn=None, forward=None, per_devic
     finally:
         torch.set_num_threads(threads)
         show.close()
+    load.append(_load())
 
     results = _results(records, first, peaks, optimizer_seconds, epochs, strategies, chosen,
                        largest, sync, seed, lengths)
     results.update(_header(device, torch, model_name, options, pad_to_multiple_of, max_tokens,
                            budget, seed, sampler_options, runner, allocator, threads))
+    results["load_average"] = load
+    results["cpus"] = os.cpu_count()
     results["notes"] = notes
     results["skipped"] = skipped
     results["command"] = command
@@ -197,6 +202,13 @@ def _vocabulary(module):
     return vocabulary(module)
 
 
+def _load():
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return None
+
+
 # -- timing -------------------------------------------------------------------------------------
 
 class _Progress:
@@ -229,12 +241,6 @@ class _Progress:
         else:
             self.done += 1
             print(f"brs trial: {self.what} {self.done}/{self.total} {text}", file=sys.stderr,
-                  flush=True)
-
-    def probe(self, name, record):
-        if self.enabled:
-            print(f"brs trial: largest batch: {name} at {record['per_device_batch_size']}: "
-                  f"{'fits' if record['fits'] else 'does not fit'}", file=sys.stderr,
                   flush=True)
 
     def close(self):
@@ -270,6 +276,7 @@ def _rounds(runner, epochs, strategies, chosen, rng, show):
     strategy's optimizer-step seconds per round."""
     torch = runner.torch
     records, optimizer_seconds = [], {name: [] for name in strategies}
+    optimizer_thread = {name: [] for name in strategies}
     peaks = {name: 0 if runner.cuda else None for name in strategies}
     show.start(len(chosen) * len(strategies), "timing")
     for i, t in enumerate(chosen):
@@ -288,14 +295,17 @@ def _rounds(runner, epochs, strategies, chosen, rng, show):
                                 "batch_size": size, "padded_length": length,
                                 "real_tokens": int(sum(runner.rows.lengths[j]
                                                        for j in mb.indices)),
-                                "seconds": seconds, "_mb": mb})
+                                "seconds": seconds, "thread_seconds": runner.thread_seconds,
+                                "_mb": mb})
             optimizer_seconds[name].append(runner.timed(runner.optimizer_step))
+            optimizer_thread[name].append(runner.thread_seconds)
             runner.zero_grad()
             if runner.cuda:
                 peaks[name] = max(peaks[name],
                                   int(torch.cuda.max_memory_reserved(runner.device)))
             del batches
             show.update(f"step {t} {name}")
+    optimizer_seconds["_thread"] = optimizer_thread
     return records, peaks, optimizer_seconds
 
 
@@ -320,7 +330,8 @@ def _cpu_peaks(runner, records, strategies):
 
 # -- results -------------------------------------------------------------------------------------
 
-def _step_times(records, optimizer_seconds, name, chosen, ranks, micro_steps):
+def _step_times(records, optimizer_seconds, name, chosen, ranks, micro_steps,
+                key="seconds"):
     """Per timed step: (micro_step-sync seconds, step-sync seconds, real tokens)."""
     rows = []
     for i, t in enumerate(chosen):
@@ -328,7 +339,7 @@ def _step_times(records, optimizer_seconds, name, chosen, ranks, micro_steps):
         tokens = 0
         for r in records:
             if r["strategy"] == name and r["round"] == i:
-                grid[r["rank"]][r["micro"]] = r["seconds"]
+                grid[r["rank"]][r["micro"]] = r[key]
                 tokens += r["real_tokens"]
         opt = optimizer_seconds[name][i]
         micro = sum(max(grid[q][m] for q in range(ranks)) for m in range(micro_steps)) + opt
@@ -361,6 +372,11 @@ def _results(records, first, peaks, optimizer_seconds, epochs, strategies, chose
     for name in strategies:
         times = _step_times(records, optimizer_seconds, name, chosen, ranks, micro_steps)
         in_force = [x[0] if sync == "micro_step" else x[1] for x in times]
+        thread = None
+        if records and records[0].get("thread_seconds") is not None:
+            thread = [x[0] if sync == "micro_step" else x[1] for x in _step_times(
+                records, optimizer_seconds["_thread"], name, chosen, ranks, micro_steps,
+                "thread_seconds")]
         epoch_shapes = _plans.shapes(epochs[name])
         first_cost = _first_shape_seconds(records, first, name)
         total_seconds = sum(in_force)
@@ -376,6 +392,8 @@ def _results(records, first, peaks, optimizer_seconds, epochs, strategies, chose
             "first_shape_seconds": first_cost,
             "first_shape_epoch_seconds": first_cost * len(epoch_shapes),
             "optimizer_step_seconds": optimizer_seconds[name],
+            # CPU: the same steps by the thread's CPU time (immune to preemption by others)
+            "step_thread_seconds": thread,
             "padded_tokens_per_step": _padded_per_step(epochs[name], chosen),
             **largest[name],
         }
@@ -387,6 +405,10 @@ def _results(records, first, peaks, optimizer_seconds, epochs, strategies, chose
         other_sync["brs/upstream"] = _stats.paired(
             by_name["brs"][f"step_seconds_{_other(sync)}"],
             by_name["upstream"][f"step_seconds_{_other(sync)}"])
+    thread_time = {}
+    if "upstream" in by_name and by_name["brs"]["step_thread_seconds"]:
+        thread_time["brs/upstream"] = _stats.paired(
+            by_name["brs"]["step_thread_seconds"], by_name["upstream"]["step_thread_seconds"])
     unpaired = {}
     for name in strategies:
         if name not in ("brs", "upstream"):
@@ -394,7 +416,7 @@ def _results(records, first, peaks, optimizer_seconds, epochs, strategies, chose
                 by_name["brs"]["step_seconds"], by_name[name]["step_seconds"], seed)
     error = _stats.prediction_error([r for r in records], seed)
     return {"strategies": by_name, "paired": paired, "unpaired": unpaired,
-            f"paired_{_other(sync)}_sync": other_sync,
+            f"paired_{_other(sync)}_sync": other_sync, "paired_thread_time": thread_time,
             "prediction_error": error, "verdict": verdict(paired, unpaired),
             "sync": sync, "timed_steps": chosen, "steps_per_epoch": len(epochs["brs"]),
             "micro_batches": [{k: v for k, v in r.items() if not k.startswith("_")}
