@@ -26,13 +26,15 @@
 #define SAMPLED_EPOCHS 2
 /* Of those, the full steps that candidate vocabularies are tried on, and
  * how many candidates each round tries. */
-#define TRIAL_STEPS 24
+#define TRIAL_STEPS 64
 #define CANDIDATES 40
 /* The percentage of the room the iso-cost ladder takes (two shapes a rung). */
 #define ISO_COST_SHARE 50
 /* The cells of the planner's tables that trying candidates may fill in all
  * (about a second here). */
 #define TRIAL_WORK ((uint64_t)400000000)
+/* The same for the swaps that follow. */
+#define SWAP_WORK ((uint64_t)2000000000)
 
 /* A shape the plans used, and how often. */
 struct used {
@@ -55,10 +57,16 @@ struct trial_steps {
     const struct brs_cost_model *model;
 };
 
-static void add_shape(struct chosen *c, uint32_t size, uint32_t length)
+static int has_shape(const struct chosen *c, uint32_t size, uint32_t length)
 {
     for (size_t i = 0; i < c->count; i++)
-        if (c->sizes[i] == size && c->lengths[i] == length) return;
+        if (c->sizes[i] == size && c->lengths[i] == length) return 1;
+    return 0;
+}
+
+static void add_shape(struct chosen *c, uint32_t size, uint32_t length)
+{
+    if (has_shape(c, size, length)) return;
     c->sizes[c->count] = size;
     c->lengths[c->count++] = length;
 }
@@ -212,18 +220,10 @@ static size_t best_by_excess(size_t *pick, const struct chosen *c, const struct 
     return picked;
 }
 
-/* A ladder of `rungs` lengths, quantiles of the used micro-batches'
- * lengths, each with the two batch sizes whose cost is nearest the median
- * used micro-batch's (below and above): balanced plans make micro-batches
- * of about equal cost, and two sizes a rung let a step's sizes add up to
- * its sample count. */
-static void add_iso_cost(struct chosen *c, size_t rungs, const struct used *used, size_t used_count,
-                         const struct brs_cost_model *model)
+/* The median cost of the used micro-batches, by bisection over costs. */
+static brs_wide median_cost(const struct used *used, size_t used_count, uint64_t groups,
+                            const struct brs_cost_model *model)
 {
-    uint64_t groups = 0;
-    for (size_t u = 0; u < used_count; u++) groups += used[u].count;
-    if (groups == 0 || rungs == 0) return;
-    /* the median cost, by bisection over the used costs */
     brs_wide lo = 0, hi = 0;
     for (size_t u = 0; u < used_count; u++) {
         brs_wide cost = brs_group_cost(model, used[u].length, used[u].size);
@@ -239,30 +239,101 @@ static void add_iso_cost(struct chosen *c, size_t rungs, const struct used *used
         else
             lo = mid + 1;
     }
-    for (size_t r = 1; r <= rungs; r++) {
-        /* the length at quantile r / rungs of the used micro-batches */
-        uint64_t want = (groups * r + rungs - 1) / rungs, seen = 0;
-        uint32_t length = 0;
-        for (uint32_t best = 0; best < 1; best++) {
-            uint32_t last = 0;
-            for (;;) {
-                uint32_t next = UINT32_MAX;
-                for (size_t u = 0; u < used_count; u++)
-                    if (used[u].length > last && used[u].length < next) next = used[u].length;
-                if (next == UINT32_MAX) break;
-                for (size_t u = 0; u < used_count; u++)
-                    if (used[u].length == next) seen += used[u].count;
-                length = last = next;
-                if (seen >= want) break;
-            }
+    return lo;
+}
+
+/* The shortest used length at or above which `want` of the used
+ * micro-batches lie, counted from the shortest (used is sorted by size). */
+static uint32_t quantile_length(const struct used *used, size_t used_count, uint64_t want)
+{
+    uint32_t last = 0;
+    uint64_t seen = 0;
+    for (;;) {
+        uint32_t next = UINT32_MAX;
+        for (size_t u = 0; u < used_count; u++)
+            if (used[u].length > last && used[u].length < next) next = used[u].length;
+        if (next == UINT32_MAX) return last;
+        for (size_t u = 0; u < used_count; u++)
+            if (used[u].length == next) seen += used[u].count;
+        last = next;
+        if (seen >= want) return last;
+    }
+}
+
+/* A rung: the two batch sizes at `length` whose cost is nearest `cost`
+ * (below and above), within the cap. */
+static void add_rung(struct chosen *c, uint32_t length, brs_wide cost,
+                     const struct brs_cost_model *model)
+{
+    brs_wide weight = brs_sample_weight(model, length);
+    uint64_t size = cost > model->intercept ? (uint64_t)((cost - model->intercept) / weight) : 0;
+    if (size == 0) size = 1;
+    if (size > UINT32_MAX - 1) size = UINT32_MAX - 1;
+    if (model->max_tokens && (size + 1) * length > model->max_tokens) return;
+    add_shape(c, (uint32_t)size, length);
+    add_shape(c, (uint32_t)size + 1, length);
+}
+
+/* An iso-cost ladder of `rungs` rungs: balanced plans make micro-batches of
+ * about equal cost, and two sizes a rung let a step's sizes add up to its
+ * sample count. Most rungs sit at quantiles of the used micro-batches'
+ * lengths, where the micro-batches are; a third halve the longest of them
+ * down to the one below, so that a rare long sample is padded at most to
+ * twice its length instead of to the longest. */
+static void add_iso_cost(struct chosen *c, size_t rungs, const struct used *used, size_t used_count,
+                         const struct brs_cost_model *model, uint64_t multiple)
+{
+    uint64_t groups = 0;
+    for (size_t u = 0; u < used_count; u++) groups += used[u].count;
+    if (groups == 0 || rungs == 0) return;
+    brs_wide cost = median_cost(used, used_count, groups, model);
+    size_t tail = rungs / 3, body = rungs - tail;
+    uint32_t top = 0, below_top = 0;
+    for (size_t r = 1; r <= body; r++) {
+        uint32_t length = quantile_length(used, used_count, (groups * r + body - 1) / body);
+        if (length > top) {
+            below_top = top;
+            top = length;
+        } else if (length < top && length > below_top) {
+            below_top = length;
         }
-        brs_wide weight = brs_sample_weight(model, length);
-        uint64_t size = lo > model->intercept ? (uint64_t)((lo - model->intercept) / weight) : 0;
-        if (size == 0) size = 1;
-        if (size > UINT32_MAX - 1) size = UINT32_MAX - 1;
-        if (model->max_tokens && (size + 1) * length > model->max_tokens) continue;
-        add_shape(c, (uint32_t)size, length);
-        add_shape(c, (uint32_t)size + 1, length);
+        add_rung(c, length, cost, model);
+    }
+    for (size_t r = 0, length = top; r < tail; r++) {
+        length = (size_t)((length / 2 + multiple - 1) / multiple * multiple);
+        if (length <= below_top) break;
+        add_rung(c, (uint32_t)length, cost, model);
+    }
+}
+
+/* Swaps a chosen shape (past the first `fixed`, the safety shapes) for a
+ * used one wherever that plans the trial steps faster, first improvement
+ * first, until a pass changes nothing or the work budget (cells of the
+ * planner's tables, SWAP_WORK) is spent. */
+static void improve_by_swaps(struct chosen *c, size_t fixed, const struct used *used,
+                             size_t used_count, const struct trial_steps *t)
+{
+    uint64_t per_trial = (uint64_t)t->count * t->k * (t->n + 1) * (c->count + 1) * 2 + 1;
+    uint64_t trials_left = SWAP_WORK / per_trial;
+    brs_wide current = trial_time(c, t);
+    for (int moved = 1; moved && trials_left > 0;) {
+        moved = 0;
+        for (size_t i = fixed; i < c->count && trials_left > 0; i++)
+            for (size_t u = 0; u < used_count && trials_left > 0; u++) {
+                if (has_shape(c, used[u].size, used[u].length)) continue;
+                uint32_t size = c->sizes[i], length = c->lengths[i];
+                c->sizes[i] = used[u].size;
+                c->lengths[i] = used[u].length;
+                trials_left--;
+                brs_wide time = trial_time(c, t);
+                if (time < current) {
+                    current = time;
+                    moved = 1;
+                } else {
+                    c->sizes[i] = size;
+                    c->lengths[i] = length;
+                }
+            }
     }
 }
 
@@ -340,6 +411,7 @@ static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *w
                             : BRS_ERR_NO_MEMORY;
     int guaranteed = 0;
     if (status == BRS_OK) add_safety(&chosen, &guaranteed, s, longest);
+    size_t fixed = chosen.count;
     if (status == BRS_OK && chosen.count > room) {
         snprintf(why, BRS_MESSAGE_SIZE,
                  "max_shapes %zu is below the %zu shapes that make every step plannable (each "
@@ -361,8 +433,9 @@ static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *w
     }
     if (status == BRS_OK) {
         add_iso_cost(&chosen, (room - chosen.count) * ISO_COST_SHARE / 200, used, used_count,
-                     &model);
+                     &model, (uint64_t)c->pad_to_multiple_of);
         add_from_data(&chosen, room, used, used_count, &model, longest, &trials);
+        improve_by_swaps(&chosen, fixed, used, used_count, &trials);
         status = brs_vocabulary_build(v, chosen.sizes, chosen.lengths, chosen.count);
     }
     free(trials.lengths);
