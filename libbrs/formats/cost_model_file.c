@@ -3,7 +3,7 @@
  * of docs/formats.md (the first problem is the one reported), its values
  * handed out by key name. The JSON itself is util/json.c's. */
 #include "brs.h"
-#include "api/message.h"
+#include "api/internal.h"
 #include "formats/internal.h"
 
 #include <stdarg.h>

@@ -5,7 +5,7 @@
  * exactly the same rules. One line's grammar is lengths_line.c's. */
 #include "brs.h"
 #include "formats/internal.h"
-#include "api/message.h"
+#include "api/internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
