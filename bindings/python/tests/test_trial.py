@@ -204,7 +204,7 @@ def test_results_statistics_recomputed(cli_run):
     assert p["sign_test_p"] == pytest.approx(sign)
     assert p["faster_steps"] == wins
     spans = p["ci95"][0] <= 1 <= p["ci95"][1]
-    assert ("Indistinguishable" in results["verdict"]) == spans
+    assert ("indistinguishable" in results["verdict"]) == spans
 
 
 def test_bootstrap_is_seeded():

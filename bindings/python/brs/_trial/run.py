@@ -97,6 +97,9 @@ def trial(model, lengths_or_dataset, *, collate_fn=None, forward=None, per_devic
     # the steps timed: drawn uniformly over the epoch, the same for every strategy
     rng = np.random.default_rng(seed)
     per_epoch = min(len(epochs[name]) for name in strategies)
+    if per_epoch < 1:
+        raise ValueError(f"the epoch has no step: {len(lengths)} samples hold no global batch "
+                         f"of {options['P'] * options['G'] * options['D']}")
     chosen = [int(t) for t in rng.choice(per_epoch, size=min(steps, per_epoch), replace=False)]
     if len(chosen) < steps:
         notes.append(f"the epoch has {per_epoch} steps: {len(chosen)} timed, not {steps}")
@@ -449,7 +452,7 @@ def verdict(paired, unpaired):
     interval = f"95% CI {low:.3f}-{high:.3f}" if not math.isnan(low) else "no interval"
     numbers = f"brs's step time is {ratio:.3f}x {what} ({interval}; {detail})"
     if math.isnan(low) or low <= 1 <= high:
-        return f"Indistinguishable on this setup: {numbers}."
+        return f"brs and {what[:-2]} are indistinguishable on this setup: {numbers}."
     if high < 1:
         return f"brs pays on this setup: {numbers}, {1 - ratio:.0%} less time per step."
     return f"brs does not pay on this setup: {numbers}, {ratio - 1:.0%} more time per step."
