@@ -2,7 +2,7 @@
 
 plan, compare and demo run the C `brs` command with the same arguments, so their flags, output
 and exit status are its own: one parser and one formatter for both tools. The command is found
-through $BRS_CLI, then brs/bin/brs inside this package (pip install, _cli.py), then PATH.
+through $BRS_CLI, then brs/bin/brs inside this package (pip install), then PATH (_c_command.py).
 
 report prints `brs compare`'s table for the same flags and, with --plot OUT, draws the figure
 from the library's plan queries (report.py, _plot.py). Its flags are made from the library's
@@ -13,12 +13,11 @@ on stderr that says what to change, as the C command does.
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 
 from . import _lengths, _options
-from ._cli import bundled_cli
+from ._c_command import find_cli
 
 USAGE_ERROR = 2
 SYSTEM_FAILURE = 1
@@ -46,15 +45,6 @@ def read_lengths(path):
 
 
 # -- the C command --------------------------------------------------------------------------
-
-def find_cli():
-    """The path of the C `brs` command, or None."""
-    candidates = [os.environ.get("BRS_CLI"), bundled_cli(), shutil.which("brs")]
-    for path in candidates:
-        if path and os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return None
-
 
 def _missing_cli(what):
     return (f"{what} needs the C brs command, which was not found: set BRS_CLI to its path "

@@ -1,32 +1,23 @@
-"""The C `brs` command that pip installs inside the package, and the console script that runs it.
+"""The `brs` console script: it execs the C command that pip installs inside the package.
 
 pip install . (and the wheel of scripts/build-wheel) ships the command as brs/bin/brs, next to
-the bundled libbrs.so.1 it loads through its RPATH; the `brs` console script on PATH execs it.
-System packages (Debian's brs-tools) install the command itself as /usr/bin/brs instead.
+the bundled libbrs.so.1 it loads through its RPATH (_c_command.py finds it); the `brs` console
+script on PATH execs it. System packages (Debian's brs-tools) install the command itself as
+/usr/bin/brs instead.
 
 `brs report` and `brs calibrate` are the Python package's own commands (python -m brs's): the
 console script runs them itself. Everything else goes to the C command without importing
 torch (the package imports its modules on first use), so a call costs milliseconds.
 """
 
-import importlib.resources
 import os
 import subprocess
 import sys
 
+from ._c_command import bundled_cli
+
 # Commands of python -m brs (brs/__main__.py) that the C command names but does not run.
 PYTHON_COMMANDS = ("calibrate", "report", "trial")
-
-
-def bundled_cli():
-    """The path of the C command inside the installed package, or None where it has none."""
-    # importlib.resources, not __file__: an editable install (pip install -e .) serves the
-    # package from the source tree but the command from meson-python's build tree.
-    try:
-        path = os.fspath(importlib.resources.files(__package__) / "bin" / "brs")
-    except (OSError, TypeError):  # a resource reader without real files (a zip)
-        return None
-    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
 
 
 def main():

@@ -1,4 +1,5 @@
-"""FLOPs (multiply-adds) per token of a decoder, read from a transformers config.
+"""FLOPs (multiply-adds) per token of a decoder, read from a transformers config:
+CostModel.from_config's alpha (brs/cost_model.py), nothing timed.
 
 Only ratios matter for alpha, so everything is counted in multiply-adds of the forward pass:
 the backward pass scales the linear and the attention work by the same factor (about 2).

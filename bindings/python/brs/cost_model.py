@@ -19,6 +19,7 @@ import os
 import tempfile
 
 from . import _args, _files, _native, _options
+from ._flops import analytic_terms
 
 FORMAT = "brs-cost-model"
 VERSION = 1
@@ -216,10 +217,6 @@ class CostModel:
         (eager attention computes all of it: pass causal=False). The intercept is 0: launch and
         optimizer overheads are not FLOPs; calibrate to measure them.
         """
-        # Imported on use: brs.calibration imports this module (it makes CostModels), so a
-        # top-level import would be circular.
-        from .calibration.flops import analytic_terms
-
         terms = analytic_terms(config, causal=causal)
         alpha = terms["attention_per_token_per_length"] / terms["linear_per_token"]
         name = getattr(config, "model_type", None) or type(config).__name__

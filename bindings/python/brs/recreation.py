@@ -11,15 +11,28 @@ A brs sampler already plans every rank's micro-batches, so the right rebuild is 
 (its epoch, its position, the object the user holds) wrapped in RebalanceBatchSampler: that puts
 it where Lightning's ``set_epoch`` looks and checks its ranks against Lightning's sampler.
 
+Lightning calls the class of the object it holds, ``type(batch_sampler)(*saved_args,
+**saved_kwargs)``, so the one place that can answer that call with the wrapper is that class's
+own constructor: BatchRebalanceSampler.__new__ asks ``recreated`` here, which tells Lightning's
+call (the saved keyword below) from a user's. Lightning's users find the same sampler object
+under the wrapper's ``.sampler``: it is a wrapper, not another sampler.
+
 This is core, not brs.integrations.lightning (which exports RebalanceBatchSampler under its
 name): a bare sampler is re-created so even when the user never imported the integration, and
-nothing here imports Lightning or any other framework, so ``import brs`` stays light.
+nothing here imports Lightning or any other framework, so ``import brs`` stays light. Nor does
+it import brs.sampler: the sampler builds on this module, never the other way round.
 """
 
+import abc
 import weakref
 
 # The saved keyword that tells Lightning's call of the class from a user's.
 _ORIGINAL = "_lightning_recreates"
+
+
+class Recreatable(abc.ABC):
+    """What RebalanceBatchSampler wraps: brs.BatchRebalanceSampler registers itself (a virtual
+    subclass: its bases stay its own), so that this module need not import brs.sampler."""
 
 
 class RebalanceBatchSampler:
@@ -34,10 +47,7 @@ class RebalanceBatchSampler:
     batch_size = None  # variable-size micro-batches
 
     def __init__(self, rebalance, sampler=None):
-        # Imported here: brs.sampler imports this module for its re-creation.
-        from .sampler import BatchRebalanceSampler
-
-        if not isinstance(rebalance, BatchRebalanceSampler):
+        if not isinstance(rebalance, Recreatable):  # a brs.BatchRebalanceSampler
             raise TypeError(f"RebalanceBatchSampler wraps a brs.BatchRebalanceSampler, got "
                             f"{type(rebalance).__name__}")
         self.sampler = rebalance

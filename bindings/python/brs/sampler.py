@@ -821,3 +821,5 @@ def _constructor_signature(cls):
 # inspect.signature (help(), editors) reads a class's own __new__ before its __init__: show the
 # constructor's keywords, not the catch-all of __new__.
 BatchRebalanceSampler.__signature__ = _constructor_signature(BatchRebalanceSampler)
+# What Lightning's re-creation wraps (brs/recreation.py), which does not import this module.
+recreation.Recreatable.register(BatchRebalanceSampler)
