@@ -3,10 +3,7 @@
  * step, the least cap (planner/least_cap.c: exact in padded mode, found by
  * planning in packed mode) or the micro-batches the cap needs. */
 #include "api/internal.h"
-#include "planner/cost_model.h"
-#include "planner/least_cap.h"
-#include "planner/padding.h"
-#include "planner/split.h"
+#include "planner/planner.h"
 
 #include <stdio.h>
 
@@ -17,11 +14,8 @@ static uint64_t least_cap(brs_plan *p, const brs_sampler *s)
 {
     if (!s->config.packed)
         return brs_least_cap_padded(p->planned_length, p->num_samples, p->k, p->planned_length[0]);
-    struct brs_cost_model model = brs_settings_cost_model(s);
-    struct brs_padding padding = brs_settings_padding(s);
     struct brs_split work = {.starts = p->starts, .group_of = p->group_of, .costs = p->group_cost};
-    return brs_least_cap_packed(&work, p->sorted_length, p->num_samples, p->k, p->dp_size,
-                                (int)s->config.sync, &model, &padding, p->pack_scratch);
+    return brs_least_cap_packed(&work, &p->resolved, p->pack_scratch);
 }
 
 /* The batch's words: there is no step, epoch or batch_size to name. */

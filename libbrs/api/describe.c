@@ -2,12 +2,9 @@
  * micro-batches formed elsewhere than by the planner (the baselines, a
  * loaded plan), the two synchronised step times of the slots as dealt, the
  * totals and the lower bounds, all with the one cost model of
- * planner/cost_model.h. */
+ * planner/planner.h. */
 #include "api/internal.h"
-#include "planner/cost_model.h"
-#include "planner/objective.h"
-#include "planner/padding.h"
-#include "planner/search.h"
+#include "planner/planner.h"
 #include "util/wide.h"
 
 void brs_describe_no_images(brs_plan *p)
@@ -31,9 +28,9 @@ static void summarise_encoder(brs_plan *p)
     }
 }
 
-void brs_describe_totals(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
-                         const struct brs_cost_model *model)
+void brs_describe_totals(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum)
 {
+    const struct brs_cost_model *model = &p->resolved.model;
     size_t k = p->k;
     p->lower_bound = lower_bound;
     p->max_cost = p->total_cost = 0;
@@ -46,18 +43,16 @@ void brs_describe_totals(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
         if (p->padded[s] > p->max_padded) p->max_padded = p->padded[s];
     }
     /* Both sync times are at least the largest cost, and at least the share
-     * of one rank in the least possible work: k intercepts plus every
-     * sample's weight (each sample pays at least its own). */
-    brs_wide work = (brs_wide)k * model->intercept + weight_sum;
-    p->time_lower_bound = brs_objective_time_floor(lower_bound, work, p->dp_size);
+     * of one rank in the least possible work. */
+    p->time_lower_bound =
+        brs_objective_time_floor(lower_bound, brs_least_work(model, k, weight_sum), p->dp_size);
     summarise_encoder(p);
 }
 
-void brs_describe_packed_rows(brs_plan *p, const brs_sampler *s)
+void brs_describe_packed_rows(brs_plan *p)
 {
-    struct brs_padding padding = brs_settings_padding(s);
     for (size_t slot = 0; slot < p->k; slot++)
-        p->padded[slot] = brs_padding_apply(&padding, p->real[slot]);
+        p->padded[slot] = brs_padding_apply(&p->resolved.padding, p->real[slot]);
 }
 
 /* The images of each slot: patches, count and encoder cost, the cost
@@ -91,15 +86,16 @@ static brs_wide image_bounds(brs_plan *p, const brs_sampler *s, const struct brs
                                      p->num_samples, model, bound, weight_sum);
 }
 
-/* Tokens and costs of micro-batches formed elsewhere than by the planner
- * (the baselines, a loaded plan, a two-part split): slot_start and indices
- * are filled, the step's sorted lengths are in sorted_length, padded in
- * planned_length. A micro-batch is padded to its longest sample, rounded by
- * the sampler's padding; its images' encoder cost adds to its cost. */
-void brs_describe_slots(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
-                        int packed)
+/* Tokens and costs of micro-batches formed elsewhere than by the planner's
+ * text plan (the baselines, a loaded plan, a two-part split): slot_start
+ * and indices are filled, the step resolved (its sorted lengths, padded in
+ * planned_length). A micro-batch is padded to its longest sample, rounded
+ * by the step's padding; its images' encoder cost adds to its cost. */
+void brs_describe_slots(brs_plan *p, const brs_sampler *s)
 {
-    struct brs_padding padding = brs_settings_padding(s);
+    const struct brs_step *step = &p->resolved;
+    const struct brs_cost_model *model = &step->model;
+    int packed = step->packed;
     for (size_t slot = 0; slot < p->k; slot++) {
         uint64_t longest = 0, real = 0;
         brs_wide weights = 0;
@@ -111,12 +107,12 @@ void brs_describe_slots(brs_plan *p, const brs_sampler *s, const struct brs_cost
             weights += brs_sample_weight(model, length);
         }
         p->real[slot] = real;
-        uint64_t padded_length = brs_padding_apply(&padding, longest);
+        uint64_t padded_length = brs_padding_apply(&step->padding, longest);
         p->padded[slot] = packed ? real : (uint64_t)count * padded_length;
-        p->slot_cost[slot] = packed ? model->intercept + weights
+        p->slot_cost[slot] = packed ? brs_packed_cost(model, weights)
                                     : brs_group_cost(model, (uint32_t)padded_length, count);
     }
-    if (packed) brs_describe_packed_rows(p, s);
+    if (packed) brs_describe_packed_rows(p);
     describe_images(p, s, model);
     brs_objective_sync_times(&p->micro_sync, &p->step_sync, p->slot_cost, p->dp_size,
                              p->grad_accum);
@@ -126,7 +122,7 @@ void brs_describe_slots(brs_plan *p, const brs_sampler *s, const struct brs_cost
                                      : brs_search_lower_bound(p->planned_length, p->num_samples,
                                                               p->k, model, &weight_sum);
     if (s->encoder) bound = image_bounds(p, s, model, bound, &weight_sum, packed);
-    brs_describe_totals(p, bound, weight_sum, model);
+    brs_describe_totals(p, bound, weight_sum);
     if (!packed) {
         /* the padded planner's certified bound, as for a computed plan; one
          * that breaks the cap is bounded without it */

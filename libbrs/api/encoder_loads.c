@@ -1,5 +1,5 @@
 /* encoder_loads.c - the images of a vision-language dataset: per sample its
- * patches, their squares and its image count (planner/cost_model.h), kept
+ * patches, their squares and its image count (planner/planner.h), kept
  * beside the lengths; their check against the lengths and the encoder cap,
  * and their share of the fingerprints (docs/algorithm.md, "Two parts"). */
 #include "api/internal.h"

@@ -9,8 +9,7 @@
  * pass over the epoch. The epoch's least cap is the largest over its
  * steps, and a step needs a search only when it beats the largest so far. */
 #include "api/internal.h"
-#include "planner/least_cap.h"
-#include "planner/padding.h"
+#include "planner/planner.h"
 
 #include <stdio.h>
 

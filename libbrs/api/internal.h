@@ -5,11 +5,7 @@
 #define BRS_API_INTERNAL_H
 
 #include "brs.h"
-#include "planner/baselines.h"
-#include "planner/cost_model.h"
-#include "planner/padding.h"
-#include "planner/split.h"
-#include "planner/vocabulary.h"
+#include "planner/planner.h"
 #include "util/wide.h"
 
 #include <stdatomic.h>
@@ -112,6 +108,7 @@ struct brs_plan {
     int ready;
     int batch;             /* planned by brs_plan_compute_batch: errors name the batch */
     int within_vocabulary; /* planned within a shape vocabulary: group_length holds the lengths */
+    struct brs_step resolved; /* the step resolved once (brs_step_resolve) */
     uint64_t epoch, step;
     size_t num_samples, k, dp_size, grad_accum;
 
@@ -164,6 +161,8 @@ uint64_t brs_settings_steps(const struct brs_sampler *sampler);
  * (brs_padding_limit). */
 struct brs_padding brs_settings_padding(const struct brs_sampler *sampler);
 uint64_t brs_settings_length_limit(const struct brs_sampler *sampler);
+/* The error of lengths[index] == 0 given to the sampler or to a batch. */
+brs_status brs_settings_zero_length(const struct brs_message *message, size_t index);
 /* The cost model the planner prices the sampler's micro-batches with; a
  * packed row's cap is its total's, the padding's rounding included. */
 struct brs_cost_model brs_settings_cost_model(const brs_sampler *s);
@@ -204,6 +203,9 @@ brs_status brs_step_run(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint6
  * one (what choosing the vocabulary plans), whatever max_shapes says. */
 brs_status brs_step_plan(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step,
                          const struct brs_vocabulary *vocabulary);
+/* The gathered step resolved once into p->resolved (planner/planner.h): what
+ * every planner, description and error of the step reads. */
+void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabulary *vocabulary);
 
 /* ---- what a plan's micro-batches weigh (describe.c). ---- */
 
@@ -211,15 +213,14 @@ brs_status brs_step_plan(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint
 void brs_describe_no_images(brs_plan *p);
 /* Totals, peaks and the time bound of the filled slots (lower_bound and
  * weight_sum those of the step's samples). */
-void brs_describe_totals(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum,
-                         const struct brs_cost_model *model);
+void brs_describe_totals(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum);
 /* The padded tokens of packed slots whose real tokens are filled: each
- * row's total rounded by the sampler's padding. */
-void brs_describe_packed_rows(brs_plan *p, const brs_sampler *s);
-/* The whole description of slots filled elsewhere than by the planner
- * (the baselines, a loaded plan). */
-void brs_describe_slots(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
-                        int packed);
+ * row's total rounded by the step's padding. */
+void brs_describe_packed_rows(brs_plan *p);
+/* The whole description of slots filled elsewhere than by the planner's
+ * text plan (the baselines, a loaded plan, a two-part plan), from the
+ * sampler's lengths and images. */
+void brs_describe_slots(brs_plan *p, const brs_sampler *s);
 
 /* ---- the images of a vision-language dataset beside its lengths (encoder_loads.c). ---- */
 

@@ -2,7 +2,7 @@
  * micro-batch may take (planner/padding.h), set, read back, and the
  * library's default ladder of them. */
 #include "api/internal.h"
-#include "planner/padding.h"
+#include "planner/planner.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,9 +4,7 @@
  * made elsewhere loaded (brs_plan_load); and the read-only queries. Every
  * failure writes the plan's message, the const calls included (brs.h). */
 #include "api/internal.h"
-#include "planner/baselines.h"
-#include "planner/cost_model.h"
-#include "planner/padding.h"
+#include "planner/planner.h"
 #include "util/wide.h"
 
 #include <stdlib.h>
@@ -279,8 +277,8 @@ brs_status brs_plan_load(brs_plan *plan, const brs_sampler *sampler, const uint6
     for (size_t j = 0; j < total; j++) plan->indices[j] = plan->draw_index[j] = indices[j];
     status = brs_samples_gather(plan, sampler, 0);
     if (status != BRS_OK) return status;
-    struct brs_cost_model model = brs_settings_cost_model(sampler);
-    brs_describe_slots(plan, sampler, &model, (int)sampler->config.packed);
+    brs_step_resolve(plan, sampler, NULL);
+    brs_describe_slots(plan, sampler);
     brs_message_clear(&plan->message);
     plan->ready = 1;
     return BRS_OK;
@@ -303,9 +301,7 @@ static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
     size_t longest_index = 0;
     for (size_t i = 0; i < view->count; i++) {
         uint32_t length = view->lengths[i];
-        if (length == 0)
-            return brs_fail(&p->message, BRS_ERR_INVALID_LENGTH,
-                            "lengths[%zu] is 0: every sample needs at least one token", i);
+        if (length == 0) return brs_settings_zero_length(&p->message, i);
         if (length > limit && brs_padding_apply(&padding, length) == 0)
             return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
                             "lengths[%zu] = %u is above the last length bucket %u: add a bucket "

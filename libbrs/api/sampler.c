@@ -56,9 +56,7 @@ brs_status brs_sampler_set_lengths(brs_sampler *sampler, const uint32_t *lengths
     uint32_t longest = 0, shortest = UINT32_MAX;
     size_t longest_index = 0;
     for (size_t i = 0; i < n; i++) {
-        if (lengths[i] == 0)
-            return brs_fail(&sampler->message, BRS_ERR_INVALID_LENGTH,
-                            "lengths[%zu] is 0: every sample needs at least one token", i);
+        if (lengths[i] == 0) return brs_settings_zero_length(&sampler->message, i);
         if (lengths[i] > longest) {
             longest = lengths[i];
             longest_index = i;

@@ -5,7 +5,7 @@
 #include "api/internal.h"
 #include "draw/prng.h"
 #include "draw/sort.h"
-#include "planner/padding.h"
+#include "planner/planner.h"
 #include "util/wide.h"
 
 #include <stdlib.h>

@@ -3,8 +3,7 @@
  * steps of an epoch, the padding of a micro-batch, the longest sample the
  * cap admits and the cost model the planner prices with. */
 #include "api/internal.h"
-#include "planner/cost_model.h"
-#include "planner/padding.h"
+#include "planner/planner.h"
 
 static uint64_t global_batch(const struct brs_config *c)
 {
@@ -120,4 +119,10 @@ struct brs_cost_model brs_settings_cost_model(const brs_sampler *s)
     if (s->config.packed && (model.max_tokens != 0 || padding.bucket_count != 0))
         model.max_tokens = brs_padding_row_limit(&padding, model.max_tokens);
     return model;
+}
+
+brs_status brs_settings_zero_length(const struct brs_message *message, size_t index)
+{
+    return brs_fail(message, BRS_ERR_INVALID_LENGTH,
+                    "lengths[%zu] is 0: every sample needs at least one token", index);
 }

@@ -1,19 +1,12 @@
 /* step.c - one step of a checked sampler into the plan handle, the path
  * that brs_plan_compute, brs_plan_compute_batch and brs_sampler_shapes
- * share: the samples drawn and sorted (samples.c), the micro-batches
- * formed with the sampler's strategy (the balanced planner, or a
- * fixed-size baseline of planner/baselines.c), dealt to slots and
- * described (describe.c). */
+ * share: the samples drawn and sorted (samples.c), the step resolved once
+ * (struct brs_step: sizes, topology, sync, mode, cost model, padding,
+ * vocabulary, images), the micro-batches formed with the sampler's strategy
+ * (the planner's one entry, brs_planner_plan, or a fixed-size baseline of
+ * planner/baselines.c), written into slots and described (describe.c). */
 #include "api/internal.h"
-#include "planner/assign.h"
-#include "planner/baselines.h"
-#include "planner/cost_model.h"
-#include "planner/packed.h"
 #include "planner/planner.h"
-#include "planner/split.h"
-#include "planner/search.h"
-#include "planner/two_part.h"
-#include "planner/vocabulary.h"
 #include "util/wide.h"
 
 #include <string.h>
@@ -71,94 +64,61 @@ static void fill_slots(brs_plan *p, int packed)
     for (size_t g = 0; g < k; g++) p->slot_cost[p->slot_of[g]] = p->group_cost[g];
 }
 
-/* A step whose samples carry images: the two-part planner, started from the
- * text planner's split, then described (describe.c) with both parts. */
-static brs_status plan_two_part(brs_plan *p, const brs_sampler *s,
-                                const struct brs_cost_model *model)
+/* The vocabulary's error: the step fits no split into its shapes. */
+static brs_status vocabulary_error(brs_plan *p, const brs_sampler *s)
 {
-    int packed = (int)s->config.packed, sync = (int)s->config.sync;
-    size_t n = p->num_samples;
-    for (size_t i = 0; i < n; i++) p->sorted_load[i] = brs_encoder_loads_of(s, p->sorted_index[i]);
-    if (!packed)
-        for (size_t g = 0; g < p->k; g++)
-            for (size_t i = p->starts[g]; i < p->starts[g + 1]; i++) p->group_of[i] = (uint32_t)g;
-    struct brs_two_part_step step = {packed ? p->sorted_length : p->planned_length,
-                                     p->sorted_load,
-                                     n,
-                                     p->k,
-                                     p->dp_size,
-                                     sync,
-                                     packed,
-                                     model};
-    /* the text split is read before group_of is first written */
-    brs_status status = brs_two_part_split(p->group_of, p->group_cost, &step, p->group_of);
-    if (status == BRS_ERR_CAP_INFEASIBLE) return brs_cap_error_encoder(p, s);
-    if (status == BRS_OK)
-        status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, NULL, p->k,
-                            p->dp_size, sync);
-    if (status != BRS_OK)
-        return brs_fail(&p->message, status, "the planner failed: %s", brs_strerror(status));
-    fill_slots(p, 1);
-    brs_describe_slots(p, s, model, packed);
-    return BRS_OK;
+    const struct brs_step *step = &p->resolved;
+    return brs_fail(&p->message, BRS_ERR_CAP_INFEASIBLE,
+                    "step %llu of epoch %llu cannot be split into %zu micro-batches whose shapes "
+                    "are in the vocabulary of %zu shapes (max_shapes %lld%s): raise max_shapes%s",
+                    (unsigned long long)p->step, (unsigned long long)p->epoch, p->k,
+                    step->vocabulary->count, (long long)s->config.max_shapes,
+                    step->model.max_tokens ? ", max_tokens" : "",
+                    step->model.max_tokens ? " or max_tokens" : "");
 }
 
-/* The balanced planner on the gathered step, dealt for the sync model
- * (assign.c) as the planner scored it. */
-static brs_status plan_balanced(brs_plan *p, const brs_sampler *s,
-                                const struct brs_cost_model *model)
+/* The error of a step the planner could not plan: what would. */
+static brs_status plan_error(brs_plan *p, const brs_sampler *s, const struct brs_planned *planned,
+                             brs_status status)
 {
-    int packed = (int)s->config.packed, sync = (int)s->config.sync;
-    struct brs_split split = {.starts = p->starts, .group_of = p->group_of, .costs = p->group_cost};
-    brs_status status = packed ? brs_packed_split(&split, p->sorted_length, p->num_samples, p->k,
-                                                  p->dp_size, sync, model, p->pack_scratch)
-                               : brs_planner_split(&split, p->planned_length, p->num_samples, p->k,
-                                                   p->dp_size, sync, model, p->sort_scratch);
-    if (status == BRS_ERR_CAP_INFEASIBLE) return brs_cap_error(p, s, &split);
-    if (status == BRS_OK && brs_encoder_loads_in_step(p, s)) return plan_two_part(p, s, model);
-    if (status == BRS_OK)
-        status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, NULL, p->k,
-                            p->dp_size, sync);
-    if (status != BRS_OK)
-        return brs_fail(&p->message, status, "the planner failed: %s", brs_strerror(status));
-    fill_slots(p, packed);
-    if (packed) brs_describe_packed_rows(p, s);
-    brs_describe_no_images(p);
-    brs_describe_totals(p, split.lower_bound, split.weight_sum, model);
-    /* the padded planner certifies a tighter bound on the step time */
-    if (split.time_lower_bound > p->time_lower_bound) p->time_lower_bound = split.time_lower_bound;
-    return BRS_OK;
+    if (status == BRS_ERR_CAP_INFEASIBLE && planned->failed == BRS_FAILED_TEXT_CAP)
+        return brs_cap_error(p, s, &planned->split);
+    if (status == BRS_ERR_CAP_INFEASIBLE && planned->failed == BRS_FAILED_ENCODER_CAP)
+        return brs_cap_error_encoder(p, s);
+    if (status == BRS_ERR_CAP_INFEASIBLE && planned->failed == BRS_FAILED_VOCABULARY)
+        return vocabulary_error(p, s);
+    return brs_fail(&p->message, status, "the planner failed: %s", brs_strerror(status));
 }
 
-/* The step within the shape vocabulary v (planner/vocabulary.c), dealt
- * for the sync model as it was scored. */
-static brs_status plan_within(brs_plan *p, const brs_sampler *s, const struct brs_cost_model *model,
-                              const struct brs_vocabulary *v)
+/* The balanced planner on the resolved step (planner/planner.c), its
+ * groups written into slots and described: a two-part plan from its
+ * slots (describe.c prices both parts), a text plan from the planner's
+ * bounds, the tighter certified bound on the step time included. */
+static brs_status plan_balanced(brs_plan *p, const brs_sampler *s)
 {
-    int sync = (int)s->config.sync;
-    struct brs_split split = {.starts = p->starts, .costs = p->group_cost};
-    brs_status status = brs_vocabulary_split(&split, p->group_length, p->planned_length,
-                                             p->num_samples, p->k, p->dp_size, sync, model, v);
-    if (status == BRS_ERR_CAP_INFEASIBLE)
-        return brs_fail(&p->message, status,
-                        "step %llu of epoch %llu cannot be split into %zu micro-batches whose "
-                        "shapes are in the vocabulary of %zu shapes (max_shapes %lld%s): raise "
-                        "max_shapes%s",
-                        (unsigned long long)p->step, (unsigned long long)p->epoch, p->k, v->count,
-                        (long long)s->config.max_shapes, model->max_tokens ? ", max_tokens" : "",
-                        model->max_tokens ? " or max_tokens" : "");
-    if (status == BRS_OK)
-        status = brs_assign(p->slot_of, &p->micro_sync, &p->step_sync, p->group_cost, NULL, p->k,
-                            p->dp_size, sync);
-    if (status != BRS_OK)
-        return brs_fail(&p->message, status, "the planner failed: %s", brs_strerror(status));
-    p->within_vocabulary = 1;
-    fill_slots(p, 0);
+    struct brs_planned planned = {
+        .split = {.starts = p->starts, .group_of = p->group_of, .costs = p->group_cost},
+        .group_length = p->group_length,
+        .slot_of = p->slot_of};
+    brs_status status = brs_planner_plan(&planned, &p->resolved, p->sort_scratch, p->pack_scratch);
+    if (status != BRS_OK) return plan_error(p, s, &planned, status);
+    p->micro_sync = planned.micro_sync;
+    p->step_sync = planned.step_sync;
+    p->within_vocabulary = planned.within_vocabulary;
+    fill_slots(p, planned.by_group);
+    if (planned.with_images) {
+        brs_describe_slots(p, s);
+        return BRS_OK;
+    }
+    if (p->resolved.packed) brs_describe_packed_rows(p);
     brs_describe_no_images(p);
-    brs_wide weight_sum,
-        bound = brs_search_lower_bound(p->planned_length, p->num_samples, p->k, model, &weight_sum);
-    brs_describe_totals(p, bound, weight_sum, model);
-    if (split.time_lower_bound > p->time_lower_bound) p->time_lower_bound = split.time_lower_bound;
+    struct brs_split *split = &planned.split;
+    if (planned.within_vocabulary) /* the bound of the shapes' raw lengths holds a fortiori */
+        split->lower_bound = brs_search_lower_bound(p->planned_length, p->num_samples, p->k,
+                                                    &p->resolved.model, &split->weight_sum);
+    brs_describe_totals(p, split->lower_bound, split->weight_sum);
+    if (split->time_lower_bound > p->time_lower_bound)
+        p->time_lower_bound = split->time_lower_bound;
     return BRS_OK;
 }
 
@@ -190,6 +150,27 @@ brs_status brs_step_run(brs_plan *plan, const brs_sampler *sampler, uint64_t epo
     return brs_step_plan(plan, sampler, epoch, step, vocabulary);
 }
 
+void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabulary *vocabulary)
+{
+    const struct brs_config *c = &s->config;
+    p->resolved = (struct brs_step){.lengths = p->sorted_length,
+                                    .planned = p->planned_length,
+                                    .loads = NULL,
+                                    .n = p->num_samples,
+                                    .k = p->k,
+                                    .dp_size = p->dp_size,
+                                    .grad_accum = p->grad_accum,
+                                    .sync = (int)c->sync,
+                                    .packed = (int)c->packed,
+                                    .model = brs_settings_cost_model(s),
+                                    .padding = brs_settings_padding(s),
+                                    .vocabulary = vocabulary};
+    if (!brs_encoder_loads_in_step(p, s)) return;
+    for (size_t i = 0; i < p->num_samples; i++)
+        p->sorted_load[i] = brs_encoder_loads_of(s, p->sorted_index[i]);
+    p->resolved.loads = p->sorted_load;
+}
+
 brs_status brs_step_plan(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch, uint64_t step,
                          const struct brs_vocabulary *vocabulary)
 {
@@ -206,17 +187,14 @@ brs_status brs_step_plan(brs_plan *plan, const brs_sampler *sampler, uint64_t ep
     status = brs_samples_gather(plan, sampler, 1);
     if (status != BRS_OK) return status;
 
-    struct brs_cost_model model = brs_settings_cost_model(sampler);
-    if (vocabulary) {
-        status = plan_within(plan, sampler, &model, vocabulary);
-        if (status != BRS_OK) return status;
-    } else if (c->strategy == BRS_STRATEGY_BALANCED) {
-        status = plan_balanced(plan, sampler, &model);
+    brs_step_resolve(plan, sampler, vocabulary);
+    if (c->strategy == BRS_STRATEGY_BALANCED) {
+        status = plan_balanced(plan, sampler);
         if (status != BRS_OK) return status;
     } else {
         brs_baselines_slots(plan->indices, plan->slot_start, plan->draw_index, plan->num_samples,
                             plan->dp_size, plan->grad_accum);
-        brs_describe_slots(plan, sampler, &model, (int)c->packed);
+        brs_describe_slots(plan, sampler);
     }
     brs_message_clear(&plan->message);
     plan->ready = 1;

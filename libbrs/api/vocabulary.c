@@ -13,8 +13,7 @@
  * (a micro-batch whose size has no shape long enough is priced at the
  * longest sample's length). */
 #include "api/internal.h"
-#include "planner/cost_model.h"
-#include "planner/padding.h"
+#include "planner/planner.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* cost_model_file.c - the cost-model-file handle: the JSON object that
  * brs.calibrate and CostModel.save write, checked key by key in the order
  * of docs/formats.md (the first problem is the one reported), its values
- * handed out by key name. The JSON itself is util/json.c's. */
+ * handed out by key name. The JSON itself is formats/json.c's. */
 #include "brs.h"
 #include "api/internal.h"
 #include "formats/internal.h"

@@ -15,8 +15,7 @@
  * The deal is a function of the costs alone, so the planner can score a
  * candidate split with it and the plan reproduce it.
  */
-#include "planner/assign.h"
-#include "planner/objective.h"
+#include "planner/internal.h"
 #include "util/cost_sort.h"
 #include "util/wide.h"
 

@@ -17,7 +17,7 @@
  *     head swapped with the very first so an OOM shows at once. That order
  *     needs O(N) work, so the plan caches it per (fingerprint, epoch).
  */
-#include "planner/baselines.h"
+#include "planner/internal.h"
 #include "draw/prng.h"
 #include "draw/sort.h"
 

@@ -9,11 +9,7 @@
  * (brs_layering_one): with one layer (grad_accum 1) that is the exact
  * lexicographic optimum, and the planner's whole answer. `model` carries
  * the memory budget as its token cap. */
-#include "planner/layering.h"
-#include "planner/cost_model.h"
-#include "planner/search.h"
-#include "planner/split.h"
-#include "planner/split_heuristic.h"
+#include "planner/internal.h"
 #include "util/wide.h"
 
 #include <stdlib.h>
@@ -83,7 +79,7 @@ brs_status brs_layering_one(size_t *starts, brs_wide *costs, const uint32_t *len
     struct brs_cost_model held = *model;
     held.max_tokens = brs_search_least_peak(lengths, cache, n, ranks, model, time);
     struct brs_split part = {starts, NULL, costs, 0, 0, 0, 0, 0};
-    return brs_split_heuristic_least_total(&part, lengths, n, ranks, &held, time);
+    return brs_least_total_split(&part, lengths, n, ranks, &held, time);
 }
 
 /* Layer m's `ranks` groups into starts/costs (absolute positions). */

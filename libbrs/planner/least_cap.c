@@ -8,11 +8,7 @@
  * least c with greedy(c) <= k, found by bisection. Packed: the cap is bin
  * packing, so the least cap is found by planning (a bisection that each
  * probe settles with the packed planner, verified at its end). */
-#include "planner/least_cap.h"
-#include "planner/cost_model.h"
-#include "planner/packed.h"
-#include "planner/padding.h"
-#include "planner/search.h"
+#include "planner/internal.h"
 
 size_t brs_least_cap_groups(const uint32_t *sorted, size_t n, uint64_t cap, size_t limit)
 {
@@ -45,46 +41,42 @@ uint64_t brs_least_cap_padded(const uint32_t *sorted, size_t n, size_t k, uint64
     return low;
 }
 
-/* What a packed probe plans. */
-struct packed_step {
+/* What a packed probe plans: the step, its cap replaced. */
+struct packed_probe {
     struct brs_split *work;
-    const uint32_t *sorted;
-    size_t n, k, dp_size;
-    int sync;
-    struct brs_cost_model model;
-    const struct brs_padding *padding;
+    struct brs_step step;
     uint32_t *scratch;
 };
 
 /* Whether the packed planner splits the step under the cap that max_tokens
  * `cap` gives (rounded rows included). */
-static int packs_within(struct packed_step *st, uint64_t cap)
+static int packs_within(struct packed_probe *probe, uint64_t cap)
 {
-    st->model.max_tokens = brs_padding_row_limit(st->padding, cap);
-    if (st->model.max_tokens == 0) return 0;
-    return brs_packed_split(st->work, st->sorted, st->n, st->k, st->dp_size, st->sync, &st->model,
-                            st->scratch) == BRS_OK;
+    probe->step.model.max_tokens = brs_padding_row_limit(&probe->step.padding, cap);
+    if (probe->step.model.max_tokens == 0) return 0;
+    return brs_packed_split(probe->work, &probe->step, probe->scratch) == BRS_OK;
 }
 
-uint64_t brs_least_cap_packed(struct brs_split *work, const uint32_t *sorted, size_t n, size_t k,
-                              size_t dp_size, int sync, const struct brs_cost_model *model,
-                              const struct brs_padding *padding, uint32_t *scratch)
+uint64_t brs_least_cap_packed(struct brs_split *work, const struct brs_step *step,
+                              uint32_t *scratch)
 {
-    struct packed_step st = {work, sorted, n, k, dp_size, sync, *model, padding, scratch};
+    struct packed_probe probe = {work, *step, scratch};
+    const uint32_t *sorted = step->lengths;
+    size_t n = step->n, k = step->k;
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++) total += sorted[i];
     /* Below the longest sample or the average row no split exists; the
      * whole step in one row is an upper end that the planner may still
      * miss (a heuristic): then none is named. */
-    uint64_t low = (total + k - 1) / k, high = brs_padding_apply(padding, total);
+    uint64_t low = (total + k - 1) / k, high = brs_padding_apply(&step->padding, total);
     if (low < sorted[0]) low = sorted[0];
-    if (high == 0 || !packs_within(&st, high)) return 0;
+    if (high == 0 || !packs_within(&probe, high)) return 0;
     while (low < high) {
         uint64_t middle = low + (high - low) / 2;
-        if (packs_within(&st, middle))
+        if (packs_within(&probe, middle))
             high = middle;
         else
             low = middle + 1;
     }
-    return packs_within(&st, low) ? low : 0;
+    return packs_within(&probe, low) ? low : 0;
 }

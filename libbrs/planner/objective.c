@@ -1,13 +1,9 @@
 /* objective.c - every formula of the objective and its bounds, written once
  * (docs/algorithm.md): the synchronised step times of a deal, the padded
  * peak, the bounds. The deal itself (assign.c) and the score of a split
- * (score.c) are built on them, as are the plan's description and the
+ * (objective.c) are built on them, as are the plan's description and the
  * polish. */
-#include "planner/objective.h"
-#include "planner/cost_model.h"
-#include "planner/refine.h"
-#include "planner/search.h"
-#include "planner/split.h"
+#include "planner/internal.h"
 #include "util/wide.h"
 
 #include <stdlib.h>
@@ -88,7 +84,7 @@ brs_wide brs_objective_packed_bound(const uint32_t *lengths, size_t n, size_t k,
     for (size_t i = 0; i < n; i++) sum += brs_sample_weight(model, lengths[i]);
     *weight_sum = sum;
     brs_wide average = model->intercept + (sum + k - 1) / k;
-    brs_wide longest = model->intercept + brs_sample_weight(model, lengths[0]);
+    brs_wide longest = brs_packed_cost(model, brs_sample_weight(model, lengths[0]));
     return average > longest ? average : longest;
 }
 
@@ -98,7 +94,7 @@ brs_wide brs_objective_image_bound(const uint32_t *lengths, const struct brs_enc
 {
     for (size_t i = 0; i < n; i++) {
         brs_wide encoder = brs_encoder_cost(model, &loads[i]);
-        brs_wide alone = model->intercept + brs_sample_weight(model, lengths[i]) + encoder;
+        brs_wide alone = brs_packed_cost(model, brs_sample_weight(model, lengths[i])) + encoder;
         *weight_sum += encoder;
         if (alone > bound) bound = alone;
     }
@@ -111,13 +107,13 @@ brs_wide brs_objective_image_bound(const uint32_t *lengths, const struct brs_enc
 static brs_wide least_total(const uint32_t *lengths, size_t n, size_t k,
                             const struct brs_cost_model *model, brs_wide weight_sum)
 {
-    brs_wide least = (brs_wide)k * model->intercept + weight_sum;
+    brs_wide least = brs_least_work(model, k, weight_sum);
     size_t *starts = malloc((k + 1) * sizeof *starts);
     brs_wide *costs = malloc(k * sizeof *costs);
     if (starts && costs) {
         struct brs_split part = {.starts = starts, .costs = costs};
-        if (brs_refine_least_total(&part, lengths, n, k, model, BRS_REFINE_NO_LIMIT,
-                                   n + BRS_REFINE_CELLS_BASE, NULL) == BRS_OK) {
+        if (brs_least_total_search(&part, lengths, n, k, model, BRS_LEAST_TOTAL_NO_LIMIT,
+                                   n + BRS_LEAST_TOTAL_CELLS_BASE, NULL) == BRS_OK) {
             least = 0;
             for (size_t g = 0; g < k; g++) least += costs[g];
         }
@@ -133,7 +129,7 @@ brs_wide brs_objective_time_bound(const uint32_t *lengths, size_t n, size_t k, s
 {
     /* with one micro-step, least / dp_size <= the min-max: the search
      * cannot matter */
-    brs_wide least = k == dp_size ? (brs_wide)k * model->intercept + weight_sum
+    brs_wide least = k == dp_size ? brs_least_work(model, k, weight_sum)
                                   : least_total(lengths, n, k, model, weight_sum);
     return brs_objective_time_floor(min_max, least, dp_size);
 }
@@ -150,4 +146,31 @@ brs_wide brs_objective_step_time_bound(const uint32_t *lengths, size_t n, size_t
     brs_wide min_max = brs_search_min_max(lengths, cache, n, k, &m, bound);
     free(memory);
     return brs_objective_time_bound(lengths, n, k, dp_size, &m, min_max, weight_sum);
+}
+
+/* ---- the score every candidate split is compared by, padded and packed alike (docs/algorithm.md):
+ * the step time of the deal the plan will use (assign.c), then the peak tokens of a group, then
+ * the total cost. */
+
+brs_status brs_objective_score_groups(struct brs_score *score, const brs_wide *costs,
+                                      const uint32_t *cost_order, uint64_t peak, size_t k,
+                                      size_t dp_size, int sync, uint32_t *slot_scratch)
+{
+    int per_step = sync == BRS_SYNC_STEP;
+    brs_status status =
+        brs_assign(slot_scratch, per_step ? NULL : &score->time, per_step ? &score->time : NULL,
+                   costs, cost_order, k, dp_size, sync);
+    score->peak = peak;
+    score->total = 0;
+    for (size_t g = 0; g < k; g++) score->total += costs[g];
+    return status;
+}
+
+brs_status brs_objective_score_split(struct brs_score *score, const size_t *starts,
+                                     const brs_wide *costs, const uint32_t *lengths, size_t k,
+                                     size_t dp_size, int sync, uint32_t *slot_scratch)
+{
+    return brs_objective_score_groups(score, costs, NULL,
+                                      brs_objective_padded_peak(starts, lengths, k), k, dp_size,
+                                      sync, slot_scratch);
 }

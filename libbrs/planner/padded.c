@@ -1,24 +1,17 @@
-/* planner.c - the padded planner: the synchronised step time of the sync
+/* padded.c - the padded planner: the synchronised step time of the sync
  * model first, then the peak padded tokens, then the total cost, within the
  * memory budget (docs/algorithm.md).
  *
  * The exact min-max cost T* (search.c) comes first. With one micro-step it
  * is the step time, and the least peak at T*, then the least total, is the
  * exact answer (brs_layering_one). Otherwise the first plan is the
- * least-total split at T* (refine.c, or split_heuristic.c where that search
+ * least-total split at T* (least_total.c, or least_total.c where that search
  * is too large): its peak is the memory budget when no max_tokens is set.
  * The rows of candidates/padded.def are then held to the budget and kept
  * when they score better (objective.c); the winner is polished (polish.c),
  * and the rows that meet the polished plan come last. */
-#include "planner/planner.h"
+#include "planner/internal.h"
 #include "planner/candidates/candidate.h"
-#include "planner/cost_model.h"
-#include "planner/layering.h"
-#include "planner/objective.h"
-#include "planner/polish.h"
-#include "planner/score.h"
-#include "planner/search.h"
-#include "planner/split_heuristic.h"
 #include "util/wide.h"
 
 #include <stdlib.h>
@@ -39,7 +32,9 @@ struct contest {
 static brs_status polish(const struct contest *c, size_t *starts, brs_wide *costs)
 {
     const struct brs_candidate_input *in = &c->in;
-    return brs_polish(starts, costs, in->lengths, in->n, in->k, in->dp_size, in->sync, in->model);
+    const struct brs_step *step = in->step;
+    return brs_polish(starts, costs, in->lengths, step->n, step->k, step->dp_size, step->sync,
+                      in->model);
 }
 
 /* Keeps the candidate in c->out when it fits the budget and scores better.
@@ -49,15 +44,16 @@ static brs_status consider(struct contest *c, brs_status built)
     const struct brs_candidate_input *in = &c->in;
     if (built == BRS_ERR_NO_MEMORY) return built;
     if (built != BRS_OK ||
-        brs_objective_padded_peak(c->out.starts, in->lengths, in->k) > c->held.max_tokens)
+        brs_objective_padded_peak(c->out.starts, in->lengths, in->step->k) > c->held.max_tokens)
         return BRS_OK;
     struct brs_score s;
-    brs_status status = brs_score_split(&s, c->out.starts, c->out.costs, in->lengths, in->k,
-                                        in->dp_size, in->sync, c->slots);
+    brs_status status =
+        brs_objective_score_split(&s, c->out.starts, c->out.costs, in->lengths, in->step->k,
+                                  in->step->dp_size, in->step->sync, c->slots);
     if (status != BRS_OK || !brs_objective_better(&s, &c->best)) return status;
     c->best = s;
-    memcpy(c->split->starts, c->out.starts, (in->k + 1) * sizeof *c->out.starts);
-    memcpy(c->split->costs, c->out.costs, in->k * sizeof *c->out.costs);
+    memcpy(c->split->starts, c->out.starts, (in->step->k + 1) * sizeof *c->out.starts);
+    memcpy(c->split->costs, c->out.costs, in->step->k * sizeof *c->out.costs);
     return BRS_OK;
 }
 
@@ -65,7 +61,8 @@ static brs_status consider(struct contest *c, brs_status built)
  * different local optima, and the best of them wins. */
 static brs_status polished(struct contest *c, const struct brs_candidate *row, brs_status built)
 {
-    if (!(row->flags & BRS_CANDIDATE_POLISHED) || built != BRS_OK || c->in.k == 1) return built;
+    if (!(row->flags & BRS_CANDIDATE_POLISHED) || built != BRS_OK || c->in.step->k == 1)
+        return built;
     return polish(c, c->out.starts, c->out.costs);
 }
 
@@ -76,8 +73,9 @@ static brs_status meet_polished(struct contest *c, const struct brs_candidate *r
 {
     struct brs_score before;
     const struct brs_candidate_input *in = &c->in;
-    brs_status status = brs_score_split(&before, c->split->starts, c->split->costs, in->lengths,
-                                        in->k, in->dp_size, in->sync, c->slots);
+    brs_status status =
+        brs_objective_score_split(&before, c->split->starts, c->split->costs, in->lengths,
+                                  in->step->k, in->step->dp_size, in->step->sync, c->slots);
     if (status != BRS_OK) return status;
     c->best = before;
     c->in.beat = before.time;
@@ -110,7 +108,8 @@ static brs_status walk(struct contest *c)
         status = consider(c, polished(c, row, built));
         if ((row->flags & BRS_CANDIDATE_SETTLES) && built != BRS_ERR_TOO_LARGE) return status;
     }
-    if (status == BRS_OK && c->in.k > 1) status = polish(c, c->split->starts, c->split->costs);
+    if (status == BRS_OK && c->in.step->k > 1)
+        status = polish(c, c->split->starts, c->split->costs);
     for (size_t i = 0; i < CANDIDATE_COUNT && status == BRS_OK; i++) {
         const struct brs_candidate *row = CANDIDATES[i];
         if ((row->flags & BRS_CANDIDATE_AFTER_POLISH) && applies(c, row))
@@ -122,17 +121,17 @@ static brs_status walk(struct contest *c)
 /* The candidates after the first plan, the least-total split at the
  * optimum, which is in split->starts/costs and sets the budget when the
  * user gave none. */
-static brs_status improve(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                          size_t dp_size, int sync, const struct brs_cost_model *model,
+static brs_status improve(struct brs_split *split, const struct brs_step *step,
                           struct brs_probe_cache cache, brs_wide best)
 {
-    struct contest c = {
-        split,
-        *model,
-        {lengths, cache, n, k, dp_size, k / dp_size, sync, NULL, best, split->weight_sum, 0},
-        {NULL, NULL, NULL},
-        {0, 0, 0},
-        NULL};
+    const uint32_t *lengths = step->planned;
+    size_t k = step->k;
+    struct contest c = {split,
+                        step->model,
+                        {step, lengths, NULL, cache, best, split->weight_sum, 0},
+                        {NULL, NULL, NULL},
+                        {0, 0, 0},
+                        NULL};
     c.in.model = &c.held;
     if (c.held.max_tokens == 0)
         c.held.max_tokens = brs_objective_padded_peak(split->starts, lengths, k);
@@ -141,8 +140,8 @@ static brs_status improve(struct brs_split *split, const uint32_t *lengths, size
     c.slots = malloc(k * sizeof *c.slots);
     brs_status status = c.out.starts && c.out.costs && c.slots ? BRS_OK : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK)
-        status = brs_score_split(&c.best, split->starts, split->costs, lengths, k, dp_size, sync,
-                                 c.slots);
+        status = brs_objective_score_split(&c.best, split->starts, split->costs, lengths, k,
+                                           step->dp_size, step->sync, c.slots);
     if (status == BRS_OK) status = walk(&c);
     free(c.out.starts);
     free(c.out.costs);
@@ -150,10 +149,11 @@ static brs_status improve(struct brs_split *split, const uint32_t *lengths, size
     return status;
 }
 
-brs_status brs_planner_split(struct brs_split *split, const uint32_t *lengths, size_t n, size_t k,
-                             size_t dp_size, int sync, const struct brs_cost_model *model,
-                             uint64_t *scratch)
+brs_status brs_padded_split(struct brs_split *split, const struct brs_step *step, uint64_t *scratch)
 {
+    const uint32_t *lengths = step->planned;
+    const struct brs_cost_model *model = &step->model;
+    size_t n = step->n, k = step->k;
     if (model->max_tokens) {
         size_t needed = brs_search_groups_for_cap(lengths, n, model);
         if (needed > k) {
@@ -167,23 +167,22 @@ brs_status brs_planner_split(struct brs_split *split, const uint32_t *lengths, s
     brs_wide best = brs_search_min_max(lengths, cache, n, k, model, split->lower_bound);
 
     brs_status status;
-    if (k == dp_size && k > 1 && n > k) {
+    if (k == step->dp_size && k > 1 && n > k) {
         /* One micro-step: the step time is the max cost whatever the sync,
          * so the least peak at the optimum, then the least total, is the
          * exact answer, and within the default budget (the least-total
          * split at the optimum is one of the splits it ranges over). */
         status = brs_layering_one(split->starts, split->costs, lengths, cache, n, k, model, best);
     } else {
-        status = brs_split_heuristic_least_total(split, lengths, n, k, model, best);
+        status = brs_least_total_split(split, lengths, n, k, model, best);
         /* with n == k there is one split, and nothing to improve */
-        if (status == BRS_OK && k > 1 && n > k)
-            status = improve(split, lengths, n, k, dp_size, sync, model, cache, best);
+        if (status == BRS_OK && k > 1 && n > k) status = improve(split, step, cache, best);
     }
     if (status != BRS_OK) return status;
     split->max_cost = 0;
     for (size_t g = 0; g < k; g++)
         if (split->costs[g] > split->max_cost) split->max_cost = split->costs[g];
     split->time_lower_bound =
-        brs_objective_time_bound(lengths, n, k, dp_size, model, best, split->weight_sum);
+        brs_objective_time_bound(lengths, n, k, step->dp_size, model, best, split->weight_sum);
     return BRS_OK;
 }

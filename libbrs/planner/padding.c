@@ -1,6 +1,6 @@
 /* padding.c - the padded length of a micro-batch (planner/padding.h):
  * pad_to_multiple_of, length buckets, and the default ladder of buckets. */
-#include "planner/padding.h"
+#include "planner/internal.h"
 
 static uint64_t round_up(uint64_t length, uint64_t multiple)
 {

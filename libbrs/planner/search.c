@@ -11,8 +11,7 @@
  * exact, so where the search probes only decides its speed, never its
  * answer (docs/algorithm.md, step 4).
  */
-#include "planner/cost_model.h"
-#include "planner/search.h"
+#include "planner/internal.h"
 #include "util/wide.h"
 
 #include <string.h>

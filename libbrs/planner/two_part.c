@@ -8,9 +8,7 @@
  * moves and swaps off the costliest group, and the best by the objective
  * (objective.c) wins. docs/algorithm.md, "Two parts", says what is exact
  * and what is certified. */
-#include "planner/two_part.h"
-#include "planner/objective.h"
-#include "planner/score.h"
+#include "planner/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +25,10 @@ struct group {
 };
 
 struct work {
-    const struct brs_two_part_step *step;
-    brs_wide *weight;  /* n: each sample's text weight */
-    brs_wide *encoder; /* n: each sample's encoder cost */
+    const struct brs_step *step;
+    const uint32_t *lengths; /* n: what a micro-batch pads to (padded) or its tokens (packed) */
+    brs_wide *weight;        /* n: each sample's text weight */
+    brs_wide *encoder;       /* n: each sample's encoder cost */
     struct group *groups;
     brs_wide *costs;
     uint32_t *group_of;
@@ -38,9 +37,9 @@ struct work {
 
 static brs_wide group_cost(const struct work *w, const struct group *g)
 {
-    const struct brs_cost_model *model = w->step->model;
-    brs_wide text =
-        w->step->packed ? model->intercept + g->weights : brs_group_cost(model, g->head, g->size);
+    const struct brs_cost_model *model = &w->step->model;
+    brs_wide text = w->step->packed ? brs_packed_cost(model, g->weights)
+                                    : brs_group_cost(model, g->head, g->size);
     return text + g->encoder;
 }
 
@@ -52,14 +51,14 @@ static uint64_t group_tokens(const struct work *w, const struct group *g)
 
 static int group_fits(const struct work *w, const struct group *g)
 {
-    const struct brs_cost_model *model = w->step->model;
+    const struct brs_cost_model *model = &w->step->model;
     if (model->max_tokens && group_tokens(w, g) > model->max_tokens) return 0;
     return !model->max_encoder_tokens || g->patches <= model->max_encoder_tokens;
 }
 
 static struct group with_sample(const struct work *w, struct group g, uint32_t i)
 {
-    uint32_t length = w->step->lengths[i];
+    uint32_t length = w->lengths[i];
     g.size++;
     if (length > g.head) g.head = length;
     g.tokens += length;
@@ -74,8 +73,8 @@ static struct group without_sample(const struct work *w, struct group g, uint32_
                                    const uint32_t *members)
 {
     g.size--;
-    if (i == members[0]) g.head = g.size ? w->step->lengths[members[1]] : 0;
-    g.tokens -= w->step->lengths[i];
+    if (i == members[0]) g.head = g.size ? w->lengths[members[1]] : 0;
+    g.tokens -= w->lengths[i];
     g.weights -= w->weight[i];
     g.encoder -= w->encoder[i];
     g.patches -= w->step->loads[i].patches;
@@ -104,8 +103,8 @@ static brs_status score_of(struct brs_score *score, struct work *w)
         uint64_t tokens = group_tokens(w, &w->groups[g]);
         if (tokens > peak) peak = tokens;
     }
-    return brs_score_groups(score, w->costs, NULL, peak, w->step->k, w->step->dp_size,
-                            w->step->sync, w->slots);
+    return brs_objective_score_groups(score, w->costs, NULL, peak, w->step->k, w->step->dp_size,
+                                      w->step->sync, w->slots);
 }
 
 /* The best split seen: kept when group_of scores better. */
@@ -181,7 +180,7 @@ struct fill {
 
 static struct fill fill_of(const struct work *w, const struct group *g)
 {
-    const struct brs_cost_model *model = w->step->model;
+    const struct brs_cost_model *model = &w->step->model;
     struct fill text = {group_tokens(w, g), model->max_tokens};
     struct fill image = {g->patches, model->max_encoder_tokens};
     if (!model->max_tokens) text = (struct fill){0, 1};
@@ -325,7 +324,7 @@ static void try_swaps(struct change *best, const struct work *w, uint32_t from, 
     for (size_t x = 0; x < sa; x++)
         for (size_t y = 0; y < sb; y++) {
             uint32_t i = ma[x], j = mb[y];
-            if (w->step->lengths[i] == w->step->lengths[j] &&
+            if (w->lengths[i] == w->lengths[j] &&
                 w->step->loads[i].patches == w->step->loads[j].patches &&
                 w->encoder[i] == w->encoder[j])
                 continue; /* the same sample twice over: nothing changes */
@@ -381,7 +380,7 @@ static brs_status from_start(struct best *best, struct work *w, int ready)
 
 static brs_status search(struct best *best, struct work *w, const uint32_t *text_split)
 {
-    const struct brs_two_part_step *s = w->step;
+    const struct brs_step *s = w->step;
     if (split_count(s->n, s->k, BRS_TWO_PART_EXACT_SPLITS) <= BRS_TWO_PART_EXACT_SPLITS)
         return enumerate(best, w, 0, 0);
     brs_status status = BRS_OK;
@@ -398,11 +397,12 @@ static brs_status search(struct best *best, struct work *w, const uint32_t *text
     return status;
 }
 
-brs_status brs_two_part_split(uint32_t *group_of, brs_wide *costs,
-                              const struct brs_two_part_step *step, const uint32_t *text_split)
+brs_status brs_two_part_split(uint32_t *group_of, brs_wide *costs, const struct brs_step *step,
+                              const uint32_t *text_split)
 {
     size_t n = step->n, k = step->k;
     struct work w = {.step = step,
+                     .lengths = step->packed ? step->lengths : step->planned,
                      .costs = malloc(k * sizeof(brs_wide)),
                      .weight = malloc(n * sizeof(brs_wide)),
                      .encoder = malloc(n * sizeof(brs_wide)),
@@ -417,8 +417,8 @@ brs_status brs_two_part_split(uint32_t *group_of, brs_wide *costs,
     if (w.costs && w.weight && w.encoder && w.groups && w.group_of && w.members_a && w.members_b &&
         w.order && w.slots) {
         for (size_t i = 0; i < n; i++) {
-            w.weight[i] = brs_sample_weight(step->model, step->lengths[i]);
-            w.encoder[i] = brs_encoder_cost(step->model, &step->loads[i]);
+            w.weight[i] = brs_sample_weight(&step->model, w.lengths[i]);
+            w.encoder[i] = brs_encoder_cost(&step->model, &step->loads[i]);
         }
         status = search(&best, &w, text_split);
         if (status == BRS_OK && !best.found) status = BRS_ERR_CAP_INFEASIBLE;

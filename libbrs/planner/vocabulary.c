@@ -5,14 +5,12 @@
  * That length is a non-decreasing function of l, so the contiguity theorem
  * holds and the search is over contiguous splits whose sizes are vocabulary
  * sizes. Where such splits are few, every one is scored with the objective
- * (score.c): the exact answer. Elsewhere dynamic programmes over (groups,
+ * (objective.c): the exact answer. Elsewhere dynamic programmes over (groups,
  * samples) give the exact min-max cost T*, the least peak at T* and the
  * least total under it (the exact answer with one micro-step), then the
  * least-total splits under a few thresholds above T*; the best of them is
  * polished by moving one boundary at a time. */
-#include "planner/vocabulary.h"
-#include "planner/objective.h"
-#include "planner/score.h"
+#include "planner/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -208,7 +206,7 @@ static brs_status consider(struct best *best, struct step *s, const size_t *star
     if (!describe(costs, NULL, &peak, s, starts)) return BRS_OK;
     struct brs_score score;
     brs_status status =
-        brs_score_groups(&score, costs, NULL, peak, s->k, s->dp_size, s->sync, s->slots);
+        brs_objective_score_groups(&score, costs, NULL, peak, s->k, s->dp_size, s->sync, s->slots);
     if (status != BRS_OK || (best->found && !brs_objective_better(&score, &best->score)))
         return status;
     best->score = score;
@@ -388,7 +386,8 @@ brs_wide brs_vocabulary_quick_time(const uint32_t *lengths, size_t n, size_t k, 
         struct brs_score score;
         if (min_max != NO_COST && solve(starts, &s, TOTAL_COST, min_max, UINT64_MAX) != NO_COST &&
             describe(costs, NULL, &peak, &s, starts) &&
-            brs_score_groups(&score, costs, NULL, peak, k, dp_size, sync, s.slots) == BRS_OK)
+            brs_objective_score_groups(&score, costs, NULL, peak, k, dp_size, sync, s.slots) ==
+                BRS_OK)
             time = score.time;
     }
     close_step(&s);
@@ -398,12 +397,11 @@ brs_wide brs_vocabulary_quick_time(const uint32_t *lengths, size_t n, size_t k, 
 }
 
 brs_status brs_vocabulary_split(struct brs_split *split, uint32_t *group_length,
-                                const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                                int sync, const struct brs_cost_model *model,
-                                const struct brs_vocabulary *v)
+                                const struct brs_step *step)
 {
     struct step s;
-    brs_status status = open_step(&s, lengths, n, k, dp_size, sync, model, v);
+    brs_status status = open_step(&s, step->planned, step->n, step->k, step->dp_size, step->sync,
+                                  &step->model, step->vocabulary);
     if (status == BRS_OK) status = plan(split, group_length, &s);
     close_step(&s);
     return status;

@@ -1,6 +1,6 @@
 /* cost_sort.c - group ids in the order the planner ranks groups: costliest
  * first, ties by the smaller id. The deal (assign.c) sorts every group of a
- * split, the split heuristic (split_heuristic.c) each batch it halves. */
+ * split, the split heuristic (least_total.c) each batch it halves. */
 #include "util/cost_sort.h"
 #include "util/wide.h"
 

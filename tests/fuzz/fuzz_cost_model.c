@@ -1,8 +1,8 @@
 /*
  * fuzz_cost_model.c - libFuzzer harness of libbrs's cost-model reader
- * (brs_cost_model_file_*, libbrs/api/cost_model_file.c over
- * libbrs/util/json.c) over arbitrary bytes. The JSON reader is internal,
- * so this harness compiles its own copy of util/json.c to check it alone.
+ * (brs_cost_model_file_*, libbrs/formats/cost_model_file.c over
+ * libbrs/formats/json.c) over arbitrary bytes. The JSON reader is internal,
+ * so this harness compiles its own copy of formats/json.c to check it alone.
  *
  * Checked on every input:
  * - the JSON reader returns 0 or -1, with a one-line printable message

@@ -1,6 +1,6 @@
 /*
  * fuzz_lengths.c - libFuzzer harness of libbrs's lengths-file reader
- * (brs_lengths_file_*, libbrs/api/lengths_file.c and lengths_line.c) over
+ * (brs_lengths_file_*, libbrs/formats/lengths_file.c and lengths_line.c) over
  * arbitrary bytes, through the public API only.
  *
  * Checked on every input:

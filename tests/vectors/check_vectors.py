@@ -14,7 +14,7 @@ HOW_TO_CHANGE = """\
 The planner's output differs from the committed golden vectors in tests/vectors.
 Every binding reproduces these files, so a change of plans must be deliberate:
   1. bump the plan algorithm version in libbrs (BRS_PLAN_ALGORITHM_VERSION in
-     libbrs/api/handles.h; it is part of the fingerprint),
+     libbrs/api/internal.h; it is part of the fingerprint),
   2. regenerate the vectors and commit them with that change:
        meson compile -C BUILD gen_vectors && BUILD/tests/vectors/gen_vectors data tests/vectors
      (run from the repository root; BUILD is your build directory).

@@ -6,20 +6,20 @@
 #define BRS_PLANNER_CANDIDATES_CANDIDATE_H
 
 #include "brs.h"
-#include "planner/cost_model.h"
-#include "planner/search.h"
+#include "planner/internal.h"
 #include "util/wide.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* What a builder reads: the step and its context. */
+/* What a builder reads: the step (its sizes, topology and sync model) and
+ * what its mode's walk adds. */
 struct brs_candidate_input {
-    const uint32_t *lengths;      /* n, sorted longest first (padded: as the collator pads) */
-    struct brs_probe_cache cache; /* padded: the searches' cache of these lengths */
-    size_t n, k, dp_size, grad_accum;
-    int sync;
-    const struct brs_cost_model *model; /* its cap is the memory budget */
+    const struct brs_step *step;
+    const uint32_t *lengths;            /* n, what the mode splits: the step's planned lengths
+                                         * (padded) or its tokens (packed) */
+    const struct brs_cost_model *model; /* the step's, its cap the memory budget */
+    struct brs_probe_cache cache;       /* padded: the searches' cache of these lengths */
     brs_wide min_max;                   /* padded: T*, the exact min-max cost of k groups */
     brs_wide weight_sum;                /* padded: the samples' weights summed */
     brs_wide beat; /* a row that meets the polished plan: that plan's step time */

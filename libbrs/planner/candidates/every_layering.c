@@ -7,8 +7,7 @@
  * looks only for a layering faster than it (`beat`).
  */
 #include "planner/candidates/candidate.h"
-#include "planner/cost_model.h"
-#include "planner/layering.h"
+#include "planner/internal.h"
 #include "util/wide.h"
 
 #include <stdlib.h>
@@ -178,7 +177,7 @@ static brs_status build_many(struct brs_layering *l, size_t slack, brs_wide beat
  * micro-steps, and their times add up only under per-micro-step sync. */
 static int applies(const struct brs_candidate_input *in)
 {
-    return in->dp_size > 1 && in->sync == BRS_SYNC_MICRO_STEP;
+    return in->step->dp_size > 1 && in->step->sync == BRS_SYNC_MICRO_STEP;
 }
 
 /* The fastest layering under the model's cap with a step time of at most
@@ -186,13 +185,13 @@ static int applies(const struct brs_candidate_input *in)
  * fast. */
 static brs_status build(const struct brs_candidate_input *in, struct brs_candidate_output *out)
 {
-    size_t n = in->n, k = in->k, grad_accum = in->grad_accum;
+    size_t n = in->step->n, k = in->step->k, grad_accum = in->step->grad_accum;
     if (grad_accum < 2 || n <= k) return BRS_ERR_TOO_LARGE;
     size_t slack = n - k + 1;
-    if (!exact_fits(n, in->dp_size, grad_accum, slack)) return BRS_ERR_TOO_LARGE;
+    if (!exact_fits(n, in->step->dp_size, grad_accum, slack)) return BRS_ERR_TOO_LARGE;
     struct brs_layering l;
     brs_status status =
-        brs_layering_open(&l, in->lengths, in->cache, n, in->dp_size, grad_accum, in->model);
+        brs_layering_open(&l, in->lengths, in->cache, n, in->step->dp_size, grad_accum, in->model);
     if (status == BRS_OK)
         status = grad_accum == 2 ? build_two(&l, in->beat, out->starts, out->costs)
                                  : build_many(&l, slack, in->beat, out->starts, out->costs);

@@ -6,9 +6,7 @@
  * blocks per micro-step, branch and bound per step up to 10 groups), so the
  * best score found is the optimum under the model's cap. */
 #include "planner/candidates/candidate.h"
-#include "planner/cost_model.h"
-#include "planner/objective.h"
-#include "planner/score.h"
+#include "planner/internal.h"
 #include "util/wide.h"
 
 #include <stdlib.h>
@@ -44,8 +42,8 @@ struct enumeration {
 static void score_current(struct enumeration *e)
 {
     struct brs_score s;
-    brs_status status =
-        brs_score_split(&s, e->starts, e->costs, e->lengths, e->k, e->dp_size, e->sync, e->slots);
+    brs_status status = brs_objective_score_split(&s, e->starts, e->costs, e->lengths, e->k,
+                                                  e->dp_size, e->sync, e->slots);
     if (status != BRS_OK) {
         e->status = status;
         return;
@@ -80,12 +78,13 @@ static void visit(struct enumeration *e, size_t g)
  * more groups than the deal searches exactly). */
 static brs_status build(const struct brs_candidate_input *in, struct brs_candidate_output *out)
 {
-    size_t n = in->n, k = in->k;
-    if (!few_splits(n, k) || (in->sync == BRS_SYNC_STEP && k > EXACT_STEP_GROUPS))
+    size_t n = in->step->n, k = in->step->k;
+    if (!few_splits(n, k) || (in->step->sync == BRS_SYNC_STEP && k > EXACT_STEP_GROUPS))
         return BRS_ERR_TOO_LARGE;
-    struct enumeration e = {in->lengths, n,         k,           in->dp_size, in->sync,
-                            in->model,   NULL,      out->starts, NULL,        out->costs,
-                            NULL,        {0, 0, 0}, 0,           BRS_OK};
+    struct enumeration e = {
+        in->lengths, n,           k,    in->step->dp_size, in->step->sync, in->model,
+        NULL,        out->starts, NULL, out->costs,        NULL,           {0, 0, 0},
+        0,           BRS_OK};
     e.starts = malloc((k + 1) * sizeof *e.starts);
     e.costs = malloc(k * sizeof *e.costs);
     e.slots = malloc(k * sizeof *e.slots);

@@ -21,7 +21,7 @@
  */
 #include "draw/prng.h"
 #include "planner/candidates/candidate.h"
-#include "planner/cost_model.h"
+#include "planner/internal.h"
 #include "util/wide.h"
 
 #include <stdlib.h>
@@ -316,12 +316,13 @@ static brs_status climb(size_t *starts, brs_wide *costs, const uint32_t *lengths
  * compare it with. */
 static int applies(const struct brs_candidate_input *in)
 {
-    return in->dp_size > 1;
+    return in->step->dp_size > 1;
 }
 
 static brs_status build(const struct brs_candidate_input *in, struct brs_candidate_output *out)
 {
-    return climb(out->starts, out->costs, in->lengths, in->n, in->k, in->dp_size, in->model);
+    return climb(out->starts, out->costs, in->lengths, in->step->n, in->step->k, in->step->dp_size,
+                 in->model);
 }
 
 /* the split of the sampler users replace, so that it never beats the plan */

@@ -17,7 +17,7 @@
  * result is then a function of the weights alone.
  */
 #include "planner/candidates/candidate.h"
-#include "planner/cost_model.h"
+#include "planner/internal.h"
 #include "util/heap.h"
 #include "util/wide.h"
 
@@ -163,7 +163,7 @@ static void write_groups(uint32_t *group_of, const struct kk *s, uint32_t tuple)
 static brs_status build(const struct brs_candidate_input *in, struct brs_candidate_output *out)
 {
     const uint32_t *lengths = in->lengths;
-    size_t n = in->n, k = in->k;
+    size_t n = in->step->n, k = in->step->k;
     uint32_t *group_of = out->group_of;
     const struct brs_cost_model *model = in->model;
     if ((uint64_t)(n - 1) * k > KK_MAX_WORK) return BRS_ERR_TOO_LARGE;

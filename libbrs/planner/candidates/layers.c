@@ -10,9 +10,7 @@
  * as far as its own time allows, which only shrinks the layers after it.
  */
 #include "planner/candidates/candidate.h"
-#include "planner/cost_model.h"
-#include "planner/layering.h"
-#include "planner/search.h"
+#include "planner/internal.h"
 #include "util/wide.h"
 
 #include <stdlib.h>
@@ -131,7 +129,7 @@ static void refine_cuts(struct brs_layering *l)
 /* With one rank a layer is a single group: the layers cannot help. */
 static int applies(const struct brs_candidate_input *in)
 {
-    return in->dp_size > 1;
+    return in->step->dp_size > 1;
 }
 
 /* The layers under the model's cap; BRS_ERR_INVALID_ARGUMENT when no
@@ -139,8 +137,8 @@ static int applies(const struct brs_candidate_input *in)
 static brs_status build(const struct brs_candidate_input *in, struct brs_candidate_output *out)
 {
     struct brs_layering l;
-    brs_status status = brs_layering_open(&l, in->lengths, in->cache, in->n, in->dp_size,
-                                          in->grad_accum, in->model);
+    brs_status status = brs_layering_open(&l, in->lengths, in->cache, in->step->n,
+                                          in->step->dp_size, in->step->grad_accum, in->model);
     if (status == BRS_OK) status = grid_cuts(&l);
     if (status == BRS_OK) {
         refine_cuts(&l);

@@ -11,8 +11,7 @@
  * the token cap the staircase must keep (max_tokens, or the memory budget).
  */
 #include "planner/candidates/candidate.h"
-#include "planner/cost_model.h"
-#include "planner/search.h"
+#include "planner/internal.h"
 #include "util/wide.h"
 
 /* Front-loading pays when the optimum stands well above the average group
@@ -22,8 +21,8 @@
  * With one rank it cannot help. */
 static int applies(const struct brs_candidate_input *in)
 {
-    brs_wide average = in->model->intercept + in->weight_sum / in->k;
-    return in->dp_size > 1 && in->min_max - average > average / 8;
+    brs_wide average = in->model->intercept + in->weight_sum / in->step->k;
+    return in->step->dp_size > 1 && in->min_max - average > average / 8;
 }
 
 /* k groups of cost <= T*: the first dp_size greedy at T*, the rest greedy
@@ -31,11 +30,11 @@ static int applies(const struct brs_candidate_input *in)
 static brs_status build(const struct brs_candidate_input *in, struct brs_candidate_output *out)
 {
     const uint32_t *lengths = in->lengths;
-    size_t n = in->n, k = in->k, pos = 0;
+    size_t n = in->step->n, k = in->step->k, pos = 0;
     brs_wide threshold = in->min_max;
     for (size_t g = 0; g < k; g++) {
         size_t groups_left = k - g;
-        if (g == in->dp_size) {
+        if (g == in->step->dp_size) {
             /* The greedy prefix leaves a suffix the cap allows in the groups
              * left; checked all the same, as the search assumes it. */
             if (brs_search_groups_for_cap(lengths + pos, n - pos, in->model) > groups_left)
