@@ -13,7 +13,7 @@ from ._handles import NativePlan, NativeSampler
 from ._lengths import as_uint32
 
 
-def plan_batch(lengths, *, dp_size, grad_accum=1, max_tokens=None, packed=False, sync=None,
+def plan_batch(lengths, *, dp_size, grad_accum=None, max_tokens=None, packed=None, sync=None,
                cost_model=None, encoder_loads=None, encoder_weight=None, encoder_alpha=None,
                encoder_intercept=None, max_encoder_tokens=None):
     """Split one step of ``lengths`` into dp_size x grad_accum balanced micro-batches.
@@ -23,8 +23,9 @@ def plan_batch(lengths, *, dp_size, grad_accum=1, max_tokens=None, packed=False,
     micro-batch). Deterministic: every rank that calls it with the same lengths and options gets
     the same plan, so ranks need not talk to each other; each takes ``plan[rank]``.
 
-    ``max_tokens`` caps a micro-batch's padded tokens (its token sum when ``packed``); ``sync``
-    is "micro_step" or "step" (None: the library's default); ``cost_model`` is a brs.CostModel
+    Every option left None takes the library's default (its option table: ``grad_accum`` 1,
+    ``packed`` False, no cap). ``max_tokens`` caps a micro-batch's padded tokens (its token sum
+    when ``packed``); ``sync`` is "micro_step" or "step"; ``cost_model`` is a brs.CostModel
     (or its dict / file path) giving alpha, intercept (and encoder_weight, encoder_alpha,
     encoder_intercept) and, unless given here, max_tokens (and max_encoder_tokens).
     Raises ValueError when the batch has fewer samples than micro-batches, a sample is longer

@@ -74,6 +74,32 @@ class RebalanceBatchSampler:
         self.sampler.set_epoch(epoch)
 
 
+class EpochSetter:
+    """``batch_sampler.sampler`` of a bare BatchRebalanceSampler: forwards ``set_epoch``.
+
+    Lightning's fit loop calls ``set_epoch`` on ``dataloader.sampler`` and on
+    ``dataloader.batch_sampler.sampler``, never on the batch sampler itself: this is how a bare
+    BatchRebalanceSampler reshuffles every epoch under a plain Trainer. Not the sampler itself,
+    so that code following ``.sampler`` links until they end does end; made on each read, so
+    that the sampler holds no reference back to it (no reference cycle).
+    """
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner):
+        self._owner = owner
+
+    def set_epoch(self, epoch):
+        self._owner.set_epoch(epoch)
+
+    @property
+    def epoch(self):
+        return self._owner.epoch
+
+    def __repr__(self):
+        return f"<set_epoch of {self._owner!r}>"
+
+
 def check_topology(sampler, dp_size, rank, source):
     """ValueError when ``source`` (a framework's data-parallel view: ``dp_size`` replicas, this
     one ``rank``; None: unknown) disagrees with what ``sampler`` plans for."""

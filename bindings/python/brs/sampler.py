@@ -18,7 +18,8 @@ except ImportError:
     _SamplerBase = object
 
 from . import _args, _elastic, _options, _run_check, cost_model as _cost_model, distributed
-from . import _padding, recreation
+from . import _padding, _upstream, recreation
+from ._cost_switch import SWITCHED, CostModelSchedule
 from ._encoder import image_table
 from ._errors import BrsError
 from ._handles import NativePlan, NativeSampler
@@ -39,8 +40,6 @@ _BUCKETS = "length_buckets"
 # at every start, like the buckets not an option of the table.
 _IMAGES = "encoder_loads"
 _NOT_OPTIONS = (_BUCKETS, _IMAGES)
-# The options a switch of cost model (online calibration) changes from a step on; the caps stay.
-_SWITCHED = ("alpha", "intercept", "encoder_weight", "encoder_alpha", "encoder_intercept")
 # The options every rank of a job shares (the library's scope column): the fingerprint and a
 # saved position depend on them, never on the rank (every rank is at the same step).
 _SHARED = tuple(option for option in _options.TABLE if _options.is_shared(option))
@@ -82,7 +81,8 @@ class BatchRebalanceSampler(_SamplerBase):
     encoder_intercept and max_encoder_tokens, where those are not given (docs/calibration.md).
 
     ``BatchRebalanceSampler.from_upstream_args`` builds it from the arguments of transformers'
-    BatchRebalanceSampler, whose attribute names (num_global_batches, has_tail, ...) it answers.
+    BatchRebalanceSampler, whose attribute names (num_global_batches, has_tail, ...) it answers
+    (brs/_upstream.py).
     """
 
     batch_size = None  # the DataLoader contract of a batch sampler: sizes vary
@@ -113,7 +113,8 @@ class BatchRebalanceSampler(_SamplerBase):
         if encoder_loads is not None:
             self._given[_IMAGES] = encoder_loads
         self._start(lengths, frozen=None)
-        self._provenance = None if cost_model is None else _cost_model.CostModel.coerce(cost_model)
+        if cost_model is not None:  # its source and evidence, for the cost_model attribute
+            self._costs.model = _cost_model.CostModel.coerce(cost_model)
 
     def fill_unset(self, **options):
         """Set each of ``options`` (constructor keywords; None skips one) that was left unset
@@ -189,7 +190,7 @@ class BatchRebalanceSampler(_SamplerBase):
         clone = object.__new__(type(self))
         clone._given = given
         clone._start(self._native.lengths.owner, frozen=None)
-        clone._provenance = self._provenance
+        clone._costs.model = self._costs.model
         clone.set_epoch(self._epoch)
         return clone
 
@@ -202,12 +203,8 @@ class BatchRebalanceSampler(_SamplerBase):
         self._frozen = None  # (dp_size, rank) once the first iteration has started
         self._ranks_checked = False
         self._drop_reported = False
-        self._provenance = None  # the CostModel given, for cost_model's source and evidence
-        # Online calibration (brs/calibration/online.py): the steps planned before the
-        # latest switch of cost model keep the previous one; see switch_cost_model.
-        self._cost_switch = None
-        self._before_switch = None  # a twin sampler holding the previous cost model
-        self.measurements = None  # a JSON-able summary an online calibration keeps here
+        # The cost model given or switched to (online calibration, brs/_cost_switch.py).
+        self._costs = CostModelSchedule()
         if frozen is None:
             self._topology()
         else:
@@ -396,21 +393,23 @@ class BatchRebalanceSampler(_SamplerBase):
         plan.compute(self._native.handle, epoch, step)
         return plan.snapshot(packed=self.packed)
 
-    # -- the cost model in force ------------------------------------------------------------
+    # -- the cost model in force (brs/_cost_switch.py) --------------------------------------
 
     @property
     def cost_model(self):
         """The brs.CostModel the sampler plans with: alpha, intercept and the encoder part's
         numbers as the library stores them, with the source and evidence of the model given (or
         switched to), if any."""
-        data = (self._provenance or _cost_model.CostModel.fixed()).to_dict()
-        data.update(alpha=self.alpha, intercept=self.intercept, max_tokens=self.max_tokens or None,
-                    encoder_weight=self.encoder_weight, encoder_alpha=self.encoder_alpha,
-                    encoder_intercept=self.encoder_intercept,
-                    max_encoder_tokens=self.max_encoder_tokens or None)
-        if self._provenance is None and "alpha" in self._given:
-            data["model"] = ""  # the caller's own numbers, not the library's default
-        return _cost_model.CostModel.from_dict(data)
+        return self._costs.cost_model(self)
+
+    @property
+    def measurements(self):
+        """A JSON-able summary an online calibration keeps here (None without one)."""
+        return self._costs.measurements
+
+    @measurements.setter
+    def measurements(self, value):
+        self._costs.measurements = value
 
     def switch_cost_model(self, model, since=None):
         """Plan with ``model``'s alpha, intercept, encoder_weight, encoder_alpha and
@@ -422,14 +421,9 @@ class BatchRebalanceSampler(_SamplerBase):
         """
         model = _cost_model.CostModel.coerce(model)
         earliest, previous = self.first_unplanned(), self._cost_values()
-        since = earliest if since is None else tuple(since)
-        if since < earliest:
-            raise ValueError(f"switch_cost_model: since={since} lies before {earliest}, the "
-                             "first (epoch, step) this sampler has not planned yet")
+        since = self._costs.start(since, earliest)
         self._set_cost_values(model)
-        self._provenance = model
-        self._cost_switch = {"epoch": since[0], "step": since[1], "previous": previous}
-        self._before_switch = None
+        self._costs.switched(model, since, previous)
         return since
 
     def first_unplanned(self):
@@ -444,10 +438,10 @@ class BatchRebalanceSampler(_SamplerBase):
 
     def _cost_values(self):
         """{name: value} of the options a switch of cost model changes."""
-        return {name: self._given.get(name, getattr(self, name)) for name in _SWITCHED}
+        return {name: self._given.get(name, getattr(self, name)) for name in SWITCHED}
 
     def _set_cost_values(self, model):
-        for name in _SWITCHED:
+        for name in SWITCHED:
             option = _options.BY_NAME[name]
             value = option.to_native(getattr(model, name), name)
             self._set(option, value)
@@ -455,122 +449,47 @@ class BatchRebalanceSampler(_SamplerBase):
 
     def _handle_planning(self, epoch, step):
         """The library handle that plans ``step`` of ``epoch``: before the latest switch of cost
-        model, a twin holding the previous one."""
-        switch = self._cost_switch
-        if switch is None or (epoch, step) >= (switch["epoch"], switch["step"]):
+        model, a twin's holding the previous one."""
+        if not self._costs.before_switch(epoch, step):
             return self._native.handle
-        if self._before_switch is None:
-            twin = self.with_options(**switch["previous"])
-            twin._apply_topology(*self._freeze())
-            self._before_switch = twin
-        return self._before_switch._native.handle
+        return self._costs.twin(self, self._freeze())._native.handle
 
-    def _restore_cost(self, given, provenance, switch, measurements):
-        for name in _SWITCHED:
+    def _restore_cost(self, given, saved):
+        for name in SWITCHED:
             option = _options.BY_NAME[name]
             self._set(option, given.get(name, option.default))
         self._given = given
-        self._provenance, self._cost_switch, self.measurements = provenance, switch, measurements
-        self._before_switch = None
+        self._costs.restore(saved)
 
     def cost_state(self):
         """The cost model in force, where the latest switch took over and the measurements
         behind it (online calibration), as state_dict saves them; load_cost_state restores them.
         What a framework's checkpoint keeps when it saves no sampler position."""
-        return {"cost_model": self.cost_model.to_dict(), "cost_switch": self._cost_switch,
-                "measurements": self.measurements}
+        return self._costs.state(self)
 
     def load_cost_state(self, state):
         """Adopt the cost model of a state (state_dict's or cost_state's) saved under online
         calibration (it carries measurements); a state without them keeps this sampler's
         model, which the fingerprint check then compares."""
-        if state.get("measurements") is None or state.get("cost_model") is None:
+        parsed = self._costs.parse(state)
+        if parsed is None:
             return
-        model = _cost_model.CostModel.from_dict(state["cost_model"], "state['cost_model']")
-        switch = state.get("cost_switch")
-        if switch is not None and not (isinstance(switch, dict)
-                                       and {"epoch", "step", "previous"} <= switch.keys()):
-            raise ValueError("state['cost_switch'] must be None or the dict state_dict() wrote")
+        model, switch = parsed
         self._set_cost_values(model)
-        self._provenance = model
-        self._cost_switch = None if switch is None else dict(switch)
-        self._before_switch = None
-        self.measurements = state["measurements"]
+        self._costs.adopt(model, switch, state["measurements"])
 
-    # -- transformers' BatchRebalanceSampler: its constructor and attribute names -----------
+    # -- transformers' BatchRebalanceSampler's constructor and names (brs/_upstream.py) -------
 
-    @classmethod
-    def from_upstream_args(cls, lengths, effective_batch_size, dp_size, grad_accum, shuffle=None,
-                           seed=42, rank=None, drop_last=None, alpha=None, max_tokens=None,
-                           intercept=None, **options):
-        """The sampler that transformers' ``BatchRebalanceSampler(lengths, effective_batch_size,
-        dp_size, grad_accum, shuffle, seed, rank, drop_last)`` describes, planned by libbrs.
+    from_upstream_args = classmethod(_upstream.from_upstream_args)
+    effective_batch_size = property(_upstream.effective_batch_size)
+    num_global_batches = property(_upstream.num_global_batches)
+    has_tail = property(_upstream.has_tail)
+    num_full_batches = property(_upstream.num_full_batches)
+    remainder = property(_upstream.remainder)
 
-        ``effective_batch_size`` is the number of samples of one optimizer step over all ranks.
-        brs gives each of the dp_size x grad_accum micro-batches of a step the same AVERAGE size,
-        so it must be a multiple of dp_size x grad_accum (upstream only asks for at least that
-        many); the ValueError says which values work.
-
-        Defaults: ``seed`` is upstream's 42 (the library's own default differs). ``shuffle``,
-        ``drop_last``, ``alpha`` (upstream's QUADRATIC_COST_COEF) and ``intercept`` left None
-        take the library's defaults, which are upstream's values (a test checks it). ``rank``
-        None is the job's rank, as for the constructor: 0 in one process, upstream's default.
-        ``max_tokens`` is brs's hard cap on a micro-batch's padded tokens (None: no cap; upstream
-        has none). ``options`` are the constructor's other keywords (sync, strategy, packed,
-        cost_model).
-
-        Upstream's counts and flags read the same: ``len()``, ``num_global_batches``,
-        ``num_full_batches``, ``remainder``, ``has_tail``, ``effective_batch_size``. The samples
-        of each step are brs's own draw (its keyed shuffle, not torch.randperm), and with
-        drop_last=True a dataset with no full step is an error here, not an empty epoch.
-        """
-        effective_batch_size = _args.integer("effective_batch_size", effective_batch_size, 1)
-        dp_size = _args.integer("dp_size", dp_size, 1)
-        grad_accum = _args.integer("grad_accum", grad_accum, 1)
-        per_device, rest = divmod(effective_batch_size, dp_size * grad_accum)
-        if rest or not per_device:
-            raise ValueError(_indivisible_message(effective_batch_size, dp_size, grad_accum))
-        return cls(lengths, per_device_batch_size=per_device, dp_size=dp_size,
-                   grad_accum=grad_accum, rank=rank, seed=seed, shuffle=shuffle,
-                   drop_last=drop_last, alpha=alpha, intercept=intercept, max_tokens=max_tokens,
-                   **options)
-
-    @property
-    def effective_batch_size(self):
-        """Samples per optimizer step over all ranks, a kept short last step aside
-        (per_device_batch_size x grad_accum x dp_size, as the library stores them)."""
-        return self.per_device_batch_size * self.grad_accum * self.dp_size
-
-    @property
-    def num_global_batches(self):
-        """Optimizer steps per epoch, the library's steps_per_epoch (upstream's name)."""
-        return self.steps_per_epoch
-
-    @property
-    def has_tail(self):
-        """True when the epoch's last step is short: drop_last=False kept the samples left
-        after the full steps (topped up to dp_size x grad_accum when fewer; docs/design.md)."""
-        return self.steps_per_epoch * self.effective_batch_size > self._native.lengths.count
-
-    @property
-    def num_full_batches(self):
-        """Steps of a full effective_batch_size in an epoch."""
-        return self.steps_per_epoch - self.has_tail
-
-    @property
-    def remainder(self):
-        """Samples left after the full steps: planned in the tail step, or dropped."""
-        return self._native.lengths.count - self.num_full_batches * self.effective_batch_size
-
-    @property
-    def sampler(self):
-        """An object whose ``set_epoch`` sets this sampler's epoch.
-
-        Lightning's fit loop calls ``set_epoch`` on ``dataloader.sampler`` and on
-        ``dataloader.batch_sampler.sampler``, never on the batch sampler itself: this attribute
-        is how a bare BatchRebalanceSampler reshuffles every epoch under a plain Trainer.
-        """
-        return _EpochSetter(self)
+    # Lightning's set_epoch path to a bare sampler (brs/recreation.py).
+    sampler = property(recreation.EpochSetter, doc="An object whose ``set_epoch`` sets this "
+                       "sampler's epoch: where Lightning's fit loop calls it on a bare sampler.")
 
     # -- iteration --------------------------------------------------------------------------
 
@@ -676,7 +595,7 @@ class BatchRebalanceSampler(_SamplerBase):
         change is logged on the "brs" logger. A state without "stream_fingerprint" (saved
         before libbrs 1.3) resumes only with the same split.
         """
-        kept = (dict(self._given), self._provenance, self._cost_switch, self.measurements)
+        kept = (dict(self._given), self._costs.saved())
         try:
             if isinstance(state, dict):
                 self.load_cost_state(state)  # first: the saved fingerprint covers its model
@@ -730,16 +649,17 @@ class BatchRebalanceSampler(_SamplerBase):
 
     def __getstate__(self):
         position = (self._epoch, self._step, self._micro, self._resume_pending)
+        model, switch, measurements = self._costs.saved()
         return {"lengths": self._native.lengths.owner, "given": self._given,
-                "position": position, "frozen": self._frozen, "provenance": self._provenance,
-                "cost_switch": self._cost_switch, "measurements": self.measurements}
+                "position": position, "frozen": self._frozen, "provenance": model,
+                "cost_switch": switch, "measurements": measurements}
 
     def __setstate__(self, state):
         self._given = dict(state["given"])
         self._start(state["lengths"], frozen=state["frozen"])
         self._epoch, self._step, self._micro, self._resume_pending = state["position"]
-        self._provenance = state.get("provenance")
-        self._cost_switch, self.measurements = state.get("cost_switch"), state.get("measurements")
+        self._costs.restore((state.get("provenance"), state.get("cost_switch"),
+                             state.get("measurements")))
 
     def __repr__(self):
         dp = self._frozen[0] if self._frozen else self._given.get("dp_size")
@@ -749,44 +669,10 @@ class BatchRebalanceSampler(_SamplerBase):
                 f"epoch={self._epoch})")
 
 
-class _EpochSetter:
-    """``batch_sampler.sampler`` of a bare BatchRebalanceSampler: forwards ``set_epoch``.
-
-    Not the sampler itself, so that code following ``.sampler`` links until they end does end;
-    made on each read, so that the sampler holds no reference back to it (no reference cycle).
-    """
-
-    __slots__ = ("_owner",)
-
-    def __init__(self, owner):
-        self._owner = owner
-
-    def set_epoch(self, epoch):
-        self._owner.set_epoch(epoch)
-
-    @property
-    def epoch(self):
-        return self._owner.epoch
-
-    def __repr__(self):
-        return f"<set_epoch of {self._owner!r}>"
-
-
 def _value_error(exc):
     error = ValueError(str(exc))
     error.status = getattr(exc, "status", None)
     return error
-
-
-def _indivisible_message(effective_batch_size, dp_size, grad_accum):
-    micro_batches = dp_size * grad_accum
-    below = effective_batch_size // micro_batches * micro_batches
-    choices = [str(value) for value in (below, below + micro_batches) if value > 0]
-    return (f"effective_batch_size={effective_batch_size} is not a multiple of dp_size x "
-            f"grad_accum = {dp_size} x {grad_accum} = {micro_batches}: brs gives every "
-            "micro-batch of a step the same average size, effective_batch_size / (dp_size x "
-            f"grad_accum); pass effective_batch_size={' or '.join(choices)}, or a dp_size and "
-            f"grad_accum whose product divides {effective_batch_size}")
 
 
 def _option_attribute(option):

@@ -46,6 +46,11 @@ except ImportError:
 
 STATE_VERSION = 1
 
+#: drop_last's default here, deliberately the opposite of the library's (True, the epoch
+#: sampler's): a stream's last items have no later pass to come round in, so the short last step
+#: keeps them (docs/python.md, streams). Every other option left unset is the library's default.
+DROP_LAST = False
+
 
 class RebalancedStream(_StreamBase):
     """Iterate this rank's balanced micro-batches (lists of items) over ``iterable``.
@@ -55,8 +60,8 @@ class RebalancedStream(_StreamBase):
     ``max_tokens``, ``packed``, ``alpha``, ``intercept``, ``strategy``, ``sync``, ...), as are
     ``cost_model`` (it supplies alpha, intercept, max_tokens and the encoder part's options
     not given) and ``length_buckets`` (a list); an option left unset takes the library's
-    default, except
-    ``drop_last``, False here: a stream's last items have no later pass to come round in.
+    default, except ``drop_last``: DROP_LAST (False) here, since a stream's last items have no
+    later pass to come round in.
     ``dp_size`` and ``rank`` default to the job's (accelerate, torch.distributed,
     RANK/WORLD_SIZE). ``stream.<keyword>`` reads an option back as the library holds it.
 
@@ -66,7 +71,7 @@ class RebalancedStream(_StreamBase):
     """
 
     def __init__(self, iterable, *, length, per_device_batch_size, window_steps=8,
-                 drop_last=False, cost_model=None, length_buckets=None, encoder_load=None,
+                 drop_last=DROP_LAST, cost_model=None, length_buckets=None, encoder_load=None,
                  **options):
         if not callable(length):
             raise TypeError("length must be a callable item -> token count, e.g. "
