@@ -89,8 +89,8 @@ def markdown(results, figure=None):
     e = results["prediction_error"]
     lines += ["", "## The cost model against the measured micro-batches", ""]
     if e.get("median") is not None:
-        lines.append(f"brs's cost model fitted (brs.calibration's fit) to {e['fitted_micro_batches']}"
-                     f" warm micro-batches predicts the {e['held_out_micro_batches']} held out "
+        lines.append(f"brs's cost model fitted (brs.calibration's fit) to "
+                     f"{e['fitted_micro_batches']} warm micro-batches predicts the {e['held_out_micro_batches']} held out "
                      f"({e['held_out']}) with median relative error {e['median']:.1%}, p90 "
                      f"{e['p90']:.1%}" + (f" (alpha {e['cost_model']['alpha']:.4g}, intercept "
                                           f"{e['cost_model']['intercept']:.4g})"
