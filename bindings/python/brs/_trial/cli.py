@@ -1,6 +1,7 @@
 """python -m brs trial --model DIR --lengths FILE --per-device-batch-size P [--grad-accum G]
 [--dp-size D] [--steps N] --out DIR [--device cpu|cuda] [--max-tokens T]
-[--pad-to-multiple-of M] [--memory-budget BYTES] [--seed S]
+[--pad-to-multiple-of M] [--memory-budget BYTES] [--seed S] [--sync micro_step|step]
+[--cost-model COST.json]
 
 Runs brs.trial and writes OUT/results.json, OUT/report.md and OUT/trial.png; prints the table
 and the verdict. Bad input (arguments, a model it cannot build, a lengths file with a bad line,
@@ -68,6 +69,9 @@ def parser():
     p.add_argument("--sync", choices=("micro_step", "step"), default=None,
                    help="the sync model brs plans for and the step time reported (default: the "
                    "library's, micro_step)")
+    p.add_argument("--cost-model", default=None, metavar="COST.json",
+                   help="brs's cost model (alpha, intercept, max_tokens) from python -m brs "
+                   "calibrate; the other strategies do not use one")
     p.add_argument("--no-progress", action="store_true")
     return p
 
@@ -86,6 +90,8 @@ def main(argv):
 
     command = "python -m brs trial " + " ".join(shlex.quote(a) for a in argv)
     options = {} if args.sync is None else {"sync": args.sync}
+    if args.cost_model is not None:
+        options["cost_model"] = args.cost_model
     try:
         results = trial(args.model, args.lengths, per_device_batch_size=args.per_device_batch_size,
                         grad_accum=args.grad_accum, dp_size=args.dp_size, steps=args.steps,

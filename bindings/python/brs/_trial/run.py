@@ -470,8 +470,8 @@ def _header(device, torch, model_name, options, pad, max_tokens, budget, seed, s
             "per_device_batch_size": options["P"], "grad_accum": options["G"],
             "dp_size": options["D"], "pad_to_multiple_of": pad, "max_tokens": max_tokens,
             "memory_budget": budget, "seed": seed,
-            "sampler_options": {k: v for k, v in sampler_options.items()
-                                if isinstance(v, (int, float, str, bool, type(None)))},
+            "sampler_options": {k: (v if isinstance(v, (int, float, str, bool, type(None)))
+                                    else repr(v)) for k, v in sampler_options.items()},
             "clock": "cuda events" if device.type == "cuda" else "time.perf_counter, 1 thread",
             "memory_method": runner.memory_method(), "allocator": allocator,
             "torch_threads": threads, "processes": "one process simulates the dp ranks"}
