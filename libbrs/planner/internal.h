@@ -20,6 +20,8 @@ struct brs_score {
     brs_wide time, peak, total;
 };
 int brs_objective_better(const struct brs_score *a, const struct brs_score *b);
+/* The largest of k costs (0 when k is 0): a split's max cost. */
+brs_wide brs_objective_largest(const brs_wide *costs, size_t k);
 
 /* Costs by rank-major slot (rank * grad_accum + micro): the sum of one
  * rank's micro-steps and the slowest rank (the first of equal sums); the

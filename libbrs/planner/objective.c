@@ -8,6 +8,14 @@
 
 #include <stdlib.h>
 
+brs_wide brs_objective_largest(const brs_wide *costs, size_t k)
+{
+    brs_wide largest = 0;
+    for (size_t g = 0; g < k; g++)
+        if (costs[g] > largest) largest = costs[g];
+    return largest;
+}
+
 int brs_objective_better(const struct brs_score *a, const struct brs_score *b)
 {
     if (a->time != b->time) return a->time < b->time;

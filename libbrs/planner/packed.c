@@ -340,8 +340,6 @@ brs_status brs_packed_split(struct brs_split *split, const struct brs_step *step
     if (status == BRS_OK) status = try_candidates(split, step, scratch);
     if (status != BRS_OK) return status;
     split->lower_bound = brs_objective_packed_bound(lengths, n, k, model, &split->weight_sum);
-    split->max_cost = 0;
-    for (size_t g = 0; g < k; g++)
-        if (split->costs[g] > split->max_cost) split->max_cost = split->costs[g];
+    split->max_cost = brs_objective_largest(split->costs, k);
     return BRS_OK;
 }

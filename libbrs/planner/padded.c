@@ -179,9 +179,7 @@ brs_status brs_padded_split(struct brs_split *split, const struct brs_step *step
         if (status == BRS_OK && k > 1 && n > k) status = improve(split, step, cache, best);
     }
     if (status != BRS_OK) return status;
-    split->max_cost = 0;
-    for (size_t g = 0; g < k; g++)
-        if (split->costs[g] > split->max_cost) split->max_cost = split->costs[g];
+    split->max_cost = brs_objective_largest(split->costs, k);
     split->time_lower_bound =
         brs_objective_time_bound(lengths, n, k, step->dp_size, model, best, split->weight_sum);
     return BRS_OK;

@@ -329,9 +329,7 @@ static brs_status plan(struct brs_split *split, uint32_t *group_length, struct s
     if (status == BRS_OK) {
         uint64_t peak;
         describe(split->costs, group_length, &peak, s, split->starts);
-        split->max_cost = 0;
-        for (size_t g = 0; g < k; g++)
-            if (split->costs[g] > split->max_cost) split->max_cost = split->costs[g];
+        split->max_cost = brs_objective_largest(split->costs, k);
         /* every split within the vocabulary has a group costing at least
          * T* and costs summing to at least the least total */
         split->time_lower_bound = brs_objective_time_floor(min_max, least_total, s->dp_size);
