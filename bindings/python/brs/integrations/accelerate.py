@@ -25,9 +25,8 @@ from accelerate.data_loader import BatchSamplerShard, DataLoaderAdapter
 from brs import BatchRebalanceSampler, CostModel
 from brs.calibration import online
 
-from . import _calibrate, _collator_padding, _memory_budget, _sync_choice
-from ._parallelism import accelerate_data_parallel
-from ._sampler_lookup import find_rebalance_sampler
+from . import _loader, _memory_budget, _sync_choice, accelerate_data_parallel
+from ._loader import find_rebalance_sampler
 
 __all__ = ["prepare_dataloader", "RebalanceBatchSampler", "find_rebalance_sampler",
            "OnlineCalibration", "device_max_tokens", "calibrate_loader"]
@@ -98,11 +97,11 @@ def prepare_dataloader(accelerator, dataloader, *, epochs=None):
     epoch of ``epochs`` cannot keep.
     """
     sampler = _rebalance_sampler_of(dataloader)
-    _collator_padding.follow(sampler, dataloader.collate_fn, "accelerate")
+    _loader.follow(sampler, dataloader.collate_fn, "accelerate")
     if epochs is not None:
         sampler.check_epochs(epochs)
     # max_shapes / length_buckets: the tensors get the planned shape, not the longest's.
-    collate_fn = _collator_padding.pad_to_plan(sampler, dataloader.collate_fn, "accelerate")
+    collate_fn = _loader.pad_to_plan(sampler, dataloader.collate_fn, "accelerate")
     return prepare_loader(accelerator, dataloader, collate_fn=collate_fn)
 
 
@@ -115,7 +114,7 @@ def calibrate_loader(model, dataloader, *, forward=None, **kwargs):
         cost_model = calibrate_loader(model, DataLoader(ds, batch_sampler=sampler,
                                                         collate_fn=collate), memory_budget="40GiB")
     """
-    return _calibrate.with_loader(model, dataloader, forward=forward, **kwargs)
+    return _loader.calibrate_with_loader(model, dataloader, forward=forward, **kwargs)
 
 
 def device_max_tokens(model, lengths, *, cost_model=None, memory_budget=_memory_budget.AUTO):

@@ -29,6 +29,7 @@ What the two pieces do, and why Lightning needs them (guide: docs/lightning.md):
 """
 
 import logging
+from collections.abc import Mapping
 
 import lightning.pytorch as pl
 from lightning.pytorch.strategies import (DDPStrategy, DeepSpeedStrategy, FSDPStrategy,
@@ -37,9 +38,9 @@ from lightning.pytorch.strategies import (DDPStrategy, DeepSpeedStrategy, FSDPSt
 from brs.calibration.online import OnlineCalibration, batch_shape
 from brs.recreation import RebalanceBatchSampler, check_topology
 
-from . import _calibrate, _collator_padding, _run_epochs, _sync_choice
+from . import _loader, _sync_choice
+from ._loader import find_rebalance_sampler
 from ._metrics import plan_metrics, planned_time_name
-from ._sampler_lookup import find_rebalance_sampler
 
 __all__ = ["RebalanceBatchSampler", "RebalanceCallback", "step_plan", "calibrate_module"]
 
@@ -78,12 +79,12 @@ class RebalanceCallback(pl.Callback):
         kwargs = trainer.distributed_sampler_kwargs or {"num_replicas": 1, "rank": 0}
         check_topology(sampler, kwargs.get("num_replicas"), kwargs.get("rank"),
                        f"the {type(trainer.strategy).__name__}")
-        _collator_padding.follow(sampler, _collate_fn(trainer.train_dataloader),
+        _loader.follow(sampler, _collate_fn(trainer.train_dataloader),
                                  "Lightning's train_dataloader")
         _pad_to_plan(trainer, sampler)
         # Every epoch the fit trains, before its first step (unbounded fits check each epoch
         # as it starts).
-        epochs = _run_epochs.lightning_epochs(trainer, sampler.steps_per_epoch)
+        epochs = _fit_epochs(trainer, sampler.steps_per_epoch)
         if epochs is not None:
             sampler.check_epochs(epochs)
         # Before a checkpoint's position is loaded: its fingerprint holds the resolved sync.
@@ -181,7 +182,7 @@ def _pad_to_plan(trainer, sampler):
     loader = _data_loader(trainer.train_dataloader)
     if loader is None:
         return
-    wrapped = _collator_padding.pad_to_plan(sampler, loader.collate_fn,
+    wrapped = _loader.pad_to_plan(sampler, loader.collate_fn,
                                             "Lightning's train_dataloader")
     if wrapped is loader.collate_fn:
         return
@@ -265,5 +266,31 @@ def calibrate_module(pl_module, dataloader=None, **kwargs):
     loss of ``pl_module.training_step``. kwargs: brs.calibrate's. Returns the CostModel; pass
     it to the BatchRebalanceSampler (cost_model=) that train_dataloader builds."""
     loader = pl_module.train_dataloader() if dataloader is None else dataloader
-    return _calibrate.with_loader(pl_module, loader, forward=_calibrate.lightning_forward,
-                                  **kwargs)
+    return _loader.calibrate_with_loader(pl_module, loader, forward=_training_step_loss,
+                                         **kwargs)
+
+
+def _training_step_loss(model, batch):
+    """A LightningModule's training_step loss (a tensor, or a dict's "loss"): what a
+    calibration over Lightning's batches times."""
+    out = model.training_step(batch, 0)
+    if isinstance(out, Mapping):
+        out = out.get("loss")
+    if out is None:
+        raise TypeError("calibrate: training_step returned no loss (a tensor or a dict with "
+                        "'loss'); pass forward=(model, batch) -> loss")
+    return out
+
+
+def _fit_epochs(trainer, steps_per_epoch):
+    """How many epochs Lightning's fit runs, the epochs check_epochs checks before the first
+    step: the fewer of ``max_epochs`` and the epochs ``max_steps`` spans (an epoch is
+    ``steps_per_epoch`` optimizer steps: RebalanceCallback checks accumulate_grad_batches
+    against the sampler's grad_accum); None when neither bounds the run (max_epochs=-1 with
+    max_steps=-1: training until stopped)."""
+    bounds = []
+    if trainer.max_epochs is not None and trainer.max_epochs >= 0:
+        bounds.append(max(1, trainer.max_epochs))
+    if trainer.max_steps is not None and trainer.max_steps > 0:
+        bounds.append(-(-trainer.max_steps // max(1, steps_per_epoch)))
+    return min(bounds) if bounds else None

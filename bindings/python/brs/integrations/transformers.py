@@ -18,24 +18,24 @@ docs/trainer.md.
 import dataclasses
 import functools
 import logging
+import math
 import weakref
 
 from torch.utils.data import DataLoader, IterableDataset
-from transformers import Trainer
+from transformers import Trainer, TrainerCallback
 from transformers.distributed.fsdp import is_fsdp_managed_module
+from transformers.trainer_callback import ExportableState
 from transformers.trainer_utils import has_length, seed_worker
 from transformers.utils import is_datasets_available
 
-from brs import BatchRebalanceSampler, arguments, options as option_table, warmup
-from brs.calibration.online import batch_shape
+from brs import BatchRebalanceSampler, CostModel, arguments, options as option_table, warmup
+from brs import calibrate as brs_calibrate
+from brs.calibration.online import OnlineCalibration, batch_shape
 from brs.dataset_lengths import ENCODER_LOADS_COLUMN, dataset_encoder_loads, dataset_lengths
 
-from . import _calibrate, _collator_padding, _cost_choice, _memory_budget, _run_epochs
-from . import _sync_choice
-from ._epoch_callback import RebalanceEpochCallback
-from ._metrics_callback import RebalanceMetricsCallback
-from ._online_callback import OnlineCalibrationCallback
-from ._parallelism import accelerate_data_parallel
+from . import _loader, _memory_budget, _sync_choice, accelerate_data_parallel
+from ._loader import find_rebalance_sampler
+from ._metrics import MetricsWindow, planned_time_name
 from .accelerate import prepare_loader
 
 __all__ = ["BatchRebalanceMixin", "BatchRebalanceTrainer", "RebalanceOptions",
@@ -44,9 +44,66 @@ __all__ = ["BatchRebalanceMixin", "BatchRebalanceTrainer", "RebalanceOptions",
 logger = logging.getLogger(__name__)
 
 
-@dataclasses.dataclass(frozen=True)
-class RebalanceOptions:
-    """Planner options beyond what TrainingArguments says (see brs.BatchRebalanceSampler).
+# The sampler's options that TrainingArguments decides, not RebalanceOptions: the micro-batch
+# size (per_device_train_batch_size), gradient_accumulation_steps, the world (dp_size, rank),
+# data_seed or seed, the Trainer's shuffle and dataloader_drop_last.
+TRAINER_DECIDES = ("per_device_batch_size", "grad_accum", "dp_size", "rank", "seed", "shuffle",
+                   "drop_last")
+#: The sampler's options a RebalanceOptions forwards: every keyword of the library's option
+#: table but TRAINER_DECIDES, in the table's order.
+SAMPLER_OPTIONS = tuple(option_table.keyword(option) for option in option_table.TABLE
+                        if option_table.keyword(option) not in TRAINER_DECIDES)
+# Caps whose "no cap" is None here, not the library's 0: RebalanceOptions refuses 0 for them.
+_NONE_IS_NO_CAP = ("max_tokens", "max_encoder_tokens")
+# sync="auto": the Trainer's own sync model (brs's value for "unset", see _sync_choice.py).
+_SYNC_DEFAULT = "auto"
+
+
+def _option_type(option):
+    if option.is_double:
+        return float | None
+    if option.is_switch:
+        return bool | None
+    return (str | None) if option.value_names else (int | None)
+
+
+def _check_option(keyword, value):
+    """The type (and least value) of field ``keyword``, one of SAMPLER_OPTIONS, by its row of
+    the library's table, with the sampler's messages (brs.arguments); None: the library's."""
+    if keyword == "sync":
+        _check_sync(value)
+        return
+    if value is None:
+        return
+    name = f"RebalanceOptions.{keyword}"
+    option = option_table.BY_KEYWORD[keyword]
+    if option.is_double:
+        arguments.real(name, value)
+    elif option.is_switch:
+        arguments.flag(name, value)
+    elif option.value_names:
+        _check_named(name, option, value)
+    else:
+        arguments.integer(name, value, 1 if keyword in _NONE_IS_NO_CAP else int(option.lower))
+
+
+def _check_fields(self):
+    # Checked here, at construction, not at the first train() after the model was loaded.
+    for keyword in SAMPLER_OPTIONS:
+        _check_option(keyword, getattr(self, keyword))
+    if self.encoder_loads_column is not None and not isinstance(self.encoder_loads_column, str):
+        raise TypeError("RebalanceOptions.encoder_loads_column must be a column name or "
+                        f"None; got {self.encoder_loads_column!r}")
+    arguments.flag("RebalanceOptions.warmup", self.warmup)
+    _memory_budget.check("RebalanceOptions.memory_budget", self.memory_budget)
+    arguments.flag("RebalanceOptions.calibrate_online", self.calibrate_online)
+    arguments.optional_integer("RebalanceOptions.recalibrate_every", self.recalibrate_every, 1)
+    if self.recalibrate_every is not None and not self.calibrate_online:
+        raise ValueError("RebalanceOptions.recalibrate_every is the period of online "
+                         "calibration: pass calibrate_online=True with it, or drop it")
+
+
+_OPTIONS_DOC = """Planner options beyond what TrainingArguments says (brs.BatchRebalanceSampler's).
 
     alpha, intercept: the cost model ``intercept + bs*L + alpha*bs*L^2`` of a micro-batch of bs
     samples padded to length L. max_tokens: a hard cap on ``bs*L`` (padded tokens) of every
@@ -76,57 +133,41 @@ class RebalanceOptions:
     that column the images come from an "image_grid_thw" column (Qwen2-VL processors' patch
     grids, t*h*w patches per image), else there are none. A column named otherwise must exist;
     None plans the text only. encoder_weight, encoder_alpha, encoder_intercept: an image of p
-    patches costs ``encoder_intercept + encoder_weight*p + encoder_alpha*p^2`` beside the text. max_encoder_tokens: a hard
-    cap on the image patches of every micro-batch. None: the library's default (no cap).
+    patches costs ``encoder_intercept + encoder_weight*p + encoder_alpha*p^2`` beside the text.
+    max_encoder_tokens: a hard cap on the image patches of every micro-batch. None: the
+    library's default (no cap).
 
     max_shapes: the most distinct micro-batch shapes (batch size, padded length) of the whole
     run (None or 0: any); with it, or with length_buckets, the data collator is wrapped in
     brs.PadToPlan so that the tensors have the planned shape (docs/trainer.md, shapes).
     warmup: run each shape of the vocabulary once (forward and backward, brs.warmup) before the
     first training step, leaving training bit-identical.
-    """
 
-    alpha: float | None = None
-    intercept: float | None = None
-    max_tokens: int | None = None
-    packed: bool = False
-    cost_model: object = None
-    sync: str = "auto"
-    memory_budget: object = _memory_budget.AUTO
-    calibrate_online: bool = False
-    recalibrate_every: int | None = None
-    pad_to_multiple_of: int | None = None
-    length_buckets: object = None
-    encoder_loads_column: str | None = ENCODER_LOADS_COLUMN
-    encoder_weight: float | None = None
-    encoder_alpha: float | None = None
-    encoder_intercept: float | None = None
-    max_encoder_tokens: int | None = None
-    max_shapes: int | None = None
-    warmup: bool = False
+    strategy, and any option the library adds: the sampler's keyword of the same name.
 
-    def __post_init__(self):
-        # Checked here, at construction, not at the first train() after the model was loaded.
-        for name in ("alpha", "intercept", "encoder_weight", "encoder_alpha", "encoder_intercept"):
-            if getattr(self, name) is not None:  # None: the cost model's or the library's
-                arguments.real(f"RebalanceOptions.{name}", getattr(self, name))
-        arguments.optional_integer("RebalanceOptions.max_tokens", self.max_tokens, 1)
-        arguments.optional_integer("RebalanceOptions.max_encoder_tokens",
-                                   self.max_encoder_tokens, 1)
-        if self.encoder_loads_column is not None and not isinstance(self.encoder_loads_column,
-                                                                    str):
-            raise TypeError("RebalanceOptions.encoder_loads_column must be a column name or "
-                            f"None; got {self.encoder_loads_column!r}")
-        arguments.flag("RebalanceOptions.packed", self.packed)
-        arguments.optional_integer("RebalanceOptions.max_shapes", self.max_shapes, 0)
-        arguments.flag("RebalanceOptions.warmup", self.warmup)
-        _check_sync(self.sync)
-        _memory_budget.check("RebalanceOptions.memory_budget", self.memory_budget)
-        arguments.flag("RebalanceOptions.calibrate_online", self.calibrate_online)
-        arguments.optional_integer("RebalanceOptions.recalibrate_every", self.recalibrate_every, 1)
-        if self.recalibrate_every is not None and not self.calibrate_online:
-            raise ValueError("RebalanceOptions.recalibrate_every is the period of online "
-                             "calibration: pass calibrate_online=True with it, or drop it")
+    The fields named after the sampler's options are made from the library's option table
+    (brs.options), all but the ones TrainingArguments decides (TRAINER_DECIDES), and forwarded to
+    the sampler as given: None is the library's default (sync: "auto"), stated nowhere here. Each
+    is checked at construction by its row of the table. Keyword arguments only.
+"""
+
+# Built from the option table: one field per keyword of SAMPLER_OPTIONS, then the Trainer
+# integration's own.
+RebalanceOptions = dataclasses.make_dataclass(
+    "RebalanceOptions",
+    [(keyword, _option_type(option_table.BY_KEYWORD[keyword]),
+      dataclasses.field(default=_SYNC_DEFAULT if keyword == "sync" else None))
+     for keyword in SAMPLER_OPTIONS] + [
+        ("cost_model", object, dataclasses.field(default=None)),
+        ("memory_budget", object, dataclasses.field(default=_memory_budget.AUTO)),
+        ("calibrate_online", bool, dataclasses.field(default=False)),
+        ("recalibrate_every", int | None, dataclasses.field(default=None)),
+        ("length_buckets", object, dataclasses.field(default=None)),
+        ("encoder_loads_column", str | None, dataclasses.field(default=ENCODER_LOADS_COLUMN)),
+        ("warmup", bool, dataclasses.field(default=False)),
+    ],
+    namespace={"__module__": __name__, "__doc__": _OPTIONS_DOC, "__post_init__": _check_fields},
+    frozen=True, kw_only=True)
 
 
 class BatchRebalanceMixin:
@@ -179,10 +220,10 @@ class BatchRebalanceMixin:
         sampler = self._rebalance_sampler(self._train_lengths(dataset),
                                           self._train_encoder_loads(dataset))
         # Every epoch the run trains, before its first step: not a failure at epoch 3's start.
-        sampler.check_epochs(_run_epochs.trainer_epochs(self.args, sampler.steps_per_epoch))
+        sampler.check_epochs(_train_epochs(self.args, sampler.steps_per_epoch))
         dataset, collator = self._pruned_dataset_and_collator(dataset)
         # max_shapes / length_buckets: the tensors get the planned shape, not the longest's.
-        collator = _collator_padding.pad_to_plan(sampler, collator, "the Trainer")
+        collator = _loader.pad_to_plan(sampler, collator, "the Trainer")
         self._warmup_sampler = sampler if self.rebalance_options.warmup else None
         loader = DataLoader(dataset, batch_sampler=sampler, **self._train_loader_kwargs(collator))
         self._warn_if_loss_is_biased()
@@ -219,11 +260,16 @@ class BatchRebalanceMixin:
         world_size = max(1, args.world_size)
         dp_size, rank = self._data_parallel_topology(world_size)
         choice = self._auto_sync(options, dp_size)  # None: RebalanceOptions.sync names one
-        cost_model = _cost_choice.choose(options, self.model)
+        cost_model = _choose_cost_model(options, self.model)
         max_tokens = options.max_tokens
         if max_tokens is None and getattr(cost_model, "max_tokens", None) is None:
             max_tokens = _memory_budget.derive(options.memory_budget, self.model, cost_model,
                                                int(max(lengths)))
+        # RebalanceOptions' sampler options as given (None: the library's default), but the cap
+        # derived from the memory and the sync chosen for sync="auto".
+        forwarded = {keyword: getattr(options, keyword) for keyword in SAMPLER_OPTIONS}
+        forwarded.update(max_tokens=max_tokens,
+                         sync=options.sync if choice is None else choice.sync)
         sampler = BatchRebalanceSampler(
             lengths,
             # With nn.DataParallel (one process, several GPUs) a micro-batch feeds all of them.
@@ -234,22 +280,12 @@ class BatchRebalanceMixin:
             seed=args.data_seed if args.data_seed is not None else args.seed,
             shuffle=True,
             drop_last=args.dataloader_drop_last,
-            alpha=options.alpha,
-            intercept=options.intercept,
-            max_tokens=max_tokens,
-            packed=options.packed,
             cost_model=cost_model,
-            sync=options.sync if choice is None else choice.sync,
-            pad_to_multiple_of=options.pad_to_multiple_of,
             length_buckets=options.length_buckets,
             encoder_loads=encoder_loads,
-            encoder_weight=options.encoder_weight,
-            encoder_alpha=options.encoder_alpha,
-            encoder_intercept=options.encoder_intercept,
-            max_encoder_tokens=options.max_encoder_tokens,
-            max_shapes=options.max_shapes,
+            **forwarded,
         )
-        _collator_padding.follow(sampler, self.data_collator, "the Trainer")
+        _loader.follow(sampler, self.data_collator, "the Trainer")
         if choice is not None:
             _sync_choice.log("the Trainer", choice, sampler)
         if options.calibrate_online and options.packed:
@@ -289,12 +325,17 @@ class BatchRebalanceMixin:
         if self.train_dataset is None:
             raise ValueError("calibrate_cost_model: the Trainer has no train_dataset to take "
                              "the lengths from")
-        cost_model = _calibrate.calibrate(
+        cost_model = brs_calibrate(
             self.model, self._train_lengths(self.train_dataset), collate_fn=self.data_collator,
-            forward=_calibrate.trainer_forward(self), **kwargs)
+            forward=self._compute_loss_of, **kwargs)
         self.rebalance_options = dataclasses.replace(self.rebalance_options,
                                                      cost_model=cost_model)
         return cost_model
+
+    def _compute_loss_of(self, model, batch):
+        """(model, batch) -> loss by the Trainer's compute_loss, as its training_step computes
+        it: what calibrate_cost_model times."""
+        return self.compute_loss(model, batch)
 
     def _auto_sync(self, options, dp_size):
         """For RebalanceOptions(sync="auto"), the Choice of the Trainer's sync model."""
@@ -388,13 +429,23 @@ class BatchRebalanceMixin:
         return callback
 
 
+def _check_named(name, option, value):
+    """An option of named values (strategy): one of its names."""
+    names = option.value_names
+    what = f"one of the library's values ({', '.join(map(repr, names))})"
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be {what}; got {value!r} ({type(value).__name__})")
+    if value not in names:
+        raise ValueError(f"{name} must be {what}; got {value!r}")
+
+
 def _check_sync(sync):
     names = option_table.BY_NAME["sync"].value_names
     what = f"'auto' or a sync model of the library ({', '.join(map(repr, names))})"
     if not isinstance(sync, str):
         raise TypeError(f"RebalanceOptions.sync must be {what}; got {sync!r} "
                         f"({type(sync).__name__})")
-    if sync != "auto" and sync not in names:
+    if sync != _SYNC_DEFAULT and sync not in names:
         raise ValueError(f"RebalanceOptions.sync must be {what}; got {sync!r}")
 
 
@@ -416,6 +467,215 @@ def _check_map_style(dataset):
             "length=..., per_device_batch_size=...) plans balanced micro-batches one window at "
             "a time: iterate DataLoader(stream, batch_size=None, collate_fn=collator) in your own "
             "loop (docs/python.md, streams).")
+
+
+# -- which cost model plans, when the user picked none ----------------------------------------
+# Order: RebalanceOptions(cost_model=...) (a calibrated or saved model); explicit alpha /
+# intercept; else the analytic model of the model's own config (brs.CostModel.from_config),
+# which follows the architecture's real ratio of attention to linear work; the library's fixed
+# default only when the model has no readable config. The choice is logged once.
+
+cost_logger = logging.getLogger("brs.integrations")
+
+
+def _choose_cost_model(options, model):
+    """The CostModel to pass to the sampler (None: the sampler's own defaults)."""
+    if options.cost_model is not None:
+        chosen = CostModel.coerce(options.cost_model, "RebalanceOptions.cost_model")
+        cost_logger.info("brs: planning with the %s cost model alpha=%.3g intercept=%.3g "
+                         "max_tokens=%s", chosen.source, chosen.alpha, chosen.intercept,
+                         chosen.max_tokens)
+        return chosen
+    if options.alpha is not None:
+        return None  # the user's own numbers
+    config = getattr(model, "config", None)
+    try:
+        chosen = CostModel.from_config(config)
+    except (ValueError, TypeError, AttributeError, ZeroDivisionError):
+        fixed = CostModel.fixed()
+        cost_logger.info("brs: the model's config does not describe a decoder; planning with "
+                         "the fixed default alpha=%.3g", fixed.alpha)
+        return None
+    cost_logger.info("brs: planning with alpha=%.3g derived from the %s config (CostModel."
+                     "from_config; calibrate for measured values: docs/calibration.md)",
+                     chosen.alpha, chosen.model)
+    return chosen
+
+
+def _train_epochs(args, steps_per_epoch):
+    """How many epochs the Trainer runs, the epochs check_epochs checks before the first step:
+    ``max_steps`` when positive (it wins over num_train_epochs, as in the Trainer), else
+    ``num_train_epochs`` rounded up (a fraction starts an epoch). An epoch is the sampler's
+    steps_per_epoch optimizer steps (its grad_accum is gradient_accumulation_steps)."""
+    if args.max_steps > 0:
+        return -(-args.max_steps // max(1, steps_per_epoch))
+    return max(1, math.ceil(args.num_train_epochs))
+
+
+# -- the callbacks BatchRebalanceMixin adds ---------------------------------------------------
+
+# What the fingerprint depends on that a user changes between runs, for the error message.
+_SETTINGS = ("dp_size", "grad_accum", "per_device_batch_size", "seed", "drop_last", "sync")
+_SETTING_NAMES = {"dp_size": "world size (data-parallel processes)",
+                  "grad_accum": "gradient_accumulation_steps",
+                  "per_device_batch_size": "per_device_train_batch_size",
+                  "seed": "seed (data_seed if set, else seed)",
+                  "drop_last": "dataloader_drop_last",
+                  "sync": "sync model (RebalanceOptions.sync; \"auto\" follows the job)"}
+
+
+class RebalanceEpochCallback(TrainerCallback, ExportableState):
+    """Keeps a brs sampler in step with the Trainer's loop. Added by BatchRebalanceMixin; not
+    meant to be added by hand.
+
+    - At each epoch start it sets the sampler's epoch from the global step. The Trainer's own
+      ``set_epoch`` call does not reach a batch sampler under accelerate's wrappers once
+      ``skip_first_batches`` has added one (resume inside an epoch), which would replay epoch 0.
+    - It writes the plan's fingerprint (and the settings behind it) into every checkpoint's
+      trainer state, and on resume refuses a run whose plan differs: other samples than the
+      interrupted run's would be trained, silently. Another number of processes with the same
+      global batch is the same sample stream and is accepted (accepts_other_split): the
+      Trainer's checkpoints lie on optimizer steps, where such a resume starts.
+    """
+
+    def __init__(self):
+        self._sampler = None
+
+    def bind(self, sampler):
+        self._sampler = sampler
+
+    def state(self):
+        sampler = self._sampler
+        if sampler is None:
+            return {"args": {}, "attributes": {}}
+        attributes = {"fingerprint": sampler.fingerprint,
+                      "stream_fingerprint": sampler.stream_fingerprint}
+        attributes.update({name: getattr(sampler, name) for name in _SETTINGS})
+        if sampler.measurements is not None:  # online calibration: the model in force
+            attributes["cost"] = sampler.cost_state()
+        return {"args": {}, "attributes": attributes}
+
+    def on_train_begin(self, args, state, control, train_dataloader=None, **kwargs):
+        sampler = self._resolve(train_dataloader)
+        saved = _saved_attributes(state, type(self).__name__)
+        if "cost" in saved:  # before the comparison: the saved fingerprint covers that model
+            sampler.load_cost_state(saved["cost"])
+        if saved.get("fingerprint") in (None, sampler.fingerprint):
+            return
+        try:
+            if sampler.accepts_other_split(_as_sampler_state(saved, state, sampler)):
+                return
+            hint = ""
+        except ValueError as error:  # the same samples, but not resumable with this split
+            hint = f" To resume on another number of processes instead: {error}"
+        raise ValueError(_mismatch_message(saved, self.state()["attributes"]) + hint)
+
+    def on_epoch_begin(self, args, state, control, train_dataloader=None, **kwargs):
+        sampler = self._resolve(train_dataloader)
+        sampler.set_epoch(state.global_step // sampler.steps_per_epoch)
+
+    def _resolve(self, train_dataloader):
+        # restore_callback_states_from_checkpoint=True replaces this callback by a fresh
+        # instance, which finds the sampler again under the Trainer's dataloader.
+        if self._sampler is None:
+            self._sampler = find_rebalance_sampler(train_dataloader)
+        if self._sampler is None:
+            raise RuntimeError("RebalanceEpochCallback found no brs sampler: it only works "
+                               "with BatchRebalanceMixin's train dataloader")
+        return self._sampler
+
+
+def _saved_attributes(state, name):
+    """This callback's attributes in the trainer state (the checkpoint's, on resume)."""
+    entry = (state.stateful_callbacks or {}).get(name) or {}
+    if isinstance(entry, list):
+        entry = entry[-1] if entry else {}
+    return entry.get("attributes", {})
+
+
+def _as_sampler_state(saved, state, sampler):
+    """The checkpoint's plan settings in the form of a sampler state at its optimizer step."""
+    epoch, step = divmod(state.global_step, sampler.steps_per_epoch)
+    return {"fingerprint": saved["fingerprint"],
+            "stream_fingerprint": saved.get("stream_fingerprint"), "epoch": epoch, "step": step,
+            "micro": 0, **{key: saved.get(key) for key in sampler.split}}
+
+
+def _mismatch_message(saved, current):
+    changed = [f"{_SETTING_NAMES[key]} {saved[key]} -> {current[key]}"
+               for key in _SETTINGS if key in saved and saved[key] != current[key]]
+    what = "; ".join(changed) if changed else "the sample lengths or the rebalance options"
+    return (
+        f"cannot resume: the checkpoint's batch plan (fingerprint {saved['fingerprint']}) differs "
+        f"from this run's ({current['fingerprint']}); changed: {what}. The resumed run would "
+        "train other samples than the interrupted one. Resume with the checkpoint's settings "
+        "(same number of processes, batch size, gradient accumulation, seed and dataset), or "
+        "start a new run without resume_from_checkpoint.")
+
+
+class RebalanceMetricsCallback(TrainerCallback):
+    """Records the plan of each optimizer step as it ends; BatchRebalanceMixin.log adds the
+    ``brs/`` metrics of the steps since the last log to the Trainer's training log, so they
+    reach log_history and every reporting integration (TensorBoard, W&B, ...) like the loss.
+    Added by BatchRebalanceMixin unless ``rebalance_metrics=False``."""
+
+    def __init__(self):
+        self.window = MetricsWindow()
+        self._sampler = None
+
+    def bind(self, sampler):
+        self._sampler = sampler
+
+    def on_step_end(self, args, state, control, **kwargs):
+        sampler = self._sampler
+        if sampler is None or state.global_step < 1:
+            return
+        # The epoch callback keeps the sampler's epoch at global_step // steps_per_epoch, so
+        # the step that just ended is this one of the plan.
+        done, steps = state.global_step - 1, sampler.steps_per_epoch
+        self.window.record(sampler.plan(done % steps, epoch=done // steps),
+                           planned_time_name(sampler))
+
+
+class OnlineCalibrationCallback(TrainerCallback):
+    """Online calibration (brs/calibration/online.py) under the Trainer. Added by
+    BatchRebalanceMixin for RebalanceOptions(calibrate_online=True).
+
+    BatchRebalanceMixin times each training_step; this callback refits at the boundaries every
+    rank knows in advance (on_epoch_end, or on_step_end every ``recalibrate_every`` optimizer
+    steps: callbacks run on every rank at the same global step), switches the sampler and logs
+    the switch through the Trainer's log (``brs/calibration_*`` keys) and the "brs" logger. The
+    cost model in force and the agreed statistics travel in the checkpoint with
+    RebalanceEpochCallback's state, which restores them before it compares fingerprints.
+    """
+
+    def __init__(self, every, log):
+        self.calibration = OnlineCalibration(every)
+        self._log = log  # a weakref.WeakMethod of the Trainer's log: no reference cycle
+        self._sampler = None
+
+    def bind(self, sampler):
+        self._sampler = sampler
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if self._sampler is not None:  # restored by RebalanceEpochCallback on resume
+            self.calibration.restore(self._sampler)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.calibration.due(state.global_step, epoch_end=False):
+            self._recalibrate(args)
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        if self.calibration.due(state.global_step, epoch_end=True):
+            self._recalibrate(args)
+
+    def _recalibrate(self, args):
+        if self._sampler is None:
+            return
+        metrics = self.calibration.recalibrate(self._sampler, args.gradient_accumulation_steps)
+        log = self._log()
+        if log is not None:
+            log(metrics)
 
 
 class BatchRebalanceTrainer(BatchRebalanceMixin, Trainer):

@@ -15,8 +15,8 @@ from transformers import (DataCollatorForLanguageModeling, PreTrainedTokenizerFa
 
 from _support import VOCAB, TokenDataset, scaled_lengths, tiny_gpt2
 from brs import BatchRebalanceSampler
-from brs.integrations._collator_padding import pad_to_multiple_of
-from brs.integrations._sampler_lookup import find_rebalance_sampler
+from brs.integrations._loader import pad_to_multiple_of
+from brs.integrations._loader import find_rebalance_sampler
 from brs.integrations.accelerate import prepare_dataloader
 from brs.integrations.transformers import BatchRebalanceTrainer, RebalanceOptions
 

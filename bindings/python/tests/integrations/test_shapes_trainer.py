@@ -15,7 +15,7 @@ from transformers import (DataCollatorForLanguageModeling, PreTrainedTokenizerFa
 
 from _support import VOCAB, TokenDataset, pad_collate, scaled_lengths, tiny_gpt2
 from brs import BatchRebalanceSampler, PadToPlan
-from brs.integrations._sampler_lookup import find_rebalance_sampler
+from brs.integrations._loader import find_rebalance_sampler
 from brs.integrations.accelerate import prepare_dataloader
 from brs.integrations.transformers import BatchRebalanceTrainer, RebalanceOptions
 

@@ -1,15 +1,40 @@
-"""The padding a collator adds, so that the plan prices, caps and reports the tensors it builds.
+"""The brs sampler under a framework's DataLoader, and what the loader's collator and loss
+tell it: what every integration (accelerate, transformers, Lightning) does with the loader.
 
-transformers' padding collators (DataCollatorWithPadding, DataCollatorForSeq2Seq,
-DataCollatorForLanguageModeling, ...) and TRL's keep ``pad_to_multiple_of``; the Trainer wraps its
-collator in a RemoveColumnsCollator (``.data_collator``) and users in functools.partial
-(``.func``). A sampler built without pad_to_multiple_of takes the collator's; one given
-explicitly keeps its own (BatchRebalanceSampler.fill_unset).
+- find_rebalance_sampler: the BatchRebalanceSampler under the wrappers a framework puts around
+  a DataLoader.
+- The padding a collator adds, so that the plan prices, caps and reports the tensors it builds.
+  transformers' padding collators (DataCollatorWithPadding, DataCollatorForSeq2Seq,
+  DataCollatorForLanguageModeling, ...) and TRL's keep ``pad_to_multiple_of``; the Trainer wraps
+  its collator in a RemoveColumnsCollator (``.data_collator``) and users in functools.partial
+  (``.func``). A sampler built without pad_to_multiple_of takes the collator's; one given
+  explicitly keeps its own (BatchRebalanceSampler.fill_unset). With max_shapes or
+  length_buckets the collator is wrapped in brs.PadToPlan.
+- calibrate_loader: brs.calibrate on what the framework trains with, its lengths, its collator
+  and its loss (docs/calibration.md): a calibration is worth what it predicts about the
+  micro-batches training runs. Each framework module passes its own loss.
 """
 
 import logging
 
+from brs import BatchRebalanceSampler, PadToPlan, calibrate
+
 logger = logging.getLogger("brs")
+
+
+def find_rebalance_sampler(obj, depth=6):
+    """The BatchRebalanceSampler under ``obj`` (a DataLoader or a wrapper of one), else None."""
+    for _ in range(depth):
+        if obj is None or isinstance(obj, BatchRebalanceSampler):
+            return obj
+        inner = getattr(obj, "batch_sampler", None)
+        if inner is None or inner is obj:
+            inner = getattr(obj, "sampler", None)
+        obj = inner
+    return obj if isinstance(obj, BatchRebalanceSampler) else None
+
+
+# -- the collator's padding ------------------------------------------------------------------
 
 _WRAPPERS = ("data_collator", "func", "collate_fn")
 
@@ -54,8 +79,6 @@ def pad_to_plan(sampler, collator, framework):
     """``collator`` wrapped in brs.PadToPlan when the sampler bounds the shapes (max_shapes or
     length_buckets) and pads (not packed): its tensors then have the planned shape, not the
     longest sample's. Logged once per framework on the "brs" logger."""
-    from brs import PadToPlan
-
     if collator is None or isinstance(collator, PadToPlan) or sampler.packed:
         return collator
     if not sampler.max_shapes and not sampler.length_buckets:
@@ -68,3 +91,17 @@ def pad_to_plan(sampler, collator, framework):
         logger.info("brs: %s pads each micro-batch to the plan's padded length (%s): its "
                     "collator is wrapped in brs.PadToPlan", framework, what)
     return wrapped
+
+
+# -- a calibration over the loader -----------------------------------------------------------
+
+def calibrate_with_loader(model, dataloader, forward=None, **kwargs):
+    """brs.calibrate over the lengths of the brs sampler under ``dataloader`` and its
+    collate_fn; ``forward(model, batch) -> loss`` as the loop computes it (default
+    ``model(**batch).loss``)."""
+    sampler = find_rebalance_sampler(dataloader)
+    if sampler is None:
+        raise ValueError("calibrate: no brs.BatchRebalanceSampler under this DataLoader; build "
+                         "it as DataLoader(dataset, batch_sampler=sampler, collate_fn=...)")
+    collate_fn = getattr(dataloader, "collate_fn", None)
+    return calibrate(model, sampler.lengths, collate_fn=collate_fn, forward=forward, **kwargs)
