@@ -23,10 +23,11 @@ If you did not mean to change any plan, the change above is a regression."""
 
 def main(gen_vectors, data_dir, vectors_dir):
     def read(root):
-        """Every vector, balanced ones at the top and strategies/ below."""
+        """Every vector: balanced ones at the top, strategies/ and shapes/ below."""
         root = pathlib.Path(root)
         return {str(p.relative_to(root)): p.read_text()
-                for pattern in ("*.json", "strategies/*.json") for p in root.glob(pattern)}
+                for pattern in ("*.json", "strategies/*.json", "shapes/*.json")
+                for p in root.glob(pattern)}
 
     committed = read(vectors_dir)
     with tempfile.TemporaryDirectory() as out:

@@ -4,8 +4,9 @@
  *     gen_vectors DATA_DIR OUT_DIR
  *
  * DATA_DIR holds the *.lengths files (the repository's data/), OUT_DIR
- * receives one <name>.json per vector of the balanced strategy, and
- * OUT_DIR/strategies/<name>.json per vector of another BRS_OPT_STRATEGY.
+ * receives one <name>.json per vector of the balanced strategy,
+ * OUT_DIR/strategies/<name>.json per vector of another BRS_OPT_STRATEGY and
+ * OUT_DIR/shapes/<name>.json per vector with BRS_OPT_MAX_SHAPES set.
  * Only the public API of brs.h is used, so the files record what any
  * binding must reproduce.
  */
@@ -20,6 +21,8 @@
 
 #define MAX_SAMPLES 300
 #define MAX_PLANS 6
+/* The most pairs a vector's shape vocabulary may hold. */
+#define MAX_SHAPES 64
 /* A step index meaning "the last step of the epoch". */
 #define LAST_STEP UINT64_MAX
 
@@ -35,6 +38,9 @@ struct options {
     int64_t pad_to_multiple_of;
     const uint32_t *buckets; /* length buckets, bucket_count of them */
     size_t bucket_count;
+    /* The options of shapes/: BRS_SYNC_* (0, micro_step, is not written)
+     * and max_shapes (0: unbounded; set, the vector goes to shapes/). */
+    int64_t sync, max_shapes;
 };
 
 struct when {
@@ -58,51 +64,65 @@ static const uint32_t ladder[] = {64, 96, 128, 192, 256, 384, 512, 768, 1024, 15
 /* The vectors: each one pins a behaviour of the planner (README.md). */
 static const struct vector vectors[] = {
     {"gsm8k_padded", FROM_FILE, "gsm8k_train.lengths", 256, 0,
-     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0},
+     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0, 0, 0},
      {{0, 0}, {0, 1}, {0, LAST_STEP}, {1, 0}, {3, 7}}, 5},
     {"fortunes_capped", FROM_FILE, "fortunes.lengths", 240, 0,
-     {6, 1, 4, 11, 1, 1, 0.01, 0.0, 900, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0},
+     {6, 1, 4, 11, 1, 1, 0.01, 0.0, 900, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0, 0, 0},
      {{0, 0}, {0, 4}, {0, 5}, {0, 6}, {1, 5}, {2, 8}}, 6},
     {"jargon_packed", FROM_FILE, "jargon.lengths", 200, 0,
-     {8, 2, 2, 5, 1, 1, 0.0005, 50.0, 0, 1, BRS_STRATEGY_BALANCED, 0, NULL, 0},
+     {8, 2, 2, 5, 1, 1, 0.0005, 50.0, 0, 1, BRS_STRATEGY_BALANCED, 0, NULL, 0, 0, 0},
      {{0, 0}, {0, 3}, {1, LAST_STEP}}, 3},
     {"manpages_topup", FROM_FILE, "manpages.lengths", 130, 4096,
-     {8, 2, 2, 1, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0},
+     {8, 2, 2, 1, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0, 0, 0},
      {{0, 0}, {0, LAST_STEP}, {1, LAST_STEP}}, 3},
     {"single_sample_k8", CONSTANT, NULL, 1, 123,
-     {1, 4, 2, 0, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0},
+     {1, 4, 2, 0, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0, 0, 0},
      {{0, 0}, {1, 0}}, 2},
     {"no_shuffle", SYNTHETIC, NULL, 100, 3,
-     {5, 2, 2, 3, 0, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0},
+     {5, 2, 2, 3, 0, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0, 0, 0},
      {{0, 0}, {0, LAST_STEP}, {1, 0}}, 3},
     {"dp4_ga2", SYNTHETIC, NULL, 300, 9,
-     {4, 2, 4, 2024, 1, 1, 0.01, 100.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0},
+     {4, 2, 4, 2024, 1, 1, 0.01, 100.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0, 0, 0},
      {{0, 0}, {0, LAST_STEP}, {5, 3}}, 3},
     {"equal_lengths_partial", CONSTANT, NULL, 70, 64,
-     {4, 2, 2, 13, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0},
+     {4, 2, 2, 13, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0, 0, 0},
      {{0, 0}, {0, LAST_STEP}, {2, 1}}, 3},
     {"gsm8k_pad64_capped", FROM_FILE, "gsm8k_train.lengths", 256, 0,
-     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 1536, 0, BRS_STRATEGY_BALANCED, 64, NULL, 0},
+     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 1536, 0, BRS_STRATEGY_BALANCED, 64, NULL, 0, 0, 0},
      {{0, 0}, {0, 1}, {0, LAST_STEP}, {2, 3}}, 4},
     {"manpages_buckets", FROM_FILE, "manpages.lengths", 200, 2048,
-     {4, 2, 2, 3, 1, 1, 0.001, 20.0, 0, 0, BRS_STRATEGY_BALANCED, 8, ladder, 11},
+     {4, 2, 2, 3, 1, 1, 0.001, 20.0, 0, 0, BRS_STRATEGY_BALANCED, 8, ladder, 11, 0, 0},
      {{0, 0}, {0, LAST_STEP}, {1, 2}}, 3},
     {"jargon_packed_pad128", FROM_FILE, "jargon.lengths", 200, 0,
-     {8, 2, 2, 5, 1, 1, 0.0005, 50.0, 6144, 1, BRS_STRATEGY_BALANCED, 128, NULL, 0},
+     {8, 2, 2, 5, 1, 1, 0.0005, 50.0, 6144, 1, BRS_STRATEGY_BALANCED, 128, NULL, 0, 0, 0},
      {{0, 0}, {1, LAST_STEP}}, 2},
     /* The fixed-size strategies (tests/vectors/strategies). */
     {"gsm8k_random", FROM_FILE, "gsm8k_train.lengths", 256, 0,
-     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_RANDOM, 0, NULL, 0},
+     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_RANDOM, 0, NULL, 0, 0, 0},
      {{0, 0}, {0, LAST_STEP}, {1, 0}}, 3},
     {"gsm8k_length_grouped", FROM_FILE, "gsm8k_train.lengths", 256, 0,
-     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_LENGTH_GROUPED, 0, NULL, 0},
+     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_LENGTH_GROUPED, 0, NULL, 0, 0, 0},
      {{0, 0}, {0, 1}, {0, LAST_STEP}, {1, 0}}, 4},
     {"manpages_topup_random", FROM_FILE, "manpages.lengths", 130, 4096,
-     {8, 2, 2, 1, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_RANDOM, 0, NULL, 0},
+     {8, 2, 2, 1, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_RANDOM, 0, NULL, 0, 0, 0},
      {{0, 0}, {0, LAST_STEP}}, 2},
     {"jargon_packed_length_grouped", FROM_FILE, "jargon.lengths", 200, 0,
-     {8, 2, 2, 5, 1, 1, 0.0005, 50.0, 0, 1, BRS_STRATEGY_LENGTH_GROUPED, 0, NULL, 0},
+     {8, 2, 2, 5, 1, 1, 0.0005, 50.0, 0, 1, BRS_STRATEGY_LENGTH_GROUPED, 0, NULL, 0, 0, 0},
      {{0, 0}, {1, LAST_STEP}}, 2},
+    /* A shape vocabulary of max_shapes (tests/vectors/shapes). */
+    {"gsm8k_pad64_shapes6", FROM_FILE, "gsm8k_train.lengths", 256, 0,
+     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 64, NULL, 0, 0, 6},
+     {{0, 0}, {0, 1}, {0, LAST_STEP}, {1, 0}, {3, 7}}, 5},
+    {"synthetic_shapes4_partial", SYNTHETIC, NULL, 150, 21,
+     {4, 2, 2, 17, 1, 0, 0.001, 0.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0, 0, 4},
+     {{0, 0}, {0, LAST_STEP}, {1, LAST_STEP}}, 3},
+    {"gsm8k_capped_shapes8", FROM_FILE, "gsm8k_train.lengths", 256, 0,
+     {4, 2, 2, 7, 1, 1, 0.001, 0.0, 1536, 0, BRS_STRATEGY_BALANCED, 64, NULL, 0, 0, 8},
+     {{0, 0}, {0, 1}, {0, LAST_STEP}, {2, 3}}, 4},
+    {"dp4_ga2_sync_step_shapes6", SYNTHETIC, NULL, 300, 9,
+     {4, 2, 4, 2024, 1, 1, 0.01, 100.0, 0, 0, BRS_STRATEGY_BALANCED, 0, NULL, 0,
+      BRS_SYNC_STEP, 6},
+     {{0, 0}, {0, LAST_STEP}, {5, 3}}, 3},
 };
 
 static void die(const char *what, const char *detail)
@@ -206,6 +226,11 @@ static brs_sampler *make_sampler(const uint32_t *lengths, size_t n, const struct
               "set_int", brs_sampler_last_error(s));
     check(brs_sampler_set_length_buckets(s, o->buckets, o->bucket_count), "set_length_buckets",
           brs_sampler_last_error(s));
+    if (o->sync != BRS_SYNC_MICRO_STEP)
+        check(brs_sampler_set_int(s, BRS_OPT_SYNC, o->sync), "set_int", brs_sampler_last_error(s));
+    if (o->max_shapes != 0)
+        check(brs_sampler_set_int(s, BRS_OPT_MAX_SHAPES, o->max_shapes), "set_int",
+              brs_sampler_last_error(s));
     return s;
 }
 
@@ -231,6 +256,14 @@ static void write_options(FILE *f, const struct options *o)
                                      i ? ", " : "", o->buckets[i]);
         used += (size_t)snprintf(named + used, sizeof named - used, "]");
     }
+    if (o->sync != BRS_SYNC_MICRO_STEP) {
+        const char *sync = "";
+        check(brs_option_value_name(&sync, BRS_OPT_SYNC, o->sync), "value_name", "");
+        used += (size_t)snprintf(named + used, sizeof named - used, ", \"sync\": \"%s\"", sync);
+    }
+    if (o->max_shapes != 0)
+        used += (size_t)snprintf(named + used, sizeof named - used,
+                                 ", \"max_shapes\": %" PRId64, o->max_shapes);
     fprintf(f,
             "  \"options\": {\"batch_size\": %" PRId64 ", \"grad_accum\": %" PRId64
             ", \"dp_size\": %" PRId64 ", \"seed\": %" PRId64 ", \"shuffle\": %" PRId64
@@ -282,6 +315,20 @@ static void write_plan(FILE *f, brs_plan *p, const brs_sampler *s, struct when w
     fputs("    ]}", f);
 }
 
+/* The sampler's shape vocabulary (vectors of shapes/ only), as
+ * brs_sampler_shape_vocabulary returns it: [[batch size, padded length], ...]. */
+static void write_vocabulary(FILE *f, const brs_sampler *s)
+{
+    uint64_t pairs[2 * MAX_SHAPES];
+    size_t count;
+    check(brs_sampler_shape_vocabulary(pairs, &count, s, MAX_SHAPES), "shape_vocabulary",
+          brs_sampler_last_error(s));
+    fputs("  \"vocabulary\": [", f);
+    for (size_t i = 0; i < count; i++)
+        fprintf(f, "%s[%" PRIu64 ", %" PRIu64 "]", i ? ", " : "", pairs[2 * i], pairs[2 * i + 1]);
+    fputs("],\n", f);
+}
+
 static void write_vector(FILE *f, const struct vector *v, const uint32_t *lengths, size_t n)
 {
     brs_sampler *s = make_sampler(lengths, n, &v->opt);
@@ -295,7 +342,10 @@ static void write_vector(FILE *f, const struct vector *v, const uint32_t *length
     fputs("],\n", f);
     write_options(f, &v->opt);
     fprintf(f, "  \"fingerprint\": \"%016" PRIx64 "\",\n", fingerprint);
-    fprintf(f, "  \"steps_per_epoch\": %" PRIu64 ",\n  \"plans\": [\n", steps);
+    fprintf(f, "  \"steps_per_epoch\": %" PRIu64 ",\n", steps);
+    if (v->opt.max_shapes != 0)
+        write_vocabulary(f, s);
+    fputs("  \"plans\": [\n", f);
 
     brs_plan *p;
     check(brs_plan_new(&p), "brs_plan_new", "");
@@ -311,6 +361,15 @@ static void write_vector(FILE *f, const struct vector *v, const uint32_t *length
     brs_sampler_free(s);
 }
 
+/* Where a vector goes below OUT_DIR: "" (the balanced vectors every reader
+ * reads), "strategies" for another strategy, "shapes" with max_shapes set. */
+static const char *subdirectory(const struct options *o)
+{
+    if (o->strategy != BRS_STRATEGY_BALANCED)
+        return "strategies";
+    return o->max_shapes != 0 ? "shapes" : "";
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -321,13 +380,13 @@ int main(int argc, char **argv)
         uint32_t lengths[MAX_SAMPLES];
         size_t n = load_lengths(lengths, argv[1], &vectors[i]);
         char path[4096];
-        int other = vectors[i].opt.strategy != BRS_STRATEGY_BALANCED;
-        if (other) {
-            snprintf(path, sizeof path, "%s/strategies", argv[2]);
+        const char *sub = subdirectory(&vectors[i].opt);
+        if (*sub) {
+            snprintf(path, sizeof path, "%s/%s", argv[2], sub);
             if (mkdir(path, 0777) != 0 && errno != EEXIST)
                 die(path, strerror(errno));
         }
-        snprintf(path, sizeof path, "%s/%s%s.json", argv[2], other ? "strategies/" : "",
+        snprintf(path, sizeof path, "%s/%s%s%s.json", argv[2], sub, *sub ? "/" : "",
                  vectors[i].name);
         FILE *f = fopen(path, "w");
         if (!f)

@@ -1,4 +1,5 @@
-"""The committed golden vectors (tests/vectors/*.json, format in its README.md), reproduced."""
+"""The committed golden vectors (tests/vectors/*.json, format in its README.md), reproduced;
+and those of tests/vectors/shapes (max_shapes, sync), with their shape vocabulary."""
 
 import json
 
@@ -8,23 +9,23 @@ from brs import BatchRebalanceSampler
 from brs_testing import VECTORS
 
 FILES = sorted(VECTORS.glob("*.json")) if VECTORS.is_dir() else []
+SHAPE_FILES = sorted((VECTORS / "shapes").glob("*.json"))
 
 
 def _sampler(vector):
     o = vector["options"]
+    # max_shapes and sync are in the options of the shapes/ vectors only (sync only when set)
+    shapes = {key: o[key] for key in ("max_shapes", "sync") if key in o}
     return BatchRebalanceSampler(
         vector["lengths"], per_device_batch_size=o["batch_size"], grad_accum=o["grad_accum"],
         dp_size=o["dp_size"], rank=0, seed=o["seed"], shuffle=bool(o["shuffle"]),
         drop_last=bool(o["drop_last"]), alpha=o["alpha"], intercept=o["intercept"],
         max_tokens=o["max_tokens"] or None, packed=bool(o["packed"]),
-        pad_to_multiple_of=o.get("pad_to_multiple_of"), length_buckets=o.get("length_buckets"))
+        pad_to_multiple_of=o.get("pad_to_multiple_of"), length_buckets=o.get("length_buckets"),
+        **shapes)
 
 
-@pytest.mark.skipif(not FILES, reason="no golden vectors committed yet")
-@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
-def test_golden_vector(path):
-    vector = json.loads(path.read_text())
-    sampler = _sampler(vector)
+def _check_plans(sampler, vector):
     assert sampler.fingerprint == vector["fingerprint"]
     assert sampler.steps_per_epoch == vector["steps_per_epoch"]
     for expected in vector["plans"]:
@@ -35,3 +36,26 @@ def test_golden_vector(path):
                  "real_tokens": mb.real_tokens, "cost": mb.cost} for mb in rank]
                for rank in plan.micro_batches]
         assert got == expected["micro_batches"]
+
+
+@pytest.mark.skipif(not FILES, reason="no golden vectors committed yet")
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_golden_vector(path):
+    vector = json.loads(path.read_text())
+    _check_plans(_sampler(vector), vector)
+
+
+@pytest.mark.skipif(not SHAPE_FILES, reason="no shape vectors in tests/vectors/shapes")
+@pytest.mark.parametrize("path", SHAPE_FILES, ids=[p.stem for p in SHAPE_FILES])
+def test_shape_vector(path):
+    vector = json.loads(path.read_text())
+    sampler = _sampler(vector)
+    assert sampler.max_shapes == vector["options"]["max_shapes"]
+    vocabulary = [tuple(pair) for pair in vector["vocabulary"]]
+    assert sampler.shape_vocabulary() == vocabulary
+    _check_plans(sampler, vector)
+    for expected in vector["plans"]:  # every micro-batch has a shape of the vocabulary
+        for rank in expected["micro_batches"]:
+            for mb in rank:
+                size = len(mb["indices"])
+                assert (size, mb["padded_tokens"] // size) in vocabulary

@@ -17,7 +17,8 @@ def load_vectors():
 
 def swig_sampler(vector):
     """A brs_swig.Sampler configured as the vector says (length_buckets, in the options only
-    when set, through set_length_buckets)."""
+    when set, through set_length_buckets; the other options, max_shapes and sync of the
+    shapes/ vectors included, by name)."""
     options = dict(vector["options"])
     buckets = options.pop("length_buckets", None)
     sampler = brs_swig.Sampler(vector["lengths"], **options)

@@ -88,14 +88,21 @@ proc check {what got expected} {
     }
 }
 
-# pad_to_multiple_of and length_buckets are in a vector's options only when set.
+# pad_to_multiple_of and length_buckets are in a vector's options only when set;
+# max_shapes and sync (by its value's name, when set) only in those of shapes/,
+# given by name after the values by position.
 proc new_vector_sampler {vector} {
     set o [dict get $vector options]
     set multiple [expr {[dict exists $o pad_to_multiple_of] ? [dict get $o pad_to_multiple_of] : 1}]
+    set named {}
+    foreach key {max_shapes sync} {
+        if {[dict exists $o $key]} { lappend named $key [dict get $o $key] }
+    }
     set sampler [new_Sampler [dict get $vector lengths] [dict get $o batch_size] \
         [dict get $o grad_accum] [dict get $o dp_size] 0 [dict get $o seed] \
         [dict get $o shuffle] [dict get $o drop_last] [dict get $o alpha] \
-        [dict get $o intercept] [dict get $o max_tokens] [dict get $o packed] $multiple]
+        [dict get $o intercept] [dict get $o max_tokens] [dict get $o packed] $multiple \
+        {*}$named]
     if {[dict exists $o length_buckets]} {
         $sampler set_length_buckets [dict get $o length_buckets]
         $sampler validate
@@ -148,6 +155,25 @@ foreach file [lsort [glob -directory $vectors_dir *.json]] {
     incr count
 }
 check "number of vectors" [expr {$count > 0}] 1
+
+# The vectors of shapes/ (max_shapes, sync) also hold the shape vocabulary.
+set shape_count 0
+foreach file [lsort [glob -nocomplain -directory [file join $vectors_dir shapes] *.json]] {
+    set f [open $file]
+    set vector [json::parse [read $f]]
+    close $f
+    set name [dict get $vector name]
+    set sampler [new_vector_sampler $vector]
+    check "$name max_shapes" [$sampler get_option max_shapes] \
+        [dict get $vector options max_shapes]
+    check "$name vocabulary" [$sampler shape_vocabulary] [dict get $vector vocabulary]
+    check "$name fingerprint" [$sampler fingerprint] [dict get $vector fingerprint]
+    check "$name steps" [$sampler steps_per_epoch] [dict get $vector steps_per_epoch]
+    foreach plan [dict get $vector plans] { check_plan $name $sampler $plan }
+    delete_Sampler $sampler
+    incr shape_count
+}
+check "number of shape vectors" [expr {$shape_count > 0}] 1
 
 # Errors: a Tcl error "ValueError <brs_strerror> (brs status N): <detail>".
 proc check_error {what script status} {
@@ -278,4 +304,4 @@ if {$failures} {
     puts stderr "$failures failures"
     exit 1
 }
-puts "ok: $count golden vectors and the errors"
+puts "ok: $count golden vectors, $shape_count shape vectors and the errors"

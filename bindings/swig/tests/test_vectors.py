@@ -97,6 +97,25 @@ class Strategies(unittest.TestCase):
             sampler.stats()
 
 
+class ShapeVectors(unittest.TestCase):
+    """tests/vectors/shapes: max_shapes (and sync, by its value's name, when set) as options
+    by name; each vector holds the sampler's shape vocabulary too."""
+
+    def test_shape_vectors(self):
+        directory = pathlib.Path(os.environ["BRS_VECTORS"]) / "shapes"
+        files = sorted(directory.glob("*.json"))
+        self.assertTrue(files, f"no shape vectors in {directory}")
+        for path in files:
+            vector = json.loads(path.read_text())
+            with self.subTest(vector=vector["name"]):
+                self.assertIn("max_shapes", vector["options"])
+                sampler = swig_sampler(vector)
+                self.assertEqual(sampler.get_option("max_shapes"),
+                                 vector["options"]["max_shapes"])
+                self.assertEqual(sampler.shape_vocabulary(), vector["vocabulary"])
+                check_vector(self, vector, sampler)
+
+
 class OptionTable(unittest.TestCase):
     def test_every_option_named_and_found(self):
         count = brs_swig.option_count()

@@ -47,13 +47,18 @@ function sampler_for(vector)
                    packed=o["packed"] == 1,
                    # only in the options when set
                    pad_to_multiple_of=get(o, "pad_to_multiple_of", 1),
-                   length_buckets=haskey(o, "length_buckets") ? Int.(o["length_buckets"]) : nothing)
+                   length_buckets=haskey(o, "length_buckets") ? Int.(o["length_buckets"]) : nothing,
+                   # only in the vectors of shapes/ (sync by its value's name, when set)
+                   max_shapes=get(o, "max_shapes", nothing), sync=get(o, "sync", nothing))
 end
 
 function check_vector(vector)
     s = sampler_for(vector)
     @test string(fingerprint(s); base=16, pad=16) == vector["fingerprint"]
     @test steps_per_epoch(s) == vector["steps_per_epoch"]
+    if haskey(vector, "vocabulary")  # the vectors of shapes/
+        @test shape_vocabulary(s) == [(Int(p[1]), Int(p[2])) for p in vector["vocabulary"]]
+    end
     for expected in vector["plans"]
         set_epoch!(s, expected["epoch"])
         p = plan(s, expected["step"])
@@ -336,4 +341,15 @@ const CONFIG = (per_device_batch_size=4, grad_accum=2, dp_size=3, seed=7)
         check_vector(parse_json(read(path, String)))
     end
     isempty(vector_files) && @info "no golden vectors in $VECTORS_DIR"
+
+    # The vectors of tests/vectors/shapes: max_shapes (and sync), with the shape vocabulary.
+    shapes_dir = joinpath(VECTORS_DIR, "shapes")
+    shape_files = isdir(shapes_dir) ?
+                  filter(f -> endswith(f, ".json"), readdir(shapes_dir; join=true)) : String[]
+    @testset "shape vector $(basename(path))" for path in shape_files
+        vector = parse_json(read(path, String))
+        @test haskey(vector["options"], "max_shapes") && haskey(vector, "vocabulary")
+        check_vector(vector)
+    end
+    isempty(shape_files) && @info "no shape vectors in $shapes_dir"
 end

@@ -1,7 +1,9 @@
 //! The golden vectors of tests/vectors (written by the C library's
 //! gen_vectors, format in tests/vectors/README.md): this binding must
 //! reproduce every plan exactly, through Plan and through the iterator.
-//! BRS_VECTORS_DIR overrides the folder (e.g. freshly generated vectors).
+//! The vectors of tests/vectors/shapes (max_shapes, and sync when set) also
+//! pin the sampler's shape vocabulary. BRS_VECTORS_DIR overrides the folder
+//! (e.g. freshly generated vectors).
 
 mod common;
 
@@ -15,9 +17,9 @@ fn vectors_dir() -> PathBuf {
         .unwrap_or_else(|| common::repository().join("tests/vectors"))
 }
 
-fn vector_files() -> Vec<PathBuf> {
-    let dir = vectors_dir();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+/// The *.json files directly in `dir`, sorted.
+fn vector_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut files: Vec<PathBuf> = entries
@@ -29,11 +31,18 @@ fn vector_files() -> Vec<PathBuf> {
 }
 
 /// The vector's options; pad_to_multiple_of and length_buckets are there
-/// only when set.
+/// only when set, max_shapes and sync (by its value's name) only in the
+/// vectors of shapes/.
 fn builder(options: &Json) -> SamplerBuilder {
     let int = |key: &str| options.get(key).as_u64();
     let cap = int("max_tokens");
     let mut builder = Sampler::builder();
+    if let Some(max_shapes) = options.find("max_shapes") {
+        builder = builder.option("max_shapes", max_shapes.as_u64());
+    }
+    if let Some(sync) = options.find("sync") {
+        builder = builder.option("sync", sync.as_str());
+    }
     if let Some(multiple) = options.find("pad_to_multiple_of") {
         builder = builder.pad_to_multiple_of(multiple.as_u64());
     }
@@ -172,6 +181,21 @@ fn check_vector(vector: &Json) {
         steps,
         "{name}: steps_per_epoch"
     );
+    if let Some(vocabulary) = vector.find("vocabulary") {
+        let expected: Vec<(u64, u64)> = vocabulary
+            .as_array()
+            .iter()
+            .map(|pair| {
+                let pair = pair.as_array();
+                assert_eq!(pair.len(), 2, "{name}: a vocabulary pair");
+                (pair[0].as_u64(), pair[1].as_u64())
+            })
+            .collect();
+        let got = sampler
+            .shape_vocabulary()
+            .unwrap_or_else(|e| panic!("{name}: shape_vocabulary: {e}"));
+        assert_eq!(got, expected, "{name}: vocabulary");
+    }
     let plans = vector.get("plans").as_array();
     assert!(!plans.is_empty(), "{name}: no plans");
     check_plans(name, &sampler, plans);
@@ -180,7 +204,7 @@ fn check_vector(vector: &Json) {
 
 #[test]
 fn every_golden_vector_is_reproduced() {
-    let files = vector_files();
+    let files = vector_files(&vectors_dir());
     if files.is_empty() {
         println!(
             "note: no golden vectors in {} yet; nothing checked",
@@ -194,6 +218,34 @@ fn every_golden_vector_is_reproduced() {
         check_vector(&vector);
     }
     println!("{} golden vectors reproduced", files.len());
+}
+
+#[test]
+fn every_shape_vector_is_reproduced() {
+    let dir = vectors_dir().join("shapes");
+    let files = vector_files(&dir);
+    if files.is_empty() {
+        println!(
+            "note: no shape vectors in {}; nothing checked",
+            dir.display()
+        );
+        return;
+    }
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let vector = Json::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let name = vector.get("name").as_str();
+        assert!(
+            vector.get("options").find("max_shapes").is_some(),
+            "{name}: a shape vector without max_shapes"
+        );
+        assert!(
+            vector.find("vocabulary").is_some(),
+            "{name}: a shape vector without its vocabulary"
+        );
+        check_vector(&vector);
+    }
+    println!("{} shape vectors reproduced", files.len());
 }
 
 #[test]
