@@ -228,6 +228,33 @@ typedef int32_t brs_option;
  *  max_shapes > 0 is BRS_ERR_UNSUPPORTED; the fixed-size strategies
  *  (random, length_grouped) ignore it. 0 .. 4096. Default 0. */
 #define BRS_OPT_MAX_SHAPES 19
+/** int: cp_size, C, the context-parallel ranks of each data-parallel rank,
+ *  a power of two, 1 .. 4096 (since 1.6). The world is dp_size x cp_size
+ *  ranks, global rank = dp index x cp_size + cp index (DeviceMesh order
+ *  ("dp", "cp")); a step draws the same samples as with cp_size 1. With
+ *  cp_size > 1 each micro-step's micro-batches get a degree c (cp_degrees)
+ *  and a group of c consecutive ranks starting at a multiple of c within one
+ *  block of cp_size, every rank runs grad_accum micro-steps (a placeholder
+ *  where it has nothing) and each rank of a group holds a head-tail share of
+ *  each sequence (brs_plan_cp_micro_batch, brs_plan_cp_token_ranges).
+ *  Packed mode and the balanced strategy only; max_tokens, max_shapes and
+ *  images with cp_size > 1 are BRS_ERR_UNSUPPORTED. Default 1. */
+#define BRS_OPT_CP_SIZE 20
+/** int: max_tokens_per_rank, hard cap on the tokens one rank holds in one
+ *  micro-step when cp_size > 1 (since 1.6): a sequence of length L on c ranks
+ *  puts ceil(L / c) on each, a micro-batch's share is the sum over its
+ *  sequences, rounded as pad_to_multiple_of and the length buckets round a
+ *  packed row; 0 means no cap. 0 .. INT64_MAX. Default 0. */
+#define BRS_OPT_MAX_TOKENS_PER_RANK 21
+/** double: cp_comm_cost, the context-parallel communication term of the
+ *  cost, 0 .. 1e6, stored as alpha is (since 1.6): a micro-batch of T tokens
+ *  on c ranks costs each of them intercept + (its sum of L + alpha * L^2) / c
+ *  + cp_comm_cost * log2(c) * T units. Default 0.1. */
+#define BRS_OPT_CP_COMM_COST 22
+/** int: cp_degrees, the degrees a context-parallel micro-batch may take, a
+ *  bitmask: bit j allows degree 2^j, which must be at most cp_size (since
+ *  1.6); 0 allows every power of two up to cp_size. 0 .. 8191. Default 0. */
+#define BRS_OPT_CP_DEGREES 23
 
 /** Option types (brs_option_type). */
 #define BRS_OPTION_INT 0
@@ -683,6 +710,13 @@ typedef int32_t brs_plan_key;
 /** Largest image-patch count of one micro-batch: the encoder's memory peak
  *  (since 1.5). */
 #define BRS_PLAN_MAX_ENCODER_TOKENS 11
+/** The plan's cp_size, C (1 without context parallelism; since 1.6): it has
+ *  dp_size x C ranks (brs_plan_cp_micro_batch). */
+#define BRS_PLAN_CP_SIZE 12
+/** Largest padded-token count one rank holds in one micro-step: with
+ *  cp_size > 1 its share of its micro-batch (at most max_tokens_per_rank),
+ *  otherwise BRS_PLAN_MAX_PADDED_TOKENS (since 1.6). */
+#define BRS_PLAN_MAX_RANK_TOKENS 13
 /** Double plan queries (brs_plan_get_double), in cost units. */
 /** Largest micro-batch cost: the exact minimum under the constraints (padded mode). */
 #define BRS_PLAN_MAX_COST 20
@@ -853,6 +887,72 @@ BRS_API brs_status brs_plan_micro_batch_stats(uint64_t *padded_tokens, uint64_t 
 BRS_API brs_status brs_plan_micro_batch_encoder(uint64_t *encoder_tokens, uint64_t *images,
                                                 double *encoder_cost, const brs_plan *plan,
                                                 int64_t rank, int64_t micro);
+
+/**
+ * The micro-steps every rank of the plan runs (since 1.6): grad_accum, with
+ * or without context parallelism (a rank with nothing at a micro-step runs a
+ * placeholder there).
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if count or plan is NULL.
+ * Thread-safety: as brs_plan_get_int.
+ */
+BRS_API brs_status brs_plan_cp_micro_steps(uint64_t *count, const brs_plan *plan);
+
+/**
+ * The micro-batch that global rank `global_rank` (0 <= global_rank <
+ * dp_size x cp_size, = dp index x cp_size + cp index) runs at micro-step
+ * `micro` (since 1.6): *indices points at its *count dataset indices, the
+ * same on every rank of its group, longest first; the group is the *degree
+ * ranks *first_rank .. *first_rank + *degree - 1, *degree a power of two
+ * that divides *first_rank and stays within one block of cp_size ranks. A
+ * placeholder (the rank has nothing at this micro-step; a training loop runs
+ * it with zero loss weight so that collectives stay in step) has *count 0,
+ * *first_rank global_rank and *degree 1. Without context parallelism (cp_size
+ * 1) this is brs_plan_micro_batch of that rank, at degree 1.
+ * Ownership: the array belongs to the plan; valid until the next
+ * brs_plan_compute or brs_plan_free on it. NULL: BRS_ERR_NULL_POINTER if any
+ * pointer is NULL. Errors: BRS_ERR_OUT_OF_RANGE for a rank or micro-step
+ * outside the plan, BRS_ERR_STATE when the plan holds no step.
+ * Thread-safety: as brs_plan_get_int.
+ */
+BRS_API brs_status brs_plan_cp_micro_batch(const uint64_t **indices, size_t *count,
+                                           uint64_t *first_rank, uint64_t *degree,
+                                           const brs_plan *plan, uint64_t global_rank,
+                                           uint64_t micro);
+
+/**
+ * What global rank `global_rank` holds at micro-step `micro` (since 1.6): its
+ * padded tokens (its group's share per rank, the sum over the micro-batch's
+ * sequences of ceil(L / degree), rounded as a packed row is; the same on every
+ * rank of the group, at most max_tokens_per_rank), its real tokens (the sum
+ * of its token ranges) and the cost of its micro-batch on each rank of the
+ * group; all 0 for a placeholder.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if any pointer is NULL.
+ * Errors: as brs_plan_cp_micro_batch. Thread-safety: as brs_plan_get_int.
+ */
+BRS_API brs_status brs_plan_cp_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real_tokens,
+                                                 double *cost, const brs_plan *plan,
+                                                 uint64_t global_rank, uint64_t micro);
+
+/**
+ * The token ranges of its micro-batch's sequences that global rank
+ * `global_rank` computes at micro-step `micro` (since 1.6), as triples:
+ * ranges[3i] the dataset index, ranges[3i + 1] the first token, ranges[3i + 2]
+ * one past the last, for i < capacity; *count the number of triples. A
+ * sequence of length L on a group of degree c is cut into 2c chunks as even
+ * as possible (the first L mod 2c one token longer); the group's i-th rank
+ * gets chunks i and 2c - 1 - i (the causal-balanced head-tail split), as one
+ * range where they touch; empty ranges are left out. Over the ranks of the
+ * group the ranges cover each sequence's [0, L) exactly once, in the order
+ * of brs_plan_cp_micro_batch's indices. BRS_ERR_OUT_OF_RANGE when *count >
+ * capacity (call again with room: at most 2 x the micro-batch's count);
+ * ranges NULL with capacity 0 asks for the count only and returns BRS_OK.
+ * Other errors: as brs_plan_cp_micro_batch.
+ * Ownership: none. NULL: BRS_ERR_NULL_POINTER if count or plan is NULL, or
+ * ranges is NULL with capacity > 0. Thread-safety: as brs_plan_get_int.
+ */
+BRS_API brs_status brs_plan_cp_token_ranges(uint64_t *ranges, size_t *count, const brs_plan *plan,
+                                            uint64_t global_rank, uint64_t micro,
+                                            size_t capacity);
 
 /**
  * The detail message of the latest failed call on this plan, read-only

@@ -146,6 +146,18 @@ struct brs_plan {
     struct brs_encoder_load *sorted_load; /* n: the sorted samples' images (two-part steps) */
     struct brs_grouped_order grouped;     /* the length_grouped epoch order */
 
+    /* Context parallelism (context_parallel.c): the plan's cp_size (1: none,
+     * and the slots are the ranks), its micro-batches and where each starts
+     * in `indices`, each (global rank, micro-step)'s micro-batch (NO_GROUP: a
+     * placeholder), the peak tokens of a rank. */
+    size_t cp_size;
+    int cp_active;
+    struct brs_cp_plan cp;
+    size_t *cp_start, *cp_count; /* each micro-batch's first position in indices, its size */
+    uint32_t *cp_rank_group;     /* dp_size * cp_size * grad_accum, rank-major */
+    size_t cp_sample_capacity, cp_slot_capacity;
+    uint64_t max_rank_tokens;
+
     struct brs_message message;
 };
 
@@ -206,6 +218,22 @@ brs_status brs_step_plan(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint
 /* The gathered step resolved once into p->resolved (planner/planner.h): what
  * every planner, description and error of the step reads. */
 void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabulary *vocabulary);
+
+/* ---- context parallelism (context_parallel.c). ---- */
+
+/* The layout the sampler's options give (inactive without cp_size > 1 or
+ * max_tokens_per_rank). */
+struct brs_cp_layout brs_cp_layout_of(const brs_sampler *s);
+/* The checks of the context-parallel options together with the others and
+ * the longest sample. */
+brs_status brs_cp_check(const brs_sampler *s, const struct brs_message *message);
+/* The plan's buffers for a context-parallel step of n samples. */
+brs_status brs_cp_reserve(brs_plan *p, size_t n);
+/* The context-parallel plan in p->cp written into the slots (each dp rank's
+ * slot holds its block's micro-batches of that micro-step) and described. */
+void brs_cp_fill(brs_plan *p);
+/* What brs_plan_free releases. */
+void brs_cp_free(brs_plan *p);
 
 /* ---- what a plan's micro-batches weigh (describe.c). ---- */
 

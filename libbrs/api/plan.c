@@ -45,6 +45,7 @@ static void free_buffers(brs_plan *p)
     free(p->images);
     free(p->encoder_cost);
     brs_grouped_order_free(&p->grouped);
+    brs_cp_free(p);
 }
 
 void brs_plan_free(brs_plan *plan)
@@ -120,6 +121,10 @@ brs_status brs_plan_get_int(int64_t *out, const brs_plan *plan, brs_plan_key key
     case BRS_PLAN_MEGABATCH_SIZE: *out = (int64_t)plan->megabatch_size; return BRS_OK;
     case BRS_PLAN_TOTAL_ENCODER_TOKENS: *out = (int64_t)plan->total_encoder_tokens; return BRS_OK;
     case BRS_PLAN_MAX_ENCODER_TOKENS: *out = (int64_t)plan->max_encoder_tokens; return BRS_OK;
+    case BRS_PLAN_CP_SIZE: *out = plan->cp_active ? (int64_t)plan->cp_size : 1; return BRS_OK;
+    case BRS_PLAN_MAX_RANK_TOKENS:
+        *out = (int64_t)(plan->cp_active ? plan->max_rank_tokens : plan->max_padded);
+        return BRS_OK;
     default: return unknown_plan_key(plan, key, call, "brs_plan_get_double");
     }
 }
@@ -376,6 +381,7 @@ static brs_status compute_batch(brs_plan *plan, const brs_sampler *config, const
     if (status == BRS_OK && image_offsets)
         status = brs_encoder_loads_attach(&view, image_patches, image_offsets, n, &plan->message);
     if (status == BRS_OK) status = brs_encoder_loads_check(&view, &plan->message);
+    if (status == BRS_OK) status = brs_cp_check(&view, &plan->message);
     if (status == BRS_OK) {
         /* The length_grouped order cache is keyed by the sampler's
          * fingerprint, which a view without a lengths hash does not give:

@@ -19,6 +19,8 @@ void brs_samples_shape(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64
     p->grad_accum = (size_t)s->config.grad_accum;
     p->k = p->dp_size * p->grad_accum;
     p->megabatch_size = 0;
+    p->cp_size = (size_t)s->config.cp_size;
+    p->cp_active = 0;
 }
 
 /* realloc that leaves *pointer intact on failure. */

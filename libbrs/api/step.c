@@ -94,8 +94,44 @@ static brs_status plan_error(brs_plan *p, const brs_sampler *s, const struct brs
  * groups written into slots and described: a two-part plan from its
  * slots (describe.c prices both parts), a text plan from the planner's
  * bounds, the tighter certified bound on the step time included. */
+/* A context-parallel step (planner/context_parallel.c) written into the
+ * plan (context_parallel.c); its errors name what would plan it. */
+static brs_status plan_context_parallel(brs_plan *p, const brs_sampler *s)
+{
+    if (brs_cp_reserve(p, p->num_samples) != BRS_OK)
+        return brs_fail(&p->message, BRS_ERR_NO_MEMORY,
+                        "cannot allocate the context-parallel buffers of a %zu-sample step",
+                        p->num_samples);
+    struct brs_planned planned = {.cp = &p->cp};
+    brs_status status = brs_planner_plan(&planned, &p->resolved, p->sort_scratch, p->pack_scratch);
+    const struct brs_config *c = &s->config;
+    if (status == BRS_ERR_SAMPLE_TOO_LONG)
+        return brs_fail(&p->message, status,
+                        "step %llu of epoch %llu has a sample of %u tokens that no allowed "
+                        "context-parallel degree (cp_size %lld, cp_degrees %lld) holds within "
+                        "max_tokens_per_rank %lld: raise max_tokens_per_rank or cp_size",
+                        (unsigned long long)p->step, (unsigned long long)p->epoch,
+                        p->sorted_length[0], (long long)c->cp_size, (long long)c->cp_degrees,
+                        (long long)c->max_tokens_per_rank);
+    if (status == BRS_ERR_CAP_INFEASIBLE)
+        return brs_fail(&p->message, status,
+                        "step %llu of epoch %llu: libbrs found no plan of its %zu samples in "
+                        "grad_accum %lld micro-steps of dp_size %lld x cp_size %lld ranks with at "
+                        "most max_tokens_per_rank %lld tokens per rank: raise grad_accum, "
+                        "max_tokens_per_rank or cp_size",
+                        (unsigned long long)p->step, (unsigned long long)p->epoch, p->num_samples,
+                        (long long)c->grad_accum, (long long)c->dp_size, (long long)c->cp_size,
+                        (long long)c->max_tokens_per_rank);
+    if (status != BRS_OK)
+        return brs_fail(&p->message, status, "the planner failed: %s", brs_strerror(status));
+    p->cp_active = 1;
+    brs_cp_fill(p);
+    return BRS_OK;
+}
+
 static brs_status plan_balanced(brs_plan *p, const brs_sampler *s)
 {
+    if (p->resolved.cp.active) return plan_context_parallel(p, s);
     struct brs_planned planned = {
         .split = {.starts = p->starts, .group_of = p->group_of, .costs = p->group_cost},
         .group_length = p->group_length,
@@ -164,7 +200,8 @@ void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabu
                                     .packed = (int)c->packed,
                                     .model = brs_settings_cost_model(s),
                                     .padding = brs_settings_padding(s),
-                                    .vocabulary = vocabulary};
+                                    .vocabulary = vocabulary,
+                                    .cp = brs_cp_layout_of(s)};
     if (!brs_encoder_loads_in_step(p, s)) return;
     for (size_t i = 0; i < p->num_samples; i++)
         p->sorted_load[i] = brs_encoder_loads_of(s, p->sorted_index[i]);

@@ -3,7 +3,8 @@
  * planner where its samples carry images, started from the text plan
  * (docs/algorithm.md, "Two parts"), then the deal of the groups to ranks
  * and micro-steps for the sync model (assign.c), which the planners scored
- * their candidates with. */
+ * their candidates with; a context-parallel step goes to its own planner
+ * (context_parallel.c), which lays its micro-batches out on ranks itself. */
 #include "planner/internal.h"
 
 /* The text planner: every group's shape in the vocabulary, or padded, or
@@ -45,6 +46,11 @@ brs_status brs_planner_plan(struct brs_planned *out, const struct brs_step *step
                             uint32_t *pack_scratch)
 {
     out->by_group = out->within_vocabulary = out->with_images = out->failed = 0;
+    if (step->cp.active) {
+        brs_status status = brs_cp_plan(out->cp, step);
+        if (status == BRS_ERR_CAP_INFEASIBLE) out->failed = BRS_FAILED_TEXT_CAP;
+        return status;
+    }
     brs_status status = plan_text(out, step, scratch, pack_scratch);
     if (status == BRS_OK && step->loads) status = plan_two_parts(out, step);
     if (status != BRS_OK) return status;

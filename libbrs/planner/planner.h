@@ -215,6 +215,57 @@ brs_wide brs_vocabulary_quick_time(const uint32_t *lengths, size_t n, size_t k, 
                                    int sync, const struct brs_cost_model *model,
                                    const struct brs_vocabulary *v);
 
+/* ---- Context parallelism (context_parallel.c): the world is dp_size blocks of `size` ranks; a
+ * micro-batch of degree c (a power of two in `degrees`) runs on c consecutive ranks starting at a
+ * multiple of c, each holding sum ceil(L / c) of its sequences' tokens, and costs each of them
+ * intercept + ceil(sum w(L) / c) + comm * log2(c) * sum L (docs/algorithm.md, "Context
+ * parallelism"). ---- */
+
+struct brs_step;
+
+struct brs_cp_layout {
+    int active;          /* cp_size > 1 or max_tokens_per_rank set: brs_cp_plan plans the step */
+    size_t size;         /* cp_size, a power of two */
+    uint32_t degrees;    /* bit j: degree 2^j allowed, every one <= size */
+    uint64_t max_tokens; /* tokens one rank may hold before the padding rounds them; 0: no cap */
+    uint64_t comm;       /* micro units per token per doubling of the degree */
+};
+
+/* A context-parallel plan: `count` micro-batches (placeholders are not
+ * among them), each with its micro-step, first rank, degree, tokens per rank
+ * and cost per rank; group_of[i] the micro-batch of sorted sample i. Buffers
+ * of n entries each (a micro-batch holds at least one sample), the caller's.
+ * The micro-batches are ordered by micro-step, then first rank. */
+struct brs_cp_plan {
+    size_t count;
+    uint32_t *group_of, *micro, *first_rank, *degree;
+    uint64_t *tokens;
+    brs_wide *cost;
+    brs_wide micro_sync, step_sync, time_lower_bound, lower_bound;
+    int exact; /* the search proved the plan optimal */
+};
+
+/* Plans a step whose layout is active (packed): grad_accum micro-steps of
+ * dp_size x cp_size ranks, the per-micro-step synchronised step time least,
+ * then the peak tokens per rank, then the ranks' total cost. Exact where the
+ * search ends within its budget (small steps), else the best of the greedy
+ * candidates. BRS_ERR_SAMPLE_TOO_LONG for a sample no allowed degree holds
+ * under the cap; BRS_ERR_CAP_INFEASIBLE when no plan was found;
+ * BRS_ERR_NO_MEMORY. */
+brs_status brs_cp_plan(struct brs_cp_plan *out, const struct brs_step *step);
+/* The least allowed degree that holds a sequence of `length` tokens within
+ * the layout's cap; 0 when none does. */
+uint64_t brs_cp_least_degree(const struct brs_cp_layout *cp, uint64_t length);
+/* The degree's share of a sequence: token range of chunk pair for rank
+ * position `i` of a group of degree c over a sequence of `length` tokens:
+ * writes up to two [start, end) pairs into ranges and returns how many
+ * (empty ones left out, touching ones merged). */
+size_t brs_cp_shard(uint64_t *ranges, uint64_t length, uint64_t degree, uint64_t i);
+/* The cost on each rank of a micro-batch of degree c whose samples' weights
+ * sum to `weights` and tokens to `tokens`. */
+brs_wide brs_cp_cost(const struct brs_cost_model *model, const struct brs_cp_layout *cp,
+                     brs_wide weights, uint64_t tokens, uint64_t degree);
+
 /* ---- A step to plan, and the one entry that plans it (planner.c). ---- */
 
 /* A step, resolved once from the sampler (api/step.c): its samples sorted
@@ -231,6 +282,7 @@ struct brs_step {
                                   * max_encoder_tokens */
     struct brs_padding padding;
     const struct brs_vocabulary *vocabulary; /* NULL: any shape */
+    struct brs_cp_layout cp;                 /* inactive: no context parallelism */
 };
 
 /* Which cap a step could not meet (brs_planned.failed). */
@@ -245,10 +297,11 @@ struct brs_planned {
     uint32_t *group_length; /* k */
     uint32_t *slot_of;      /* k */
     brs_wide micro_sync, step_sync;
-    int by_group;          /* the groups are split.group_of (packed, two parts) */
-    int within_vocabulary; /* group_length holds each group's padded length */
-    int with_images;       /* the costs include the encoder's (two parts) */
-    int failed;            /* BRS_FAILED_*, with BRS_ERR_CAP_INFEASIBLE */
+    int by_group;           /* the groups are split.group_of (packed, two parts) */
+    int within_vocabulary;  /* group_length holds each group's padded length */
+    int with_images;        /* the costs include the encoder's (two parts) */
+    int failed;             /* BRS_FAILED_*, with BRS_ERR_CAP_INFEASIBLE */
+    struct brs_cp_plan *cp; /* where step->cp.active: the context-parallel plan */
 };
 
 /* Plans the step: within its vocabulary where it has one, else the padded

@@ -103,12 +103,19 @@
       (CSTR_P, SIZE_P, COST_MODEL_FILE_CP, CSTR_IN))                                    \
     X(brs_cost_model_file_last_error, CSTR, 1, (COST_MODEL_FILE_CP))
 
-/* LIBBRS_1.6: the option table's value names, keywords and scopes; the shape vocabulary. */
+/* LIBBRS_1.6: the option table's value names, keywords and scopes; the shape vocabulary;
+ * context parallelism's plan queries. */
 #define BRS_ABI_TABLE_1_6(X)                                                            \
     X(brs_option_value_find,       STATUS, 3, (I64_P, OPTION, CSTR_IN))                 \
     X(brs_option_keyword,          STATUS, 2, (CSTR_P, OPTION))                         \
     X(brs_option_scope,            STATUS, 2, (I32_P, OPTION))                          \
-    X(brs_sampler_shape_vocabulary, STATUS, 4, (U64_P, SIZE_P, SAMPLER_CP, SIZE))
+    X(brs_sampler_shape_vocabulary, STATUS, 4, (U64_P, SIZE_P, SAMPLER_CP, SIZE))       \
+    X(brs_plan_cp_micro_steps,     STATUS, 2, (U64_P, PLAN_CP))                         \
+    X(brs_plan_cp_micro_batch,     STATUS, 7,                                           \
+      (U64_CPP, SIZE_P, U64_P, U64_P, PLAN_CP, U64, U64))                               \
+    X(brs_plan_cp_micro_batch_stats, STATUS, 6,                                         \
+      (U64_P, U64_P, DOUBLE_P, PLAN_CP, U64, U64))                                      \
+    X(brs_plan_cp_token_ranges,    STATUS, 6, (U64_P, SIZE_P, PLAN_CP, U64, U64, SIZE))
 
 /* Every function, node by node. */
 #define BRS_ABI_TABLE(X)                                                                \

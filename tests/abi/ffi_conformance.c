@@ -1127,6 +1127,80 @@ static void check_shape_vocabulary(brs_sampler *s)
     expect_status(set_int(s, BRS_OPT_MAX_SHAPES, 0), BRS_OK, "set_int(MAX_SHAPES, 0)");
 }
 
+/* Context parallelism (LIBBRS_1.6): dp_size 3 x cp_size 2 ranks, packed,
+ * a cap per rank; every rank's micro-batch, stats and token ranges read
+ * through ffi_call: every rank of a group reads the same samples, the
+ * ranges of a group cover each sample once, and every sample of the epoch
+ * is in one group. */
+static void check_context_parallel(brs_sampler *s, const uint32_t *lengths)
+{
+    expect_status(set_int(s, BRS_OPT_PACKED, 1), BRS_OK, "set_int(PACKED)");
+    expect_status(set_int(s, BRS_OPT_CP_SIZE, 2), BRS_OK, "set_int(CP_SIZE)");
+    expect_status(set_int(s, BRS_OPT_MAX_TOKENS_PER_RANK, 1000), BRS_OK,
+                  "set_int(MAX_TOKENS_PER_RANK)");
+    expect_status(set_double(s, BRS_OPT_CP_COMM_COST, 0.25), BRS_OK, "set_double(CP_COMM_COST)");
+    brs_plan *p = new_plan();
+    const brs_plan *cp = p;
+    uint64_t steps = steps_per_epoch(s), covered[N_SAMPLES] = {0};
+    unsigned seen[N_SAMPLES] = {0};
+    for (uint64_t epoch = 0, step = 0; p && step < steps; step++) {
+        expect_status(call_status(FN_brs_plan_compute, ARGS(&p, &s, &epoch, &step)), BRS_OK,
+                      "plan_compute(cp)");
+        uint64_t micro_steps = 0, *pm = &micro_steps;
+        expect_status(call_status(FN_brs_plan_cp_micro_steps, ARGS(&pm, &cp)), BRS_OK,
+                      "cp_micro_steps");
+        check(micro_steps == GRAD_ACCUM, "cp_micro_steps != grad_accum");
+        for (uint64_t micro = 0; micro < micro_steps; micro++)
+            for (uint64_t rank = 0; rank < DP_SIZE * 2; rank++) {
+                const uint64_t *indices = NULL, **pi = &indices;
+                size_t count = 0, *pc = &count;
+                uint64_t first = 0, degree = 0, *pf = &first, *pd = &degree;
+                expect_status(call_status(FN_brs_plan_cp_micro_batch,
+                                          ARGS(&pi, &pc, &pf, &pd, &cp, &rank, &micro)),
+                              BRS_OK, "cp_micro_batch");
+                check(first <= rank && rank < first + degree && first % degree == 0,
+                      "cp_micro_batch: a rank outside its aligned group");
+                uint64_t padded = 0, real = 0, *pp = &padded, *pr = &real;
+                double cost = -1, *pcost = &cost;
+                expect_status(call_status(FN_brs_plan_cp_micro_batch_stats,
+                                          ARGS(&pp, &pr, &pcost, &cp, &rank, &micro)),
+                              BRS_OK, "cp_micro_batch_stats");
+                check(padded <= 1000 && real <= padded, "cp_micro_batch_stats: above the cap");
+                uint64_t ranges[3 * 2 * N_SAMPLES], *none = NULL, *pg = ranges;
+                size_t n = 0, *pn = &n, zero = 0, room = 2 * N_SAMPLES;
+                expect_status(call_status(FN_brs_plan_cp_token_ranges,
+                                          ARGS(&none, &pn, &cp, &rank, &micro, &zero)),
+                              BRS_OK, "cp_token_ranges(count only)");
+                expect_status(call_status(FN_brs_plan_cp_token_ranges,
+                                          ARGS(&pg, &pn, &cp, &rank, &micro, &room)),
+                              BRS_OK, "cp_token_ranges");
+                uint64_t sum = 0;
+                for (size_t q = 0; q < n; q++) {
+                    uint64_t index = ranges[3 * q];
+                    check(index < N_SAMPLES && ranges[3 * q + 2] <= lengths[index],
+                          "cp_token_ranges: a range outside its sample");
+                    if (index >= N_SAMPLES) continue;
+                    covered[index] += ranges[3 * q + 2] - ranges[3 * q + 1];
+                    sum += ranges[3 * q + 2] - ranges[3 * q + 1];
+                }
+                check(sum == real, "cp_token_ranges: the ranges do not sum to the real tokens");
+                if (rank == first)
+                    for (size_t j = 0; j < count; j++)
+                        if (indices[j] < N_SAMPLES) seen[indices[j]]++;
+            }
+    }
+    for (size_t i = 0; i < N_SAMPLES; i++) {
+        check(seen[i] == 1, "cp: a sample not in exactly one micro-batch of the epoch");
+        check(covered[i] == lengths[i], "cp: a sample's tokens not covered exactly once");
+    }
+    if (p) free_plan(p);
+    expect_status(set_int(s, BRS_OPT_CP_SIZE, 1), BRS_OK, "set_int(CP_SIZE, 1)");
+    expect_status(set_int(s, BRS_OPT_MAX_TOKENS_PER_RANK, 0), BRS_OK,
+                  "set_int(MAX_TOKENS_PER_RANK, 0)");
+    expect_status(set_double(s, BRS_OPT_CP_COMM_COST, 0.1), BRS_OK, "set_double(CP_COMM_COST)");
+    expect_status(set_int(s, BRS_OPT_PACKED, 0), BRS_OK, "set_int(PACKED, 0)");
+}
+
 static void check_session(void)
 {
     uint32_t lengths[N_SAMPLES];
@@ -1148,6 +1222,7 @@ static void check_session(void)
     check_length_buckets(s, lengths);
     check_shapes(s);
     check_shape_vocabulary(s);
+    check_context_parallel(s, lengths);
     uint64_t steps = steps_per_epoch(s);
     check(steps == N_SAMPLES / (BATCH * GRAD_ACCUM * DP_SIZE), "steps_per_epoch");
     brs_plan *p = new_plan();

@@ -221,7 +221,7 @@ static void test_unknown_keys_unsupported(void)
     brs_sampler *s;
     brs_plan *p;
     ready_handles(&s, &p);
-    const int32_t unknown[] = {0, -1, BRS_OPT_MAX_SHAPES + 1, 999, INT32_MAX, INT32_MIN};
+    const int32_t unknown[] = {0, -1, BRS_OPT_CP_DEGREES + 1, 999, INT32_MAX, INT32_MIN};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         int32_t key = unknown[i];
         int64_t v = 0, lo, hi;
@@ -234,13 +234,14 @@ static void test_unknown_keys_unsupported(void)
         BT_ASSERT(brs_sampler_get_double(&d, s, key) == BRS_ERR_UNSUPPORTED);
         BT_ASSERT(brs_option_bounds_int(&lo, &hi, key) == BRS_ERR_UNSUPPORTED);
         BT_ASSERT(brs_option_bounds_double(&dlo, &dhi, key) == BRS_ERR_UNSUPPORTED);
-        if (key == BRS_PLAN_MAX_COST) continue; /* the first unknown option is a plan key */
+        /* the first unknown option is a plan key */
+        if (key >= BRS_PLAN_MAX_COST && key <= BRS_PLAN_ENCODER_COST) continue;
         BT_ASSERT(brs_plan_get_int(&v, p, key) == BRS_ERR_UNSUPPORTED);
         BT_ASSERT(brs_plan_get_double(&d, p, key) == BRS_ERR_UNSUPPORTED);
     }
     int64_t v;
     double d;
-    CU_ASSERT(brs_plan_get_int(&v, p, 12) == BRS_ERR_UNSUPPORTED); /* gap in the keys */
+    CU_ASSERT(brs_plan_get_int(&v, p, 14) == BRS_ERR_UNSUPPORTED); /* gap in the keys */
     CU_ASSERT(brs_plan_get_double(&d, p, 27) == BRS_ERR_UNSUPPORTED);
     brs_plan_free(p);
     brs_sampler_free(s);

@@ -50,6 +50,10 @@ OPT_ENCODER_INTERCEPT = 16
 OPT_MAX_ENCODER_TOKENS = 17
 OPT_ENCODER_WEIGHT = 18
 OPT_MAX_SHAPES = 19
+OPT_CP_SIZE = 20
+OPT_MAX_TOKENS_PER_RANK = 21
+OPT_CP_COMM_COST = 22
+OPT_CP_DEGREES = 23
 
 # Values of OPT_STRATEGY and OPT_SYNC (their names: brs_option_value_name).
 STRATEGY_BALANCED = 0
@@ -82,6 +86,8 @@ PLAN_MAX_PADDED_TOKENS = 8
 PLAN_MEGABATCH_SIZE = 9
 PLAN_TOTAL_ENCODER_TOKENS = 10
 PLAN_MAX_ENCODER_TOKENS = 11
+PLAN_CP_SIZE = 12
+PLAN_MAX_RANK_TOKENS = 13
 PLAN_MAX_COST = 20
 PLAN_LOWER_BOUND = 21
 PLAN_TOTAL_COST = 22
@@ -189,6 +195,15 @@ SIGNATURES = {
     "brs_plan_micro_batch_stats": (
         _status, [_u64p, _u64p, _dblp, PlanPtr, ctypes.c_int64, ctypes.c_int64]),
     "brs_plan_last_error": (ctypes.c_char_p, [PlanPtr]),
+    "brs_plan_cp_micro_steps": (_status, [_u64p, PlanPtr]),
+    "brs_plan_cp_micro_batch": (
+        _status, [ctypes.POINTER(_u64p), ctypes.POINTER(ctypes.c_size_t), _u64p, _u64p, PlanPtr,
+                  ctypes.c_uint64, ctypes.c_uint64]),
+    "brs_plan_cp_micro_batch_stats": (
+        _status, [_u64p, _u64p, _dblp, PlanPtr, ctypes.c_uint64, ctypes.c_uint64]),
+    "brs_plan_cp_token_ranges": (
+        _status, [_u64p, ctypes.POINTER(ctypes.c_size_t), PlanPtr, ctypes.c_uint64,
+                  ctypes.c_uint64, ctypes.c_size_t]),
     "brs_sampler_set_encoder_loads": (
         _status, [SamplerPtr, ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64),
                   ctypes.c_size_t]),

@@ -41,6 +41,10 @@ const BRS_OPT_ENCODER_INTERCEPT = Int32(16)
 const BRS_OPT_MAX_ENCODER_TOKENS = Int32(17)
 const BRS_OPT_ENCODER_WEIGHT = Int32(18)  # since 1.5
 const BRS_OPT_MAX_SHAPES = Int32(19)      # since 1.6: the shape vocabulary
+const BRS_OPT_CP_SIZE = Int32(20)         # since 1.6: context parallelism
+const BRS_OPT_MAX_TOKENS_PER_RANK = Int32(21)
+const BRS_OPT_CP_COMM_COST = Int32(22)
+const BRS_OPT_CP_DEGREES = Int32(23)
 
 # Values of BRS_OPT_STRATEGY and BRS_OPT_SYNC (names: brs_option_value_name).
 const BRS_STRATEGY_BALANCED = Int64(0)
@@ -308,6 +312,27 @@ brs_plan_micro_batch_stats(padded::Ref{UInt64}, real::Ref{UInt64}, cost::Ref{Flo
     ccall((:brs_plan_micro_batch_stats, libbrs()), Int32,
           (Ref{UInt64}, Ref{UInt64}, Ref{Cdouble}, Ptr{Cvoid}, Int64, Int64),
           padded, real, cost, plan, rank, micro)
+
+# LIBBRS_1.6: context parallelism, by global rank (dp index x cp_size + cp index)
+brs_plan_cp_micro_steps(count::Ref{UInt64}, plan::Ptr{Cvoid}) =
+    ccall((:brs_plan_cp_micro_steps, libbrs()), Int32, (Ref{UInt64}, Ptr{Cvoid}), count, plan)
+brs_plan_cp_micro_batch(indices::Ref{Ptr{UInt64}}, count::Ref{Csize_t}, first_rank::Ref{UInt64},
+                        degree::Ref{UInt64}, plan::Ptr{Cvoid}, global_rank::Integer,
+                        micro::Integer) =
+    ccall((:brs_plan_cp_micro_batch, libbrs()), Int32,
+          (Ref{Ptr{UInt64}}, Ref{Csize_t}, Ref{UInt64}, Ref{UInt64}, Ptr{Cvoid}, UInt64, UInt64),
+          indices, count, first_rank, degree, plan, global_rank, micro)
+brs_plan_cp_micro_batch_stats(padded::Ref{UInt64}, real::Ref{UInt64}, cost::Ref{Float64},
+                              plan::Ptr{Cvoid}, global_rank::Integer, micro::Integer) =
+    ccall((:brs_plan_cp_micro_batch_stats, libbrs()), Int32,
+          (Ref{UInt64}, Ref{UInt64}, Ref{Cdouble}, Ptr{Cvoid}, UInt64, UInt64),
+          padded, real, cost, plan, global_rank, micro)
+brs_plan_cp_token_ranges(ranges::Union{Vector{UInt64},Ptr{Cvoid}}, count::Ref{Csize_t},
+                         plan::Ptr{Cvoid}, global_rank::Integer, micro::Integer,
+                         capacity::Integer) =
+    ccall((:brs_plan_cp_token_ranges, libbrs()), Int32,
+          (Ptr{UInt64}, Ref{Csize_t}, Ptr{Cvoid}, UInt64, UInt64, Csize_t),
+          ranges, count, plan, global_rank, micro, capacity)
 
 # LIBBRS_1.5
 brs_plan_micro_batch_encoder(encoder_tokens::Ref{UInt64}, images::Ref{UInt64},

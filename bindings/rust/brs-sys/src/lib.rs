@@ -90,6 +90,14 @@ pub const BRS_OPT_MAX_ENCODER_TOKENS: brs_option = 17;
 pub const BRS_OPT_ENCODER_WEIGHT: brs_option = 18;
 /// int: max_shapes, the most distinct micro-batch shapes of the run, 0: unbounded (since 1.6).
 pub const BRS_OPT_MAX_SHAPES: brs_option = 19;
+/// int: cp_size, context-parallel ranks per data-parallel rank, a power of two (since 1.6).
+pub const BRS_OPT_CP_SIZE: brs_option = 20;
+/// int: max_tokens_per_rank, cap on the tokens one rank holds in a micro-step, 0: none (since 1.6).
+pub const BRS_OPT_MAX_TOKENS_PER_RANK: brs_option = 21;
+/// double: cp_comm_cost, context-parallel communication per token per doubling (since 1.6).
+pub const BRS_OPT_CP_COMM_COST: brs_option = 22;
+/// int: cp_degrees, the allowed degrees as a bitmask, 0: every power of two (since 1.6).
+pub const BRS_OPT_CP_DEGREES: brs_option = 23;
 
 /// Option types (`brs_option_type`).
 pub const BRS_OPTION_INT: i32 = 0;
@@ -139,6 +147,10 @@ pub const BRS_PLAN_MEGABATCH_SIZE: brs_plan_key = 9;
 /// Since 1.5: the image patches (encoder tokens) of the step, and of its largest micro-batch.
 pub const BRS_PLAN_TOTAL_ENCODER_TOKENS: brs_plan_key = 10;
 pub const BRS_PLAN_MAX_ENCODER_TOKENS: brs_plan_key = 11;
+/// Since 1.6: the plan's cp_size (1 without context parallelism).
+pub const BRS_PLAN_CP_SIZE: brs_plan_key = 12;
+/// Since 1.6: the most padded tokens one rank holds in one micro-step.
+pub const BRS_PLAN_MAX_RANK_TOKENS: brs_plan_key = 13;
 pub const BRS_PLAN_MAX_COST: brs_plan_key = 20;
 pub const BRS_PLAN_LOWER_BOUND: brs_plan_key = 21;
 pub const BRS_PLAN_TOTAL_COST: brs_plan_key = 22;
@@ -359,6 +371,33 @@ extern "C" {
         micro: i64,
     ) -> brs_status;
     pub fn brs_plan_last_error(plan: *const brs_plan) -> *const c_char;
+    // LIBBRS_1.6: context parallelism
+    pub fn brs_plan_cp_micro_steps(count: *mut u64, plan: *const brs_plan) -> brs_status;
+    pub fn brs_plan_cp_micro_batch(
+        indices: *mut *const u64,
+        count: *mut usize,
+        first_rank: *mut u64,
+        degree: *mut u64,
+        plan: *const brs_plan,
+        global_rank: u64,
+        micro: u64,
+    ) -> brs_status;
+    pub fn brs_plan_cp_micro_batch_stats(
+        padded_tokens: *mut u64,
+        real_tokens: *mut u64,
+        cost: *mut f64,
+        plan: *const brs_plan,
+        global_rank: u64,
+        micro: u64,
+    ) -> brs_status;
+    pub fn brs_plan_cp_token_ranges(
+        ranges: *mut u64,
+        count: *mut usize,
+        plan: *const brs_plan,
+        global_rank: u64,
+        micro: u64,
+        capacity: usize,
+    ) -> brs_status;
 
     // LIBBRS_1.5
     pub fn brs_lengths_file_new(out: *mut *mut brs_lengths_file) -> brs_status;

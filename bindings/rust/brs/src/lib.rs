@@ -41,7 +41,7 @@ pub use error::{Error, ErrorCode, Result};
 pub use files::{CostModelFile, LengthsFile};
 pub use iter::MicroBatches;
 pub use options::{option, options, OptionInfo, OptionValue, Value};
-pub use plan::{MicroBatchEncoder, MicroBatchStats, Plan, PlanStats};
+pub use plan::{CpMicroBatch, MicroBatchEncoder, MicroBatchStats, Plan, PlanStats};
 pub use sampler::{EpochCheck, Sampler};
 
 use brs_sys as sys;

@@ -21,6 +21,16 @@ pub struct Plan {
 // call on the handle, so two threads could not each read their own.
 unsafe impl Send for Plan {}
 
+/// A context-parallel micro-batch of one rank (since 1.6): the dataset
+/// indices its group shares, the group's first global rank and its degree
+/// (the group is ranks `first_rank .. first_rank + degree`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpMicroBatch<'a> {
+    pub indices: &'a [u64],
+    pub first_rank: u64,
+    pub degree: u64,
+}
+
 /// The statistics of a whole step (brs.h: BRS_PLAN_*), in tokens and cost units.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PlanStats {
@@ -223,6 +233,106 @@ impl Plan {
         };
         self.check(status)?;
         Ok(encoder)
+    }
+
+    /// The context-parallel micro-batch that global rank `global_rank`
+    /// (dp index x cp_size + cp index) runs at micro-step `micro` (since
+    /// 1.6): its indices (the same on every rank of its group; empty for a
+    /// placeholder), the group's first rank and its degree. Without context
+    /// parallelism, the rank's micro-batch at degree 1.
+    pub fn cp_micro_batch(&self, global_rank: u64, micro: u64) -> Result<CpMicroBatch<'_>> {
+        let (mut indices, mut count, mut first_rank, mut degree) = (null(), 0usize, 0u64, 0u64);
+        // SAFETY: live handle, valid out-parameters.
+        let status = unsafe {
+            sys::brs_plan_cp_micro_batch(
+                &mut indices,
+                &mut count,
+                &mut first_rank,
+                &mut degree,
+                self.raw(),
+                global_rank,
+                micro,
+            )
+        };
+        self.check(status)?;
+        // SAFETY: `count` indices owned by the plan (a valid pointer when 0),
+        // valid while self is borrowed, as in micro_batch.
+        let indices = if count == 0 {
+            &[][..]
+        } else {
+            unsafe { std::slice::from_raw_parts(indices, count) }
+        };
+        Ok(CpMicroBatch {
+            indices,
+            first_rank,
+            degree,
+        })
+    }
+
+    /// What global rank `global_rank` holds at micro-step `micro` (since
+    /// 1.6): its padded tokens, real tokens and its micro-batch's cost.
+    pub fn cp_micro_batch_stats(&self, global_rank: u64, micro: u64) -> Result<MicroBatchStats> {
+        let mut stats = MicroBatchStats {
+            padded_tokens: 0,
+            real_tokens: 0,
+            cost: 0.0,
+        };
+        // SAFETY: live handle, valid out-parameters.
+        let status = unsafe {
+            sys::brs_plan_cp_micro_batch_stats(
+                &mut stats.padded_tokens,
+                &mut stats.real_tokens,
+                &mut stats.cost,
+                self.raw(),
+                global_rank,
+                micro,
+            )
+        };
+        self.check(status)?;
+        Ok(stats)
+    }
+
+    /// The `(dataset index, start, end)` token ranges global rank
+    /// `global_rank` computes at micro-step `micro` (since 1.6): its
+    /// head-tail share of each sequence of its micro-batch.
+    pub fn cp_token_ranges(&self, global_rank: u64, micro: u64) -> Result<Vec<(u64, u64, u64)>> {
+        let mut count = 0usize;
+        // SAFETY: live handle; a count-only call (NULL, capacity 0).
+        let status = unsafe {
+            sys::brs_plan_cp_token_ranges(
+                null_mut(),
+                &mut count,
+                self.raw(),
+                global_rank,
+                micro,
+                0,
+            )
+        };
+        self.check(status)?;
+        let mut flat = vec![0u64; 3 * count];
+        // SAFETY: room for `count` triples.
+        let status = unsafe {
+            sys::brs_plan_cp_token_ranges(
+                flat.as_mut_ptr(),
+                &mut count,
+                self.raw(),
+                global_rank,
+                micro,
+                count,
+            )
+        };
+        self.check(status)?;
+        Ok(flat.chunks(3).map(|t| (t[0], t[1], t[2])).collect())
+    }
+
+    /// The micro-steps every rank runs (grad_accum), with or without context
+    /// parallelism (since 1.6).
+    pub fn cp_micro_steps(&self) -> Result<u64> {
+        let mut count = 0u64;
+        // SAFETY: live handle, valid out-parameter.
+        let status = unsafe { sys::brs_plan_cp_micro_steps(&mut count, self.raw()) };
+        self.check(status)?;
+        Ok(count)
     }
 
     /// Every micro-batch, indexed `[rank][micro]`, copied out of the plan.
