@@ -2,7 +2,7 @@
 
 import ctypes
 
-from . import _native as n
+from . import _context_parallel, _native as n
 from ._errors import check_plan, check_sampler
 from .plan import MicroBatch, Plan
 
@@ -223,10 +223,20 @@ class NativePlan:
         return MicroBatch(indices, padded.value, real.value, len(indices), cost.value,
                           patches.value, images.value, encoder_cost.value, length)
 
-    def snapshot(self, packed=False):
+    def snapshot(self, packed=False, context_parallel=False):
         """The computed step as a Plan; the Plan takes this handle over (do not reuse it).
-        ``packed``: the sampler packs micro-batches (each one row; MicroBatch.padded_length)."""
+        ``packed``: the sampler packs micro-batches (each one row; MicroBatch.padded_length).
+        ``context_parallel``: micro_batches[r] for every global rank r of dp_size x cp_size,
+        with the context-parallel fields (brs/_context_parallel.py)."""
         dp_size, grad_accum = self.get_int(n.PLAN_DP_SIZE), self.get_int(n.PLAN_GRAD_ACCUM)
+        if context_parallel:
+            world = _context_parallel.world_size(self.handle)
+            return self._plan(lambda: [[_context_parallel.snapshot_micro_batch(self.handle, r, m)
+                                        for m in range(grad_accum)] for r in range(world)])
+        return self._plan(lambda: [[self.micro_batch(r, m, packed) for m in range(grad_accum)]
+                                   for r in range(dp_size)])
+
+    def _plan(self, reader):
         return Plan(
             epoch=self.get_int(n.PLAN_EPOCH),
             step=self.get_int(n.PLAN_STEP),
@@ -243,6 +253,5 @@ class NativePlan:
             total_encoder_tokens=self.get_int(n.PLAN_TOTAL_ENCODER_TOKENS),
             max_encoder_tokens=self.get_int(n.PLAN_MAX_ENCODER_TOKENS),
             encoder_cost=self.get_double(n.PLAN_ENCODER_COST),
-            reader=lambda: [[self.micro_batch(r, m, packed) for m in range(grad_accum)]
-                            for r in range(dp_size)],
+            reader=reader,
         )

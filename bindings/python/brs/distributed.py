@@ -97,3 +97,36 @@ def check_same_plan(fingerprint, what, dp_size):
             f"brs: the ranks would plan different batches: rank(s) {differing} differ from rank 0 "
             f"(fingerprints {listing}). Every rank must build BatchRebalanceSampler from the same "
             f"{what}; otherwise samples are trained twice or never.")
+
+
+def cp_process_groups(cp_size, *, dp_size=None, degrees=None, backend=None):
+    """Every context-parallel process group a run with ``cp_size`` can use, built once, up front.
+
+    With cp_size > 1 a micro-batch of degree c runs on the c consecutive global ranks starting at
+    a multiple of c within one block of cp_size (brs.MicroBatch.cp_ranks), so the groups are known
+    before training: for every degree c in ``degrees`` (default: the powers of two 2 .. cp_size;
+    give the degrees cp_degrees allows) and every aligned block of c ranks of the dp_size x cp_size
+    world (dp_size default: the world size / cp_size). Returns ``{cp_ranks: ProcessGroup}``;
+    degree 1 needs no group and is not in it (``groups.get(mb.cp_ranks)`` is None there).
+    Every rank must call it, in the same order relative to other new_group calls (torch's rule).
+    """
+    dist = _torch_dist()
+    if dist is None:
+        raise RuntimeError("cp_process_groups needs torch.distributed initialised "
+                           "(init_process_group) first")
+    world = dist.get_world_size()
+    if dp_size is None:
+        if world % cp_size:
+            raise ValueError(f"the world of {world} ranks is not a multiple of cp_size "
+                             f"{cp_size}: pass dp_size=")
+        dp_size = world // cp_size
+    allowed = sorted(set(degrees)) if degrees is not None else None
+    groups = {}
+    degree = 2
+    while degree <= cp_size:
+        if allowed is None or degree in allowed:
+            for first in range(0, dp_size * cp_size, degree):
+                ranks = tuple(range(first, first + degree))
+                groups[ranks] = dist.new_group(list(ranks), backend=backend)
+        degree *= 2
+    return groups

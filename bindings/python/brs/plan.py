@@ -20,6 +20,12 @@ class MicroBatch(NamedTuple):
     # (the longest, rounded as the plan prices it; with max_shapes a vocabulary length); packed
     # mode: the one row's padded total. 0 when unknown.
     padded_length: int = 0
+    # Context parallelism (cp_size > 1 or max_tokens_per_rank; brs/_context_parallel.py): the
+    # global ranks sharing this micro-batch (its CP degree's group; (rank,) for a placeholder), and
+    # the (index, start, end) token ranges of its samples this rank computes; padded_tokens and
+    # real_tokens then count what this rank holds. Empty without context parallelism.
+    cp_ranks: tuple = ()
+    token_ranges: list = ()
 
 
 _TOTALS = ("epoch", "step", "num_samples", "max_cost", "lower_bound", "total_cost",

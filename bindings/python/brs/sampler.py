@@ -18,7 +18,7 @@ except ImportError:
     _SamplerBase = object
 
 from . import _args, _elastic, _options, _run_check, cost_model as _cost_model, distributed
-from . import _padding, _upstream, recreation
+from . import _context_parallel, _padding, _upstream, recreation
 from ._cost_switch import SWITCHED, CostModelSchedule
 from ._encoder import image_table
 from ._errors import BrsError
@@ -98,7 +98,8 @@ class BatchRebalanceSampler(_SamplerBase):
                  max_tokens=None, packed=None, strategy=None, sync=None,
                  pad_to_multiple_of=None, length_buckets=None, cost_model=None,
                  encoder_loads=None, encoder_weight=None, encoder_alpha=None,
-                 encoder_intercept=None, max_encoder_tokens=None, max_shapes=None):
+                 encoder_intercept=None, max_encoder_tokens=None, max_shapes=None, cp_size=None,
+                 max_tokens_per_rank=None, cp_comm_cost=None, cp_degrees=None):
         if cost_model is not None:  # fills in alpha, intercept and max_tokens not given here
             alpha, intercept, max_tokens = _cost_model.resolve(cost_model, alpha, intercept,
                                                                max_tokens)
@@ -293,13 +294,16 @@ class BatchRebalanceSampler(_SamplerBase):
         """(dp_size, rank): explicit arguments first, then the job's; applied to the handle."""
         if self._frozen is not None:
             return self._frozen
-        dp_size, rank = distributed.topology(self._given.get("dp_size"), self._given.get("rank"))
+        # With cp_size > 1 the rank is the global one (dp index x cp_size + cp index).
+        dp_size, rank = _context_parallel.topology(self._given.get("dp_size"),
+                                                   self._given.get("rank"),
+                                                   self._given.get("cp_size", 1))
         self._apply_topology(dp_size, rank)
         return dp_size, rank
 
     def _apply_topology(self, dp_size, rank):
         self._set(_options.BY_NAME["dp_size"], dp_size)
-        self._set(_options.BY_NAME["rank"], rank)
+        self._set(_options.BY_NAME["rank"], rank // self._given.get("cp_size", 1))
 
     @property
     def dp_size(self):
@@ -391,7 +395,8 @@ class BatchRebalanceSampler(_SamplerBase):
         self._topology()
         plan = NativePlan()
         plan.compute(self._native.handle, epoch, step)
-        return plan.snapshot(packed=self.packed)
+        return plan.snapshot(packed=self.packed,
+                             context_parallel=_context_parallel.active(self._given))
 
     # -- the cost model in force (brs/_cost_switch.py) --------------------------------------
 
@@ -503,13 +508,15 @@ class BatchRebalanceSampler(_SamplerBase):
         self._check_ranks_once()
         self._report_drop_once()
         epoch, steps, grad_accum = self._epoch, self.steps_per_epoch, self.grad_accum
+        context_parallel = _context_parallel.active(self._given)
         step, micro = (self._step, self._micro) if self._resume_pending else (0, 0)
         self._step, self._micro = step, micro
         plan = NativePlan()
         while step < steps:
             plan.compute(self._handle_planning(epoch, step), epoch, step)
             for m in range(micro, grad_accum):
-                batch = plan.indices(rank, m)
+                batch = (_context_parallel.batch(plan.handle, rank, m) if context_parallel
+                         else plan.indices(rank, m))
                 # Advance first: the position is the next micro-batch, even while suspended.
                 if m + 1 < grad_accum:
                     self._micro = m + 1
