@@ -27,6 +27,8 @@
  * how many candidates each round tries. */
 #define TRIAL_STEPS 64
 #define CANDIDATES 40
+/* The fallback ladder takes at most 1 / FALLBACK_SHARE of the room. */
+#define FALLBACK_SHARE 4
 /* The percentage of the room the iso-cost ladder takes (two shapes a rung). */
 #define ISO_COST_SHARE 50
 /* The cells of the planner's tables that trying candidates may fill in all
@@ -101,6 +103,25 @@ static void add_safety(struct chosen *c, int *guaranteed, const brs_sampler *s, 
             else
                 add_shape(c, (uint32_t)b, longest);
         }
+    }
+}
+
+/* The even split of a full step (batch_size samples a group) at halves of
+ * the longest padded length, down to `floor`: whatever a step
+ * draws, a fallback no worse than fixed-size groups padded to about twice
+ * their longest sample, where the safety shapes alone pad every group to
+ * the longest of the dataset. At most `rungs` lengths, within the cap. */
+static void add_fallback(struct chosen *c, size_t rungs, const brs_sampler *s, uint32_t longest,
+                         uint32_t floor)
+{
+    const struct brs_config *cfg = &s->config;
+    uint64_t multiple = (uint64_t)cfg->pad_to_multiple_of, cap = (uint64_t)cfg->max_tokens;
+    uint64_t size = (uint64_t)cfg->batch_size, length = longest;
+    for (size_t r = 0; r < rungs; r++) {
+        length = (length / 2 + multiple - 1) / multiple * multiple;
+        if (length < floor || length == 0) break;
+        if (cap && size * length > cap) continue;
+        add_shape(c, (uint32_t)size, (uint32_t)length);
     }
 }
 
@@ -431,6 +452,11 @@ static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *w
             snprintf(why, BRS_MESSAGE_SIZE, "%s", brs_message_text(&plan->message));
     }
     if (status == BRS_OK) {
+        uint64_t groups = 0;
+        for (size_t u = 0; u < used_count; u++) groups += used[u].count;
+        add_fallback(&chosen, (room - chosen.count) / FALLBACK_SHARE, s, longest,
+                     quantile_length(used, used_count, (groups + 1) / 2));
+        fixed = chosen.count;
         add_iso_cost(&chosen, (room - chosen.count) * ISO_COST_SHARE / 200, used, used_count,
                      &model, (uint64_t)c->pad_to_multiple_of);
         add_from_data(&chosen, room, used, used_count, &model, longest, &trials);
