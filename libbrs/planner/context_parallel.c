@@ -14,7 +14,8 @@
  * exhaustively (branch and bound within a node budget); every step first gets
  * the best of greedy candidates: a threshold on a sample's cost alone sets the
  * degrees (a long sample is spread wider when its cost would stand above the
- * rest), then the samples, costliest first, go where they raise the step time
+ * rest; or one degree for every sample, as a fixed CP size would), then the
+ * samples, costliest first, go where they raise the step time
  * least, spread under a target height (the area bound) or packed into the
  * first micro-steps. */
 #include "planner/internal.h"
@@ -316,11 +317,27 @@ static void greedy_candidates(struct work *w, uint32_t *tmp)
         if (greedy(w, targets[t])) offer(w);
 }
 
+/* Every sample at degree c, or the least its length needs where that is
+ * wider: a fixed degree, which a plan of mixed degrees must beat. */
+static void uniform_degrees(struct work *w, uint64_t c)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        uint64_t d = w->least[i] > c ? w->least[i] : c;
+        w->degree[i] = (uint32_t)d;
+        w->alone[i] = brs_cp_cost(w->model, w->cp, w->weight[i], w->step->lengths[i], d);
+    }
+}
+
 static void run_greedy(struct work *w, uint32_t *tmp)
 {
     /* No threshold: every sample at its least degree. */
     degrees_of(w, ~(brs_wide)0 >> 1);
     greedy_candidates(w, tmp);
+    for (uint64_t c = 2; c <= w->cp->size; c <<= 1) {
+        if (!(w->cp->degrees & (uint32_t)c)) continue;
+        uniform_degrees(w, c);
+        greedy_candidates(w, tmp);
+    }
     size_t seen = 0;
     uint32_t last = 0;
     for (size_t i = 0; i < w->n && seen < THRESHOLD_SAMPLES; i++) {
