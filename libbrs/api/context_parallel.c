@@ -55,18 +55,6 @@ brs_status brs_cp_check(const brs_sampler *s, const struct brs_message *message)
                         (long long)c->cp_degrees, (long long)size);
     struct brs_cp_layout cp = brs_cp_layout_of(s);
     if (!cp.active) return BRS_OK;
-    const char *unsupported = !c->packed                                   ? "packed 0"
-                              : c->strategy != BRS_STRATEGY_BALANCED       ? "a fixed-size strategy"
-                              : c->max_tokens != 0                         ? "max_tokens"
-                              : c->max_shapes != 0                         ? "max_shapes"
-                              : s->encoder != NULL && s->encoder_count > 0 ? "encoder loads"
-                                                                           : NULL;
-    if (unsupported)
-        return brs_fail(message, BRS_ERR_UNSUPPORTED,
-                        "context parallelism (cp_size %lld, max_tokens_per_rank %lld) plans packed "
-                        "micro-batches with the balanced strategy, without max_tokens (use "
-                        "max_tokens_per_rank), max_shapes or images; the sampler has %s",
-                        (long long)size, (long long)c->max_tokens_per_rank, unsupported);
     uint64_t slots = (uint64_t)c->dp_size * (uint64_t)size * (uint64_t)c->grad_accum;
     if (slots > BRS_MAX_MICRO_BATCHES)
         return brs_fail(message, BRS_ERR_TOO_LARGE,
@@ -84,6 +72,26 @@ brs_status brs_cp_check(const brs_sampler *s, const struct brs_message *message)
                         (unsigned long long)((s->max_length + widest - 1) / widest),
                         (long long)c->max_tokens_per_rank);
     }
+    return BRS_OK;
+}
+
+brs_status brs_cp_check_combination(const brs_sampler *s, const struct brs_message *message)
+{
+    const struct brs_config *c = &s->config;
+    int64_t size = c->cp_size;
+    if (!brs_cp_layout_of(s).active) return BRS_OK;
+    const char *unsupported = !c->packed                                   ? "packed 0"
+                              : c->strategy != BRS_STRATEGY_BALANCED       ? "a fixed-size strategy"
+                              : c->max_tokens != 0                         ? "max_tokens"
+                              : c->max_shapes != 0                         ? "max_shapes"
+                              : s->encoder != NULL && s->encoder_count > 0 ? "encoder loads"
+                                                                           : NULL;
+    if (unsupported)
+        return brs_fail(message, BRS_ERR_UNSUPPORTED,
+                        "context parallelism (cp_size %lld, max_tokens_per_rank %lld) plans packed "
+                        "micro-batches with the balanced strategy, without max_tokens (use "
+                        "max_tokens_per_rank), max_shapes or images; the sampler has %s",
+                        (long long)size, (long long)c->max_tokens_per_rank, unsupported);
     return BRS_OK;
 }
 

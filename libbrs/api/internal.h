@@ -227,6 +227,9 @@ struct brs_cp_layout brs_cp_layout_of(const brs_sampler *s);
 /* The checks of the context-parallel options together with the others and
  * the longest sample. */
 brs_status brs_cp_check(const brs_sampler *s, const struct brs_message *message);
+/* The options context parallelism does not plan with (padded mode, a fixed-size strategy,
+ * max_tokens, max_shapes, images): checked when a step is planned, as max_shapes' are. */
+brs_status brs_cp_check_combination(const brs_sampler *s, const struct brs_message *message);
 /* The plan's buffers for a context-parallel step of n samples. */
 brs_status brs_cp_reserve(brs_plan *p, size_t n);
 /* The context-parallel plan in p->cp written into the slots (each dp rank's
