@@ -26,6 +26,8 @@ STUDIES = {
                "what a new shape costs"),
     "vocabulary": ("vocabulary", "max_shapes: distinct shapes over all ranks and epochs against "
                    "modelled step time (brs, upstream, group_by_length)"),
+    "compile_shapes": ("compile_shapes", "max_shapes under torch.compile(dynamic=False) on the "
+                       "CPU: compiles and seconds of 40 steps per sampler, and eager first runs"),
     "vlm": ("vlm", "vision-language steps: brs with image loads against text-only samplers, "
             "modelled and measured on a tiny Qwen2-VL"),
     "plan_speed_ab": ("plan_speed_ab", "planning time of two builds of libbrs side by side "
@@ -34,6 +36,8 @@ STUDIES = {
                            "BatchRebalanceSampler, C planning time subtracted"),
     "cost_model_accuracy": ("cost_model_accuracy", "a calibrated cost model against held-out "
                             "micro-batch shapes on the CPU"),
+    "model_families": ("model_families", "brs.calibrate's training-path fit on held-out shapes "
+                       "for tiny GPT-2, Qwen2, Llama, Mistral, Qwen2-MoE and Qwen2-VL (CPU)"),
     "train_e2e": ("e2e.train", "measured training throughput of a small decoder with each "
                   "sampler (CPU, or a GPU sweep until OOM)"),
     "same_shapes": ("e2e.same_shapes", "brs against upstream on the same samples, every "
