@@ -36,6 +36,8 @@ STUDIES = {
                            "BatchRebalanceSampler, C planning time subtracted"),
     "cost_model_accuracy": ("cost_model_accuracy", "a calibrated cost model against held-out "
                             "micro-batch shapes on the CPU"),
+    "model_families": ("model_families", "brs.calibrate's training-path fit on held-out shapes "
+                       "for tiny GPT-2, Qwen2, Llama, Mistral, Qwen2-MoE and Qwen2-VL (CPU)"),
     "train_e2e": ("e2e.train", "measured training throughput of a small decoder with each "
                   "sampler (CPU, or a GPU sweep until OOM)"),
     "same_shapes": ("e2e.same_shapes", "brs against upstream on the same samples, every "

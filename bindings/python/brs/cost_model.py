@@ -19,7 +19,7 @@ import os
 import tempfile
 
 from . import _args, _files, _native, _options
-from ._flops import analytic_terms
+from ._flops import analytic_terms, vision_terms
 
 FORMAT = "brs-cost-model"
 VERSION = 1
@@ -216,14 +216,28 @@ class CostModel:
         halved with ``causal`` because SDPA's and flash's causal kernels skip the masked half
         (eager attention computes all of it: pass causal=False). The intercept is 0: launch and
         optimizer overheads are not FLOPs; calibrate to measure them.
+
+        A vision-language config (one with a ``text_config``) is read through its text_config:
+        alpha and the intercept are those of the language model alone, as from the text config
+        itself. Its ``vision_config`` gives the encoder part: encoder_weight = the tower's
+        linear FLOPs per patch / the text part's per token, encoder_alpha = its attention FLOPs
+        per patch per patch of an image (full attention) over the same, encoder_intercept 0.
         """
         terms = analytic_terms(config, causal=causal)
-        alpha = terms["attention_per_token_per_length"] / terms["linear_per_token"]
+        linear = terms["linear_per_token"]
+        alpha = terms["attention_per_token_per_length"] / linear
         name = getattr(config, "model_type", None) or type(config).__name__
-        return cls(alpha, 0.0, None, source="analytic", model=str(name),
-                   memory={"activation_bytes_per_token": terms["activation_bytes_per_token"],
-                           "flops": {k: v for k, v in terms.items()
-                                     if k != "activation_bytes_per_token"}})
+        memory = {"activation_bytes_per_token": terms["activation_bytes_per_token"],
+                  "flops": {k: v for k, v in terms.items() if k != "activation_bytes_per_token"}}
+        encoder = {}
+        vision = vision_terms(config)
+        if vision is not None:  # a patch's FLOPs in units of a text token's linear FLOPs
+            encoder = {"encoder_weight": vision["linear_per_patch"] / linear,
+                       "encoder_alpha": vision["attention_per_patch_per_patch"] / linear,
+                       "encoder_intercept": 0.0}
+            memory["vision_flops"] = vision
+        return cls(alpha, 0.0, None, source="analytic", model=str(name), memory=memory,
+                   **encoder)
 
     @classmethod
     def coerce(cls, value, name="cost_model"):

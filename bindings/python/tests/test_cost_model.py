@@ -175,6 +175,43 @@ def test_moe_counts_the_active_experts_only():
     assert CostModel.from_config(more).alpha < CostModel.from_config(dense).alpha
 
 
+def qwen2_vl(**vision):
+    return transformers.Qwen2VLConfig(
+        text_config=dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                         num_key_value_heads=2, intermediate_size=176, vocab_size=4096),
+        vision_config=dict(dict(depth=2, embed_dim=32, hidden_size=64, num_heads=2,
+                                patch_size=14, spatial_merge_size=2, temporal_patch_size=2,
+                                in_channels=3), **vision))
+
+
+def test_a_vision_language_config_prices_text_as_its_text_config():
+    config = qwen2_vl()
+    vlm, text = CostModel.from_config(config), CostModel.from_config(config.text_config)
+    for key in ("alpha", "intercept", "max_tokens", "source"):
+        assert getattr(vlm, key) == getattr(text, key)
+    assert vlm.memory["flops"] == text.memory["flops"]
+    assert vlm.memory["activation_bytes_per_token"] == text.memory["activation_bytes_per_token"]
+    # the text config alone knows no tower: the library's encoder defaults
+    assert (text.encoder_weight, text.encoder_alpha, text.encoder_intercept) == (
+        CostModel.fixed().encoder_weight, CostModel.fixed().encoder_alpha,
+        CostModel.fixed().encoder_intercept)
+
+
+def test_a_vision_config_gives_the_encoder_part_in_text_token_units():
+    config = qwen2_vl()
+    cm = CostModel.from_config(config)
+    text_linear = cm.memory["flops"]["linear_per_token"]
+    e, depth, out, merge = 32, 2, 64, 2
+    per_patch = (3 * 2 * 14 * 14 * e                # patch embedding
+                 + depth * (4 * e * e + 2 * e * 4 * e)  # q, k, v, o; MLP of ratio 4
+                 + e * e * merge * merge + e * out)  # the merger, per patch
+    assert cm.encoder_weight == pytest.approx(per_patch / text_linear, rel=1e-12)
+    assert cm.encoder_alpha == pytest.approx(depth * 2 * e / text_linear, rel=1e-12)
+    assert cm.encoder_intercept == 0.0
+    wider = CostModel.from_config(qwen2_vl(embed_dim=64))
+    assert wider.encoder_weight > cm.encoder_weight and wider.alpha == cm.alpha
+
+
 def test_from_config_refuses_what_is_not_a_decoder_config():
     with pytest.raises(ValueError, match="hidden size"):
         CostModel.from_config(object())

@@ -18,7 +18,8 @@ def cost_model(rows, data, budget, budget_rule, memory_method, name, device, tim
 
     bs = [r["batch_size"] for r in rows]
     length = [r["length"] for r in rows]
-    fit = _fit.fit_three_terms(bs, length, [r["seconds"] for r in rows], robust=True)
+    fit = _fit.fit_timings(rows)  # the fastest repeats, or the median ones where more consistent
+    timing = dict(timing, estimator=fit["estimator"], estimator_residuals=fit["residuals"])
     a = fit["c1"]  # the seconds of one padded token's linear work
     for i in fit["outliers"]:
         rows[i]["outlier"] = True  # left out of the time fit (see fit.fit_three_terms)

@@ -20,8 +20,10 @@ def measure(grid, batches, rounds, train, probe, device, progress, torch):
     shapes smallest first, each once timed as its first run, once untimed inside the memory
     probe, then once timed warm; later rounds run the whole grid in a shuffled order, so a
     burst of load from another process lands on different shapes in different rounds instead
-    of on every repeat of one shape. The minimum is the estimator: interference only ever adds
-    time, so the fastest repeat is the least disturbed one (docs/calibration.md).
+    of on every repeat of one shape. Each row keeps the minimum (``seconds``: interference only
+    ever adds time, so the fastest repeat is the least disturbed one) and the median repeat
+    (``median_seconds``), which the time fit takes where the minima are inconsistent across the
+    shapes (fit.fit_timings, docs/calibration.md).
     """
     clock = Clock(device, torch, train.reset)
     for shape in grid:
@@ -94,7 +96,7 @@ class OutOfMemory(ValueError):
 
 def _row(shape, samples, first, peak, clock, keys, probe):
     fitted = sorted(s[0] for s in samples)
-    row = {**keys, "seconds": fitted[0],
+    row = {**keys, "seconds": fitted[0], "median_seconds": fitted[len(fitted) // 2],
            "wall_seconds": min(s[1] for s in samples), "peak_bytes": peak,
            "spread": fitted[len(fitted) // 2] / fitted[0] - 1.0 if fitted[0] > 0 else 0.0,
            "first_seconds": first}
