@@ -48,7 +48,9 @@ def _sources():
         parts = ("brs",) + path.relative_to(BRS).with_suffix("").parts
         yield ".".join(parts[:-1] if parts[-1] == "__init__" else parts), path
     for path in sorted(BENCH.rglob("*.py")):
-        if "results" in path.relative_to(BENCH).parts:
+        # results and bench/run's git-ignored outputs (peers installed with pip --target) are
+        # not the benchmarks' code
+        if {"results", "out"} & set(path.relative_to(BENCH).parts):
             continue
         parts = path.relative_to(BENCH).with_suffix("").parts
         yield ".".join(parts[:-1] if parts[-1] == "__init__" else parts), path

@@ -99,7 +99,7 @@ class Runner:
             batch = self.collate_fn(rows)
         else:
             batch = collate_to(rows, mb.padded_length, self.pad_id, self.torch)
-        return _batches._to_device(batch, self.device)
+        return _batches.to_device(batch, self.device)
 
     @staticmethod
     def shape_of(batch, mb):

@@ -170,13 +170,13 @@ def _lengths(value):
         from .._lengths import read_file
 
         return np.asarray(read_file(value), dtype=np.int64), None
-    from ..calibration.arguments import _is_dataset, resolve_lengths
+    from ..calibration.arguments import is_dataset, resolve_lengths
 
     try:
         data = resolve_lengths(value)
     except (ValueError, TypeError) as exc:
         raise type(exc)(str(exc).replace("calibrate: ", "")) from None
-    return data, (value if _is_dataset(value) else None)
+    return data, (value if is_dataset(value) else None)
 
 
 def _device(device):

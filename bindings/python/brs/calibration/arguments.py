@@ -104,7 +104,7 @@ def resolve_lengths(lengths):
             data = np.asarray(read_lengths_file(lengths), dtype=np.int64)
         except ValueError as exc:
             raise ValueError(f"calibrate: {exc}") from None
-    elif _is_dataset(lengths):
+    elif is_dataset(lengths):
         from ..dataset_lengths import dataset_lengths
 
         try:
@@ -124,7 +124,7 @@ def resolve_lengths(lengths):
     return data
 
 
-def _is_dataset(value):
+def is_dataset(value):
     """A datasets.Dataset, or a sized sequence whose rows are dicts."""
     from collections.abc import Mapping
 

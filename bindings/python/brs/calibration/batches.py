@@ -71,7 +71,7 @@ class Batches:
             batch = default_collate(rows, self._pad_id, self._torch)
         else:
             batch = self._collate(rows)
-        return _to_device(batch, self._device)
+        return to_device(batch, self._device)
 
     def _drawn(self, count, length, rng):
         """count lengths drawn (with replacement) from the dataset's lengths <= length."""
@@ -98,7 +98,8 @@ def default_collate(rows, pad_id, torch):
     return {"input_ids": ids, "attention_mask": mask, "labels": labels}
 
 
-def _to_device(batch, device):
+def to_device(batch, device):
+    """The batch (a tensor, or a mapping of tensors) on ``device``."""
     if hasattr(batch, "to") and not isinstance(batch, Mapping):
         return batch.to(device)
     if isinstance(batch, Mapping):
