@@ -23,9 +23,11 @@
  * per epoch, evenly spread, over the first SAMPLED_EPOCHS epochs. */
 #define SAMPLED_STEPS 128
 #define SAMPLED_EPOCHS 2
+#define SAMPLED_GROUPS ((size_t)1 << 20)
 /* Of those, the full steps that candidate vocabularies are tried on, and
  * how many candidates each round tries. */
 #define TRIAL_STEPS 64
+#define TRIAL_LENGTHS ((size_t)1 << 22)
 #define CANDIDATES 40
 /* The fallback ladder takes at most 1 / FALLBACK_SHARE of the room. */
 #define FALLBACK_SHARE 4
@@ -52,8 +54,8 @@ struct chosen {
 /* The steps that candidate vocabularies are tried on: their samples'
  * padded lengths, sorted longest first, n each. */
 struct trial_steps {
-    uint32_t *lengths; /* count x n */
-    size_t count, n, k, dp_size;
+    uint32_t *lengths; /* count x n, room for capacity x n */
+    size_t count, capacity, n, k, dp_size;
     int sync;
     const struct brs_cost_model *model;
 };
@@ -125,6 +127,17 @@ static void add_fallback(struct chosen *c, size_t rungs, const brs_sampler *s, u
     }
 }
 
+/* The steps of an epoch that are planned to see what plans want: up to
+ * SAMPLED_STEPS, fewer where a step has so many micro-batches that their
+ * shapes would pass SAMPLED_GROUPS; at least one. */
+static size_t sampled_steps(uint64_t steps, size_t k)
+{
+    size_t most = SAMPLED_GROUPS / (SAMPLED_EPOCHS * k);
+    if (most > SAMPLED_STEPS) most = SAMPLED_STEPS;
+    if (most == 0) most = 1;
+    return steps < most ? (size_t)steps : most;
+}
+
 static int compare_used(const void *a, const void *b)
 {
     const struct used *x = a, *y = b;
@@ -138,8 +151,8 @@ static brs_status collect_used(struct used **out, size_t *count, struct trial_st
                                const brs_sampler *s, brs_plan *plan)
 {
     uint64_t steps = brs_settings_steps(s);
-    size_t per_epoch = steps < SAMPLED_STEPS ? (size_t)steps : SAMPLED_STEPS;
     size_t k = (size_t)(s->config.dp_size * s->config.grad_accum);
+    size_t per_epoch = sampled_steps(steps, k);
     size_t total = per_epoch * SAMPLED_EPOCHS * k, kept = 0;
     struct used *all = malloc(total * sizeof *all);
     if (!all) return BRS_ERR_NO_MEMORY;
@@ -151,9 +164,9 @@ static brs_status collect_used(struct used **out, size_t *count, struct trial_st
                 free(all);
                 return status;
             }
-            size_t every = per_epoch * SAMPLED_EPOCHS / TRIAL_STEPS + 1,
+            size_t every = per_epoch * SAMPLED_EPOCHS / t->capacity + 1,
                    seen = epoch * per_epoch + i;
-            if (plan->num_samples == t->n && seen % every == 0 && t->count < TRIAL_STEPS)
+            if (plan->num_samples == t->n && seen % every == 0 && t->count < t->capacity)
                 memcpy(t->lengths + t->n * t->count++, plan->planned_length,
                        t->n * sizeof *t->lengths);
             for (size_t slot = 0; slot < k; slot++) {
@@ -286,6 +299,7 @@ static void add_rung(struct chosen *c, uint32_t length, brs_wide cost,
                      const struct brs_cost_model *model)
 {
     brs_wide weight = brs_sample_weight(model, length);
+    if (weight == 0) return; /* no length: no rung */
     uint64_t size = cost > model->intercept ? (uint64_t)((cost - model->intercept) / weight) : 0;
     if (size == 0) size = 1;
     if (size > UINT32_MAX - 1) size = UINT32_MAX - 1;
@@ -396,7 +410,7 @@ static brs_status check_sampled(const brs_sampler *s, brs_plan *plan,
                                 const struct brs_vocabulary *v, char *why)
 {
     uint64_t steps = brs_settings_steps(s);
-    size_t per_epoch = steps < SAMPLED_STEPS ? (size_t)steps : SAMPLED_STEPS;
+    size_t per_epoch = sampled_steps(steps, (size_t)(s->config.dp_size * s->config.grad_accum));
     for (uint64_t epoch = 0; epoch < SAMPLED_EPOCHS; epoch++)
         for (size_t i = 0; i < per_epoch; i++) {
             uint64_t step = (uint64_t)i * steps / per_epoch;
@@ -409,15 +423,19 @@ static brs_status check_sampled(const brs_sampler *s, brs_plan *plan,
     return BRS_OK;
 }
 
+brs_status brs_vocabulary_check(const brs_sampler *s, const struct brs_message *message)
+{
+    const struct brs_config *c = &s->config;
+    if (c->max_shapes == 0 || c->strategy != BRS_STRATEGY_BALANCED || (!c->packed && !s->encoder))
+        return BRS_OK;
+    return brs_fail(message, BRS_ERR_UNSUPPORTED,
+                    "max_shapes plans padded micro-batches of text: set max_shapes to 0 for %s",
+                    c->packed ? "packed mode" : "samples with images");
+}
+
 static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *why)
 {
     const struct brs_config *c = &s->config;
-    if (c->packed || s->encoder) {
-        snprintf(why, BRS_MESSAGE_SIZE,
-                 "max_shapes plans padded micro-batches of text: set max_shapes to 0 for %s",
-                 c->packed ? "packed mode" : "samples with images");
-        return BRS_ERR_UNSUPPORTED;
-    }
     struct brs_padding padding = brs_settings_padding(s);
     uint32_t longest = (uint32_t)brs_padding_apply(&padding, s->max_length);
     size_t room = (size_t)c->max_shapes;
@@ -443,8 +461,12 @@ static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *w
     struct brs_cost_model model = brs_settings_cost_model(s);
     size_t k = (size_t)(c->dp_size * c->grad_accum);
     struct trial_steps trials = {
-        NULL, 0, (size_t)c->batch_size * k, k, (size_t)c->dp_size, (int)c->sync, &model};
-    trials.lengths = malloc(TRIAL_STEPS * trials.n * sizeof *trials.lengths);
+        NULL,         0,     TRIAL_STEPS, (size_t)c->batch_size * k, k, (size_t)c->dp_size,
+        (int)c->sync, &model};
+    /* large steps keep fewer trial steps: at most TRIAL_LENGTHS lengths in all */
+    if (trials.capacity > TRIAL_LENGTHS / trials.n) trials.capacity = TRIAL_LENGTHS / trials.n;
+    if (trials.capacity == 0) trials.capacity = 1;
+    trials.lengths = malloc(trials.capacity * trials.n * sizeof *trials.lengths);
     if (!trials.lengths) status = BRS_ERR_NO_MEMORY;
     if (status == BRS_OK) {
         status = collect_used(&used, &used_count, &trials, s, plan);

@@ -456,12 +456,41 @@ static brs_status expected_before_planning(fz_world *w, const fz_config *c, uint
     return step >= steps ? BRS_ERR_OUT_OF_RANGE : 1;
 }
 
+/* Whether the sampler plans what this checker does not model: a shape
+ * vocabulary (max_shapes) or context parallelism (cp_size,
+ * max_tokens_per_rank) change every micro-batch's shape or layout. Their
+ * plans are checked against oracles by tests/unit/test_vocabulary.c and
+ * test_context_parallel.c; here they are only run (no crash, no leak, a
+ * documented status). */
+static int plans_unmodelled(const brs_sampler *s)
+{
+#if FZ_HAVE_OPTION_TABLE
+    static const char *const names[] = {"max_shapes", "max_tokens_per_rank", "cp_size"};
+    static const int64_t plain[] = {0, 0, 1};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        brs_option key;
+        int64_t value;
+        if (brs_option_find(&key, names[i]) == BRS_OK &&
+            brs_sampler_get_int(&value, s, key) == BRS_OK && value != plain[i])
+            return 1;
+    }
+#else
+    (void)s;
+#endif
+    return 0;
+}
+
 /* Computes (epoch, step) into w->plan and checks everything; returns 1 with
  * the step in *snap when it was planned. */
 static int compute_checked(fz_world *w, fz_snapshot *snap, uint64_t epoch, uint64_t step)
 {
     fz_config c;
     fz_config_read(&c, w->s);
+    if (plans_unmodelled(w->s)) {
+        brs_status st = brs_plan_compute(w->plan, w->s, epoch, step);
+        if (st != BRS_OK) fz_check_failure(st, brs_plan_last_error(w->plan), "brs_plan_compute");
+        return 0;
+    }
     brs_status want = expected_before_planning(w, &c, step);
     if (want == 1 && fz_step_samples(&c, w->n, step) > FZ_MAX_STEP_SAMPLES)
         return 0;
