@@ -291,8 +291,8 @@ brs_status brs_vocabulary_of(const struct brs_vocabulary **out, const brs_sample
 /* Releases what the sampler keeps (brs_sampler_free). */
 void brs_vocabulary_forget(brs_sampler *s);
 /* BRS_ERR_UNSUPPORTED, written into `message`, where max_shapes is set
- * for what it does not plan (packed mode, images); checked with the
- * settings, before any step. */
+ * for what it does not plan (packed mode, images); checked when a step is
+ * planned (api/step.c). */
 brs_status brs_vocabulary_check(const brs_sampler *s, const struct brs_message *message);
 
 #endif

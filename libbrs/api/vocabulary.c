@@ -436,6 +436,14 @@ brs_status brs_vocabulary_check(const brs_sampler *s, const struct brs_message *
 static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *why)
 {
     const struct brs_config *c = &s->config;
+    size_t k = (size_t)(c->dp_size * c->grad_accum), b = (size_t)c->batch_size * k;
+    if (k + 1 > BRS_VOCABULARY_CELLS / (b + 1)) {
+        snprintf(why, BRS_MESSAGE_SIZE,
+                 "max_shapes: a step of %zu samples in %zu micro-batches is too large to plan "
+                 "within a vocabulary (K x B at most %zu): set max_shapes to 0",
+                 b, k, (size_t)BRS_VOCABULARY_CELLS);
+        return BRS_ERR_TOO_LARGE;
+    }
     struct brs_padding padding = brs_settings_padding(s);
     uint32_t longest = (uint32_t)brs_padding_apply(&padding, s->max_length);
     size_t room = (size_t)c->max_shapes;
@@ -459,7 +467,6 @@ static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *w
         status = BRS_ERR_CAP_INFEASIBLE;
     }
     struct brs_cost_model model = brs_settings_cost_model(s);
-    size_t k = (size_t)(c->dp_size * c->grad_accum);
     struct trial_steps trials = {
         NULL,         0,     TRIAL_STEPS, (size_t)c->batch_size * k, k, (size_t)c->dp_size,
         (int)c->sync, &model};
@@ -511,7 +518,9 @@ brs_status brs_vocabulary_of(const struct brs_vocabulary **out, const brs_sample
      * message may be written (api/internal.h). */
     brs_sampler *s = (brs_sampler *)sampler;
     uint64_t fingerprint;
-    brs_status status = brs_sampler_fingerprint(&fingerprint, sampler);
+    brs_status status = brs_vocabulary_check(sampler, message);
+    if (status != BRS_OK) return status;
+    status = brs_sampler_fingerprint(&fingerprint, sampler);
     if (status != BRS_OK) return status;
     while (atomic_flag_test_and_set_explicit(&s->vocabulary_busy, memory_order_acquire)) {
     }

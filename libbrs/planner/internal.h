@@ -229,7 +229,7 @@ enum { BRS_TWO_PART_EXACT_SPLITS = 50000 };
  * Fills split->starts, costs, max_cost and time_lower_bound, and
  * group_length[g], the padded length of group g. BRS_ERR_CAP_INFEASIBLE
  * when no split fits the vocabulary; BRS_ERR_TOO_LARGE past the planner's
- * table size (k * n above 2^26). */
+ * table size (k * n or n times the vocabulary's sizes above 2^24). */
 brs_status brs_vocabulary_split(struct brs_split *split, uint32_t *group_length,
                                 const struct brs_step *step);
 

@@ -196,6 +196,11 @@ struct brs_vocabulary {
     size_t *size_first;
 };
 
+/* The most cells of a table the planner within a vocabulary fills: steps
+ * whose k * n (or n times the vocabulary's sizes) pass it are refused with
+ * BRS_ERR_TOO_LARGE. */
+#define BRS_VOCABULARY_CELLS ((size_t)1 << 24)
+
 /* Builds v from `count` pairs (size, length), in any order with repeats;
  * BRS_ERR_NO_MEMORY leaves v empty. brs_vocabulary_free releases it. */
 brs_status brs_vocabulary_build(struct brs_vocabulary *v, const uint32_t *sizes,

@@ -19,8 +19,9 @@
 #define EXACT_LIMIT 20000
 /* Thresholds between T* and the least-total split's largest cost. */
 #define THRESHOLDS 8
-/* The (groups, samples) tables are k * (n + 1) entries at most. */
-#define TABLE_LIMIT ((size_t)1 << 26)
+/* The (groups, samples) and (samples, sizes) tables hold at most this many
+ * entries each. */
+#define TABLE_LIMIT BRS_VOCABULARY_CELLS
 
 #define NO_COST (~(brs_wide)0)
 
@@ -357,7 +358,7 @@ static brs_status open_step(struct step *s, const uint32_t *lengths, size_t n, s
     *s = (struct step){lengths, n,    k,    dp_size, v->size_count, sync, model,
                        v,       NULL, NULL, NULL,    {NULL, NULL},  NULL};
     if (v->size_count == 0 || v->size_count > UINT16_MAX) return BRS_ERR_CAP_INFEASIBLE;
-    if ((k + 1) > TABLE_LIMIT / (n + 1)) return BRS_ERR_TOO_LARGE;
+    if ((k + 1) > TABLE_LIMIT / (n + 1) || n > TABLE_LIMIT / s->m) return BRS_ERR_TOO_LARGE;
     s->cost = malloc(n * s->m * sizeof *s->cost);
     s->tokens = malloc(n * s->m * sizeof *s->tokens);
     s->choice = malloc((k + 1) * (n + 1) * sizeof *s->choice);

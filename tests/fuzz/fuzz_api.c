@@ -38,9 +38,10 @@ typedef struct {
     uint32_t *lengths; /* what the sampler holds (it may borrow this array) */
     size_t n;
     uint64_t fingerprint;
-    size_t plan_n; /* the dataset size w->plan was computed for */
-    int borrowed;  /* the sampler borrows w->lengths */
-    int mutated;   /* ... and the harness changed it since (a broken precondition) */
+    size_t plan_n;       /* the dataset size w->plan was computed for */
+    int plan_unmodelled; /* w->plan was computed with options plans_unmodelled names */
+    int borrowed;        /* the sampler borrows w->lengths */
+    int mutated;         /* ... and the harness changed it since (a broken precondition) */
 } fz_world;
 
 static fz_option options[FZ_MAX_OPTIONS];
@@ -79,8 +80,7 @@ static void load_option_table(void)
     brs_option key;
     FZ_CHECK(brs_option_key(&key, count) == BRS_ERR_OUT_OF_RANGE, "brs_option_key(count)");
 #else
-    for (brs_option key = BRS_OPT_BATCH_SIZE; key <= BRS_OPT_INTERCEPT; key++)
-        add_option(key);
+    for (brs_option key = BRS_OPT_BATCH_SIZE; key <= BRS_OPT_INTERCEPT; key++) add_option(key);
 #endif
 }
 
@@ -116,8 +116,7 @@ static void check_fingerprint(fz_world *w, int changed, brs_option key)
     fingerprint_now(&fp, w);
     if (w->lengths) {
         if (changed && key != BRS_OPT_RANK)
-            FZ_CHECK(fp != w->fingerprint, "option %d changed, the fingerprint did not",
-                     (int)key);
+            FZ_CHECK(fp != w->fingerprint, "option %d changed, the fingerprint did not", (int)key);
         else
             FZ_CHECK(fp == w->fingerprint, "option %d kept its value, the fingerprint changed",
                      (int)key);
@@ -135,16 +134,14 @@ static brs_option pick_key(fz_world *w, int want_double)
     /* Prefer the wanted type; a mistyped key must say UNSUPPORTED. */
     size_t i = choice % num_options;
     for (size_t tries = 0; choice % 7 != 0 && tries < num_options; tries++, i++)
-        if (options[i % num_options].is_double == want_double)
-            break;
+        if (options[i % num_options].is_double == want_double) break;
     return options[i % num_options].key;
 }
 
 static const fz_option *find_option(brs_option key)
 {
     for (size_t i = 0; i < num_options; i++)
-        if (options[i].key == key)
-            return &options[i];
+        if (options[i].key == key) return &options[i];
     return NULL;
 }
 
@@ -171,8 +168,8 @@ static void op_set_int(fz_world *w)
                  (long long)o->lower, (long long)o->upper, (int)st);
         fz_check_failure(st, brs_sampler_last_error(w->s), "brs_sampler_set_int");
     } else {
-        FZ_CHECK(st == BRS_OK && after == value, "set_int(%d, %lld) = %d, reads %lld",
-                 (int)key, (long long)value, (int)st, (long long)after);
+        FZ_CHECK(st == BRS_OK && after == value, "set_int(%d, %lld) = %d, reads %lld", (int)key,
+                 (long long)value, (int)st, (long long)after);
     }
     check_fingerprint(w, after != before, key);
 }
@@ -237,18 +234,15 @@ static void op_lengths(fz_world *w)
     uint32_t fixed = 1 + (uint32_t)fz_below(&w->in, 1000);
     uint32_t *next = malloc((n + 1) * sizeof *next);
     FZ_CHECK(next != NULL, "out of memory in the harness");
-    for (size_t i = 0; i < n; i++)
-        next[i] = one_length(&w->in, shape, fixed);
-    if (n > 0 && how & 0x40)
-        next[fz_below(&w->in, n)] = 0; /* BRS_ERR_INVALID_LENGTH */
+    for (size_t i = 0; i < n; i++) next[i] = one_length(&w->in, shape, fixed);
+    if (n > 0 && how & 0x40) next[fz_below(&w->in, n)] = 0; /* BRS_ERR_INVALID_LENGTH */
     int32_t mode = how & 0x20 ? (how & 0x10 ? 7 : -1) : how & 1;
     int valid = n > 0 && (mode == 0 || mode == 1);
-    for (size_t i = 0; valid && i < n; i++)
-        valid = next[i] != 0;
+    for (size_t i = 0; valid && i < n; i++) valid = next[i] != 0;
     brs_status st = brs_sampler_set_lengths(w->s, next, n, mode);
     if (!valid) {
-        FZ_CHECK(st != BRS_OK, "set_lengths accepted n=%zu mode=%d with a zero or no length",
-                 n, (int)mode);
+        FZ_CHECK(st != BRS_OK, "set_lengths accepted n=%zu mode=%d with a zero or no length", n,
+                 (int)mode);
         fz_check_failure(st, brs_sampler_last_error(w->s), "brs_sampler_set_lengths");
         free(next);
         check_fingerprint(w, 0, 0);
@@ -259,8 +253,8 @@ static void op_lengths(fz_world *w)
     /* The sampler no longer looks at the old array, borrowed or not. */
     /* A borrowed array changed behind the sampler (op_mutate) no longer
      * holds the lengths the recorded fingerprint was taken of. */
-    int same = w->lengths && !w->mutated && n == w->n &&
-               memcmp(next, w->lengths, n * sizeof *next) == 0;
+    int same =
+        w->lengths && !w->mutated && n == w->n && memcmp(next, w->lengths, n * sizeof *next) == 0;
     free(w->lengths);
     w->lengths = next;
     w->n = n;
@@ -277,8 +271,7 @@ static void op_lengths(fz_world *w)
  * crash or a hang. */
 static void op_mutate(fz_world *w)
 {
-    if (!w->borrowed || !w->lengths)
-        return;
+    if (!w->borrowed || !w->lengths) return;
     for (uint8_t i = 0, count = 1 + fz_u8(&w->in) % 4; i < count; i++) {
         size_t at = (size_t)fz_below(&w->in, w->n);
         static const uint32_t odd[] = {0, 1, UINT32_MAX, 2, 1u << 31};
@@ -348,8 +341,8 @@ static brs_sampler *reference_sampler(const fz_world *w, int64_t batch, int64_t 
 }
 
 /* Appends the samples of step t of the reference to out; their count. */
-static uint64_t reference_step(uint64_t *out, brs_plan *p, const brs_sampler *ref,
-                               uint64_t epoch, uint64_t t)
+static uint64_t reference_step(uint64_t *out, brs_plan *p, const brs_sampler *ref, uint64_t epoch,
+                               uint64_t t)
 {
     const uint64_t *idx;
     size_t count;
@@ -377,8 +370,7 @@ static uint64_t *expected_samples(fz_world *w, const fz_config *c, uint64_t epoc
     brs_plan *p = NULL;
     FZ_CHECK(out != NULL && brs_plan_new(&p) == BRS_OK, "out of memory in the harness");
     if (!c->shuffle) { /* the identity order, known without the library */
-        for (uint64_t j = 0; j < count; j++)
-            out[j] = (t * b + j) % w->n;
+        for (uint64_t j = 0; j < count; j++) out[j] = (t * b + j) % w->n;
         brs_plan_free(p);
         qsort(out, count, sizeof *out, cmp_u64);
         return out;
@@ -489,11 +481,12 @@ static int compute_checked(fz_world *w, fz_snapshot *snap, uint64_t epoch, uint6
     if (plans_unmodelled(w->s)) {
         brs_status st = brs_plan_compute(w->plan, w->s, epoch, step);
         if (st != BRS_OK) fz_check_failure(st, brs_plan_last_error(w->plan), "brs_plan_compute");
+        w->plan_n = w->n;
+        w->plan_unmodelled = 1; /* a CP placeholder is an empty micro-batch */
         return 0;
     }
     brs_status want = expected_before_planning(w, &c, step);
-    if (want == 1 && fz_step_samples(&c, w->n, step) > FZ_MAX_STEP_SAMPLES)
-        return 0;
+    if (want == 1 && fz_step_samples(&c, w->n, step) > FZ_MAX_STEP_SAMPLES) return 0;
     brs_status st = brs_plan_compute(w->plan, w->s, epoch, step);
     if (st != BRS_OK) {
         fz_check_failure(st, brs_plan_last_error(w->plan), "brs_plan_compute");
@@ -507,14 +500,14 @@ static int compute_checked(fz_world *w, fz_snapshot *snap, uint64_t epoch, uint6
         FZ_CHECK(want != 1 ? st == want : st == BRS_ERR_CAP_INFEASIBLE,
                  "compute(%llu, %llu) = %d, expected %d", (unsigned long long)epoch,
                  (unsigned long long)step, (int)st, (int)want);
-        if (st == BRS_ERR_CAP_INFEASIBLE)
-            check_cap_infeasible(w, &c, epoch, step);
+        if (st == BRS_ERR_CAP_INFEASIBLE) check_cap_infeasible(w, &c, epoch, step);
         return 0;
     }
     FZ_CHECK(want == 1, "compute(%llu, %llu) succeeded, expected %d", (unsigned long long)epoch,
              (unsigned long long)step, (int)want);
     FZ_CHECK(brs_plan_last_error(w->plan)[0] == '\0', "a successful compute left a message");
     w->plan_n = w->n; /* the plan outlives later changes of the lengths */
+    w->plan_unmodelled = 0;
     fz_snapshot_take(snap, w->plan, &c);
     fz_data d = {w->lengths, w->n};
     /* After a change behind the sampler's back, the references (which
@@ -528,8 +521,7 @@ static int compute_checked(fz_world *w, fz_snapshot *snap, uint64_t epoch, uint6
 }
 
 /* The same step from another plan and from a sampler built separately. */
-static void check_determinism(fz_world *w, const fz_snapshot *snap, uint64_t epoch,
-                              uint64_t step)
+static void check_determinism(fz_world *w, const fz_snapshot *snap, uint64_t epoch, uint64_t step)
 {
     fz_config c;
     fz_config_read(&c, w->s);
@@ -558,8 +550,7 @@ static void op_compute(fz_world *w)
 {
     uint64_t epoch = fz_index(&w->in, 4), step = fz_index(&w->in, steps_now(w));
     fz_snapshot snap;
-    if (!compute_checked(w, &snap, epoch, step))
-        return;
+    if (!compute_checked(w, &snap, epoch, step)) return;
     check_determinism(w, &snap, epoch, step);
     fz_snapshot_free(&snap);
 }
@@ -569,22 +560,18 @@ static void op_compute(fz_world *w)
 static void op_resume(fz_world *w)
 {
     uint64_t steps = steps_now(w);
-    if (steps == 0)
-        return;
+    if (steps == 0) return;
     uint64_t epoch = fz_index(&w->in, 3), t = fz_below(&w->in, steps);
     fz_snapshot cold, other, warm;
-    if (!compute_checked(w, &cold, epoch, t))
-        return;
+    if (!compute_checked(w, &cold, epoch, t)) return;
     for (uint8_t i = 0, many = fz_u8(&w->in) % 4; i < many; i++) {
         uint64_t e = fz_u8(&w->in) & 1 ? epoch : epoch + 1, s = fz_below(&w->in, steps);
-        if (compute_checked(w, &other, e, s))
-            fz_snapshot_free(&other);
+        if (compute_checked(w, &other, e, s)) fz_snapshot_free(&other);
     }
     if (compute_checked(w, &warm, epoch, t)) {
         /* Not after a change behind the sampler's back: length_grouped keeps
          * an epoch's order in the plan, ordered by the lengths it saw. */
-        if (!w->mutated)
-            fz_snapshot_same(&cold, &warm, "a step recomputed after other steps");
+        if (!w->mutated) fz_snapshot_same(&cold, &warm, "a step recomputed after other steps");
         fz_snapshot_free(&warm);
     }
     fz_snapshot_free(&cold);
@@ -595,11 +582,9 @@ static void op_resume(fz_world *w)
 static void tally_epoch(const unsigned *seen, fz_world *w, const fz_config *c, uint64_t steps)
 {
     uint64_t b = fz_global_batch(c), total = 0, want = 0, missing = 0;
-    for (uint64_t t = 0; t < steps; t++)
-        want += fz_step_samples(c, w->n, t);
+    for (uint64_t t = 0; t < steps; t++) want += fz_step_samples(c, w->n, t);
     for (size_t i = 0; i < w->n; i++) {
-        FZ_CHECK(c->drop_last ? seen[i] <= 1 : seen[i] >= 1, "index %zu seen %u times", i,
-                 seen[i]);
+        FZ_CHECK(c->drop_last ? seen[i] <= 1 : seen[i] >= 1, "index %zu seen %u times", i, seen[i]);
         total += seen[i];
         missing += seen[i] == 0;
     }
@@ -624,26 +609,21 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 static void op_epoch(fz_world *w)
 {
     uint64_t steps = steps_now(w), epoch = fz_index(&w->in, 3);
-    if (steps == 0 || steps > 24)
-        return;
+    if (steps == 0 || steps > 24) return;
     fz_config c;
     fz_config_read(&c, w->s);
     unsigned *seen = calloc(w->n, sizeof *seen);
     FZ_CHECK(seen != NULL, "out of memory in the harness");
     uint64_t stride = 1 + fz_below(&w->in, steps), offset = fz_below(&w->in, steps);
-    while (gcd(stride, steps) != 1)
-        stride--; /* a stride coprime to steps visits every step once */
+    while (gcd(stride, steps) != 1) stride--; /* a stride coprime to steps visits every step once */
     int complete = 1;
     for (uint64_t i = 0; i < steps && complete; i++) {
         fz_snapshot snap;
         complete = compute_checked(w, &snap, epoch, (offset + i * stride) % steps);
-        for (size_t j = 0; complete && j < snap.total; j++)
-            seen[snap.indices[j]]++;
-        if (complete)
-            fz_snapshot_free(&snap);
+        for (size_t j = 0; complete && j < snap.total; j++) seen[snap.indices[j]]++;
+        if (complete) fz_snapshot_free(&snap);
     }
-    if (complete)
-        tally_epoch(seen, w, &c, steps);
+    if (complete) tally_epoch(seen, w, &c, steps);
     free(seen);
 }
 
@@ -665,8 +645,9 @@ static void op_micro(fz_world *w)
         FZ_CHECK(st == BRS_ERR_OUT_OF_RANGE, "micro_batch(%lld, %lld) outside = %d",
                  (long long)rank, (long long)micro, (int)st);
     else
-        FZ_CHECK(st == BRS_OK && count >= 1 && idx[0] < w->plan_n, "micro_batch(%lld, %lld) = %d",
-                 (long long)rank, (long long)micro, (int)st);
+        FZ_CHECK(st == BRS_OK && (count >= 1 || w->plan_unmodelled) &&
+                     (count == 0 || idx[0] < w->plan_n),
+                 "micro_batch(%lld, %lld) = %d", (long long)rank, (long long)micro, (int)st);
 }
 
 /* Read-only calls: unknown keys and NULLs answer with a status, the handle
@@ -680,8 +661,7 @@ static void op_queries(fz_world *w)
     const fz_option *o = find_option(key);
     FZ_CHECK((st == BRS_OK) == (o && !o->is_double), "get_int(%d) = %d", (int)key, (int)st);
 #if FZ_HAVE_OPTION_TABLE
-    if (st != BRS_OK)
-        fz_check_failure(st, brs_sampler_last_error(w->s), "brs_sampler_get_int");
+    if (st != BRS_OK) fz_check_failure(st, brs_sampler_last_error(w->s), "brs_sampler_get_int");
 #endif
     st = brs_sampler_get_double(&d, w->s, key);
     FZ_CHECK((st == BRS_OK) == (o && o->is_double), "get_double(%d) = %d", (int)key, (int)st);
@@ -696,9 +676,9 @@ static void op_queries(fz_world *w)
 /* ---- the program ------------------------------------------------------- */
 
 typedef void (*fz_op)(fz_world *w);
-static const fz_op ops[] = {op_set_int, op_set_int, op_set_double, op_lengths, op_compute,
-                            op_compute, op_epoch, op_resume, op_micro, op_queries,
-                            op_set_int, op_mutate};
+static const fz_op ops[] = {op_set_int, op_set_int, op_set_double, op_lengths,
+                            op_compute, op_compute, op_epoch,      op_resume,
+                            op_micro,   op_queries, op_set_int,    op_mutate};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -707,8 +687,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                  brs_plan_new(&w.other) == BRS_OK,
              "cannot create handles");
     /* Most programs start with a dataset; some plan without one. */
-    if (fz_u8(&w.in) % 16 != 0)
-        op_lengths(&w);
+    if (fz_u8(&w.in) % 16 != 0) op_lengths(&w);
     for (int i = 0; i < FZ_MAX_OPS && !fz_done(&w.in); i++)
         ops[fz_u8(&w.in) % (sizeof ops / sizeof ops[0])](&w);
     brs_plan_free(w.plan);
