@@ -656,11 +656,15 @@ BRS_API brs_status brs_sampler_shapes(uint64_t *shapes, size_t *count, const brs
  * first call that needs it, and kept until the sampler changes, so it can be
  * warmed before step 0. shapes[2i] and shapes[2i+1] get pair i for
  * i < capacity; *count the number of pairs, 0 when max_shapes is 0 or the
- * strategy is a fixed-size one (which ignores max_shapes).
+ * strategy is a fixed-size one (which ignores max_shapes). In packed mode a
+ * micro-batch is one row: the pairs are (1, padded row total), the longest
+ * the padded cap's (the tokens the vocabulary adds to a row cost each
+ * padding token as a one-token sample, docs/algorithm.md).
  * BRS_ERR_OUT_OF_RANGE when *count > capacity (call again with room; shapes
  * NULL with capacity 0 asks for the count only); BRS_ERR_CAP_INFEASIBLE when
  * max_shapes is below the shapes every step needs (the message names the
- * least that works); BRS_ERR_UNSUPPORTED in packed mode or with images;
+ * least that works); BRS_ERR_UNSUPPORTED with images, and in packed mode
+ * without max_tokens (or length buckets) to bound the longest row;
  * other errors those of brs_plan_compute.
  * Ownership: none. NULL: BRS_ERR_NULL_POINTER if count or sampler is NULL,
  * or shapes is NULL with capacity > 0.

@@ -52,7 +52,7 @@ void brs_describe_totals(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum)
 void brs_describe_packed_rows(brs_plan *p)
 {
     for (size_t slot = 0; slot < p->k; slot++)
-        p->padded[slot] = brs_padding_apply(&p->resolved.padding, p->real[slot]);
+        p->padded[slot] = brs_packed_row_length(&p->resolved, p->real[slot]);
 }
 
 /* The images of each slot: patches, count and encoder cost, the cost
@@ -109,8 +109,9 @@ void brs_describe_slots(brs_plan *p, const brs_sampler *s)
         p->real[slot] = real;
         uint64_t padded_length = brs_padding_apply(&step->padding, longest);
         p->padded[slot] = packed ? real : (uint64_t)count * padded_length;
-        p->slot_cost[slot] = packed ? brs_packed_cost(model, weights)
-                                    : brs_group_cost(model, (uint32_t)padded_length, count);
+        p->slot_cost[slot] =
+            packed ? brs_packed_cost(model, weights) + brs_packed_row_padding_cost(step, real)
+                   : brs_group_cost(model, (uint32_t)padded_length, count);
     }
     if (packed) brs_describe_packed_rows(p);
     describe_images(p, s, model);

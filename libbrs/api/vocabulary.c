@@ -171,7 +171,11 @@ static brs_status collect_used(struct used **out, size_t *count, struct trial_st
                        t->n * sizeof *t->lengths);
             for (size_t slot = 0; slot < k; slot++) {
                 uint32_t size = (uint32_t)(plan->slot_start[slot + 1] - plan->slot_start[slot]);
-                all[kept++] = (struct used){size, (uint32_t)(plan->padded[slot] / size), 1};
+                if (size == 0) continue;
+                /* a packed micro-batch is one row: its shape is (1, padded total) */
+                all[kept++] = s->config.packed
+                                  ? (struct used){1, (uint32_t)plan->padded[slot], 1}
+                                  : (struct used){size, (uint32_t)(plan->padded[slot] / size), 1};
             }
         }
     qsort(all, kept, sizeof *all, compare_used);
@@ -426,15 +430,178 @@ static brs_status check_sampled(const brs_sampler *s, brs_plan *plan,
 brs_status brs_vocabulary_check(const brs_sampler *s, const struct brs_message *message)
 {
     const struct brs_config *c = &s->config;
-    if (c->max_shapes == 0 || c->strategy != BRS_STRATEGY_BALANCED || (!c->packed && !s->encoder))
-        return BRS_OK;
-    return brs_fail(message, BRS_ERR_UNSUPPORTED,
-                    "max_shapes plans padded micro-batches of text: set max_shapes to 0 for %s",
-                    c->packed ? "packed mode" : "samples with images");
+    if (c->max_shapes == 0 || c->strategy != BRS_STRATEGY_BALANCED) return BRS_OK;
+    if (s->encoder)
+        return brs_fail(message, BRS_ERR_UNSUPPORTED,
+                        "max_shapes plans micro-batches of text: set max_shapes to 0 for samples "
+                        "with images");
+    if (c->packed && brs_settings_cost_model(s).max_tokens == 0)
+        return brs_fail(message, BRS_ERR_UNSUPPORTED,
+                        "max_shapes in packed mode needs a longest row, the vocabulary's longest "
+                        "shape: set max_tokens (or length_buckets)");
+    return BRS_OK;
+}
+
+/* ---- Packed mode: a row's shape is (1, padded total). ---- */
+
+/* The lengths the rows' optimal quantisation chooses among: the distinct
+ * padded totals of the sampled rows, thinned by count to this many. */
+#define PACKED_CANDIDATES 512
+
+/* Prefix sums over the sampled rows' distinct totals (sorted): rows[i] and
+ * tokens[i] count those below index i. */
+struct row_sums {
+    const struct used *used;
+    uint64_t *rows, *tokens;
+};
+
+/* The padding tokens of the rows with totals used[a + 1 .. b] (a = -1: from
+ * the first) run at `length`, which holds them all. */
+static uint64_t padding_of(const struct row_sums *r, size_t a, size_t b, uint64_t length)
+{
+    size_t from = a == SIZE_MAX ? 0 : a + 1;
+    return length * (r->rows[b + 1] - r->rows[from]) - (r->tokens[b + 1] - r->tokens[from]);
+}
+
+/* Up to `room` candidate indices into used (increasing): every one, or
+ * those at evenly spaced counts of rows; returns how many. */
+static size_t packed_candidates(size_t *out, size_t room, const struct row_sums *r,
+                                size_t used_count)
+{
+    if (used_count <= room) {
+        for (size_t i = 0; i < used_count; i++) out[i] = i;
+        return used_count;
+    }
+    size_t count = 0;
+    uint64_t rows = r->rows[used_count];
+    for (size_t q = 1, i = 0; q <= room; q++) {
+        uint64_t want = (rows * q + room - 1) / room;
+        while (i + 1 < used_count && r->rows[i + 1] < want) i++;
+        if (count == 0 || out[count - 1] != i) out[count++] = i;
+    }
+    return count;
+}
+
+/* The at most `extra` row lengths below `top` that pad the sampled rows
+ * least in all (an optimal quantisation, by dynamic programming over the
+ * candidates: best[m][j] the least padding of the rows up to candidate j
+ * with m lengths, the last at j), added to c. */
+static brs_status add_packed_rows(struct chosen *c, size_t extra, const struct used *used,
+                                  size_t used_count, uint64_t top)
+{
+    uint64_t *rows = calloc(used_count + 1, sizeof *rows);
+    uint64_t *tokens = calloc(used_count + 1, sizeof *tokens);
+    size_t *cand = malloc(PACKED_CANDIDATES * sizeof *cand);
+    size_t p = 0;
+    if (rows && tokens && cand) {
+        for (size_t i = 0; i < used_count; i++) {
+            rows[i + 1] = rows[i] + used[i].count;
+            tokens[i + 1] = tokens[i] + used[i].count * used[i].length;
+        }
+        p = packed_candidates(cand, PACKED_CANDIDATES, &(struct row_sums){used, rows, tokens},
+                              used_count);
+    }
+    if (extra > p) extra = p;
+    uint64_t *best = extra ? malloc(extra * p * sizeof *best) : NULL;
+    uint16_t *from = extra ? malloc(extra * p * sizeof *from) : NULL;
+    brs_status status =
+        rows && tokens && cand && (extra == 0 || (best && from)) ? BRS_OK : BRS_ERR_NO_MEMORY;
+    if (status == BRS_OK && extra > 0) {
+        struct row_sums r = {used, rows, tokens};
+        for (size_t j = 0; j < p; j++)
+            best[j] = padding_of(&r, SIZE_MAX, cand[j], used[cand[j]].length);
+        for (size_t m = 1; m < extra; m++)
+            for (size_t j = 0; j < p; j++) {
+                uint64_t least = UINT64_MAX;
+                for (size_t i = 0; i < j; i++) {
+                    if (best[(m - 1) * p + i] == UINT64_MAX) continue;
+                    uint64_t value = best[(m - 1) * p + i] +
+                                     padding_of(&r, cand[i], cand[j], used[cand[j]].length);
+                    if (value < least) {
+                        least = value;
+                        from[m * p + j] = (uint16_t)i;
+                    }
+                }
+                best[m * p + j] = least;
+            }
+        /* the best last length, the rows above it at top; then back */
+        uint64_t least = padding_of(&r, SIZE_MAX, used_count - 1, top);
+        size_t at_m = SIZE_MAX, at_j = 0;
+        for (size_t m = 0; m < extra; m++)
+            for (size_t j = 0; j < p; j++) {
+                if (best[m * p + j] == UINT64_MAX) continue;
+                uint64_t value =
+                    best[m * p + j] +
+                    (cand[j] + 1 < used_count ? padding_of(&r, cand[j], used_count - 1, top) : 0);
+                if (value < least) {
+                    least = value;
+                    at_m = m;
+                    at_j = j;
+                }
+            }
+        for (size_t m = at_m; m != SIZE_MAX; m--) {
+            add_shape(c, 1, used[cand[at_j]].length);
+            if (m > 0) at_j = from[m * p + at_j];
+        }
+    }
+    free(best);
+    free(from);
+    free(rows);
+    free(tokens);
+    free(cand);
+    return status;
+}
+
+/* Packed mode: the longest row the cap admits, padded (which every row
+ * fits, so every step plans), and up to max_shapes - 1 shorter rows chosen
+ * from the rows of the sampled steps, planned without a vocabulary. */
+static brs_status choose_packed(struct brs_vocabulary *v, const brs_sampler *s, char *why)
+{
+    struct brs_padding padding = brs_settings_padding(s);
+    uint64_t top = brs_padding_apply(&padding, brs_settings_cost_model(s).max_tokens);
+    if (top > UINT32_MAX) {
+        snprintf(why, BRS_MESSAGE_SIZE,
+                 "max_shapes in packed mode: the longest row (%llu tokens, max_tokens padded) "
+                 "must be below 2^32: lower max_tokens or set max_shapes to 0",
+                 (unsigned long long)top);
+        return BRS_ERR_OUT_OF_RANGE;
+    }
+    size_t room = (size_t)s->config.max_shapes;
+    struct chosen chosen = {malloc((room + 1) * sizeof(uint32_t)),
+                            malloc((room + 1) * sizeof(uint32_t)), 0};
+    /* collect_used fills trial steps too: one, of the smallest kind */
+    struct trial_steps trials = {malloc(sizeof(uint32_t)), 0, 1, 1, 1, 1, 0, NULL};
+    struct used *used = NULL;
+    size_t used_count = 0;
+    brs_plan *plan = NULL;
+    brs_status status =
+        chosen.sizes && chosen.lengths && trials.lengths && brs_plan_new(&plan) == BRS_OK
+            ? BRS_OK
+            : BRS_ERR_NO_MEMORY;
+    if (status == BRS_OK) {
+        status = collect_used(&used, &used_count, &trials, s, plan);
+        if (status != BRS_OK)
+            snprintf(why, BRS_MESSAGE_SIZE, "%s", brs_message_text(&plan->message));
+    }
+    if (status == BRS_OK) {
+        add_shape(&chosen, 1, (uint32_t)top);
+        if (used_count > 0) status = add_packed_rows(&chosen, room - 1, used, used_count, top);
+    }
+    if (status == BRS_OK)
+        status = brs_vocabulary_build(v, chosen.sizes, chosen.lengths, chosen.count);
+    if (status == BRS_ERR_NO_MEMORY)
+        snprintf(why, BRS_MESSAGE_SIZE, "cannot allocate the shape vocabulary");
+    free(used);
+    free(trials.lengths);
+    free(chosen.sizes);
+    free(chosen.lengths);
+    brs_plan_free(plan);
+    return status;
 }
 
 static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *why)
 {
+    if (s->config.packed) return choose_packed(v, s, why);
     const struct brs_config *c = &s->config;
     size_t k = (size_t)(c->dp_size * c->grad_accum), b = (size_t)c->batch_size * k;
     if (k + 1 > BRS_VOCABULARY_CELLS / (b + 1)) {

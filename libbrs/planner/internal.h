@@ -233,4 +233,10 @@ enum { BRS_TWO_PART_EXACT_SPLITS = 50000 };
 brs_status brs_vocabulary_split(struct brs_split *split, uint32_t *group_length,
                                 const struct brs_step *step);
 
+/* A packed split planned within a vocabulary: each group's cost gains what
+ * padding its row to the vocabulary costs (brs_packed_row_padding_cost), so
+ * that the deal balances what the kernels run. tokens: k words of scratch. */
+void brs_vocabulary_pad_rows(struct brs_split *split, const struct brs_step *step,
+                             uint64_t *tokens);
+
 #endif

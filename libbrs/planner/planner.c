@@ -7,20 +7,25 @@
  * (context_parallel.c), which lays its micro-batches out on ranks itself. */
 #include "planner/internal.h"
 
-/* The text planner: every group's shape in the vocabulary, or padded, or
- * packed. */
+/* The text planner: packed (each row then padded to its vocabulary row
+ * where the step has a vocabulary), or every group's shape in the
+ * vocabulary, or padded. */
 static brs_status plan_text(struct brs_planned *out, const struct brs_step *step, uint64_t *scratch,
                             uint32_t *pack_scratch)
 {
-    out->within_vocabulary = step->vocabulary != NULL;
+    out->within_vocabulary = step->vocabulary != NULL && !step->packed;
     out->by_group = step->packed;
     brs_status status;
-    if (step->vocabulary)
-        status = brs_vocabulary_split(&out->split, out->group_length, step);
-    else if (step->packed)
+    if (step->packed) {
         status = brs_packed_split(&out->split, step, pack_scratch);
-    else
+        /* scratch holds 2n >= k words, free in packed mode */
+        if (status == BRS_OK && step->vocabulary)
+            brs_vocabulary_pad_rows(&out->split, step, scratch);
+    } else if (step->vocabulary) {
+        status = brs_vocabulary_split(&out->split, out->group_length, step);
+    } else {
         status = brs_padded_split(&out->split, step, scratch);
+    }
     if (status == BRS_ERR_CAP_INFEASIBLE)
         out->failed = step->vocabulary ? BRS_FAILED_VOCABULARY : BRS_FAILED_TEXT_CAP;
     return status;

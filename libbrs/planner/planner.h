@@ -316,6 +316,20 @@ struct brs_planned {
 brs_status brs_planner_plan(struct brs_planned *out, const struct brs_step *step, uint64_t *scratch,
                             uint32_t *pack_scratch);
 
+/* ---- Packed rows within a vocabulary (vocabulary.c). ---- */
+
+/* The padded total of a packed row of `tokens` real tokens: rounded as the
+ * collator pads, then, where the step has a vocabulary, to its shortest row
+ * (batch size 1) that holds it. */
+uint64_t brs_packed_row_length(const struct brs_step *step, uint64_t tokens);
+
+/* What the tokens the vocabulary adds to such a row cost: each is priced as
+ * a one-token sample, since varlen attention sees it as a sequence of its
+ * own (brs/_pad_to_plan.py pads position_ids with 0); 0 without a
+ * vocabulary, as the padding to pad_to_multiple_of costs nothing in packed
+ * mode. */
+brs_wide brs_packed_row_padding_cost(const struct brs_step *step, uint64_t tokens);
+
 /* ---- Bounds and step times of plans made anywhere (objective.c, search.c). ---- */
 
 /* Costs by rank-major slot (rank * grad_accum + micro): the two

@@ -1,6 +1,8 @@
 /* vocabulary.c - a step planned within a shape vocabulary: each group of b
  * samples whose longest is l runs at the vocabulary's shortest length of
- * size b that holds l (docs/algorithm.md, "Shape vocabulary").
+ * size b that holds l (docs/algorithm.md, "Shape vocabulary"); a packed
+ * row, planned as packed.c plans it, at the shortest row that holds its
+ * total.
  *
  * That length is a non-decreasing function of l, so the contiguity theorem
  * holds and the search is over contiguous splits whose sizes are vocabulary
@@ -100,6 +102,33 @@ uint32_t brs_vocabulary_length(const struct brs_vocabulary *v, size_t size, uint
 {
     size_t t = size_index(v, size);
     return t == v->size_count ? 0 : length_of_index(v, t, head);
+}
+
+uint64_t brs_packed_row_length(const struct brs_step *step, uint64_t tokens)
+{
+    uint64_t padded = brs_padding_apply(&step->padding, tokens);
+    if (!step->vocabulary || padded > UINT32_MAX) return padded;
+    uint32_t row = brs_vocabulary_length(step->vocabulary, 1, (uint32_t)padded);
+    return row ? row : padded;
+}
+
+brs_wide brs_packed_row_padding_cost(const struct brs_step *step, uint64_t tokens)
+{
+    if (!step->vocabulary) return 0;
+    uint64_t added =
+        brs_packed_row_length(step, tokens) - brs_padding_apply(&step->padding, tokens);
+    return (brs_wide)added * brs_sample_weight(&step->model, 1);
+}
+
+void brs_vocabulary_pad_rows(struct brs_split *split, const struct brs_step *step, uint64_t *tokens)
+{
+    memset(tokens, 0, step->k * sizeof *tokens);
+    for (size_t i = 0; i < step->n; i++) tokens[split->group_of[i]] += step->lengths[i];
+    split->max_cost = 0;
+    for (size_t g = 0; g < step->k; g++) {
+        split->costs[g] += brs_packed_row_padding_cost(step, tokens[g]);
+        if (split->costs[g] > split->max_cost) split->max_cost = split->costs[g];
+    }
 }
 
 /* The step, its shapes priced once: cost[j * m + t] and tokens of a group

@@ -4,7 +4,8 @@
  * shapes (the padded length the vocabulary's, the batch size exact, every
  * sample once); small steps are planned exactly, checked against a brute
  * force over every split whose groups map to vocabulary shapes and every
- * deal; a kept last step plans; the errors name what to change. */
+ * deal; a kept last step plans; packed rows run at vocabulary rows; the
+ * errors name what to change. */
 #include "brs_test.h"
 
 #include <stdlib.h>
@@ -260,13 +261,16 @@ static void test_errors(void)
         BT_ASSERT(brs_sampler_shape_vocabulary(one, &count, s, 1) == BRS_ERR_OUT_OF_RANGE);
         BT_ASSERT(bt_has_number(brs_sampler_last_error(s), count));
     }
+    /* packed mode needs a longest row: max_tokens */
     CU_ASSERT_EQUAL(brs_sampler_set_int(s, BRS_OPT_PACKED, 1), BRS_OK);
     BT_ASSERT(brs_sampler_shape_vocabulary(NULL, &count, s, 0) == BRS_ERR_UNSUPPORTED);
-    BT_ASSERT(strstr(brs_sampler_last_error(s), "max_shapes") != NULL);
+    BT_ASSERT(strstr(brs_sampler_last_error(s), "max_tokens") != NULL);
     brs_plan *p = NULL;
     CU_ASSERT_EQUAL_FATAL(brs_plan_new(&p), BRS_OK);
     BT_ASSERT(brs_plan_compute(p, s, 0, 0) == BRS_ERR_UNSUPPORTED);
     BT_ASSERT(strstr(brs_plan_last_error(p), "packed") != NULL);
+    CU_ASSERT_EQUAL(brs_sampler_set_int(s, BRS_OPT_MAX_TOKENS, 1 << 20), BRS_OK);
+    BT_ASSERT(brs_plan_compute(p, s, 0, 0) == BRS_OK);
     /* the fixed-size strategies ignore max_shapes */
     CU_ASSERT_EQUAL(brs_sampler_set_int(s, BRS_OPT_PACKED, 0), BRS_OK);
     CU_ASSERT_EQUAL(brs_sampler_set_int(s, BRS_OPT_STRATEGY, BRS_STRATEGY_RANDOM), BRS_OK);
@@ -274,6 +278,72 @@ static void test_errors(void)
     BT_ASSERT(brs_sampler_shape_vocabulary(NULL, &count, s, 0) == BRS_OK && count == 0);
     brs_plan_free(p);
     brs_sampler_free(s);
+    free(lengths);
+}
+
+/* Packed mode: every micro-batch is one row at a vocabulary row (batch size
+ * 1), the shortest that holds its padded total, the longest the cap's; a row
+ * costs its packed cost plus a one-token sample's per token the vocabulary
+ * adds; every sample trains once an epoch; more shapes pad less. */
+static void test_packed_rows(void)
+{
+    size_t n = 1600;
+    uint32_t *lengths = bt_lognormal_lengths(n, 13);
+    bt_config c = bt_config_default(lengths, n);
+    c.batch_size = 5, c.dp_size = 4, c.grad_accum = 2, c.packed = 1, c.max_tokens = 8000;
+    uint64_t padded_by_count[2] = {0, 0};
+    for (int round = 0; round < 2; round++) {
+        int64_t max_shapes = round == 0 ? 2 : 12;
+        bt_set_case("max_shapes %lld", (long long)max_shapes);
+        brs_sampler *s = sampler_with(&c, max_shapes, 64);
+        vocabulary v;
+        BT_ASSERT(vocabulary_of(&v, s) == BRS_OK);
+        BT_ASSERT(v.count >= 1 && v.count <= (size_t)max_shapes);
+        for (size_t i = 0; i < v.count; i++) BT_ASSERT(v.pairs[2 * i] == 1);
+        BT_ASSERT(v.pairs[2 * v.count - 1] == 8000 / 64 * 64); /* the cap's row, padded within it */
+        bt_cost_model m = bt_cost_model_of(&c);
+        brs_plan *p = NULL;
+        CU_ASSERT_EQUAL_FATAL(brs_plan_new(&p), BRS_OK);
+        uint64_t steps = 0;
+        CU_ASSERT_EQUAL(brs_sampler_steps_per_epoch(&steps, s), BRS_OK);
+        for (uint64_t epoch = 0; epoch < 2; epoch++) {
+            unsigned char *seen = calloc(n, 1);
+            for (uint64_t step = 0; step < steps; step++) {
+                bt_set_case("max_shapes %lld epoch %llu step %llu", (long long)max_shapes,
+                            (unsigned long long)epoch, (unsigned long long)step);
+                BT_ASSERT(brs_plan_compute(p, s, epoch, step) == BRS_OK);
+                bt_step st;
+                if (!bt_step_load(&st, p)) break;
+                for (int64_t slot = 0; slot < st.k; slot++) {
+                    const bt_micro *mb = &st.mb[slot];
+                    uint64_t sum = 0;
+                    u128 squares = 0;
+                    for (size_t i = 0; i < mb->count; i++) {
+                        uint64_t length = lengths[mb->indices[i]];
+                        sum += length, squares += (u128)length * length;
+                        seen[mb->indices[i]]++;
+                    }
+                    BT_ASSERT(mb->real == sum);
+                    BT_ASSERT(has_shape(&v, 1, mb->padded));
+                    BT_ASSERT(mb->padded == shortest_holding(&v, 1, round_up(sum, 64)));
+                    uint64_t added = mb->padded - round_up(sum, 64);
+                    u128 cost = bt_cost_packed(&m, sum, squares) +
+                                (u128)added * (bt_cost_padded(&m, 1, 1) - m.intercept_micro);
+                    BT_ASSERT(bt_le(mb->cost, (double)cost / 1e6) &&
+                              bt_le((double)cost / 1e6, mb->cost));
+                    padded_by_count[round] += mb->padded;
+                }
+                bt_step_free(&st);
+            }
+            size_t once = 0;
+            for (size_t i = 0; i < n; i++) once += seen[i] == 1;
+            BT_ASSERT(once == steps * 40);
+            free(seen);
+        }
+        brs_plan_free(p);
+        brs_sampler_free(s);
+    }
+    BT_ASSERT(padded_by_count[1] < padded_by_count[0]);
     free(lengths);
 }
 
@@ -286,6 +356,7 @@ int main(int argc, char **argv)
          test_every_micro_batch_in_vocabulary},
         {"vocabulary: small steps exact against the brute force", test_small_steps_exact},
         {"vocabulary: a kept last step plans", test_kept_last_step},
+        {"vocabulary: packed rows", test_packed_rows},
         {"vocabulary: errors", test_errors},
         {NULL, NULL},
     };

@@ -55,8 +55,15 @@ class PadToPlan:
 
     Build it once the sampler's options are final (after fill_unset); it keeps the sampler's
     padding rule (pad_to_multiple_of, length_buckets, shape vocabulary) from then on, also in
-    DataLoader workers. Raises ValueError in packed mode, and for a micro-batch no planned shape
-    holds (samples longer than the lengths the sampler was given).
+    DataLoader workers. Raises ValueError for a micro-batch no planned shape holds (samples
+    longer than the lengths the sampler was given).
+
+    Packed mode (``packed=True``, a flattening collator such as transformers'
+    DataCollatorWithFlattening): the one row of ``(1, total)`` is padded on the right to the
+    plan's padded total (a vocabulary row with max_shapes). ``position_ids`` are padded with 0,
+    so that varlen attention sees each padding token as a sequence of its own (what the plan
+    prices), and flash-attention's ``cu_seq_lens_q``/``cu_seq_lens_k``, where the collator gives
+    them, gain one boundary per padding token.
     """
 
     def __init__(self, collate_fn, sampler, *, pad_token_id=None, padding_side=None):
@@ -66,6 +73,8 @@ class PadToPlan:
             raise ValueError(f'padding_side must be "right" or "left"; got {padding_side!r}')
         self.collate_fn = collate_fn
         self.rule = sampler.padding_rule()
+        if self.rule.packed:
+            padding_side = "right"  # a packed row grows at its end
         if pad_token_id is None:
             pad_token_id = _tokenizer_value(collate_fn, "pad_token_id")
         self.pad_token_id = 0 if pad_token_id is None else int(pad_token_id)
@@ -103,6 +112,8 @@ class PadToPlan:
                     and value.shape == ids.shape):
                 fill = self.pad_token_id if key == "input_ids" else _PAD_VALUES.get(key, 0)
                 batch[key] = self._padded(value, length, fill)
+        if self.rule.packed:
+            _one_sequence_per_padding_token(batch, width, length)
         return batch
 
     def _length(self, ids, batch_size):
@@ -121,3 +132,15 @@ class PadToPlan:
 
     def __repr__(self):
         return f"PadToPlan({self.collate_fn!r}, {self.rule!r})"
+
+
+def _one_sequence_per_padding_token(batch, width, length):
+    """A packed row padded from ``width`` to ``length`` tokens: flash-attention's sequence
+    boundaries gain one per padding token, as its 0 position ids say."""
+    import torch
+
+    for key in ("cu_seq_lens_q", "cu_seq_lens_k"):
+        bounds = batch.get(key)
+        if isinstance(bounds, torch.Tensor) and bounds.dim() == 1:
+            extra = torch.arange(width + 1, length + 1, dtype=bounds.dtype, device=bounds.device)
+            batch[key] = torch.cat((bounds, extra))

@@ -4,7 +4,8 @@ The library pads a micro-batch of b samples whose longest has l tokens to l roun
 pad_to_multiple_of, then to the smallest length bucket that holds it, and, with max_shapes, to
 the shortest vocabulary length of batch size b that holds that (libbrs/planner/padding.h,
 planner/vocabulary.h). The rule depends on (b, l) alone, so a collator running in a DataLoader
-worker, which sees the samples but not the plan, finds the plan's length from them.
+worker, which sees the samples but not the plan, finds the plan's length from them. In packed mode
+a micro-batch is one row: l is the row's total and the shape is (1, padded total).
 """
 
 import bisect
@@ -13,9 +14,10 @@ import bisect
 class PaddingRule:
     """``padded_length(batch_size, longest)`` of one sampler's configuration (picklable)."""
 
-    __slots__ = ("multiple", "buckets", "vocabulary")
+    __slots__ = ("multiple", "buckets", "vocabulary", "packed")
 
-    def __init__(self, multiple, buckets, vocabulary):
+    def __init__(self, multiple, buckets, vocabulary, packed=False):
+        self.packed = bool(packed)  # one row a micro-batch: its batch size is 1
         self.multiple = max(1, int(multiple or 1))
         self.buckets = tuple(int(b) for b in buckets or ())
         # batch size -> its vocabulary lengths, increasing; None: any shape
@@ -28,10 +30,10 @@ class PaddingRule:
         self.vocabulary = table
 
     def __getstate__(self):
-        return (self.multiple, self.buckets, self.vocabulary)
+        return (self.multiple, self.buckets, self.vocabulary, self.packed)
 
     def __setstate__(self, state):
-        self.multiple, self.buckets, self.vocabulary = state
+        self.multiple, self.buckets, self.vocabulary, self.packed = state
 
     def padded_length(self, batch_size, longest):
         if longest < 0 or batch_size < 1:
@@ -46,6 +48,8 @@ class PaddingRule:
             length = self.buckets[at]
         if self.vocabulary is None:
             return length
+        if self.packed:
+            batch_size = 1
         lengths = self.vocabulary.get(int(batch_size))
         if lengths is None:
             raise ValueError(f"the shape vocabulary has no micro-batch of {batch_size} samples "
@@ -60,4 +64,4 @@ class PaddingRule:
 
     def __repr__(self):
         return (f"PaddingRule(multiple={self.multiple}, buckets={list(self.buckets)}, "
-                f"vocabulary={self.vocabulary})")
+                f"vocabulary={self.vocabulary}, packed={self.packed})")

@@ -80,12 +80,19 @@ class BatchRebalanceSampler(_SamplerBase):
     alpha, intercept and max_tokens, and the encoder part's encoder_weight, encoder_alpha,
     encoder_intercept and max_encoder_tokens, where those are not given (docs/calibration.md).
 
+    ``max_shapes="auto"`` (with a calibrated ``cost_model`` and ``run_steps``, the optimizer
+    steps of the run) picks the shape count that makes the run fastest: each step's modelled
+    time against each new shape's ``first_shape_seconds`` (brs/_auto_shapes.py); the candidates
+    are kept in ``max_shapes_choice``.
+
     ``BatchRebalanceSampler.from_upstream_args`` builds it from the arguments of transformers'
     BatchRebalanceSampler, whose attribute names (num_global_batches, has_tail, ...) it answers
     (brs/_upstream.py).
     """
 
     batch_size = None  # the DataLoader contract of a batch sampler: sizes vary
+    # max_shapes="auto": each candidate count's modelled run (brs/_auto_shapes.py); None else
+    max_shapes_choice = None
 
     def __new__(cls, *args, **kwargs):
         # Lightning re-creates a DataLoader's batch sampler by calling its class: that call
@@ -99,7 +106,13 @@ class BatchRebalanceSampler(_SamplerBase):
                  pad_to_multiple_of=None, length_buckets=None, cost_model=None,
                  encoder_loads=None, encoder_weight=None, encoder_alpha=None,
                  encoder_intercept=None, max_encoder_tokens=None, max_shapes=None, cp_size=None,
-                 max_tokens_per_rank=None, cp_comm_cost=None, cp_degrees=None):
+                 max_tokens_per_rank=None, cp_comm_cost=None, cp_degrees=None, run_steps=None):
+        auto_shapes = isinstance(max_shapes, str) and max_shapes == "auto"
+        if auto_shapes:
+            max_shapes = None  # chosen below, once the sampler and its cost model stand
+        elif run_steps is not None:
+            raise ValueError('run_steps (the run\'s length) is read by max_shapes="auto" only; '
+                             f'max_shapes is {max_shapes!r}')
         if cost_model is not None:  # fills in alpha, intercept and max_tokens not given here
             alpha, intercept, max_tokens = _cost_model.resolve(cost_model, alpha, intercept,
                                                                max_tokens)
@@ -116,6 +129,18 @@ class BatchRebalanceSampler(_SamplerBase):
         self._start(lengths, frozen=None)
         if cost_model is not None:  # its source and evidence, for the cost_model attribute
             self._costs.model = _cost_model.CostModel.coerce(cost_model)
+        if auto_shapes:
+            self._choose_max_shapes(run_steps)
+
+    def _choose_max_shapes(self, run_steps):
+        """max_shapes="auto": the count that makes the run fastest (brs/_auto_shapes.py), set
+        as if given; the candidates' table stays in ``max_shapes_choice``."""
+        from . import _auto_shapes
+
+        count, self.max_shapes_choice = _auto_shapes.choose(self, self._costs.model, run_steps)
+        option = _options.BY_NAME["max_shapes"]
+        self._set(option, count)
+        self._given[option.name] = count  # kept by pickling and with_options
 
     def fill_unset(self, **options):
         """Set each of ``options`` (constructor keywords; None skips one) that was left unset
@@ -251,9 +276,11 @@ class BatchRebalanceSampler(_SamplerBase):
         """The run's shape vocabulary: the sorted ``(batch_size, padded_length)`` pairs that
         every micro-batch of every rank in every epoch has when ``max_shapes`` is set, known
         before step 0 (the same on every rank), so that each can be warmed (brs.warmup),
-        compiled or captured once; None when max_shapes is 0 (any shape). ValueError with the
-        library's message when no vocabulary of max_shapes shapes plans every step, and in
-        packed mode or with a strategy other than "balanced"."""
+        compiled or captured once; None when max_shapes is 0 (any shape). In packed mode a
+        micro-batch is one row and its shapes are ``(1, padded row total)``, the longest the
+        cap's (max_tokens is needed). ValueError with the library's message when no vocabulary
+        of max_shapes shapes plans every step, with images, and in packed mode without
+        max_tokens."""
         self._topology()
         try:
             return self._native.shape_vocabulary()
@@ -264,18 +291,16 @@ class BatchRebalanceSampler(_SamplerBase):
         """The padded length the plan gives a micro-batch of ``batch_size`` samples whose
         longest has ``longest`` tokens: ``longest`` rounded up to pad_to_multiple_of and to the
         smallest length bucket that holds it, then, with max_shapes, to the shortest vocabulary
-        length of that batch size that holds it (MicroBatch.padded_length of the plan).
+        length of that batch size that holds it (MicroBatch.padded_length of the plan). In
+        packed mode ``longest`` is the row's total and the row's padded total is returned.
         ValueError when no bucket or vocabulary shape holds it."""
         return self.padding_rule().padded_length(batch_size, longest)
 
     def padding_rule(self):
         """A small picklable object whose ``padded_length(batch_size, longest)`` is this
         sampler's (see padded_length): what brs.PadToPlan carries into DataLoader workers."""
-        if self.packed:
-            raise ValueError("padded lengths are those of padded micro-batches; this sampler "
-                             "packs them (packed=True): a packed micro-batch is one row")
         return _padding.PaddingRule(self.pad_to_multiple_of, self.length_buckets,
-                                    self.shape_vocabulary())
+                                    self.shape_vocabulary(), packed=self.packed)
 
     def _set(self, option, value):
         try:

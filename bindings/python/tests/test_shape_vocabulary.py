@@ -1,5 +1,6 @@
 """max_shapes: the run's shape vocabulary, MicroBatch.padded_length, and brs.PadToPlan, checked
-on the tensors a real DataLoader builds (workers included) on every rank over two epochs."""
+on the tensors a real DataLoader builds (workers included) on every rank over two epochs, padded
+and packed (transformers' flattening collator)."""
 
 import pickle
 
@@ -99,6 +100,88 @@ def test_dataloader_tensors_have_the_planned_shape(num_workers):
                 assert int(batch["attention_mask"].sum()) == mb.real_tokens
 
 
+def test_packed_rows_from_a_flattening_collator_have_vocabulary_shapes():
+    """Packed mode: transformers' DataCollatorWithFlattening builds one row per micro-batch;
+    wrapped in PadToPlan it is padded to its vocabulary row, each padding token a sequence of
+    its own (position 0, a boundary of its own, label -100)."""
+    from transformers import DataCollatorWithFlattening
+
+    class Rows(torch.utils.data.Dataset):
+        def __len__(self):
+            return len(LENGTHS)
+
+        def __getitem__(self, i):
+            return {"input_ids": [(i * 13 + t * 7) % 97 + 1 for t in range(LENGTHS[i])]}
+
+    kw = {"packed": True, "max_tokens": 1024, "max_shapes": 4, "pad_to_multiple_of": 16}
+    vocabulary = _sampler(**kw).shape_vocabulary()
+    assert 1 <= len(vocabulary) <= 4 and {size for size, _ in vocabulary} == {1}
+    assert vocabulary[-1] == (1, 1024)
+    collator = DataCollatorWithFlattening(return_flash_attn_kwargs=True)
+    for rank in (0, DP - 1):
+        sampler = _sampler(rank, **kw)
+        loader = torch.utils.data.DataLoader(Rows(), batch_sampler=sampler,
+                                             collate_fn=PadToPlan(collator, sampler))
+        planned = list(_micro_batches(sampler, 0))
+        batches = list(loader)
+        assert len(batches) == len(planned)
+        for batch, mb in zip(batches, planned):
+            real, padded = mb.real_tokens, mb.padded_length
+            assert padded == mb.padded_tokens and (1, padded) in vocabulary
+            assert sampler.padded_length(mb.num_samples, real) == padded
+            assert tuple(batch["input_ids"].shape) == (1, padded)
+            assert tuple(batch["labels"].shape) == tuple(batch["position_ids"].shape)
+            assert batch["labels"][0, real:].eq(-100).all()
+            assert batch["position_ids"][0, real:].eq(0).all()
+            bounds = batch["cu_seq_lens_q"].tolist()
+            assert bounds[-1] == padded and len(bounds) == mb.num_samples + 1 + padded - real
+            assert bounds == sorted(set(bounds))
+
+
+def _calibrated(first_shape_seconds=0.02):
+    return brs.CostModel(alpha=2e-4, intercept=300.0, source="calibrated",
+                         seconds_per_unit=1e-6, first_shape_seconds=first_shape_seconds)
+
+
+def test_auto_max_shapes_takes_the_count_of_the_fastest_modelled_run():
+    """Each candidate's run is priced as run_steps steps at its plans' mean step time plus a
+    first run per shape; the least wins, short runs take fewer shapes than long ones, and the
+    sampler then is the sampler of that count."""
+    chosen = {}
+    for run_steps in (2, 10 ** 6):
+        sampler = _sampler(max_shapes="auto", cost_model=_calibrated(), run_steps=run_steps)
+        table = sampler.max_shapes_choice
+        assert [row["max_shapes"] for row in table][0] == 0 and len(table) >= 3
+        for row in table:
+            bounded = _sampler(max_shapes=row["max_shapes"] or None, cost_model=_calibrated())
+            steps = bounded.steps_per_epoch
+            picked = sorted({i * steps // 16 for i in range(min(16, steps))})
+            mean = sum(bounded.plan(t, epoch=0).micro_sync_time for t in picked) / len(picked)
+            assert row["step_seconds"] == pytest.approx(mean * 1e-6)
+            assert row["run_seconds"] == pytest.approx(run_steps * row["step_seconds"]
+                                                       + 0.02 * row["shapes"])
+            if row["max_shapes"]:
+                assert row["shapes"] == len(bounded.shape_vocabulary()) <= row["max_shapes"]
+        best = min(table, key=lambda row: (row["run_seconds"], row["max_shapes"]))
+        assert sampler.max_shapes == best["max_shapes"] and sampler.was_given("max_shapes")
+        assert sampler.shape_vocabulary() == _sampler(
+            max_shapes=best["max_shapes"] or None, cost_model=_calibrated()).shape_vocabulary()
+        assert pickle.loads(pickle.dumps(sampler)).max_shapes == sampler.max_shapes
+        chosen[run_steps] = best
+    assert chosen[2]["shapes"] < chosen[10 ** 6]["shapes"]
+
+
+def test_auto_max_shapes_says_what_it_needs():
+    with pytest.raises(ValueError, match="calibrated cost_model"):
+        _sampler(max_shapes="auto", run_steps=100)
+    with pytest.raises(ValueError, match="first_shape_seconds"):
+        _sampler(max_shapes="auto", run_steps=100, cost_model=_calibrated(0.0))
+    with pytest.raises(ValueError, match="run_steps"):
+        _sampler(max_shapes="auto", cost_model=_calibrated())
+    with pytest.raises(ValueError, match="run_steps"):
+        _sampler(max_shapes=8, run_steps=100)
+
+
 def test_pad_to_plan_pads_each_tensor_with_its_value_on_the_tokenizers_side():
     sampler = _sampler(max_shapes=None, length_buckets=[16, 32, 304])
 
@@ -128,10 +211,8 @@ def test_pad_to_plan_pads_each_tensor_with_its_value_on_the_tokenizers_side():
 def test_errors_raise_value_error_with_the_librarys_message():
     with pytest.raises(ValueError, match="max_shapes"):
         _sampler(max_shapes=-1)
-    with pytest.raises(ValueError, match="max_shapes"):
+    with pytest.raises(ValueError, match="max_tokens"):
         _sampler(max_shapes=4, packed=True)
-    with pytest.raises(ValueError, match="packs"):
-        PadToPlan(pad_collate, _sampler(max_shapes=None, packed=True))
     sampler = _sampler()
     vocabulary = sampler.shape_vocabulary()
     longest = max(length for _, length in vocabulary)

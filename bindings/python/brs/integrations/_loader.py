@@ -77,9 +77,9 @@ _WRAP_LOGGED = set()
 
 def pad_to_plan(sampler, collator, framework):
     """``collator`` wrapped in brs.PadToPlan when the sampler bounds the shapes (max_shapes or
-    length_buckets) and pads (not packed): its tensors then have the planned shape, not the
-    longest sample's. Logged once per framework on the "brs" logger."""
-    if collator is None or isinstance(collator, PadToPlan) or sampler.packed:
+    length_buckets): its tensors then have the planned shape, not the longest sample's (in
+    packed mode the row's planned total). Logged once per framework on the "brs" logger."""
+    if collator is None or isinstance(collator, PadToPlan):
         return collator
     if not sampler.max_shapes and not sampler.length_buckets:
         return collator

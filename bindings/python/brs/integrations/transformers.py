@@ -73,7 +73,7 @@ def _check_option(keyword, value):
     if keyword == "sync":
         _check_sync(value)
         return
-    if value is None:
+    if value is None or (keyword == "max_shapes" and value == "auto"):
         return
     name = f"RebalanceOptions.{keyword}"
     option = option_table.BY_KEYWORD[keyword]
@@ -138,8 +138,10 @@ _OPTIONS_DOC = """Planner options beyond what TrainingArguments says (brs.BatchR
     library's default (no cap).
 
     max_shapes: the most distinct micro-batch shapes (batch size, padded length) of the whole
-    run (None or 0: any); with it, or with length_buckets, the data collator is wrapped in
-    brs.PadToPlan so that the tensors have the planned shape (docs/trainer.md, shapes).
+    run (None or 0: any; "auto": the count that makes the run of max_steps or num_train_epochs
+    fastest by a calibrated cost_model's first_shape_seconds); with it, or with length_buckets,
+    the data collator is wrapped in brs.PadToPlan so that the tensors have the planned shape
+    (docs/trainer.md, shapes).
     warmup: run each shape of the vocabulary once (forward and backward, brs.warmup) before the
     first training step, leaving training bit-identical.
 
@@ -270,6 +272,9 @@ class BatchRebalanceMixin:
         forwarded = {keyword: getattr(options, keyword) for keyword in SAMPLER_OPTIONS}
         forwarded.update(max_tokens=max_tokens,
                          sync=options.sync if choice is None else choice.sync)
+        auto_shapes = options.max_shapes == "auto"
+        if auto_shapes:  # chosen below, once the run's length in steps is known
+            forwarded["max_shapes"] = None
         sampler = BatchRebalanceSampler(
             lengths,
             # With nn.DataParallel (one process, several GPUs) a micro-batch feeds all of them.
@@ -285,6 +290,8 @@ class BatchRebalanceMixin:
             encoder_loads=encoder_loads,
             **forwarded,
         )
+        if auto_shapes:
+            sampler._choose_max_shapes(_train_steps(args, sampler.steps_per_epoch))
         _loader.follow(sampler, self.data_collator, "the Trainer")
         if choice is not None:
             _sync_choice.log("the Trainer", choice, sampler)
@@ -500,6 +507,14 @@ def _choose_cost_model(options, model):
                      "from_config; calibrate for measured values: docs/calibration.md)",
                      chosen.alpha, chosen.model)
     return chosen
+
+
+def _train_steps(args, steps_per_epoch):
+    """The optimizer steps the Trainer runs: ``max_steps`` when positive, else
+    ``num_train_epochs`` (a fraction too) of the sampler's epochs."""
+    if args.max_steps > 0:
+        return int(args.max_steps)
+    return max(1, math.ceil(args.num_train_epochs * steps_per_epoch))
 
 
 def _train_epochs(args, steps_per_epoch):

@@ -1,7 +1,7 @@
 """RebalanceOptions(max_shapes=8, warmup=True): a real Trainer run whose collator pads to the
 longest sample trains only shapes of the vocabulary (the tensors the model receives, recorded by
 a forward hook), after running each vocabulary shape once; accelerate's prepare_dataloader wraps
-the collator the same way."""
+the collator the same way; max_shapes="auto" prices the Trainer's run."""
 
 import logging
 
@@ -68,6 +68,30 @@ def test_trainer_trains_only_vocabulary_shapes_after_warming_each(tmp_path, capl
     longest = [max(lengths[i] for i in mb.indices)
                for step in range(6) for mb in sampler.plan(step).micro_batches[0]]
     assert any(length > top for (_, length), top in zip(trained, longest))  # padding was added
+
+
+def test_trainer_auto_max_shapes_prices_the_run_of_max_steps(tmp_path):
+    """RebalanceOptions(max_shapes="auto") with a calibrated cost model: the sampler trained on
+    has the count whose modelled run of max_steps steps is least."""
+    from brs import CostModel
+
+    model = tiny_gpt2()
+    calibrated = CostModel(alpha=2e-4, intercept=300.0, source="calibrated",
+                           seconds_per_unit=1e-6, first_shape_seconds=0.05)
+    args = TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=4,
+                             gradient_accumulation_steps=2, max_steps=3, report_to="none",
+                             use_cpu=True, remove_unused_columns=False, disable_tqdm=True,
+                             save_strategy="no", data_seed=3)
+    trainer = BatchRebalanceTrainer(
+        model=model, args=args, train_dataset=TokenDataset(scaled_lengths(160)),
+        data_collator=Longest(),
+        rebalance_options=RebalanceOptions(max_shapes="auto", cost_model=calibrated))
+    trainer.train()
+    sampler = find_rebalance_sampler(trainer.get_train_dataloader())
+    table = sampler.max_shapes_choice
+    for row in table:  # priced for the 3 steps of the run
+        assert row["run_seconds"] == pytest.approx(3 * row["step_seconds"] + 0.05 * row["shapes"])
+    assert sampler.max_shapes == min(table, key=lambda row: row["run_seconds"])["max_shapes"]
 
 
 def test_rebalance_options_check_max_shapes_and_warmup():

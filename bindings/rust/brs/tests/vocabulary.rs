@@ -1,6 +1,6 @@
 //! max_shapes and the shape vocabulary through the safe crate: none without
 //! it; with it, at most max_shapes sorted pairs that hold every micro-batch
-//! of every rank in every epoch; refused in packed mode. Named option values
+//! of every rank in every epoch; packed rows (1, total) need max_tokens. Named option values
 //! are found by the library.
 
 mod common;
@@ -76,18 +76,36 @@ fn every_rank_and_epoch_runs_shapes_of_the_vocabulary() {
 }
 
 #[test]
-fn packed_mode_refuses_a_vocabulary() {
+fn packed_rows_need_a_cap_and_run_at_vocabulary_rows() {
     let lengths = synthetic_lengths(600, 31);
-    let packed = builder()
+    let uncapped = builder()
         .packed(true)
-        .max_tokens(Some(16384))
         .option("max_shapes", 8u64)
         .build(&lengths);
-    let error = match packed {
+    let error = match uncapped {
         Ok(sampler) => sampler.shape_vocabulary().unwrap_err(),
         Err(error) => error,
     };
     assert_eq!(error.code(), ErrorCode::Unsupported, "{error}");
+    assert!(error.to_string().contains("max_tokens"), "{error}");
+
+    let sampler = builder()
+        .packed(true)
+        .max_tokens(Some(16384))
+        .option("max_shapes", 8u64)
+        .build(&lengths)
+        .unwrap();
+    let vocabulary = sampler.shape_vocabulary().unwrap();
+    assert!(!vocabulary.is_empty() && vocabulary.len() <= 8, "{vocabulary:?}");
+    assert!(vocabulary.iter().all(|&(size, _)| size == 1), "{vocabulary:?}");
+    assert_eq!(vocabulary.last().unwrap().1, 16384);
+    for step in 0..sampler.steps_per_epoch().unwrap() {
+        let plan = sampler.plan_at(0, step).unwrap();
+        for micro in 0..plan.grad_accum() {
+            let padded = plan.micro_batch_stats(sampler.rank(), micro).unwrap().padded_tokens;
+            assert!(vocabulary.contains(&(1, padded)), "step {step}: row of {padded}");
+        }
+    }
 }
 
 #[test]
