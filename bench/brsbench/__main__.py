@@ -26,6 +26,8 @@ STUDIES = {
                "what a new shape costs"),
     "vocabulary": ("vocabulary", "max_shapes: distinct shapes over all ranks and epochs against "
                    "modelled step time (brs, upstream, group_by_length)"),
+    "vocabulary_packed": ("vocabulary_packed", "max_shapes in packed mode: distinct row "
+                          "totals over all ranks and epochs against modelled step time"),
     "compile_shapes": ("compile_shapes", "max_shapes under torch.compile(dynamic=False) on the "
                        "CPU: compiles and seconds of 40 steps per sampler, and eager first runs"),
     "vlm": ("vlm", "vision-language steps: brs with image loads against text-only samplers, "
