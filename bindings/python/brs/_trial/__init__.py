@@ -8,8 +8,10 @@ model, lengths and device (docs/trial.md).
 plans.py gives each strategy's epoch (brs, transformers' upstream BatchRebalanceSampler on the
 same samples, the library's length_grouped and random), measure.py builds the micro-batches
 and times and measures them, largest.py finds the largest per-device batch under the memory
-budget, stats.py holds the statistics, run.py is trial itself and output.py writes
-results.json, report.md and trial.png; cli.py is ``python -m brs trial``.
+budget, stats.py holds the statistics, run.py is trial itself (its clock: the sync model's
+arithmetic in one process, the wall clock between barriers under torchrun), distributed.py its
+process group, and output.py writes results.json, report.md and trial.png; cli.py is
+``python -m brs trial``.
 """
 
 from .run import trial

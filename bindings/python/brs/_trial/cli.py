@@ -7,6 +7,10 @@ Runs brs.trial and writes OUT/results.json, OUT/report.md and OUT/trial.png; pri
 and the verdict. Bad input (arguments, a model it cannot build, a lengths file with a bad line,
 a batch that does not fit at per-device batch 1 under --memory-budget) exits with status 2 and
 one line on stderr, before anything is timed.
+
+Under torchrun (torchrun --nproc_per_node=N -m brs trial ...) each process runs one dp rank
+(--dp-size defaults to N and must equal it); rank 0 alone writes and prints, bad input
+included, and every rank exits with the same status.
 """
 
 import argparse
@@ -51,8 +55,9 @@ def parser():
                    help="the dataset's token counts, one per line (docs/formats.md)")
     p.add_argument("--per-device-batch-size", required=True, type=_positive, metavar="P")
     p.add_argument("--grad-accum", type=_positive, default=1, metavar="G")
-    p.add_argument("--dp-size", type=_positive, default=1, metavar="D",
-                   help="data-parallel ranks, simulated in this one process")
+    p.add_argument("--dp-size", type=_positive, default=None, metavar="D",
+                   help="data-parallel ranks, simulated in this one process (default 1); "
+                   "under torchrun one per process (default and only value: the world size)")
     p.add_argument("--steps", type=_positive, default=12, metavar="N",
                    help="timed optimizer steps, drawn at random over the epoch (default 12)")
     p.add_argument("--out", required=True, metavar="DIR",
@@ -86,6 +91,7 @@ def main(argv):
     # transformers' warnings about a config built with random weights would bury the one line
     # a bad input gets; TRANSFORMERS_VERBOSITY set by the user wins
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    from .distributed import is_main
     from .run import trial
 
     command = "python -m brs trial " + " ".join(shlex.quote(a) for a in argv)
@@ -100,12 +106,16 @@ def main(argv):
                         memory_budget=args.memory_budget, seed=args.seed,
                         progress=not args.no_progress, command=command, **options)
     except (ValueError, TypeError) as exc:
-        print(f"{PROG}: {' '.join(str(exc).split())}", file=sys.stderr)
+        # bad input is the same on every rank (the same arguments, checks and plans; a batch
+        # that fits on no rank is raised everywhere alike): one line, from rank 0
+        if is_main():
+            print(f"{PROG}: {' '.join(str(exc).split())}", file=sys.stderr)
         return USAGE_ERROR
-    except OSError as exc:
+    except OSError as exc:  # a file of this process: its own line
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1
-    print(summary(results, args.out))
+    if is_main():
+        print(summary(results, args.out))
     return 0
 
 

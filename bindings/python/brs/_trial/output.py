@@ -50,7 +50,8 @@ def markdown(results, figure=None):
         lines += ["```sh", results["command"], "```", ""]
     lines += [f"**Verdict.** {results['verdict']}", "",
               f"Device {results['device']}, torch {results['torch']}, model "
-              f"{results.get('model')}; dp {results['dp_size']} (simulated in one process) x "
+              f"{results.get('model')}; dp {results['dp_size']} "
+              f"({results.get('processes', 'one process simulates the dp ranks')}) x "
               f"grad_accum {results['grad_accum']} x per-device batch "
               f"{results['per_device_batch_size']}, pad_to_multiple_of "
               f"{results.get('pad_to_multiple_of')}, max_tokens {results.get('max_tokens')}, "
@@ -98,6 +99,7 @@ def markdown(results, figure=None):
     else:
         lines.append(f"No prediction error: {e.get('note')}.")
     lines += ["", "## How it was measured", "",
+              f"- processes: {results.get('processes', 'one process simulates the dp ranks')}",
               f"- memory: {results['memory_method']}",
               f"- allocator: {results.get('allocator') or 'as the process found it'}",
               f"- load average before and after timing: {_loads(results)} on "
@@ -106,7 +108,10 @@ def markdown(results, figure=None):
               "- each distinct shape of the timed steps ran once before timing (its first-run "
               "seconds are recorded apart); strategies interleaved in a fresh random order every "
               "round; brs and upstream planned the same samples every step",
-              f"- step time: the {results['sync']} sync model (the other is in results.json)"]
+              f"- step time, {results['sync']} sync: "
+              f"{results.get('step_clock', 'the sync model over the measured micro-batches')} "
+              "(the other sync model, the arithmetic over the measured micro-batches, is in "
+              "results.json)"]
     for note in results.get("notes", []):
         lines.append(f"- note: {note}")
     if figure:

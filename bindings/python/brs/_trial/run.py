@@ -3,15 +3,17 @@
 import math
 import os
 import sys
+import time
 
-from . import largest as _largest, measure as _measure, plans as _plans, stats as _stats
+from . import distributed as _distributed, largest as _largest, measure as _measure, \
+    plans as _plans, stats as _stats
 
 DEFAULT_STEPS = 12
 SYNCS = ("micro_step", "step")
 
 
 def trial(model, lengths_or_dataset, *, collate_fn=None, forward=None, per_device_batch_size,
-          grad_accum=1, dp_size=1, max_tokens=None, pad_to_multiple_of=None,
+          grad_accum=1, dp_size=None, max_tokens=None, pad_to_multiple_of=None,
           strategies=_plans.STRATEGIES, steps=DEFAULT_STEPS, device=None, out=None, seed=0,
           memory_budget=None, progress=True, command=None, **sampler_options):
     """Will brs pay on this setup? Times ``steps`` optimizer steps of each strategy on the
@@ -23,8 +25,12 @@ def trial(model, lengths_or_dataset, *, collate_fn=None, forward=None, per_devic
     array or a lengths file's path, read by the library) or a tokenized dataset (rows with
     input_ids, given to collate_fn). collate_fn: rows -> batch (default: pad to the plan's
     padded length, attention_mask, labels -100 on padding). forward: (model, batch) -> loss
-    (default model(**batch).loss). per_device_batch_size, grad_accum, dp_size: the job
-    (dp_size ranks are simulated by one process, each rank's micro-batches run in turn).
+    (default model(**batch).loss). per_device_batch_size, grad_accum, dp_size: the job. In
+    one process the dp_size ranks (default 1) are simulated, each rank's micro-batches in
+    turn; under torchrun (torch.distributed initialised, or WORLD_SIZE > 1 and RANK set: the
+    trial then creates the group, gloo on CPU and nccl on CUDA, and destroys it at the end)
+    each process runs its own rank's micro-batches, dp_size must be the world size (the
+    default), every rank returns the same dict and only rank 0 writes ``out`` and prints.
     max_tokens and sampler_options go to brs's sampler only; pad_to_multiple_of is every
     strategy's collator rule. strategies: a subset of ("brs", "upstream", "group_by_length",
     "random") holding "brs". steps: timed optimizer steps, drawn at random over the epoch
@@ -34,38 +40,42 @@ def trial(model, lengths_or_dataset, *, collate_fn=None, forward=None, per_devic
 
     Raises ValueError (TypeError for a wrong type) on bad input before anything is timed.
     """
-    import numpy as np
-    import torch
-
     options = _check(per_device_batch_size, grad_accum, dp_size, steps, strategies,
                      sampler_options)
     lengths, dataset = _lengths(lengths_or_dataset)
-    device = _device(device)
+    device = _distributed.local_device(_device(device))
     budget = None if memory_budget is None else _parse_budget(memory_budget)
-    notes = []
-    strategies = list(dict.fromkeys(strategies))
-    if "upstream" in strategies:
-        cls, why = _plans.upstream_class()
-        if cls is None:
-            print(f"brs trial: note: upstream skipped: {why}", file=sys.stderr)
-            notes.append(f"upstream skipped: {why}")
-            strategies.remove("upstream")
-    skipped = [] if len(notes) == 0 else ["upstream"]
+    # every check that needs no group is done: bad input fails with no group to tear down
+    group = _distributed.join(device)
+    failed = True
+    try:
+        results = _trial(group, model, lengths, dataset, collate_fn, forward, options,
+                         pad_to_multiple_of, max_tokens, list(dict.fromkeys(strategies)), steps,
+                         device, seed, budget, progress, command, sampler_options)
+        failed = False
+    finally:
+        group.close(failed)
+    # after the group is gone: a file rank 0 cannot write leaves no rank waiting for it
+    if out is not None and group.rank == 0:
+        from . import output as _output
 
+        _output.write(results, out)
+    return results
+
+
+def _trial(group, model, lengths, dataset, collate_fn, forward, options, pad_to_multiple_of,
+           max_tokens, strategies, steps, device, seed, budget, progress, command,
+           sampler_options):
+    """trial's body in its group: the results dict, the same on every rank."""
+    import numpy as np
+    import torch
+
+    notes, skipped = _without_upstream(strategies, group)
     planner = _plans.Planner(lengths, per_device_batch_size=options["P"],
                              grad_accum=options["G"], dp_size=options["D"], seed=seed,
                              pad_to_multiple_of=pad_to_multiple_of, max_tokens=max_tokens,
                              sampler_options=sampler_options)
-    try:
-        sync = planner.sampler("brs").sync
-        epochs = {name: planner.epoch(name) for name in strategies}
-    except Exception as exc:  # noqa: BLE001 - the library's message, as bad input
-        from .._errors import BrsError
-
-        if not isinstance(exc, (ValueError, TypeError, BrsError)):
-            raise
-        raise ValueError(f"cannot plan the epoch: {exc}") from None
-
+    sync, epochs = _epochs(planner, strategies)
     module, model_name = _measure.resolve_model(model, device)
     vocab = _vocabulary(module)
     runner = _measure.Runner(module, _measure.Rows(lengths, dataset, vocab, seed), collate_fn,
@@ -78,21 +88,9 @@ def trial(model, lengths_or_dataset, *, collate_fn=None, forward=None, per_devic
     smallest = min((mb for step in epochs["brs"] for rank in step for mb in rank),
                    key=lambda mb: len(mb.indices) * mb.padded_length)
     runner.settle(smallest)
-    show = _Progress(progress)
-
     # the largest batch per strategy, before any timing: a budget too small is bad input
-    largest = {name: {"largest_batch": None, "largest_batch_probes": []} for name in strategies}
-    if budget is not None or device.type == "cuda":
-        limit = len(lengths) // (options["G"] * options["D"])
-        for name in strategies:
-            try:
-                size, probes = _largest.search(planner, name, options["P"], limit, runner,
-                                               budget)
-            except _largest.DoesNotFit as exc:
-                show.close()
-                raise ValueError(str(exc)) from None
-            largest[name] = {"largest_batch": size, "largest_batch_probes": probes,
-                             "largest_batch_limit": limit}
+    largest = _largest_batches(planner, strategies, options, len(lengths), runner, budget,
+                               group)
 
     # the steps timed: drawn uniformly over the epoch, the same for every strategy
     rng = np.random.default_rng(seed)
@@ -108,31 +106,60 @@ def trial(model, lengths_or_dataset, *, collate_fn=None, forward=None, per_devic
     threads = torch.get_num_threads()
     if device.type == "cpu":
         torch.set_num_threads(1)
+    clock = _BarrierClock(group, sync, runner) if isinstance(group, _distributed.Group) \
+        else _SimulatedClock()
+    show = _Progress(progress and group.rank == 0)
     try:
-        first = _warm(runner, epochs, strategies, chosen, rng, show)
-        records, peaks, optimizer_seconds = _rounds(runner, epochs, strategies, chosen, rng,
-                                                    show)
+        first = _warm(runner, epochs, strategies, chosen, rng, show, clock)
+        records, peaks, optimizer_seconds, measured = _rounds(runner, epochs, strategies,
+                                                              chosen, rng, show, clock)
         if device.type == "cpu":
             peaks = _cpu_peaks(runner, records, strategies)
     finally:
         torch.set_num_threads(threads)
         show.close()
     load.append(_load())
+    records, first, peaks, optimizer_seconds = _gathered(group, records, first, peaks,
+                                                         optimizer_seconds)
+    measured = clock.reduce(measured)
 
-    results = _results(records, first, peaks, optimizer_seconds, epochs, strategies, chosen,
-                       largest, sync, seed, lengths)
-    results.update(_header(device, torch, model_name, options, pad_to_multiple_of, max_tokens,
-                           budget, seed, sampler_options, runner, allocator, threads))
-    results["load_average"] = load
-    results["cpus"] = os.cpu_count()
-    results["notes"] = notes
-    results["skipped"] = skipped
-    results["command"] = command
-    if out is not None:
-        from . import output as _output
+    results = None
+    if group.rank == 0:  # the statistics once; the header (device, load) is rank 0's
+        results = _results(records, first, peaks, optimizer_seconds, epochs, strategies,
+                           chosen, largest, sync, seed, lengths, measured)
+        results.update(_header(device, torch, model_name, options, pad_to_multiple_of,
+                               max_tokens, budget, seed, sampler_options, runner, allocator,
+                               threads, group, clock))
+        results.update(load_average=load, cpus=os.cpu_count(), notes=notes, skipped=skipped,
+                       command=command)
+    return group.broadcast(results)
 
-        _output.write(results, out)
-    return results
+
+def _without_upstream(strategies, group):
+    """(notes, skipped): drops upstream from ``strategies`` where the installed transformers
+    lacks it, with a note (on stderr from rank 0)."""
+    if "upstream" not in strategies:
+        return [], []
+    cls, why = _plans.upstream_class()
+    if cls is not None:
+        return [], []
+    if group.rank == 0:
+        print(f"brs trial: note: upstream skipped: {why}", file=sys.stderr)
+    strategies.remove("upstream")
+    return [f"upstream skipped: {why}"], ["upstream"]
+
+
+def _epochs(planner, strategies):
+    """(brs's sync model, each strategy's epoch plan); a plan the library refuses is bad
+    input."""
+    try:
+        return planner.sampler("brs").sync, {name: planner.epoch(name) for name in strategies}
+    except Exception as exc:  # noqa: BLE001 - the library's message, as bad input
+        from .._errors import BrsError
+
+        if not isinstance(exc, (ValueError, TypeError, BrsError)):
+            raise
+        raise ValueError(f"cannot plan the epoch: {exc}") from None
 
 
 # -- arguments --------------------------------------------------------------------------------
@@ -147,7 +174,8 @@ def _positive(name, value):
 
 def _check(size, grad_accum, dp_size, steps, strategies, sampler_options):
     options = {"P": _positive("per_device_batch_size", size),
-               "G": _positive("grad_accum", grad_accum), "D": _positive("dp_size", dp_size)}
+               "G": _positive("grad_accum", grad_accum),
+               "D": _dp_size(dp_size, _distributed.processes())}
     _positive("steps", steps)
     unknown = [s for s in strategies if s not in _plans.STRATEGIES]
     if unknown or "brs" not in strategies:
@@ -159,6 +187,21 @@ def _check(size, grad_accum, dp_size, steps, strategies, sampler_options):
             raise ValueError(f"trial sets {name} itself (packed micro-batches are not "
                              "simulated); leave it out of the sampler options")
     return options
+
+
+def _dp_size(value, processes):
+    """dp_size of the job. One process (``processes`` None) simulates any dp_size, 1 by
+    default. Under torchrun each process runs one rank's micro-batches, so dp_size is the
+    world size: the default there, and any other value is refused rather than adjusted (a
+    plan for another dp_size would leave ranks unrun or run nowhere)."""
+    if value is None:
+        return 1 if processes is None else processes
+    value = _positive("dp_size", value)
+    if processes is not None and value != processes:
+        raise ValueError(f"dp_size {value} disagrees with the world size {processes}: under "
+                         f"torchrun each of the {processes} processes runs one dp rank's "
+                         f"micro-batches, so dp_size must be {processes} (or left out)")
+    return value
 
 
 def _lengths(value):
@@ -252,17 +295,88 @@ class _Progress:
             self.bar = None
 
 
-def _warm(runner, epochs, strategies, chosen, rng, show):
-    """Each distinct shape of the timed steps run once, in a random order: its first-run
-    seconds (shape -> seconds)."""
+class _SimulatedClock:
+    """One process runs every rank's micro-batches in turn; a step's time is the sync model's
+    arithmetic over them (_step_times), so this clock times no step itself."""
+
+    describe = ("the sync model's arithmetic over the measured micro-batches (micro_step: the "
+                "sum over micro-steps of the slowest rank; step: the slowest rank's sum)")
+
+    @staticmethod
+    def mine(step_plan):
+        """The (rank, micro, micro-batch) this process runs: every rank's."""
+        return _plans.flatten(step_plan)
+
+    def start(self):
+        pass
+
+    def micro_step_done(self):
+        pass
+
+    def stop(self):
+        return None
+
+    @staticmethod
+    def reduce(measured):
+        return None  # nothing measured: _results computes the step times
+
+
+class _BarrierClock:
+    """One process per rank runs its own rank's micro-batches; a step's time is the wall clock
+    from a barrier before its first micro-step to a barrier after the optimizer step, its
+    maximum over the ranks. micro_step sync adds a barrier after every micro-step, where DDP or
+    FSDP would all-reduce gradients and every rank waits for the slowest; step sync (DDP under
+    no_sync) waits only at the end. No gradient is all-reduced: that cost is the same for every
+    strategy, and the model is not wrapped in DDP."""
+
+    describe = "wall clock between barriers, max over ranks"
+
+    def __init__(self, group, sync, runner):
+        self.group, self.sync, self.runner = group, sync, runner
+        self.began = None
+
+    def mine(self, step_plan):
+        return [item for item in _plans.flatten(step_plan) if item[0] == self.group.rank]
+
+    def start(self):
+        self._drain()
+        self.group.barrier()
+        self.began = time.perf_counter()
+
+    def micro_step_done(self):
+        if self.sync == "micro_step":
+            self.group.barrier()
+
+    def stop(self):
+        self._drain()
+        self.group.barrier()
+        return time.perf_counter() - self.began
+
+    def _drain(self):
+        # queued CUDA kernels belong to the step they were launched in, not to the clock's
+        # next reading
+        if self.runner.cuda:
+            self.runner.torch.cuda.synchronize(self.runner.device)
+
+    def reduce(self, measured):
+        """Each strategy's step times, the maximum over ranks: one all_reduce per strategy
+        after the timing, so no collective but the barriers runs inside a step."""
+        return {name: self.group.max(values) for name, values in measured.items()}
+
+
+def _warm(runner, epochs, strategies, chosen, rng, show, clock):
+    """Each distinct shape of this process's micro-batches of the timed steps run once, in a
+    random order: its first-run seconds (shape -> seconds). The order is drawn over every
+    rank's shapes, so the generator advances alike on every rank (the rounds' strategy order
+    that follows is drawn from it and must agree)."""
+    every = sorted({mb.shape for name in strategies for t in chosen
+                    for rank in epochs[name][t] for mb in rank})
     first_mb = {}
     for name in strategies:
         for t in chosen:
-            for rank in epochs[name][t]:
-                for mb in rank:
-                    first_mb.setdefault(mb.shape, mb)
-    shapes = sorted(first_mb)
-    order = [shapes[i] for i in rng.permutation(len(shapes))]
+            for _, _, mb in clock.mine(epochs[name][t]):
+                first_mb.setdefault(mb.shape, mb)
+    order = [every[i] for i in rng.permutation(len(every)) if every[i] in first_mb]
     show.start(len(order), "warming each shape once")
     first = {}
     for shape in order:
@@ -273,24 +387,26 @@ def _warm(runner, epochs, strategies, chosen, rng, show):
     return first
 
 
-def _rounds(runner, epochs, strategies, chosen, rng, show):
-    """Round i runs step chosen[i] of every strategy, in a fresh random order. Returns the
-    micro-batch records, the CUDA reserved peak of each strategy (None on CPU) and each
-    strategy's optimizer-step seconds per round."""
+def _rounds(runner, epochs, strategies, chosen, rng, show, clock):
+    """Round i runs step chosen[i] of every strategy, in a fresh random order. Returns this
+    process's micro-batch records, the CUDA reserved peak of each strategy (None on CPU), each
+    strategy's optimizer-step seconds per round and the clock's step seconds per round."""
     torch = runner.torch
     records, optimizer_seconds = [], {name: [] for name in strategies}
     optimizer_thread = {name: [] for name in strategies}
+    measured = {name: [] for name in strategies}
     peaks = {name: 0 if runner.cuda else None for name in strategies}
     show.start(len(chosen) * len(strategies), "timing")
     for i, t in enumerate(chosen):
-        for k in rng.permutation(len(strategies)):
+        for block, k in enumerate(rng.permutation(len(strategies)), i * len(strategies)):
             name = strategies[k]
-            items = _plans.flatten(epochs[name][t])
+            items = clock.mine(epochs[name][t])
             batches = [runner.batch(mb) for _, _, mb in items]  # collation is not timed
             if runner.cuda:
                 torch.cuda.synchronize(runner.device)
                 torch.cuda.empty_cache()
                 torch.cuda.reset_peak_memory_stats(runner.device)
+            clock.start()
             for (r, m, mb), batch in zip(items, batches):
                 seconds = runner.timed(runner.micro_step, batch)
                 size, length = runner.shape_of(batch, mb)
@@ -299,9 +415,11 @@ def _rounds(runner, epochs, strategies, chosen, rng, show):
                                 "real_tokens": int(sum(runner.rows.lengths[j]
                                                        for j in mb.indices)),
                                 "seconds": seconds, "thread_seconds": runner.thread_seconds,
-                                "_mb": mb})
+                                "_mb": mb, "_block": block})
+                clock.micro_step_done()
             optimizer_seconds[name].append(runner.timed(runner.optimizer_step))
             optimizer_thread[name].append(runner.thread_seconds)
+            measured[name].append(clock.stop())
             runner.zero_grad()
             if runner.cuda:
                 peaks[name] = max(peaks[name],
@@ -309,7 +427,7 @@ def _rounds(runner, epochs, strategies, chosen, rng, show):
             del batches
             show.update(f"step {t} {name}")
     optimizer_seconds["_thread"] = optimizer_thread
-    return records, peaks, optimizer_seconds
+    return records, peaks, optimizer_seconds, measured
 
 
 def _cpu_peaks(runner, records, strategies):
@@ -329,6 +447,58 @@ def _cpu_peaks(runner, records, strategies):
             values.append(cache[shape])
         peaks[name] = None if not values or None in values else max(values)
     return peaks
+
+
+def _largest_batches(planner, strategies, options, samples, runner, budget, group):
+    """Each strategy's largest per-device batch (largest.py), where there is a budget or a GPU.
+    Under torchrun every rank searches on its own device at once (each GPU has its own memory,
+    and a job fits only where every rank fits): the smallest result is kept, with the probes
+    of the rank that found it. A batch that fits at 1 on no rank is bad input: ValueError on
+    every rank alike, after the gather, so no rank is left waiting."""
+    found = {name: {"largest_batch": None, "largest_batch_probes": []} for name in strategies}
+    failure = None
+    if budget is not None or runner.cuda:
+        limit = samples // (options["G"] * options["D"])
+        for name in strategies:
+            try:
+                size, probes = _largest.search(planner, name, options["P"], limit, runner,
+                                               budget)
+            except _largest.DoesNotFit as exc:
+                failure = str(exc)
+                break
+            found[name] = {"largest_batch": size, "largest_batch_probes": probes,
+                           "largest_batch_limit": limit}
+    parts = group.gather((failure, found))
+    for rank, (failure, _) in enumerate(parts):
+        if failure is not None:
+            raise ValueError(failure if len(parts) == 1 else f"rank {rank}: {failure}")
+    return {name: min((part[name] for _, part in parts),
+                      key=lambda f: math.inf if f["largest_batch"] is None
+                      else f["largest_batch"]) for name in strategies}
+
+
+def _gathered(group, records, first, peaks, optimizer_seconds):
+    """Every rank's measurements on every rank: the records of all ranks in the order one
+    process runs them (a round's strategy blocks, each rank by rank); a shape's first run, a
+    strategy's peak and its optimizer step at their worst rank (a synchronised job waits for
+    the slowest rank and must fit on the fullest). In one process, what it measured."""
+    parts = group.gather((records, first, peaks, optimizer_seconds))
+    records = sorted((r for part in parts for r in part[0]),
+                     key=lambda r: (r["_block"], r["rank"], r["micro"]))
+    first = {shape: _worst([part[1][shape] for part in parts if shape in part[1]])
+             for shape in {s for part in parts for s in part[1]}}
+    peaks = {name: _worst([part[2][name] for part in parts]) for name in peaks}
+    optimizer = {name: [_worst(values) for values in zip(*(part[3][name] for part in parts))]
+                 for name in optimizer_seconds if name != "_thread"}
+    optimizer["_thread"] = {name: [_worst(values) for values in
+                                   zip(*(part[3]["_thread"][name] for part in parts))]
+                            for name in optimizer_seconds["_thread"]}
+    return records, first, peaks, optimizer
+
+
+def _worst(values):
+    """The largest value, or None where any rank measured none."""
+    return None if any(v is None for v in values) else max(values)
 
 
 # -- results -------------------------------------------------------------------------------------
@@ -369,12 +539,18 @@ def _first_shape_seconds(records, first, name):
 
 
 def _results(records, first, peaks, optimizer_seconds, epochs, strategies, chosen, largest,
-             sync, seed, lengths):
+             sync, seed, lengths, measured=None):
+    """The results dict. ``measured``: each strategy's step seconds by the clock (one process
+    per rank), which replace the sync model's arithmetic for the sync in force; the other sync
+    model stays the arithmetic over the ranks' measured micro-batches."""
     ranks, micro_steps = len(epochs["brs"][0]), len(epochs["brs"][0][0])
     by_name = {}
     for name in strategies:
         times = _step_times(records, optimizer_seconds, name, chosen, ranks, micro_steps)
-        in_force = [x[0] if sync == "micro_step" else x[1] for x in times]
+        by_sync = {"micro_step": [x[0] for x in times], "step": [x[1] for x in times]}
+        if measured is not None:
+            by_sync[sync] = measured[name]
+        in_force = by_sync[sync]
         thread = None
         if records and records[0].get("thread_seconds") is not None:
             thread = [x[0] if sync == "micro_step" else x[1] for x in _step_times(
@@ -385,8 +561,8 @@ def _results(records, first, peaks, optimizer_seconds, epochs, strategies, chose
         total_seconds = sum(in_force)
         by_name[name] = {
             "step_seconds": in_force,
-            "step_seconds_micro_step": [x[0] for x in times],
-            "step_seconds_step": [x[1] for x in times],
+            "step_seconds_micro_step": by_sync["micro_step"],
+            "step_seconds_step": by_sync["step"],
             "median_step_seconds": _median(in_force),
             "real_tokens_per_second": sum(x[2] for x in times) / total_seconds
             if total_seconds > 0 else 0.0,
@@ -459,7 +635,7 @@ def verdict(paired, unpaired):
 
 
 def _header(device, torch, model_name, options, pad, max_tokens, budget, seed, sampler_options,
-            runner, allocator, threads):
+            runner, allocator, threads, group, clock):
     if device.type == "cuda":
         name = f"{device} ({torch.cuda.get_device_name(device)})"
     else:
@@ -474,4 +650,5 @@ def _header(device, torch, model_name, options, pad, max_tokens, budget, seed, s
                                     else repr(v)) for k, v in sampler_options.items()},
             "clock": "cuda events" if device.type == "cuda" else "time.perf_counter, 1 thread",
             "memory_method": runner.memory_method(), "allocator": allocator,
-            "torch_threads": threads, "processes": "one process simulates the dp ranks"}
+            "torch_threads": threads, "processes": group.describe(),
+            "step_clock": clock.describe}
