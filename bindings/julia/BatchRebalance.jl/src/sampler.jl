@@ -427,8 +427,9 @@ The run's shape vocabulary when `max_shapes` > 0: at most max_shapes pairs
 (batch size, padded length) that every micro-batch of every rank in every
 epoch has, sorted by size, then length; chosen once from the lengths and the
 configuration, so that they can be warmed before step 0. Empty when
-max_shapes is 0. A `BrsError` in packed mode, or when max_shapes is below the
-shapes every step needs (its message names the least that works).
+max_shapes is 0. In packed mode the pairs are (1, padded row total). A
+`BrsError` with images, in packed mode without max_tokens, or when max_shapes
+is below the shapes every step needs (its message names the least that works).
 """
 function shape_vocabulary(s::Sampler)
     count = Ref{Csize_t}(0)

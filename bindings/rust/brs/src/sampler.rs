@@ -345,10 +345,11 @@ impl Sampler<'_> {
     /// max_shapes pairs (batch size, padded length) that every micro-batch of
     /// every rank in every epoch has, sorted by size, then length; chosen
     /// once from the lengths and the configuration, so that they can be
-    /// warmed before step 0. Empty when max_shapes is 0. Errors:
-    /// `CapInfeasible` when max_shapes is below the shapes every step needs
-    /// (the message names the least that works), `Unsupported` in packed
-    /// mode, otherwise those of planning.
+    /// warmed before step 0. Empty when max_shapes is 0. In packed mode the
+    /// pairs are (1, padded row total). Errors: `CapInfeasible` when
+    /// max_shapes is below the shapes every step needs (the message names the
+    /// least that works), `Unsupported` with images or in packed mode without
+    /// max_tokens, otherwise those of planning.
     pub fn shape_vocabulary(&self) -> Result<Vec<(u64, u64)>> {
         let mut count = 0;
         // SAFETY: live handle; NULL with capacity 0 asks for the count only.
