@@ -130,17 +130,24 @@ class BatchRebalanceSampler(_SamplerBase):
         if cost_model is not None:  # its source and evidence, for the cost_model attribute
             self._costs.model = _cost_model.CostModel.coerce(cost_model)
         if auto_shapes:
-            self._choose_max_shapes(run_steps)
+            self.choose_max_shapes(run_steps)
 
-    def _choose_max_shapes(self, run_steps):
-        """max_shapes="auto": the count that makes the run fastest (brs/_auto_shapes.py), set
-        as if given; the candidates' table stays in ``max_shapes_choice``."""
+    def choose_max_shapes(self, run_steps):
+        """What max_shapes="auto" does, for a caller that learns the run's length later (the
+        Trainer): sets max_shapes to the count that makes a run of ``run_steps`` optimizer
+        steps fastest by the sampler's calibrated cost model (brs/_auto_shapes.py), as if
+        given, and returns it; the candidates' table stays in ``max_shapes_choice``. Before the
+        first iteration only. ValueError when the cost model is not calibrated."""
         from . import _auto_shapes
 
+        if self._frozen is not None:
+            raise RuntimeError("choose_max_shapes: the sampler has started iterating; its "
+                               "options are fixed")
         count, self.max_shapes_choice = _auto_shapes.choose(self, self._costs.model, run_steps)
         option = _options.BY_NAME["max_shapes"]
         self._set(option, count)
         self._given[option.name] = count  # kept by pickling and with_options
+        return count
 
     def fill_unset(self, **options):
         """Set each of ``options`` (constructor keywords; None skips one) that was left unset

@@ -180,6 +180,10 @@ def test_auto_max_shapes_says_what_it_needs():
         _sampler(max_shapes="auto", cost_model=_calibrated())
     with pytest.raises(ValueError, match="run_steps"):
         _sampler(max_shapes=8, run_steps=100)
+    started = _sampler(max_shapes=None, cost_model=_calibrated())
+    next(iter(started))
+    with pytest.raises(RuntimeError, match="started iterating"):
+        started.choose_max_shapes(100)
 
 
 def test_pad_to_plan_pads_each_tensor_with_its_value_on_the_tokenizers_side():

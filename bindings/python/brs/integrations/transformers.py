@@ -291,7 +291,7 @@ class BatchRebalanceMixin:
             **forwarded,
         )
         if auto_shapes:
-            sampler._choose_max_shapes(_train_steps(args, sampler.steps_per_epoch))
+            sampler.choose_max_shapes(_train_steps(args, sampler.steps_per_epoch))
         _loader.follow(sampler, self.data_collator, "the Trainer")
         if choice is not None:
             _sync_choice.log("the Trainer", choice, sampler)
