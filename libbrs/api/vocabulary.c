@@ -569,8 +569,9 @@ static brs_status choose_packed(struct brs_vocabulary *v, const brs_sampler *s, 
     size_t room = (size_t)s->config.max_shapes;
     struct chosen chosen = {malloc((room + 1) * sizeof(uint32_t)),
                             malloc((room + 1) * sizeof(uint32_t)), 0};
-    /* collect_used fills trial steps too: one, of the smallest kind */
-    struct trial_steps trials = {malloc(sizeof(uint32_t)), 0, 1, 1, 1, 1, 0, NULL};
+    /* collect_used fills trial steps too, which packed mode does not try:
+     * room for one of one sample */
+    struct trial_steps trials = {.lengths = malloc(sizeof(uint32_t)), .capacity = 1, .n = 1};
     struct used *used = NULL;
     size_t used_count = 0;
     brs_plan *plan = NULL;

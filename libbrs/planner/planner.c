@@ -27,7 +27,7 @@ static brs_status plan_text(struct brs_planned *out, const struct brs_step *step
         status = brs_padded_split(&out->split, step, scratch);
     }
     if (status == BRS_ERR_CAP_INFEASIBLE)
-        out->failed = step->vocabulary ? BRS_FAILED_VOCABULARY : BRS_FAILED_TEXT_CAP;
+        out->failed = out->within_vocabulary ? BRS_FAILED_VOCABULARY : BRS_FAILED_TEXT_CAP;
     return status;
 }
 
