@@ -72,7 +72,7 @@ class RebalancedStream(_StreamBase):
 
     def __init__(self, iterable, *, length, per_device_batch_size, window_steps=8,
                  drop_last=DROP_LAST, cost_model=None, length_buckets=None, encoder_load=None,
-                 **options):
+                 run_steps=None, **options):
         if not callable(length):
             raise TypeError("length must be a callable item -> token count, e.g. "
                             "lambda example: len(example['input_ids'])")
@@ -84,6 +84,10 @@ class RebalancedStream(_StreamBase):
         if isinstance(iterable, (str, bytes)) or not hasattr(iterable, "__iter__"):
             raise TypeError(f"iterable must be an iterable of items; got {type(iterable).__name__}")
         self.iterable, self.length = iterable, length
+        if run_steps is not None or options.get("max_shapes") == "auto":
+            raise ValueError('max_shapes="auto" and run_steps price a run over a dataset whose '
+                             'lengths are known before step 0 (BatchRebalanceSampler); a stream '
+                             'plans window by window: give max_shapes a number')
         self.window_steps = _args.integer("window_steps", window_steps, 1)
         options.update(per_device_batch_size=per_device_batch_size, drop_last=drop_last)
         if cost_model is not None:  # fills in alpha, intercept and max_tokens not given here

@@ -148,6 +148,10 @@ def test_wrong_keywords_and_values_are_refused():
         stream(dp_size=0, rank=0)
     with pytest.raises(ValueError, match="length_buckets"):
         stream(length_buckets="auto")
+    with pytest.raises(ValueError, match="a stream plans window by window"):
+        stream(max_shapes="auto")
+    with pytest.raises(ValueError, match="a stream plans window by window"):
+        stream(run_steps=100)
 
 
 def test_length_buckets_pad_the_windows_micro_batches():
