@@ -102,6 +102,10 @@ class PadToPlan:
             raise ValueError("PadToPlan needs the collated input_ids as a 2-D tensor (batch, "
                              "length); got " + (type(ids).__name__ if not isinstance(
                                  ids, torch.Tensor) else f"a {ids.dim()}-D tensor"))
+        if self.rule.packed and ids.shape[0] != 1:
+            raise ValueError(f"PadToPlan in packed mode pads one row a micro-batch; the collator "
+                             f"gave {ids.shape[0]} rows: use a flattening collator (e.g. "
+                             "transformers' DataCollatorWithFlattening)")
         width = ids.shape[1]
         length = self._length(ids, batch_size)
         if length == width:

@@ -136,6 +136,8 @@ def test_packed_rows_from_a_flattening_collator_have_vocabulary_shapes():
             bounds = batch["cu_seq_lens_q"].tolist()
             assert bounds[-1] == padded and len(bounds) == mb.num_samples + 1 + padded - real
             assert bounds == sorted(set(bounds))
+    with pytest.raises(ValueError, match="flattening collator"):
+        PadToPlan(pad_collate, _sampler(**kw))([{"index": 0, "input_ids": torch.ones(5)}] * 2)
 
 
 def _calibrated(first_shape_seconds=0.02):

@@ -77,11 +77,12 @@ _WRAP_LOGGED = set()
 
 def pad_to_plan(sampler, collator, framework):
     """``collator`` wrapped in brs.PadToPlan when the sampler bounds the shapes (max_shapes or
-    length_buckets): its tensors then have the planned shape, not the longest sample's (in
-    packed mode the row's planned total). Logged once per framework on the "brs" logger."""
+    length_buckets): its tensors then have the planned shape, not the longest sample's. In
+    packed mode only with max_shapes (the row padded to its vocabulary row; the collator must
+    flatten). Logged once per framework on the "brs" logger."""
     if collator is None or isinstance(collator, PadToPlan):
         return collator
-    if not sampler.max_shapes and not sampler.length_buckets:
+    if not sampler.max_shapes and (sampler.packed or not sampler.length_buckets):
         return collator
     wrapped = PadToPlan(collator, sampler)
     if framework not in _WRAP_LOGGED:
