@@ -99,7 +99,6 @@ static void add_safety(struct chosen *c, int *guaranteed, const brs_sampler *s, 
     for (size_t i = 0; i < count; i++) {
         size_t q = sizes[i] / k, r = sizes[i] % k;
         for (size_t b = q; b <= q + (r > 0); b++) {
-            if (b == q && r == k) continue;
             if (cap && (uint64_t)b * longest > cap)
                 *guaranteed = 0;
             else
