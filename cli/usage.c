@@ -129,10 +129,12 @@ void usage_main(FILE *out)
             "  brs <command> --help                  the options of a command\n"
             "  brs --version                         the version of libbrs in use\n"
             "\n"
-            "The Python package brs (pip install brs) adds two commands of its own:\n"
+            "The Python package brs (pip install brs) adds three commands of its own:\n"
             "  python -m brs report ...              brs compare's table and a figure\n"
             "  python -m brs calibrate ...           time a torch model and write the cost\n"
-            "                                        model (a --cost-model FILE)\n",
+            "                                        model (a --cost-model FILE)\n"
+            "  python -m brs trial ...               will brs pay on my setup? an A/B on\n"
+            "                                        the user's own model and lengths\n",
             brs_version_string());
     fputs(exit_status, out);
 }

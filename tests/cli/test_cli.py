@@ -573,7 +573,7 @@ class HelpTests(BrsTestCase):
     def test_main_help(self):
         text = self.ok("--help")
         for command in ("plan", "compare", "demo", "--version", "python -m brs report",
-                        "python -m brs calibrate"):
+                        "python -m brs calibrate", "python -m brs trial"):
             self.assertIn(command, text)
 
     def listed(self, command):
