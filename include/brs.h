@@ -224,9 +224,11 @@ typedef int32_t brs_option;
  *  vocabulary once from its lengths and configuration
  *  (brs_sampler_shape_vocabulary) and every plan keeps each micro-batch to
  *  one of its shapes, with the batch size exact and the padded length the
- *  vocabulary's. Padded mode only: packed mode or samples with images with
- *  max_shapes > 0 is BRS_ERR_UNSUPPORTED; the fixed-size strategies
- *  (random, length_grouped) ignore it. 0 .. 4096. Default 0. */
+ *  vocabulary's. In packed mode a shape is a row (1, padded total) and
+ *  max_tokens (or length buckets) is required, the padded cap's row being
+ *  one of them; without it, and with samples with images, max_shapes > 0 is
+ *  BRS_ERR_UNSUPPORTED; the fixed-size strategies (random, length_grouped)
+ *  ignore it. 0 .. 4096. Default 0. */
 #define BRS_OPT_MAX_SHAPES 19
 /** int: cp_size, C, the context-parallel ranks of each data-parallel rank,
  *  a power of two, 1 .. 4096 (since 1.6). The world is dp_size x cp_size
