@@ -257,6 +257,18 @@ typedef int32_t brs_option;
  *  bitmask: bit j allows degree 2^j, which must be at most cp_size (since
  *  1.6); 0 allows every power of two up to cp_size. 0 .. 8191. Default 0. */
 #define BRS_OPT_CP_DEGREES 23
+/** int: max_shapes_search, the moves of a search that improves the shape
+ *  vocabulary after its greedy choice (since 1.6): each move changes one
+ *  chosen shape (its batch size, its length, or another shape the sampled
+ *  plans used) and plans the sampled steps within the changed vocabulary,
+ *  kept where it is not much slower, by a threshold that falls to zero
+ *  (docs/algorithm.md, "Shape vocabulary"). Deterministic: the same
+ *  vocabulary on every rank. About 5 ms a move at dp 4 x grad_accum 2 x
+ *  batch 8 on a 2-core CPU, for long runs where a few percent of step time
+ *  repays a minute once. Ignored when max_shapes is 0, in packed mode (its
+ *  rows are already an optimal quantisation) and by the fixed-size
+ *  strategies. 0 .. 1000000. Default 0 (none). */
+#define BRS_OPT_MAX_SHAPES_SEARCH 24
 
 /** Option types (brs_option_type). */
 #define BRS_OPTION_INT 0

@@ -8,7 +8,8 @@ of distinct shapes over all dp ranks and EPOCHS epochs, and the modelled per-mic
 time (mean over steps; the library's default cost model), as a ratio to brs unbounded with the
 same padding. Topology dp 4 x grad_accum 2 x per-device batch 8 (brsbench.shapes.CFG), seed 42.
 
-Samplers: brs unbounded; brs max_shapes in MAX_SHAPES; brs with the library's length-bucket
+Samplers: brs unbounded; brs max_shapes in MAX_SHAPES; brs max_shapes=TARGET with
+max_shapes_search=SEARCH (the vocabulary's search); brs with the library's length-bucket
 ladder (length_buckets="auto", as brsbench.shapes measures it); transformers' upstream
 BatchRebalanceSampler (epoch e is its own set_epoch(e): seed 42 + e) and group_by_length
 (LengthGroupedSampler as the Trainer deals it, a generator seeded 42 + e for epoch e), both from
@@ -39,6 +40,7 @@ EPOCHS = 3
 MAX_SHAPES = (8, 16, 32, 64)
 PADDINGS = ((MULTIPLE, f"padded to {MULTIPLE}"), (1, "unpadded"))
 TARGET = 16  # the max_shapes the summary paragraph is about
+SEARCH = 5000  # max_shapes_search of the row that shows what the search buys at TARGET
 WITHIN = 0.05  # "within 5% of brs unbounded"
 
 
@@ -126,6 +128,8 @@ def rows_of(lib, ds) -> dict:
         rows = []
         variants = [("brs unbounded", {})]
         variants += [(f"brs max_shapes={m}", {"max_shapes": m}) for m in MAX_SHAPES]
+        variants += [(f"brs max_shapes={TARGET}, search {SEARCH}",
+                      {"max_shapes": TARGET, "max_shapes_search": SEARCH})]
         variants += [("brs ladder", {"length_buckets": "auto"})]
         for name, options in variants:
             tally, _ = brs_tally(lengths, pad_to_multiple_of=multiple, **options)
@@ -209,13 +213,14 @@ def plot(results, path: Path) -> Path:
 
     fig, axes = plt.subplots(1, len(PADDINGS), figsize=(13, 5), squeeze=False)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    markers = {"brs ladder": "s", "upstream": "^", "group_by_length": "v"}
+    searched = f"brs max_shapes={TARGET}, search {SEARCH}"
+    markers = {"brs ladder": "s", searched: "D", "upstream": "^", "group_by_length": "v"}
     for ax, (_, label) in zip(axes.flat, PADDINGS):
         for i, (ds_name, tables) in enumerate(results):
             rows, color = tables[label], colors[i % len(colors)]
             base = rows[0][2]
             curve = sorted((r[1], r[2] / base, r[0]) for r in rows if r[0].startswith("brs ")
-                           and r[0] != "brs ladder")
+                           and r[0] not in markers)
             ax.plot([c[0] for c in curve], [c[1] for c in curve], "o-", color=color, ms=4,
                     label=f"{ds_name}: brs (max_shapes 8..64, unbounded)")
             for x, y, name in curve:

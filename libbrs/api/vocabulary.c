@@ -11,8 +11,10 @@
  * often; shapes are added one at a time, each the one that most lowers the
  * modelled cost of running those micro-batches at their vocabulary shapes
  * (a micro-batch whose size has no shape long enough is priced at the
- * longest sample's length). */
+ * longest sample's length). With max_shapes_search, a seeded search then
+ * moves one shape at a time against the sampled steps' planned time. */
 #include "api/internal.h"
+#include "draw/prng.h"
 #include "planner/planner.h"
 
 #include <stdio.h>
@@ -38,6 +40,13 @@
 #define TRIAL_WORK ((uint64_t)400000000)
 /* The same for the swaps that follow. */
 #define SWAP_WORK ((uint64_t)2000000000)
+/* The search of max_shapes_search moves starts by keeping a move that makes
+ * the trial steps up to this many thousandths slower, a threshold that
+ * falls linearly to zero (threshold accepting, Dueck and Scheuer 1990):
+ * early moves leave the greedy choice's local optimum, late ones only
+ * improve. Measured on lognormal and manpages clipped at 4096 (4x2x8,
+ * padded to 64): 2 beat 5 and plain swaps on held-out epochs. */
+#define SEARCH_THRESHOLD 2
 
 /* A shape the plans used, and how often. */
 struct used {
@@ -374,6 +383,106 @@ static void improve_by_swaps(struct chosen *c, size_t fixed, const struct used *
     }
 }
 
+/* The distinct lengths of the used shapes, ascending, into lengths[];
+ * returns how many. */
+static size_t used_lengths(uint32_t *lengths, const struct used *used, size_t used_count)
+{
+    size_t count = 0;
+    for (size_t u = 0; u < used_count; u++) {
+        size_t at = count;
+        while (at > 0 && lengths[at - 1] > used[u].length) at--;
+        if (at > 0 && lengths[at - 1] == used[u].length) continue;
+        memmove(lengths + at + 1, lengths + at, (count - at) * sizeof *lengths);
+        lengths[at] = used[u].length;
+        count++;
+    }
+    return count;
+}
+
+/* A move of the search: chosen shape i (past the fixed ones) changed to a
+ * neighbouring batch size, a neighbouring used length, or a used shape;
+ * 0 where the move gives a shape already chosen or above the cap. */
+static int move_shape(struct chosen *c, size_t i, uint64_t random, const struct used *used,
+                      size_t used_count, const uint32_t *lengths, size_t length_count,
+                      const struct trial_steps *t)
+{
+    uint32_t size = c->sizes[i], length = c->lengths[i];
+    uint64_t step = random >> 8;
+    switch (random % 3) {
+    case 0: { /* one or two samples more or fewer */
+        int64_t next = (int64_t)size + ((step & 1) ? 1 : -1) * (int64_t)(1 + (step >> 1) % 2);
+        if (next < 1 || next > (int64_t)t->n) return 0;
+        size = (uint32_t)next;
+        break;
+    }
+    case 1: { /* up to four used lengths longer or shorter */
+        size_t at = 0;
+        while (at + 1 < length_count && lengths[at] < length) at++;
+        int64_t next = (int64_t)at + ((step & 1) ? 1 : -1) * (int64_t)(1 + (step >> 1) % 4);
+        if (next < 0 || next >= (int64_t)length_count) return 0;
+        length = lengths[next];
+        break;
+    }
+    default: size = used[step % used_count].size; length = used[step % used_count].length;
+    }
+    if (has_shape(c, size, length)) return 0;
+    if (t->model->max_tokens && (uint64_t)size * length > t->model->max_tokens) return 0;
+    c->sizes[i] = size;
+    c->lengths[i] = length;
+    return 1;
+}
+
+/* max_shapes_search moves, each kept where the trial steps plan at most a
+ * falling threshold slower; the best vocabulary seen is the answer. The
+ * moves are drawn from the seed alone, so every rank finds the same. */
+static brs_status search_moves(struct chosen *c, size_t fixed, const struct used *used,
+                               size_t used_count, const struct trial_steps *t, uint64_t moves,
+                               uint64_t seed)
+{
+    if (moves == 0 || c->count <= fixed || used_count == 0) return BRS_OK;
+    uint32_t *lengths = malloc(used_count * sizeof *lengths);
+    uint32_t *best_sizes = malloc(c->count * sizeof *best_sizes);
+    uint32_t *best_lengths = malloc(c->count * sizeof *best_lengths);
+    if (!lengths || !best_sizes || !best_lengths) {
+        free(lengths);
+        free(best_sizes);
+        free(best_lengths);
+        return BRS_ERR_NO_MEMORY;
+    }
+    size_t length_count = used_lengths(lengths, used, used_count);
+    memcpy(best_sizes, c->sizes, c->count * sizeof *best_sizes);
+    memcpy(best_lengths, c->lengths, c->count * sizeof *best_lengths);
+    brs_wide current = trial_time(c, t), best = current;
+    brs_wide start = current == ~(brs_wide)0 ? 0 : current * SEARCH_THRESHOLD / 1000;
+    uint64_t random = brs_splitmix64(seed ^ 0x5eedc0de5eedc0deULL);
+    for (uint64_t m = 0; m < moves; m++) {
+        random = brs_splitmix64(random);
+        size_t i = fixed + (size_t)(random % (c->count - fixed));
+        uint32_t size = c->sizes[i], length = c->lengths[i];
+        if (!move_shape(c, i, brs_splitmix64(random ^ m), used, used_count, lengths, length_count,
+                        t))
+            continue;
+        brs_wide time = trial_time(c, t), threshold = start * (moves - m) / moves;
+        if (time != ~(brs_wide)0 && time <= current + threshold) {
+            current = time;
+            if (time < best) {
+                best = time;
+                memcpy(best_sizes, c->sizes, c->count * sizeof *best_sizes);
+                memcpy(best_lengths, c->lengths, c->count * sizeof *best_lengths);
+            }
+        } else {
+            c->sizes[i] = size;
+            c->lengths[i] = length;
+        }
+    }
+    memcpy(c->sizes, best_sizes, c->count * sizeof *best_sizes);
+    memcpy(c->lengths, best_lengths, c->count * sizeof *best_lengths);
+    free(lengths);
+    free(best_sizes);
+    free(best_lengths);
+    return BRS_OK;
+}
+
 /* Adds shapes while there is room: each round, of the used shapes that
  * lower the excess most, the one whose vocabulary plans the trial steps
  * fastest (the first of equals). */
@@ -637,6 +746,8 @@ static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *w
     struct trial_steps trials = {
         NULL,         0,     TRIAL_STEPS, (size_t)c->batch_size * k, k, (size_t)c->dp_size,
         (int)c->sync, &model};
+    /* a search tries its moves on every sampled step, against over-fitting a few */
+    if (c->max_shapes_search > 0) trials.capacity = SAMPLED_STEPS * SAMPLED_EPOCHS;
     /* large steps keep fewer trial steps: at most TRIAL_LENGTHS lengths in all */
     if (trials.capacity > TRIAL_LENGTHS / trials.n) trials.capacity = TRIAL_LENGTHS / trials.n;
     if (trials.capacity == 0) trials.capacity = 1;
@@ -657,8 +768,11 @@ static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *w
                      &model, (uint64_t)c->pad_to_multiple_of);
         add_from_data(&chosen, room, used, used_count, &model, longest, &trials);
         improve_by_swaps(&chosen, fixed, used, used_count, &trials);
-        status = brs_vocabulary_build(v, chosen.sizes, chosen.lengths, chosen.count);
+        status = search_moves(&chosen, fixed, used, used_count, &trials,
+                              (uint64_t)c->max_shapes_search, (uint64_t)c->seed);
     }
+    if (status == BRS_OK)
+        status = brs_vocabulary_build(v, chosen.sizes, chosen.lengths, chosen.count);
     free(trials.lengths);
     if (status == BRS_OK && !guaranteed) status = check_sampled(s, plan, v, why);
     if (status == BRS_ERR_NO_MEMORY)

@@ -4,8 +4,9 @@
  * shapes (the padded length the vocabulary's, the batch size exact, every
  * sample once); small steps are planned exactly, checked against a brute
  * force over every split whose groups map to vocabulary shapes and every
- * deal; a kept last step plans; packed rows run at vocabulary rows; the
- * errors name what to change. */
+ * deal; a kept last step plans; max_shapes_search's vocabulary keeps
+ * these promises and plans no slower; packed rows run at vocabulary rows;
+ * the errors name what to change. */
 #include "brs_test.h"
 
 #include <stdlib.h>
@@ -142,6 +143,72 @@ static void test_every_micro_batch_in_vocabulary(void)
         brs_plan_free(p);
         brs_sampler_free(s);
     }
+    free(lengths);
+}
+
+/* The mean micro-step sync time of epochs [0, epochs) within the sampler's vocabulary. */
+static double mean_time(brs_sampler *s, uint64_t epochs)
+{
+    brs_plan *p = NULL;
+    CU_ASSERT_EQUAL_FATAL(brs_plan_new(&p), BRS_OK);
+    uint64_t steps = 0;
+    CU_ASSERT_EQUAL(brs_sampler_steps_per_epoch(&steps, s), BRS_OK);
+    double total = 0;
+    for (uint64_t epoch = 0; epoch < epochs; epoch++)
+        for (uint64_t step = 0; step < steps; step++) {
+            BT_ASSERT(brs_plan_compute(p, s, epoch, step) == BRS_OK);
+            total += bt_plan_double(p, BRS_PLAN_MICRO_SYNC_TIME);
+        }
+    brs_plan_free(p);
+    return total / (double)(epochs * steps);
+}
+
+/* max_shapes_search: the searched vocabulary is within max_shapes, keeps the
+ * safety shape, is the same on every rank, holds every micro-batch of a
+ * later epoch, and plans the steps it searched on no slower than the greedy
+ * choice it starts from (its moves keep the best); 0 is the default. */
+static void test_search(void)
+{
+    size_t n = 1200;
+    uint32_t *lengths = bt_lognormal_lengths(n, 5);
+    bt_config c = bt_config_default(lengths, n);
+    c.batch_size = 6, c.dp_size = 4, c.grad_accum = 2;
+    uint64_t longest = 0;
+    for (size_t i = 0; i < n; i++)
+        if (round_up(lengths[i], 64) > longest) longest = round_up(lengths[i], 64);
+    brs_sampler *greedy = sampler_with(&c, 10, 64), *searched = sampler_with(&c, 10, 64);
+    brs_sampler *other_rank = sampler_with(&c, 10, 64), *zero = sampler_with(&c, 10, 64);
+    CU_ASSERT_EQUAL(brs_sampler_set_int(searched, BRS_OPT_MAX_SHAPES_SEARCH, 400), BRS_OK);
+    CU_ASSERT_EQUAL(brs_sampler_set_int(other_rank, BRS_OPT_MAX_SHAPES_SEARCH, 400), BRS_OK);
+    CU_ASSERT_EQUAL(brs_sampler_set_int(other_rank, BRS_OPT_RANK, 3), BRS_OK);
+    CU_ASSERT_EQUAL(brs_sampler_set_int(zero, BRS_OPT_MAX_SHAPES_SEARCH, 0), BRS_OK);
+    vocabulary g, v, r, z;
+    BT_ASSERT(vocabulary_of(&g, greedy) == BRS_OK && vocabulary_of(&v, searched) == BRS_OK);
+    BT_ASSERT(vocabulary_of(&r, other_rank) == BRS_OK && vocabulary_of(&z, zero) == BRS_OK);
+    BT_ASSERT(v.count >= 1 && v.count <= 10);
+    BT_ASSERT(has_shape(&v, 6, longest)); /* 48 samples in 8 groups of 6, at the longest */
+    BT_ASSERT(r.count == v.count && memcmp(r.pairs, v.pairs, 2 * v.count * sizeof *v.pairs) == 0);
+    BT_ASSERT(z.count == g.count && memcmp(z.pairs, g.pairs, 2 * g.count * sizeof *g.pairs) == 0);
+    BT_ASSERT(v.count != g.count || memcmp(v.pairs, g.pairs, 2 * g.count * sizeof *g.pairs) != 0);
+    brs_plan *p = NULL;
+    CU_ASSERT_EQUAL_FATAL(brs_plan_new(&p), BRS_OK);
+    uint64_t steps = 0;
+    CU_ASSERT_EQUAL(brs_sampler_steps_per_epoch(&steps, searched), BRS_OK);
+    for (uint64_t step = 0; step < steps; step++) {
+        bt_set_case("epoch 2 step %llu", (unsigned long long)step);
+        BT_ASSERT(brs_plan_compute(p, searched, 2, step) == BRS_OK);
+        bt_step st;
+        if (!bt_step_load(&st, p)) break;
+        expect_in_vocabulary(&st, &v, lengths, 64);
+        bt_step_free(&st);
+    }
+    brs_plan_free(p);
+    /* the search tried its moves on every step of epochs 0 and 1 */
+    BT_ASSERT(mean_time(searched, 2) <= mean_time(greedy, 2) * 1.01);
+    brs_sampler_free(greedy);
+    brs_sampler_free(searched);
+    brs_sampler_free(other_rank);
+    brs_sampler_free(zero);
     free(lengths);
 }
 
@@ -356,6 +423,7 @@ int main(int argc, char **argv)
          test_every_micro_batch_in_vocabulary},
         {"vocabulary: small steps exact against the brute force", test_small_steps_exact},
         {"vocabulary: a kept last step plans", test_kept_last_step},
+        {"vocabulary: max_shapes_search", test_search},
         {"vocabulary: packed rows", test_packed_rows},
         {"vocabulary: errors", test_errors},
         {NULL, NULL},

@@ -106,7 +106,8 @@ class BatchRebalanceSampler(_SamplerBase):
                  pad_to_multiple_of=None, length_buckets=None, cost_model=None,
                  encoder_loads=None, encoder_weight=None, encoder_alpha=None,
                  encoder_intercept=None, max_encoder_tokens=None, max_shapes=None, cp_size=None,
-                 max_tokens_per_rank=None, cp_comm_cost=None, cp_degrees=None, run_steps=None):
+                 max_tokens_per_rank=None, cp_comm_cost=None, cp_degrees=None,
+                 max_shapes_search=None, run_steps=None):
         auto_shapes = isinstance(max_shapes, str) and max_shapes == "auto"
         if auto_shapes:
             max_shapes = None  # chosen below, once the sampler and its cost model stand

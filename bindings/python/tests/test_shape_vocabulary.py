@@ -67,6 +67,19 @@ def test_every_micro_batch_of_every_rank_and_epoch_has_a_vocabulary_shape():
                 assert sampler.padded_length(mb.num_samples, longest) == mb.padded_length
 
 
+def test_max_shapes_search_moves_the_vocabulary_alike_on_every_rank():
+    greedy = _sampler().shape_vocabulary()
+    searched = [_sampler(rank, max_shapes_search=300) for rank in (0, DP - 1)]
+    vocabulary = searched[0].shape_vocabulary()
+    assert vocabulary != greedy and searched[1].shape_vocabulary() == vocabulary
+    assert len(vocabulary) <= 8 and searched[0].max_shapes_search == 300
+    for epoch in range(2):
+        assert set(searched[0].shapes(epoch)) <= set(vocabulary)
+    assert _sampler(max_shapes_search=0).shape_vocabulary() == greedy
+    with pytest.raises(ValueError, match="max_shapes_search"):
+        _sampler(max_shapes_search=-1)
+
+
 def test_padded_length_is_the_rounded_one_without_max_shapes():
     sampler = _sampler(max_shapes=None, pad_to_multiple_of=8, length_buckets=[64, 128, 256, 304])
     for mb in _micro_batches(sampler, 0):

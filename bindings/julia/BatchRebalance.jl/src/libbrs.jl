@@ -45,6 +45,7 @@ const BRS_OPT_CP_SIZE = Int32(20)         # since 1.6: context parallelism
 const BRS_OPT_MAX_TOKENS_PER_RANK = Int32(21)
 const BRS_OPT_CP_COMM_COST = Int32(22)
 const BRS_OPT_CP_DEGREES = Int32(23)
+const BRS_OPT_MAX_SHAPES_SEARCH = Int32(24)
 
 # Values of BRS_OPT_STRATEGY and BRS_OPT_SYNC (names: brs_option_value_name).
 const BRS_STRATEGY_BALANCED = Int64(0)

@@ -98,6 +98,8 @@ pub const BRS_OPT_MAX_TOKENS_PER_RANK: brs_option = 21;
 pub const BRS_OPT_CP_COMM_COST: brs_option = 22;
 /// int: cp_degrees, the allowed degrees as a bitmask, 0: every power of two (since 1.6).
 pub const BRS_OPT_CP_DEGREES: brs_option = 23;
+/// int: max_shapes_search, moves of the search that improves the shape vocabulary, 0: none (since 1.6).
+pub const BRS_OPT_MAX_SHAPES_SEARCH: brs_option = 24;
 
 /// Option types (`brs_option_type`).
 pub const BRS_OPTION_INT: i32 = 0;
