@@ -5,7 +5,7 @@
  * sample once); small steps are planned exactly, checked against a brute
  * force over every split whose groups map to vocabulary shapes and every
  * deal; a kept last step plans; max_shapes_search's vocabulary keeps
- * these promises and plans no slower; packed rows run at vocabulary rows;
+ * these promises and plans faster; packed rows run at vocabulary rows;
  * the errors name what to change. */
 #include "brs_test.h"
 
@@ -165,8 +165,8 @@ static double mean_time(brs_sampler *s, uint64_t epochs)
 
 /* max_shapes_search: the searched vocabulary is within max_shapes, keeps the
  * safety shape, is the same on every rank, holds every micro-batch of a
- * later epoch, and plans the steps it searched on no slower than the greedy
- * choice it starts from (its moves keep the best); 0 is the default. */
+ * later epoch, and plans the steps it searched on faster than the greedy
+ * choice it starts from; 0 is the default. */
 static void test_search(void)
 {
     size_t n = 1200;
@@ -204,7 +204,7 @@ static void test_search(void)
     }
     brs_plan_free(p);
     /* the search tried its moves on every step of epochs 0 and 1 */
-    BT_ASSERT(mean_time(searched, 2) <= mean_time(greedy, 2) * 1.01);
+    BT_ASSERT(mean_time(searched, 2) < mean_time(greedy, 2));
     brs_sampler_free(greedy);
     brs_sampler_free(searched);
     brs_sampler_free(other_rank);
