@@ -44,8 +44,8 @@
  * the trial steps up to this many thousandths slower, a threshold that
  * falls linearly to zero (threshold accepting, Dueck and Scheuer 1990):
  * early moves leave the greedy choice's local optimum, late ones only
- * improve. Measured on lognormal and manpages clipped at 4096 (4x2x8,
- * padded to 64): 2 beat 5 and plain swaps on held-out epochs. */
+ * improve. On lognormal (4x2x8, padded to 64, 5,000 moves), 2 planned a
+ * held-out epoch 0.5% faster than 5. */
 #define SEARCH_THRESHOLD 2
 
 /* A shape the plans used, and how often. */
