@@ -75,6 +75,25 @@ static void expect_in_vocabulary(const bt_step *st, const vocabulary *v, const u
     }
 }
 
+/* Every step of the epoch plans, each micro-batch at a vocabulary shape. */
+static void expect_epoch_in_vocabulary(brs_sampler *s, uint64_t epoch, const vocabulary *v,
+                                       const uint32_t *lengths, uint64_t multiple)
+{
+    uint64_t steps = 0;
+    CU_ASSERT_EQUAL(brs_sampler_steps_per_epoch(&steps, s), BRS_OK);
+    brs_plan *p = NULL;
+    CU_ASSERT_EQUAL_FATAL(brs_plan_new(&p), BRS_OK);
+    for (uint64_t step = 0; step < steps; step++) {
+        bt_set_case("epoch %llu step %llu", (unsigned long long)epoch, (unsigned long long)step);
+        BT_ASSERT(brs_plan_compute(p, s, epoch, step) == BRS_OK);
+        bt_step st;
+        if (!bt_step_load(&st, p)) break;
+        expect_in_vocabulary(&st, v, lengths, multiple);
+        bt_step_free(&st);
+    }
+    brs_plan_free(p);
+}
+
 static void test_sorted_bounded_rank_independent(void)
 {
     uint32_t *lengths = bt_lognormal_lengths(640, 7);
@@ -190,19 +209,7 @@ static void test_search(void)
     BT_ASSERT(r.count == v.count && memcmp(r.pairs, v.pairs, 2 * v.count * sizeof *v.pairs) == 0);
     BT_ASSERT(z.count == g.count && memcmp(z.pairs, g.pairs, 2 * g.count * sizeof *g.pairs) == 0);
     BT_ASSERT(v.count != g.count || memcmp(v.pairs, g.pairs, 2 * g.count * sizeof *g.pairs) != 0);
-    brs_plan *p = NULL;
-    CU_ASSERT_EQUAL_FATAL(brs_plan_new(&p), BRS_OK);
-    uint64_t steps = 0;
-    CU_ASSERT_EQUAL(brs_sampler_steps_per_epoch(&steps, searched), BRS_OK);
-    for (uint64_t step = 0; step < steps; step++) {
-        bt_set_case("epoch 2 step %llu", (unsigned long long)step);
-        BT_ASSERT(brs_plan_compute(p, searched, 2, step) == BRS_OK);
-        bt_step st;
-        if (!bt_step_load(&st, p)) break;
-        expect_in_vocabulary(&st, &v, lengths, 64);
-        bt_step_free(&st);
-    }
-    brs_plan_free(p);
+    expect_epoch_in_vocabulary(searched, 2, &v, lengths, 64);
     /* the search tried its moves on every step of epochs 0 and 1 */
     BT_ASSERT(mean_time(searched, 2) < mean_time(greedy, 2));
     brs_sampler_free(greedy);
@@ -290,18 +297,7 @@ static void test_kept_last_step(void)
     CU_ASSERT_EQUAL(brs_sampler_set_int(s, BRS_OPT_MAX_SHAPES, 3), BRS_OK);
     BT_ASSERT(vocabulary_of(&v, s) == BRS_OK);
     BT_ASSERT(v.count == 3);
-    uint64_t steps = 0;
-    CU_ASSERT_EQUAL(brs_sampler_steps_per_epoch(&steps, s), BRS_OK);
-    brs_plan *p = NULL;
-    CU_ASSERT_EQUAL_FATAL(brs_plan_new(&p), BRS_OK);
-    for (uint64_t step = 0; step < steps; step++) {
-        BT_ASSERT(brs_plan_compute(p, s, 1, step) == BRS_OK);
-        bt_step st;
-        if (!bt_step_load(&st, p)) break;
-        expect_in_vocabulary(&st, &v, lengths, 1);
-        bt_step_free(&st);
-    }
-    brs_plan_free(p);
+    expect_epoch_in_vocabulary(s, 1, &v, lengths, 1);
     brs_sampler_free(s);
     free(lengths);
 }
