@@ -253,5 +253,9 @@ class NativePlan:
             total_encoder_tokens=self.get_int(n.PLAN_TOTAL_ENCODER_TOKENS),
             max_encoder_tokens=self.get_int(n.PLAN_MAX_ENCODER_TOKENS),
             encoder_cost=self.get_double(n.PLAN_ENCODER_COST),
+            step_time=self.get_double(n.PLAN_STEP_TIME),
+            useful_time=self.get_double(n.PLAN_USEFUL_TIME),
+            padding_time=self.get_double(n.PLAN_PADDING_TIME),
+            waiting_time=self.get_double(n.PLAN_WAITING_TIME),
             reader=reader,
         )
