@@ -4,8 +4,9 @@ plan, compare and demo run the C `brs` command with the same arguments, so their
 and exit status are its own: one parser and one formatter for both tools. The command is found
 through $BRS_CLI, then brs/bin/brs inside this package (pip install), then PATH (_c_command.py).
 
-report prints `brs compare`'s table for the same flags and, with --plot OUT, draws the figure
-from the library's plan queries (report.py, _plot.py). Its flags are made from the library's
+report prints `brs compare`'s table for the same flags, then where the time goes with
+transformers' batch_rebalance on the same samples (when transformers is installed), and with
+--plot OUT draws the figure from the library's plan queries (report.py, _plot.py). Its flags are made from the library's
 option table, as the C command's are (--batch-size N, --packed / --no-packed, --sync NAME);
 without the C command it can still draw the figure. Bad input exits with status 2 and one line
 on stderr that says what to change, as the C command does.
@@ -70,6 +71,21 @@ def _compare_table(argv):
         lines = done.stderr.strip().splitlines() or [f"brs compare exited {done.returncode}"]
         raise BadInput(lines[-1].removeprefix("brs compare: "), done.returncode)
     return done.stdout.replace("brs compare: ", "brs report: ", 1)
+
+
+_TIME_BLOCK = "where the time goes:"
+
+
+def _with_time_table(table, time_lines):
+    """The C table with its "where the time goes" block (up to the blank line after it, which
+    ends with the pointer to this very command) replaced by the report's, which adds
+    batch_rebalance; the report's block at the end where the table has none."""
+    lines = table.rstrip("\n").split("\n")
+    start = next((i for i, line in enumerate(lines) if line.startswith(_TIME_BLOCK)), None)
+    if start is None:
+        return "\n".join(lines + [""] + time_lines)
+    end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+    return "\n".join(lines[:start] + time_lines + lines[end:])
 
 
 # -- report -----------------------------------------------------------------------------------
@@ -159,16 +175,20 @@ def _sampler(args, lengths):
     return sampler
 
 
-def _figure(args, save_figure):
+def _comparison(args):
+    """Every strategy and batch_rebalance over the steps asked (report.py)."""
     from . import report as report_module
 
     lengths = read_lengths(args.lengths)
     try:
         sampler = _sampler(args, lengths)
         steps = None if args.step is None else [args.step]
-        comparison = report_module.compare(sampler, steps)
+        return report_module.compare(sampler, steps)
     except (ValueError, TypeError) as exc:
         raise BadInput(str(exc)) from None
+
+
+def _figure(comparison, args, save_figure):
     try:
         save_figure(comparison, args.plot)
     except (OSError, ValueError) as exc:
@@ -176,28 +196,50 @@ def _figure(args, save_figure):
 
 
 def report(argv):
+    from . import report as report_module
+
     args = _report_parser().parse_args(argv)
     save_figure = _plotter() if args.plot else None
-    if args.lengths == "-" and args.plot:
-        raise BadInput("--plot needs --lengths FILE: standard input can be read only once")
+    if args.lengths == "-":
+        raise BadInput("python -m brs report needs --lengths FILE: it reads the lengths twice "
+                       "(the table, then batch_rebalance and the figure), standard input once")
     table = _compare_table(_without_plot(argv))
     if table is None and not save_figure:
         raise BadInput(_missing_cli("the table"))
+    comparison = _comparison(args)
     if save_figure:
-        _figure(args, save_figure)
+        _figure(comparison, args, save_figure)
+    time_lines = report_module.time_table(comparison)
     if table is None:
-        print(f"brs report: {args.lengths}\n(no table: {_missing_cli('the table')})")
+        print(f"brs report: {args.lengths}\n(no table: {_missing_cli('the table')})\n")
+        print("\n".join(time_lines))
     elif table:  # empty with --output: the C command wrote the table there
-        print(table.rstrip("\n"))
+        print(_with_time_table(table, time_lines))
+    else:
+        print("\n".join(time_lines))
     if save_figure:
         print(f"  figure: {args.plot}")
+    else:
+        print(f"  figure: --plot OUT.png draws it{_PLOT_HINT if _no_matplotlib() else ''}")
+
+
+_PLOT_HINT = " (needs matplotlib, not installed: pip install '.[plot]' or pip install matplotlib)"
+
+
+def _no_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return True
+    return False
 
 
 def _plotter():
     try:
         from ._plot import save_figure
     except ImportError:
-        raise BadInput("--plot needs matplotlib: pip install matplotlib") from None
+        raise BadInput("--plot needs matplotlib, which is not installed: pip install '.[plot]' "
+                       "(or pip install matplotlib)") from None
     return save_figure
 
 

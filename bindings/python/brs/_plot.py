@@ -1,6 +1,8 @@
 """The report's one-page figure: what a person would rather look at than read.
 
-Top row, per strategy: each rank's cost per step (the sum over its micro-steps: what a rank works
+Top, one stacked bar per strategy (transformers' batch_rebalance included when compared): the
+shares of the ranks' time that are useful work, padding and waiting at the synchronisation
+(include/brs.h, BRS_PLAN_STEP_TIME). Then per strategy: each rank's cost per step (the sum over its micro-steps: what a rank works
 before DDP's per-step synchronisation), with libbrs's per-step lower bound; a flat band means
 nobody waits. Bottom row: padded tokens of every micro-batch (the activation memory), with the
 max_tokens cap; the peak is what decides an OOM. Rows share their y axis so the strategies
@@ -51,10 +53,16 @@ def _umask():
 
 
 def _draw(comparison):
-    strategies = list(comparison.strategies.values())
-    figure = Figure(figsize=(5.5 * len(strategies), 8.3), layout="constrained")
+    strategies = list(comparison.columns.values())
+    figure = Figure(figsize=(5.5 * len(strategies), 11.5), layout="constrained")
     FigureCanvasAgg(figure)
-    axes = figure.subplots(2, len(strategies), sharey="row", squeeze=False)
+    grid = figure.add_gridspec(3, len(strategies), height_ratios=[0.8, 1, 1])
+    _time_shares(figure.add_subplot(grid[0, :]), comparison)
+    axes = [[], []]
+    for row in range(2):
+        for column in range(len(strategies)):
+            share = axes[row][0] if column else None
+            axes[row].append(figure.add_subplot(grid[row + 1, column], sharey=share))
     max_tokens = comparison.sampler.max_tokens
     # seconds where the cost model knows how long a unit takes (a calibrated one)
     seconds = getattr(comparison.sampler.cost_model, "seconds_per_unit", None)
@@ -69,6 +77,28 @@ def _draw(comparison):
     figure.suptitle(f"brs report: {len(s.lengths)} samples, batch_size={s.per_device_batch_size}, "
                     f"grad_accum={s.grad_accum}, dp_size={s.dp_size}, epoch {s.epoch}")
     return figure
+
+
+_SHARES = (("useful", "tab:green"), ("padding", "tab:orange"), ("waiting", "tab:red"))
+
+
+def _time_shares(ax, comparison):
+    """One horizontal bar per strategy, stacked: useful, padding, waiting (% of the ranks' time)."""
+    names = list(comparison.columns)
+    shares = [comparison.columns[name].time_shares for name in names]
+    left = [0.0] * len(names)
+    for part, (label, colour) in enumerate(_SHARES):
+        widths = [100 * share[part] for share in shares]
+        bars = ax.barh(names, widths, left=left, color=colour, label=label)
+        ax.bar_label(bars, labels=[f"{w:.1f}%" if w >= 4 else "" for w in widths],
+                     label_type="center", fontsize="small")
+        left = [a + b for a, b in zip(left, widths)]
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    sync = "step" if comparison.sampler.sync == "step" else "micro-step"
+    ax.set_xlabel(f"% of the ranks' time (dp x step time, {sync} sync)")
+    ax.set_title("where the time goes: useful work, padding, waiting at the synchronisation")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
 
 
 def _rank_costs(ax, strategy, seconds_per_unit):

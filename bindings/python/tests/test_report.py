@@ -3,13 +3,14 @@
 plan, compare and demo of `python -m brs` are the C command's own (same output, same status).
 """
 
+import os
 import re
 import subprocess
 
 import pytest
 
 from brs import BatchRebalanceSampler, report
-from brs_testing import DATA, read_lengths, record_error, run_python
+from brs_testing import DATA, child_env, read_lengths, record_error, run_python
 
 FLAGS = ["--batch-size", "8", "--grad-accum", "2", "--dp-size", "4", "--seed", "3"]
 # The library's strategy -> the row of `brs compare` that shows it.
@@ -63,10 +64,100 @@ def test_report_text_is_the_cli_compare_text(cli, flags):
     theirs = subprocess.run([cli, "compare", "--lengths", lengths, *flags], capture_output=True,
                             text=True, timeout=120)
     assert ours.returncode == theirs.returncode == 0, ours.stderr + theirs.stderr
-    # The same table and legend line for line; only the title and the timing differ.
-    strip = lambda text: [line for line in text.splitlines()[1:]  # noqa: E731
-                          if not line.startswith("brs planning")]
-    assert strip(ours.stdout) == strip(theirs.stdout)
+    # The same table and legend line for line; only the title, the timing and the block of where
+    # the time goes differ (the report's adds batch_rebalance, checked below).
+    def strip(text):
+        lines = [line for line in text.splitlines()[1:] if not line.startswith("brs planning")]
+        start = next(i for i, line in enumerate(lines) if line.startswith("where the time goes"))
+        end = lines.index("", start)
+        return lines[:start] + lines[end:], lines[start:end]
+
+    (ours_rest, ours_time), (theirs_rest, theirs_time) = strip(ours.stdout), strip(theirs.stdout)
+    assert ours_rest[:-1] == theirs_rest  # the report ends with where to get the figure
+    # the library's three rows, the same shares in both
+    assert [line.split()[:4] for line in ours_time[1:5] if not line.startswith("batch")] == \
+        [line.split()[:4] for line in theirs_time[1:5]]
+
+
+def _time_rows(text):
+    """The report's "where the time goes" rows: name -> [useful, padding, waiting] in %."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("where the time goes"))
+    rows = {}
+    for line in lines[start + 2:]:
+        fields = line.split()
+        if len(fields) != 5 or not fields[1].endswith("%"):
+            break
+        rows[fields[0]] = [float(f.rstrip("%")) for f in fields[1:4]]
+    return rows
+
+
+def test_batch_rebalance_plans_brs_samples_with_its_own_assign():
+    from transformers.trainer_pt_utils import BatchRebalanceSampler as Peer
+
+    sampler = _sampler()
+    comparison = report.compare(sampler, steps=range(4))
+    peer = Peer(lengths=list(sampler.lengths), effective_batch_size=64, dp_size=4, grad_accum=2,
+                seed=3, rank=0)
+    for brs_plan, plan in zip(comparison.strategies["balanced"].plans,
+                              comparison.peers["batch_rebalance"].plans):
+        samples = [i for rank in brs_plan.micro_batches for mb in rank for i in mb.indices]
+        theirs = peer._assign(samples, [sampler.lengths[i] for i in samples])
+        # the same samples, in upstream's own micro-batches, priced by the library
+        assert [[list(mb.indices) for mb in rank] for rank in plan.micro_batches] == theirs
+        assert plan.total_real_tokens == brs_plan.total_real_tokens
+        assert plan.time_lower_bound == pytest.approx(brs_plan.time_lower_bound)
+        assert plan.step_time >= plan.time_lower_bound * (1 - 1e-9)
+
+
+def test_report_shows_where_the_time_goes_for_every_strategy_and_batch_rebalance():
+    done = run_python(["-m", "brs", "report", "--lengths", str(DATA / "gsm8k_train.lengths"),
+                       *FLAGS])
+    assert done.returncode == 0, done.stderr
+    rows = _time_rows(done.stdout)
+    assert list(rows) == ["random", "length-grouped", "brs", "batch_rebalance"], done.stdout
+    comparison = report.compare(_sampler())
+    for shown, name in (("random", "random"), ("length-grouped", "length_grouped"),
+                        ("brs", "balanced"), ("batch_rebalance", "batch_rebalance")):
+        shares = comparison.columns[name].time_shares
+        assert rows[shown] == pytest.approx([100 * s for s in shares], abs=0.051), shown
+        assert sum(rows[shown]) == pytest.approx(100, abs=0.2)
+    brs, peer = comparison.strategies["balanced"], comparison.peers["batch_rebalance"]
+    assert f"brs's step time is {brs.step_time / peer.step_time:.3f}x batch_rebalance's" \
+        in done.stdout
+    assert "figure: --plot OUT.png" in done.stdout
+
+
+def _hiding(tmp_path, *modules):
+    """PYTHONPATH under which importing ``modules`` fails as where they are not installed."""
+    for module in modules:
+        (tmp_path / "hidden" / module).mkdir(parents=True)
+        (tmp_path / "hidden" / module / "__init__.py").write_text(
+            f"raise ImportError({'No module named ' + module!r})\n")
+    return os.pathsep.join([str(tmp_path / "hidden"), child_env()["PYTHONPATH"]])
+
+
+def test_without_transformers_the_report_says_so_in_one_line(tmp_path):
+    done = run_python(["-m", "brs", "report", "--lengths", str(DATA / "fortunes.lengths"),
+                       *FLAGS], PYTHONPATH=_hiding(tmp_path, "transformers"))
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stdout.splitlines() if "batch_rebalance" in line]
+    assert said == ["transformers' batch_rebalance: not compared: transformers is not installed "
+                    "(pip install '.[trainer]', or pip install transformers)"]
+    assert list(_time_rows(done.stdout)) == ["random", "length-grouped", "brs"]
+
+
+def test_without_matplotlib_no_figure_is_claimed(tmp_path):
+    path = _hiding(tmp_path, "matplotlib")
+    figure = tmp_path / "report.png"
+    args = ["-m", "brs", "report", "--lengths", str(DATA / "fortunes.lengths"), *FLAGS]
+    done = run_python(args + ["--plot", str(figure)], PYTHONPATH=path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "matplotlib" in done.stderr and "pip install '.[plot]'" in done.stderr
+    assert not figure.exists()
+    table = run_python(args, PYTHONPATH=path)
+    assert table.returncode == 0
+    assert "needs matplotlib, not installed: pip install '.[plot]'" in table.stdout
 
 
 def test_brs_lowers_the_memory_peak_and_beats_random_batches_on_real_lengths():
@@ -89,7 +180,26 @@ def test_report_command_writes_the_table_and_the_figure(cli, tmp_path):
                   "over cap"):
         assert label in done.stdout
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert figure.stat().st_size > 20000  # six panels of data, not an empty canvas
+    assert figure.stat().st_size > 20000  # nine panels of data, not an empty canvas
+    assert f"figure: {figure}" in done.stdout
+
+
+def test_the_figure_stacks_the_shares_of_every_strategy(monkeypatch):
+    pytest.importorskip("matplotlib")
+    from brs import _plot
+
+    comparison = report.compare(_sampler(), steps=range(3))
+    figure = _plot._draw(comparison)
+    bars = figure.axes[0]
+    assert [t.get_text() for t in bars.get_yticklabels()] == list(comparison.columns)
+    # each strategy's bar: three segments whose widths are its shares, summing to 100
+    widths = {}
+    for patch in bars.patches:
+        widths.setdefault(round(patch.get_y() + patch.get_height() / 2), []).append(
+            patch.get_width())
+    for position, name in enumerate(comparison.columns):
+        shares = comparison.columns[name].time_shares
+        assert widths[position] == pytest.approx([100 * s for s in shares])
 
 
 @pytest.mark.parametrize("args, message", [
@@ -208,10 +318,10 @@ def test_the_plot_speaks_seconds_with_a_calibrated_model():
         sampler = BatchRebalanceSampler(lengths, per_device_batch_size=8, dp_size=2, rank=0,
                                         cost_model=model)
         figure = _plot._draw(report.compare(sampler))
-        label = figure.axes[0].get_ylabel()
+        label = figure.axes[1].get_ylabel()
         assert label.startswith(unit), label
         if model is not None:  # the costs are drawn in seconds
-            drawn = max(max(line.get_ydata()) for line in figure.axes[0].get_lines())
+            drawn = max(max(line.get_ydata()) for line in figure.axes[1].get_lines())
             costs = max(max(step) for step in report.compare(sampler).strategies[
                 "balanced"].rank_costs())
             assert drawn <= costs * 2e-6 * 1.0001
