@@ -311,9 +311,36 @@ brs_status brs_plan_load(brs_plan *plan, const brs_sampler *sampler, const uint6
  * that one step holds them all), so the plan is by construction what brs_plan_compute gives for
  * that epoch, and its indices are positions into the caller's array. */
 
+static int longer_first(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* The least max_tokens with which the batch's k padded micro-batches hold
+ * every sample (planner/least_cap.c, exact in padded mode); in packed mode,
+ * or without the memory to sort a copy, the longest padded sample, which
+ * every cap must hold. */
+static uint64_t least_batch_cap(const struct brs_sampler *view, size_t k, uint32_t longest)
+{
+    struct brs_padding padding = brs_settings_padding(view);
+    uint64_t padded_longest = brs_padding_apply(&padding, longest);
+    size_t n = view->count;
+    uint32_t *sorted = view->config.packed || n < k ? NULL : malloc(n * sizeof *sorted);
+    if (sorted == NULL) return padded_longest;
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = (uint32_t)brs_padding_apply(&padding, view->lengths[i]);
+    qsort(sorted, n, sizeof *sorted, longer_first);
+    uint64_t least = brs_least_cap_padded(sorted, n, k, sorted[0]);
+    free(sorted);
+    return least;
+}
+
 /* Checks the batch's lengths (none 0, none above what the cap and the
  * padding admit) and records the longest, as brs_sampler_set_lengths does
- * for a dataset. */
+ * for a dataset. A batch over the cap is named by its longest sample (not
+ * the first over it, which would only lead to the next) and the least cap
+ * that plans all of it. */
 static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
 {
     uint64_t cap = (uint64_t)view->config.max_tokens, limit = brs_settings_length_limit(view);
@@ -323,21 +350,25 @@ static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
     for (size_t i = 0; i < view->count; i++) {
         uint32_t length = view->lengths[i];
         if (length == 0) return brs_settings_zero_length(&p->message, i);
-        if (length > limit && brs_padding_apply(&padding, length) == 0)
-            return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
-                            "lengths[%zu] = %u is above the last length bucket %u: add a bucket "
-                            "of at least %u or truncate the sample",
-                            i, length, view->buckets[view->bucket_count - 1], length);
-        if (length > limit)
-            return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
-                            "lengths[%zu] = %u is above max_tokens %llu%s: raise max_tokens to at "
-                            "least %llu or truncate the sample",
-                            i, length, (unsigned long long)cap, limit == cap ? "" : " once padded",
-                            (unsigned long long)brs_padding_apply(&padding, length));
         if (length > longest) {
             longest = length;
             longest_index = i;
         }
+    }
+    if (longest > limit && brs_padding_apply(&padding, longest) == 0)
+        return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
+                        "the longest sample, lengths[%zu] = %u, is above the last length "
+                        "bucket %u: add a bucket of at least %u or truncate the samples above it",
+                        longest_index, longest, view->buckets[view->bucket_count - 1], longest);
+    if (longest > limit) {
+        size_t k = (size_t)(view->config.dp_size * view->config.grad_accum);
+        return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
+                        "the longest sample, lengths[%zu] = %u, is above max_tokens %llu%s: "
+                        "max_tokens %s%llu plans the whole batch into %zu micro-batches (or "
+                        "truncate the samples above the cap)",
+                        longest_index, longest, (unsigned long long)cap,
+                        limit == cap ? "" : " once padded", view->config.packed ? "at least " : "",
+                        (unsigned long long)least_batch_cap(view, k, longest), k);
     }
     view->max_length = longest;
     view->max_length_index = longest_index;

@@ -235,14 +235,14 @@ static void test_unknown_keys_unsupported(void)
         BT_ASSERT(brs_option_bounds_int(&lo, &hi, key) == BRS_ERR_UNSUPPORTED);
         BT_ASSERT(brs_option_bounds_double(&dlo, &dhi, key) == BRS_ERR_UNSUPPORTED);
         /* the first unknown option is a plan key */
-        if (key >= BRS_PLAN_MAX_COST && key <= BRS_PLAN_ENCODER_COST) continue;
+        if (key >= BRS_PLAN_MAX_COST && key <= BRS_PLAN_WAITING_TIME) continue;
         BT_ASSERT(brs_plan_get_int(&v, p, key) == BRS_ERR_UNSUPPORTED);
         BT_ASSERT(brs_plan_get_double(&d, p, key) == BRS_ERR_UNSUPPORTED);
     }
     int64_t v;
     double d;
     CU_ASSERT(brs_plan_get_int(&v, p, 14) == BRS_ERR_UNSUPPORTED); /* gap in the keys */
-    CU_ASSERT(brs_plan_get_double(&d, p, 27) == BRS_ERR_UNSUPPORTED);
+    CU_ASSERT(brs_plan_get_double(&d, p, BRS_PLAN_WAITING_TIME + 1) == BRS_ERR_UNSUPPORTED);
     brs_plan_free(p);
     brs_sampler_free(s);
 }

@@ -36,13 +36,68 @@ def plan_batch(lengths, *, dp_size, grad_accum=None, max_tokens=None, packed=Non
     docs/python.md): their encoder cost (``encoder_alpha``, ``encoder_intercept``) adds to the
     text cost (a patch costs ``encoder_weight`` padded tokens) and ``max_encoder_tokens`` caps a
     micro-batch's patches.
+
+    ``grad_accum="auto"`` (with ``max_tokens``) takes the least number of micro-steps per rank,
+    the same on every rank, whose micro-batches all meet the cap, with no empty micro-batch; the
+    plan says which (``len(plan[0])``, and ``plan.grad_accum``). A sample over the cap is refused
+    naming the longest sample and the least max_tokens that plans the whole batch.
     """
-    config = _config(dp_size=dp_size, grad_accum=grad_accum, max_tokens=max_tokens,
-                     packed=packed, sync=sync, cost_model=cost_model,
-                     encoder_weight=encoder_weight, encoder_alpha=encoder_alpha,
-                     encoder_intercept=encoder_intercept, max_encoder_tokens=max_encoder_tokens)
+    settings = dict(dp_size=dp_size, max_tokens=max_tokens, packed=packed, sync=sync,
+                    cost_model=cost_model, encoder_weight=encoder_weight,
+                    encoder_alpha=encoder_alpha, encoder_intercept=encoder_intercept,
+                    max_encoder_tokens=max_encoder_tokens)
     images = None if encoder_loads is None else image_table(encoder_loads, len(lengths))
-    return _planned(lengths, config, images=images)
+    if isinstance(grad_accum, str):
+        return _least_grad_accum(lengths, grad_accum, settings, images)
+    return BatchPlan(_planned(lengths, _config(grad_accum=grad_accum, **settings), images=images))
+
+
+class BatchPlan(list):
+    """plan[rank][micro] (a list, as before), and the layout it took: ``dp_size`` and
+    ``grad_accum``, the micro-steps per rank (what grad_accum="auto" chose)."""
+
+    @property
+    def dp_size(self):
+        return len(self)
+
+    @property
+    def grad_accum(self):
+        return len(self[0]) if self else 0
+
+
+def _least_grad_accum(lengths, word, settings, images):
+    """plan_batch's grad_accum="auto": the least micro-steps per rank that meet max_tokens.
+
+    More micro-batches never make the cap harder to meet (a split of one is a split of more), so
+    the least count is found by bisection over 1 .. n // dp_size (the most that leave no
+    micro-batch empty), planning each candidate with the library."""
+    if word != "auto":
+        raise ValueError(f"grad_accum must be an integer >= 1 or \"auto\", got {word!r}")
+    if settings["max_tokens"] is None and _cost_model.resolve(settings["cost_model"], None, None,
+                                                              None)[2] is None:
+        raise ValueError('grad_accum="auto" needs max_tokens: the least micro-steps that meet it')
+    dp_size = settings["dp_size"]
+    most = len(lengths) // dp_size if isinstance(dp_size, int) and dp_size > 0 else 1
+    if most < 1:
+        raise ValueError(f"the batch of {len(lengths)} samples cannot give each of dp_size = "
+                         f"{dp_size} ranks a sample")
+    plan = NativePlan()
+    # the most micro-steps first: a sample over the cap, or a cap no split meets, is refused
+    # there, with the least max_tokens that plans the batch at all
+    best = _planned(lengths, _config(grad_accum=most, **settings), plan, images)
+    low, high = 1, most
+    while low < high:
+        middle = (low + high) // 2
+        try:
+            best = _planned(lengths, _config(grad_accum=middle, **settings), plan, images)
+            high = middle
+        except ValueError as exc:
+            if getattr(exc, "status", None) != n.ERR_CAP_INFEASIBLE:
+                raise
+            low = middle + 1
+    if len(best[0]) != low:
+        best = _planned(lengths, _config(grad_accum=low, **settings), plan, images)
+    return BatchPlan(best)
 
 
 def _config(*, dp_size, grad_accum, max_tokens, packed, sync, cost_model, strategy=None,

@@ -8,6 +8,7 @@ another process, and refuse with a ValueError that names what would do.
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 
@@ -83,7 +84,7 @@ def test_errors_name_what_would_do():
         plan_batch([5, 6], dp_size=2, grad_accum=2)
     with pytest.raises(ValueError, match="empty"):
         plan_batch([], dp_size=2)
-    with pytest.raises(ValueError, match=r"lengths\[1\] = 50 .*at least 50"):
+    with pytest.raises(ValueError, match=r"longest sample, lengths\[1\] = 50, .*max_tokens 150 plans the whole batch"):
         plan_batch([3, 50, 4], dp_size=1, max_tokens=40)
     # 100 | 90 | 80 | 10 9 8 7 6 within 100 tokens takes 4 micro-batches; 2 need 300 tokens
     with pytest.raises(ValueError, match=r"at least 4 micro-batches.*max_tokens to 300"):
@@ -97,3 +98,63 @@ def test_errors_name_what_would_do():
 
 def test_exported():
     assert brs.plan_batch is plan_batch and "plan_batch" in brs.__all__
+
+
+# -- grad_accum="auto": the least micro-steps that meet the cap ---------------------------------
+
+def _rollouts(n, seed):
+    import random
+
+    draw = random.Random(seed)
+    return [draw.randint(16, 2000) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("packed", [False, True])
+def test_auto_takes_the_least_grad_accum_that_meets_the_cap(seed, packed):
+    lengths, dp_size, cap = _rollouts(96, seed), 4, 4096
+    plan = brs.plan_batch(lengths, dp_size=dp_size, grad_accum="auto", max_tokens=cap,
+                          packed=packed)
+    g = plan.grad_accum
+    assert plan.dp_size == dp_size and all(len(rank) == g for rank in plan)
+    assert sorted(i for rank in plan for mb in rank for i in mb) == list(range(len(lengths)))
+    for rank in plan:
+        for mb in rank:
+            assert mb, "no empty micro-batch"
+            tokens = sum(lengths[i] for i in mb) if packed else len(mb) * max(
+                lengths[i] for i in mb)
+            assert tokens <= cap
+    # it is the plan of that grad_accum, and one micro-step fewer does not meet the cap
+    assert plan == brs.plan_batch(lengths, dp_size=dp_size, grad_accum=g, max_tokens=cap,
+                                  packed=packed)
+    if g > 1:
+        with pytest.raises(ValueError, match="max_tokens"):
+            brs.plan_batch(lengths, dp_size=dp_size, grad_accum=g - 1, max_tokens=cap,
+                           packed=packed)
+
+
+def test_a_sample_over_the_cap_names_the_longest_and_the_least_cap():
+    lengths = _rollouts(64, 9)
+    lengths[5], lengths[40] = 2600, 3100  # the first over 2048 is not the longest
+    with pytest.raises(ValueError) as refused:
+        brs.plan_batch(lengths, dp_size=4, grad_accum="auto", max_tokens=2048)
+    message = str(refused.value)
+    assert "lengths[40] = 3100" in message and "lengths[5]" not in message
+    least = int(re.search(r"max_tokens (\d+) plans the whole batch", message).group(1))
+    plan = brs.plan_batch(lengths, dp_size=4, grad_accum="auto", max_tokens=least)
+    with pytest.raises(ValueError):
+        brs.plan_batch(lengths, dp_size=4, grad_accum="auto", max_tokens=least - 1)
+    # with a grad_accum given, the least cap for that many micro-batches
+    with pytest.raises(ValueError) as fixed:
+        brs.plan_batch(lengths, dp_size=4, grad_accum=2, max_tokens=2048)
+    least = int(re.search(r"max_tokens (\d+) plans", str(fixed.value)).group(1))
+    brs.plan_batch(lengths, dp_size=4, grad_accum=2, max_tokens=least)
+    with pytest.raises(ValueError):
+        brs.plan_batch(lengths, dp_size=4, grad_accum=2, max_tokens=least - 1)
+
+
+def test_auto_needs_a_cap_and_takes_only_auto():
+    with pytest.raises(ValueError, match="needs max_tokens"):
+        brs.plan_batch(_rollouts(16, 1), dp_size=2, grad_accum="auto")
+    with pytest.raises(ValueError, match='"auto"'):
+        brs.plan_batch(_rollouts(16, 1), dp_size=2, grad_accum="most", max_tokens=4096)
