@@ -219,14 +219,25 @@ brs_status brs_step_plan(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint
  * every planner, description and error of the step reads. */
 void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabulary *vocabulary);
 
+/* ---- the guards every query of a plan opens with (guards.c). ---- */
+
+/* BRS_OK where the plan holds a step, else BRS_ERR_STATE with the message
+ * naming the call. */
+brs_status brs_guards_ready(const brs_plan *plan, const char *call);
+/* BRS_ERR_NULL_POINTER with the message naming the call: an out-parameter
+ * is NULL. */
+brs_status brs_guards_null_out(const brs_plan *plan, const char *call);
+
 /* ---- context parallelism (context_parallel.c). ---- */
 
 /* The layout the sampler's options give (inactive without cp_size > 1 or
- * max_tokens_per_rank). */
-struct brs_cp_layout brs_cp_layout_of(const brs_sampler *s);
+ * max_tokens_per_rank), its cap on a rank's share within what the
+ * sampler's padding admits. */
+struct brs_cp_layout brs_cp_layout_of(const brs_sampler *s, const struct brs_padding *padding);
 /* The checks of the context-parallel options together with the others and
- * the longest sample. */
-brs_status brs_cp_check(const brs_sampler *s, const struct brs_message *message);
+ * the longest sample, padded as `padding` says. */
+brs_status brs_cp_check(const brs_sampler *s, const struct brs_padding *padding,
+                        const struct brs_message *message);
 /* The options context parallelism does not plan with (padded mode, a fixed-size strategy,
  * max_tokens, max_shapes, images): checked when a step is planned, as max_shapes' are. */
 brs_status brs_cp_check_combination(const brs_sampler *s, const struct brs_message *message);
