@@ -1,41 +1,15 @@
-/* api/internal.h - what the files of api/ share: a handle's message (errors.c), the
- * sampler's configuration (options.c, options.def), the handles, and the units of a step's path.
- * Internal, not installed. */
+/* api/internal.h - what the files of api/ share: the sampler's configuration (options.c,
+ * options.def), the handles, and the units of a step's path. Internal, not installed. */
 #ifndef BRS_API_INTERNAL_H
 #define BRS_API_INTERNAL_H
 
 #include "brs.h"
 #include "planner/planner.h"
+#include "util/message.h"
 #include "util/wide.h"
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* ---- a handle's detail message (errors.c). ---- */
-
-#define BRS_MESSAGE_SIZE 512
-
-/* A handle's detail message. Every failing call on a handle writes it, the
- * read-only ones included (libgit2's rule: no message outlives the next
- * failure), so two read-only calls failing at once on one handle both write:
- * `busy` serialises them. */
-struct brs_message {
-    atomic_flag busy;
-    char text[BRS_MESSAGE_SIZE];
-};
-
-/* errors.c: brs_fail writes the message and returns `status`. The handles
- * are always heap objects the caller may not write, never const objects, so
- * a const handle's message may be written (the const of the API says the
- * call does not change what the handle describes). */
-brs_status brs_fail(const struct brs_message *message, brs_status status, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-void brs_message_clear(struct brs_message *message);
-const char *brs_message_text(const struct brs_message *message);
 
 /* ---- the resolved configuration of a sampler (options.c, options.def). ---- */
 

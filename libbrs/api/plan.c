@@ -79,8 +79,6 @@ brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t
 /* ---- the read-only queries of a plan. Every failure writes the plan's message, the const calls
  * included (brs.h). */
 
-static const char null_handle_message[] = "the handle is NULL";
-
 static brs_status unknown_plan_key(const brs_plan *plan, brs_plan_key key, const char *call,
                                    const char *other)
 {
@@ -201,7 +199,7 @@ brs_status brs_plan_micro_batch_encoder(uint64_t *encoder_tokens, uint64_t *imag
 
 const char *brs_plan_last_error(const brs_plan *plan)
 {
-    return plan ? brs_message_text(&plan->message) : null_handle_message;
+    return plan ? brs_message_text(&plan->message) : BRS_MESSAGE_NULL_HANDLE;
 }
 
 /* ---- brs_plan_load: micro-batches made elsewhere (a peer sampler's), checked and described like a
