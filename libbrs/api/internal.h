@@ -1,41 +1,15 @@
-/* api/internal.h - what the files of api/ share: a handle's message (errors.c), the
- * sampler's configuration (options.c, options.def), the handles, and the units of a step's path.
- * Internal, not installed. */
+/* api/internal.h - what the files of api/ share: the sampler's configuration (options.c,
+ * options.def), the handles, and the units of a step's path. Internal, not installed. */
 #ifndef BRS_API_INTERNAL_H
 #define BRS_API_INTERNAL_H
 
 #include "brs.h"
 #include "planner/planner.h"
+#include "util/message.h"
 #include "util/wide.h"
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* ---- a handle's detail message (errors.c). ---- */
-
-#define BRS_MESSAGE_SIZE 512
-
-/* A handle's detail message. Every failing call on a handle writes it, the
- * read-only ones included (libgit2's rule: no message outlives the next
- * failure), so two read-only calls failing at once on one handle both write:
- * `busy` serialises them. */
-struct brs_message {
-    atomic_flag busy;
-    char text[BRS_MESSAGE_SIZE];
-};
-
-/* errors.c: brs_fail writes the message and returns `status`. The handles
- * are always heap objects the caller may not write, never const objects, so
- * a const handle's message may be written (the const of the API says the
- * call does not change what the handle describes). */
-brs_status brs_fail(const struct brs_message *message, brs_status status, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-void brs_message_clear(struct brs_message *message);
-const char *brs_message_text(const struct brs_message *message);
 
 /* ---- the resolved configuration of a sampler (options.c, options.def). ---- */
 
@@ -219,14 +193,25 @@ brs_status brs_step_plan(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint
  * every planner, description and error of the step reads. */
 void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabulary *vocabulary);
 
+/* ---- the guards every query of a plan opens with (guards.c). ---- */
+
+/* BRS_OK where the plan holds a step, else BRS_ERR_STATE with the message
+ * naming the call. */
+brs_status brs_guards_ready(const brs_plan *plan, const char *call);
+/* BRS_ERR_NULL_POINTER with the message naming the call: an out-parameter
+ * is NULL. */
+brs_status brs_guards_null_out(const brs_plan *plan, const char *call);
+
 /* ---- context parallelism (context_parallel.c). ---- */
 
 /* The layout the sampler's options give (inactive without cp_size > 1 or
- * max_tokens_per_rank). */
-struct brs_cp_layout brs_cp_layout_of(const brs_sampler *s);
+ * max_tokens_per_rank), its cap on a rank's share within what the
+ * sampler's padding admits. */
+struct brs_cp_layout brs_cp_layout_of(const brs_sampler *s, const struct brs_padding *padding);
 /* The checks of the context-parallel options together with the others and
- * the longest sample. */
-brs_status brs_cp_check(const brs_sampler *s, const struct brs_message *message);
+ * the longest sample, padded as `padding` says. */
+brs_status brs_cp_check(const brs_sampler *s, const struct brs_padding *padding,
+                        const struct brs_message *message);
 /* The options context parallelism does not plan with (padded mode, a fixed-size strategy,
  * max_tokens, max_shapes, images): checked when a step is planned, as max_shapes' are. */
 brs_status brs_cp_check_combination(const brs_sampler *s, const struct brs_message *message);

@@ -79,22 +79,6 @@ brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t
 /* ---- the read-only queries of a plan. Every failure writes the plan's message, the const calls
  * included (brs.h). */
 
-static const char null_handle_message[] = "the handle is NULL";
-
-static brs_status check_ready(const brs_plan *plan, const char *call)
-{
-    if (plan->ready) return BRS_OK;
-    return brs_fail(&plan->message, BRS_ERR_STATE,
-                    "%s: the plan holds no step: call brs_plan_compute or brs_plan_load first "
-                    "(or the last one failed)",
-                    call);
-}
-
-static brs_status null_out(const brs_plan *plan, const char *call)
-{
-    return brs_fail(&plan->message, BRS_ERR_NULL_POINTER, "%s: an out-parameter is NULL", call);
-}
-
 static brs_status unknown_plan_key(const brs_plan *plan, brs_plan_key key, const char *call,
                                    const char *other)
 {
@@ -107,8 +91,8 @@ brs_status brs_plan_get_int(int64_t *out, const brs_plan *plan, brs_plan_key key
 {
     static const char call[] = "brs_plan_get_int";
     if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!out) return null_out(plan, call);
-    if (check_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
+    if (!out) return brs_guards_null_out(plan, call);
+    if (brs_guards_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
     switch (key) {
     case BRS_PLAN_EPOCH: *out = (int64_t)plan->epoch; return BRS_OK;
     case BRS_PLAN_STEP: *out = (int64_t)plan->step; return BRS_OK;
@@ -150,8 +134,8 @@ brs_status brs_plan_get_double(double *out, const brs_plan *plan, brs_plan_key k
 {
     static const char call[] = "brs_plan_get_double";
     if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!out) return null_out(plan, call);
-    if (check_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
+    if (!out) return brs_guards_null_out(plan, call);
+    if (brs_guards_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
     switch (key) {
     case BRS_PLAN_MAX_COST: *out = cost_to_double(plan->max_cost); return BRS_OK;
     case BRS_PLAN_LOWER_BOUND: *out = cost_to_double(plan->lower_bound); return BRS_OK;
@@ -171,7 +155,7 @@ brs_status brs_plan_get_double(double *out, const brs_plan *plan, brs_plan_key k
 static brs_status slot_index(size_t *slot, const brs_plan *plan, int64_t rank, int64_t micro,
                              const char *call)
 {
-    if (check_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
+    if (brs_guards_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
     if (rank < 0 || (uint64_t)rank >= plan->dp_size)
         return brs_fail(&plan->message, BRS_ERR_OUT_OF_RANGE,
                         "%s: rank %lld is out of range: the plan has ranks 0..%zu", call,
@@ -189,7 +173,7 @@ brs_status brs_plan_micro_batch(const uint64_t **indices, size_t *count, const b
 {
     static const char call[] = "brs_plan_micro_batch";
     if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!indices || !count) return null_out(plan, call);
+    if (!indices || !count) return brs_guards_null_out(plan, call);
     size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
     brs_status status = slot_index(&slot, plan, rank, micro, call);
     if (status != BRS_OK) return status;
@@ -203,7 +187,7 @@ brs_status brs_plan_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real_to
 {
     static const char call[] = "brs_plan_micro_batch_stats";
     if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!padded_tokens || !real_tokens || !cost) return null_out(plan, call);
+    if (!padded_tokens || !real_tokens || !cost) return brs_guards_null_out(plan, call);
     size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
     brs_status status = slot_index(&slot, plan, rank, micro, call);
     if (status != BRS_OK) return status;
@@ -219,7 +203,7 @@ brs_status brs_plan_micro_batch_encoder(uint64_t *encoder_tokens, uint64_t *imag
 {
     static const char call[] = "brs_plan_micro_batch_encoder";
     if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!encoder_tokens || !images || !encoder_cost) return null_out(plan, call);
+    if (!encoder_tokens || !images || !encoder_cost) return brs_guards_null_out(plan, call);
     size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
     brs_status status = slot_index(&slot, plan, rank, micro, call);
     if (status != BRS_OK) return status;
@@ -231,7 +215,7 @@ brs_status brs_plan_micro_batch_encoder(uint64_t *encoder_tokens, uint64_t *imag
 
 const char *brs_plan_last_error(const brs_plan *plan)
 {
-    return plan ? brs_message_text(&plan->message) : null_handle_message;
+    return plan ? brs_message_text(&plan->message) : BRS_MESSAGE_NULL_HANDLE;
 }
 
 /* ---- brs_plan_load: micro-batches made elsewhere (a peer sampler's), checked and described like a
@@ -428,7 +412,10 @@ static brs_status compute_batch(brs_plan *plan, const brs_sampler *config, const
     if (status == BRS_OK && image_offsets)
         status = brs_encoder_loads_attach(&view, image_patches, image_offsets, n, &plan->message);
     if (status == BRS_OK) status = brs_encoder_loads_check(&view, &plan->message);
-    if (status == BRS_OK) status = brs_cp_check(&view, &plan->message);
+    if (status == BRS_OK) {
+        struct brs_padding padding = brs_settings_padding(&view);
+        status = brs_cp_check(&view, &padding, &plan->message);
+    }
     if (status == BRS_OK) {
         /* The length_grouped order cache is keyed by the sampler's
          * fingerprint, which a view without a lengths hash does not give:

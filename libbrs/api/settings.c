@@ -101,7 +101,9 @@ brs_status brs_settings_check(const struct brs_sampler *sampler, const struct br
                         (long long)c->dp_size, (long long)c->grad_accum);
     brs_status status = check_padded_longest(sampler, message);
     if (status == BRS_OK) status = brs_encoder_loads_check(sampler, message);
-    return status != BRS_OK ? status : brs_cp_check(sampler, message);
+    if (status != BRS_OK) return status;
+    struct brs_padding padding = brs_settings_padding(sampler);
+    return brs_cp_check(sampler, &padding, message);
 }
 
 struct brs_cost_model brs_settings_cost_model(const brs_sampler *s)

@@ -194,6 +194,7 @@ brs_status brs_step_run(brs_plan *plan, const brs_sampler *sampler, uint64_t epo
 void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabulary *vocabulary)
 {
     const struct brs_config *c = &s->config;
+    struct brs_padding padding = brs_settings_padding(s);
     p->resolved = (struct brs_step){.lengths = p->sorted_length,
                                     .planned = p->planned_length,
                                     .loads = NULL,
@@ -204,9 +205,9 @@ void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabu
                                     .sync = (int)c->sync,
                                     .packed = (int)c->packed,
                                     .model = brs_settings_cost_model(s),
-                                    .padding = brs_settings_padding(s),
+                                    .padding = padding,
                                     .vocabulary = vocabulary,
-                                    .cp = brs_cp_layout_of(s)};
+                                    .cp = brs_cp_layout_of(s, &padding)};
     if (!brs_encoder_loads_in_step(p, s)) return;
     for (size_t i = 0; i < p->num_samples; i++)
         p->sorted_load[i] = brs_encoder_loads_of(s, p->sorted_index[i]);

@@ -107,7 +107,7 @@ class BatchRebalanceSampler(_SamplerBase):
                  encoder_loads=None, encoder_weight=None, encoder_alpha=None,
                  encoder_intercept=None, max_encoder_tokens=None, max_shapes=None, cp_size=None,
                  max_tokens_per_rank=None, cp_comm_cost=None, cp_degrees=None,
-                 max_shapes_search=None, run_steps=None):
+                 max_shapes_search=None, cp_latency=None, run_steps=None):
         auto_shapes = isinstance(max_shapes, str) and max_shapes == "auto"
         if auto_shapes:
             max_shapes = None  # chosen below, once the sampler and its cost model stand

@@ -46,6 +46,7 @@ const BRS_OPT_MAX_TOKENS_PER_RANK = Int32(21)
 const BRS_OPT_CP_COMM_COST = Int32(22)
 const BRS_OPT_CP_DEGREES = Int32(23)
 const BRS_OPT_MAX_SHAPES_SEARCH = Int32(24)
+const BRS_OPT_CP_LATENCY = Int32(25)
 
 # Values of BRS_OPT_STRATEGY and BRS_OPT_SYNC (names: brs_option_value_name).
 const BRS_STRATEGY_BALANCED = Int64(0)

@@ -101,6 +101,7 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         BRS_OPT_CP_COMM_COST,
         BRS_OPT_CP_DEGREES,
         BRS_OPT_MAX_SHAPES_SEARCH,
+        BRS_OPT_CP_LATENCY,
         BRS_OPTION_INT,
         BRS_OPTION_DOUBLE,
         BRS_OPTION_SCOPE_RANK,
