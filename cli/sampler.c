@@ -62,15 +62,16 @@ static void check_cap(const brs_sampler *sampler, const cli_config *config, cons
     if (lengths[longest] <= (uint64_t)cap) return;
     const char *file = lengths_display_name(config->lengths_path);
     if (status == BRS_ERR_SAMPLE_TOO_LONG)
-        cli_bad_input("%s line %zu: the longest sample, of %" PRIu32 " tokens, is longer than %s "
-                      "%" PRId64 ": raise %s to at least %" PRIu64 " (the least that plans every "
-                      "step of epoch %" PRIu64 ") or truncate the samples",
-                      file, longest + 1, lengths[longest], source, cap, source, least,
+        cli_bad_input("%s: the longest sample, sample %zu (line %zu), of %" PRIu32 " tokens, is "
+                      "longer than %s %" PRId64 ": raise %s to at least %" PRIu64 " (the least "
+                      "that plans every step of epoch %" PRIu64 ") or truncate the samples",
+                      file, longest, longest + 1, lengths[longest], source, cap, source, least,
                       config->epoch);
     /* packed mode: only planning a step settles more than the sample itself */
-    cli_bad_input("%s line %zu: the longest sample, of %" PRIu32 " tokens, is longer than %s "
-                  "%" PRId64 ": raise %s to at least %" PRIu32 " or truncate the samples",
-                  file, longest + 1, lengths[longest], source, cap, source, lengths[longest]);
+    cli_bad_input(
+        "%s: the longest sample, sample %zu (line %zu), of %" PRIu32 " tokens, is "
+        "longer than %s %" PRId64 ": raise %s to at least %" PRIu32 " or truncate the samples",
+        file, longest, longest + 1, lengths[longest], source, cap, source, lengths[longest]);
 }
 
 static void validate(brs_sampler *sampler)

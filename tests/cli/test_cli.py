@@ -340,7 +340,8 @@ class BadInputTests(BrsTestCase):
         for command in ("plan", "compare"):
             with self.subTest(command=command):
                 error = self.fails(command, "--lengths", path, "--max-tokens", "400",
-                                   mentions=[f"line {longest_line}", "--max-tokens"])
+                                   mentions=[f"sample {longest_line - 1} (line {longest_line})",
+                                             "--max-tokens"])
                 cap = int(re.search(r"at least (\d+)", error).group(1))
                 self.assertGreaterEqual(cap, max(lengths))
                 self.ok(command, "--lengths", path, "--max-tokens", cap)

@@ -149,7 +149,12 @@ def _checked_array(values):
     out = array.array("I")
     for i, v in enumerate(values):
         if isinstance(v, bool) or not hasattr(type(v), "__index__"):
-            raise TypeError(f"lengths[{i}] is {v!r} ({type(v).__name__}); lengths must be "
+            if i == 0 and len(values) == 2 and isinstance(v, list):
+                raise TypeError("lengths is a (lengths, images) pair, as brs.read_lengths_file "
+                                "returns: pass lengths, images = brs.read_lengths_file(path), "
+                                "then BatchRebalanceSampler(lengths, encoder_loads=images, ...)")
+            shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
+            raise TypeError(f"lengths[{i}] is {shown} ({type(v).__name__}); lengths must be "
                             "integers (token counts)")
         v = v.__index__()
         if v <= 0:

@@ -214,3 +214,28 @@ def test_no_message_outlives_its_call():
     assert "rank" in str(first)
     assert "rank" not in str(second) and "-5" not in str(second), str(second)
     assert "rank" not in str(third) and "lengths" not in str(third), str(third)
+
+
+def test_read_lengths_files_pair_is_refused_in_one_short_line(tmp_path):
+    import brs
+
+    path = tmp_path / "train.lengths"
+    path.write_text("".join(f"{5 + i % 50}\n" for i in range(5000)))
+    pair = brs.read_lengths_file(str(path))
+    with pytest.raises(TypeError) as refused:
+        brs.BatchRebalanceSampler(pair, per_device_batch_size=4, dp_size=1, rank=0)
+    message = str(refused.value)
+    assert "read_lengths_file" in message and "encoder_loads=images" in message
+    assert len(message) < 300 and "\n" not in message
+    lengths, images = pair  # what the message says to do plans
+    assert brs.BatchRebalanceSampler(lengths, encoder_loads=images, per_device_batch_size=4,
+                                     dp_size=1, rank=0).steps_per_epoch > 0
+
+
+def test_a_bad_length_is_shown_short():
+    import brs
+
+    with pytest.raises(TypeError) as refused:
+        brs.BatchRebalanceSampler([5, list(range(10000)), 7], per_device_batch_size=1, dp_size=1,
+                                  rank=0)
+    assert len(str(refused.value)) < 200 and "lengths[1]" in str(refused.value)
