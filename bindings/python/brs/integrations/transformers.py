@@ -33,7 +33,7 @@ from brs import calibrate as brs_calibrate
 from brs.calibration.online import OnlineCalibration, batch_shape
 from brs.dataset_lengths import ENCODER_LOADS_COLUMN, dataset_encoder_loads, dataset_lengths
 
-from . import _loader, _memory_budget, _sync_choice, accelerate_data_parallel
+from . import _framework_names, _loader, _memory_budget, _sync_choice, accelerate_data_parallel
 from ._loader import find_rebalance_sampler
 from ._metrics import MetricsWindow, planned_time_name
 from .accelerate import prepare_loader
@@ -199,8 +199,10 @@ class BatchRebalanceMixin:
                             f"RebalanceOptions, got {type(rebalance_options).__name__}")
         self.rebalance_options = rebalance_options
         super().__init__(*args, **kwargs)
+        self._prebuilt = None
         if self.train_dataset is not None:
             _check_map_style(self.train_dataset)  # fail at construction, not at train()
+            self._prebuilt = (self._prebuild_key(), self._train_sampler(self.train_dataset))
         self.add_callback(RebalanceEpochCallback())
         self._rebalance_metrics = RebalanceMetricsCallback() if rebalance_metrics else None
         if self._rebalance_metrics is not None:
@@ -216,13 +218,11 @@ class BatchRebalanceMixin:
         if self.train_dataset is None:
             raise ValueError("Trainer: training requires a train_dataset.")
         dataset = self.train_dataset
-        self._check_rebalance_supported(dataset)
-        # Before column pruning: the length and encoder_loads columns are no model inputs and
-        # would be removed.
-        sampler = self._rebalance_sampler(self._train_lengths(dataset),
-                                          self._train_encoder_loads(dataset))
-        # Every epoch the run trains, before its first step: not a failure at epoch 3's start.
-        sampler.check_epochs(_train_epochs(self.args, sampler.steps_per_epoch))
+        prebuilt, self._prebuilt = self._prebuilt, None
+        if prebuilt is not None and prebuilt[0] == self._prebuild_key():
+            sampler = prebuilt[1]  # built at construction from the same arguments
+        else:
+            sampler = self._train_sampler(dataset)
         dataset, collator = self._pruned_dataset_and_collator(dataset)
         # max_shapes / length_buckets: the tensors get the planned shape, not the longest's.
         collator = _loader.pad_to_plan(sampler, collator, "the Trainer")
@@ -235,6 +235,29 @@ class BatchRebalanceMixin:
         if self._online is not None:
             self._online.bind(sampler)
         return prepare_loader(self.accelerator, loader, resolve_sync=False)  # sync chosen above
+
+    def _train_sampler(self, dataset):
+        """The sampler of ``dataset``, checked for every epoch the run trains; a bad argument
+        is named as TrainingArguments names it. Built when the Trainer is, so that it fails
+        there, before training (and reused by get_train_dataloader)."""
+        self._check_rebalance_supported(dataset)
+        with _framework_names.in_terms_of(_framework_names.TRAINER, type(self).__name__):
+            # Before column pruning: the length and encoder_loads columns are no model inputs
+            # and would be removed.
+            sampler = self._rebalance_sampler(self._train_lengths(dataset),
+                                              self._train_encoder_loads(dataset))
+            # Every epoch the run trains, before its first step: not a failure at epoch 3.
+            sampler.check_epochs(_train_epochs(self.args, sampler.steps_per_epoch))
+        return sampler
+
+    def _prebuild_key(self):
+        """What the sampler built at construction depends on that a caller may change before
+        train(): the dataset, the arguments, the options and the model."""
+        args = self.args
+        return (id(self.train_dataset), id(self.model), id(self.rebalance_options),
+                args.per_device_train_batch_size, args.gradient_accumulation_steps,
+                args.world_size, args.seed, args.data_seed, args.dataloader_drop_last,
+                args.max_steps, args.num_train_epochs, args.length_column_name)
 
     def _check_rebalance_supported(self, dataset):
         _check_map_style(dataset)

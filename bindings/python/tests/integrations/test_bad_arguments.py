@@ -72,3 +72,33 @@ def test_the_trainer_refuses_options_of_another_type(tmp_path):
                  r"RebalanceOptions, got dict", BatchRebalanceTrainer, model=tiny_gpt2(),
                  args=args, train_dataset=TokenDataset(LENGTHS), data_collator=pad_collate,
                  rebalance_options={"alpha": 0})
+
+
+@pytest.mark.parametrize("arguments, options, match, not_named", [
+    (dict(per_device_train_batch_size=0), None,
+     r"^BatchRebalanceTrainer: TrainingArguments\.per_device_train_batch_size = 0 is out of range",
+     "the library's batch_size"),
+    (dict(per_device_train_batch_size=8, gradient_accumulation_steps=1),
+     dict(max_tokens=70), r"raise gradient_accumulation_steps so that the world size \* "
+     r"gradient_accumulation_steps >= \d+, or lower per_device_train_batch_size", "grad_accum"),
+])
+def test_the_trainer_names_its_own_arguments_when_it_is_built(tmp_path, arguments, options,
+                                                               match, not_named):
+    from transformers import TrainingArguments
+
+    from _support import tiny_gpt2
+
+    args = TrainingArguments(output_dir=str(tmp_path), use_cpu=True, report_to="none",
+                             **arguments)
+    rebalance = RebalanceOptions(**(options or {}))
+    # refused by the constructor, before any train()
+    with pytest.raises(ValueError, match=match) as refused:
+        BatchRebalanceTrainer(model=tiny_gpt2(), args=args, train_dataset=TokenDataset(LENGTHS),
+                              data_collator=pad_collate, rebalance_options=rebalance)
+    message = str(refused.value)
+    assert not_named not in message.replace("gradient_accumulation_steps", "")
+    assert len(message) <= 400
+    expect_error("BatchRebalanceTrainer(...)", ", ".join(f"{k}={v}" for k, v in arguments.items()),
+                 ValueError, match, BatchRebalanceTrainer, model=tiny_gpt2(), args=args,
+                 train_dataset=TokenDataset(LENGTHS), data_collator=pad_collate,
+                 rebalance_options=rebalance)

@@ -41,12 +41,12 @@ def trainer(tmp_path, **overrides):
 @pytest.mark.parametrize("run", [dict(num_train_epochs=3),
                                  dict(max_steps=2 * STEPS_PER_EPOCH + 1)])
 def test_trainer_refuses_the_run_before_its_first_training_step(tmp_path, run):
-    refused = trainer(tmp_path, **run)
+    # when the Trainer is built, in its own arguments' names: before any train()
     with pytest.raises(ValueError, match="Raise max_tokens to 6000") as error:
-        refused.train()
+        trainer(tmp_path, **run)
     assert "epoch 1 needs 6000" in str(error.value)
+    assert "gradient_accumulation_steps" in str(error.value)
     assert CountingTrainer.steps_trained == 0
-    assert refused.state.global_step == 0
 
 
 def test_trainer_with_one_epoch_is_accepted(tmp_path):
