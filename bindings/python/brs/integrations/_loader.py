@@ -18,6 +18,7 @@ tell it: what every integration (accelerate, transformers, Lightning) does with 
 import logging
 
 from brs import BatchRebalanceSampler, PadToPlan, calibrate
+from . import _vocabulary_log
 
 logger = logging.getLogger("brs")
 
@@ -79,7 +80,9 @@ def pad_to_plan(sampler, collator, framework):
     """``collator`` wrapped in brs.PadToPlan when the sampler bounds the shapes (max_shapes or
     length_buckets): its tensors then have the planned shape, not the longest sample's. In
     packed mode only with max_shapes (the row padded to its vocabulary row; the collator must
-    flatten). Logged once per framework on the "brs" logger."""
+    flatten). Logged once per framework on the "brs" logger, and the vocabulary once per
+    sampler (_vocabulary_log.py)."""
+    _vocabulary_log.log_once(sampler, framework)
     if collator is None or isinstance(collator, PadToPlan):
         return collator
     if not sampler.max_shapes and (sampler.packed or not sampler.length_buckets):

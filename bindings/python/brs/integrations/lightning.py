@@ -40,7 +40,7 @@ from brs.recreation import RebalanceBatchSampler, check_topology
 
 from . import _loader, _sync_choice
 from ._loader import find_rebalance_sampler
-from ._metrics import plan_metrics, planned_time_name
+from ._metrics import plan_metrics, planned_time_name, unbounded_bound
 
 __all__ = ["RebalanceBatchSampler", "RebalanceCallback", "step_plan", "calibrate_module"]
 
@@ -123,8 +123,10 @@ class RebalanceCallback(pl.Callback):
             if shape is not None:
                 self._online.timer.stop(*shape)
         if self.metrics and self._consumed % sampler.grad_accum == 0:
-            plan = self._step_plan(self._consumed // sampler.grad_accum - 1)
-            for name, value in plan_metrics(plan, planned_time_name(sampler)).items():
+            step = self._consumed // sampler.grad_accum - 1
+            plan = self._step_plan(step)
+            unbounded = unbounded_bound(sampler, step, sampler.epoch)
+            for name, value in plan_metrics(plan, planned_time_name(sampler), unbounded).items():
                 pl_module.log(name, float(value), on_step=True, on_epoch=False, batch_size=1)
         if (self._online is not None and self._consumed % sampler.grad_accum == 0
                 and self._online.due(trainer.global_step, epoch_end=False)):

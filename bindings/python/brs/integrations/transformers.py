@@ -33,7 +33,7 @@ from brs import calibrate as brs_calibrate
 from brs.calibration.online import OnlineCalibration, batch_shape
 from brs.dataset_lengths import ENCODER_LOADS_COLUMN, dataset_encoder_loads, dataset_lengths
 
-from . import _framework_names, _loader, _memory_budget, _sync_choice, accelerate_data_parallel
+from . import _framework_names, _loader, _metrics, _memory_budget, _sync_choice, accelerate_data_parallel
 from ._loader import find_rebalance_sampler
 from ._metrics import MetricsWindow, planned_time_name
 from .accelerate import prepare_loader
@@ -671,8 +671,9 @@ class RebalanceMetricsCallback(TrainerCallback):
         # The epoch callback keeps the sampler's epoch at global_step // steps_per_epoch, so
         # the step that just ended is this one of the plan.
         done, steps = state.global_step - 1, sampler.steps_per_epoch
-        self.window.record(sampler.plan(done % steps, epoch=done // steps),
-                           planned_time_name(sampler))
+        step, epoch = done % steps, done // steps
+        self.window.record(sampler.plan(step, epoch=epoch), planned_time_name(sampler),
+                           _metrics.unbounded_bound(sampler, step, epoch))
 
 
 class OnlineCalibrationCallback(TrainerCallback):
