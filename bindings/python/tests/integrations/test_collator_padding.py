@@ -52,10 +52,11 @@ def test_trainer_plans_the_tensors_the_collator_builds(tmp_path, caplog):
                              gradient_accumulation_steps=2, max_steps=6, report_to="none",
                              use_cpu=True, remove_unused_columns=False, disable_tqdm=True,
                              save_strategy="no", data_seed=3)
-    trainer = BatchRebalanceTrainer(model=tiny_gpt2(), args=args,
-                                    train_dataset=TokenDataset(lengths), data_collator=collator,
-                                    rebalance_options=RebalanceOptions(max_tokens=MAX_TOKENS))
-    with caplog.at_level(logging.INFO, logger="brs"):
+    with caplog.at_level(logging.INFO, logger="brs"):  # said when the Trainer is built
+        trainer = BatchRebalanceTrainer(model=tiny_gpt2(), args=args,
+                                        train_dataset=TokenDataset(lengths),
+                                        data_collator=collator,
+                                        rebalance_options=RebalanceOptions(max_tokens=MAX_TOKENS))
         trainer.train()
     assert "pads micro-batches to a multiple of 64" in caplog.text
     planned = find_rebalance_sampler(trainer.get_train_dataloader())

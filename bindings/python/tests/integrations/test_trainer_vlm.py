@@ -184,12 +184,12 @@ def test_an_encoder_loads_column_wins_over_the_grids(tmp_path):
 
 
 def test_a_named_column_must_exist(tmp_path):
-    run = trainer(tmp_path, vlm_dataset(cfg.NUM_SAMPLES),
-                  RebalanceOptions(encoder_loads_column="patch_counts"))
-    expect_error("BatchRebalanceTrainer.get_train_dataloader()",
+    # refused when the Trainer is built, before training
+    expect_error("BatchRebalanceTrainer(...)",
                  "RebalanceOptions(encoder_loads_column='patch_counts') and no such column",
                  ValueError, r"the dataset has no column 'patch_counts' of image patch counts "
-                             r"\(its columns: \['input_ids', ", run.get_train_dataloader)
+                             r"\(its columns: \['input_ids', ", trainer, tmp_path,
+                 vlm_dataset(cfg.NUM_SAMPLES), RebalanceOptions(encoder_loads_column="patch_counts"))
 
 
 def test_no_column_plans_the_text_only(tmp_path, caplog):
