@@ -178,12 +178,11 @@ static brs_status collect_used(struct used **out, size_t *count, struct trial_st
                 memcpy(t->lengths + t->n * t->count++, plan->planned_length,
                        t->n * sizeof *t->lengths);
             for (size_t slot = 0; slot < k; slot++) {
-                uint32_t size = (uint32_t)(plan->slot_start[slot + 1] - plan->slot_start[slot]);
-                if (size == 0) continue;
+                if (plan->slot_start[slot + 1] == plan->slot_start[slot]) continue;
+                struct brs_shape shape = brs_describe_shape(plan, slot, (int)s->config.packed);
                 /* a packed micro-batch is one row: its shape is (1, padded total) */
-                all[kept++] = s->config.packed
-                                  ? (struct used){1, (uint32_t)plan->padded[slot], 1}
-                                  : (struct used){size, (uint32_t)(plan->padded[slot] / size), 1};
+                if (s->config.packed) shape.size = 1;
+                all[kept++] = (struct used){(uint32_t)shape.size, (uint32_t)shape.length, 1};
             }
         }
     qsort(all, kept, sizeof *all, compare_used);
