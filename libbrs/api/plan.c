@@ -5,7 +5,10 @@
  * failure writes the plan's message, the const calls included (brs.h). */
 #include "api/internal.h"
 #include "planner/planner.h"
+#include "util/too_long.h"
 #include "util/wide.h"
+
+#include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -279,29 +282,41 @@ brs_status brs_plan_load(brs_plan *plan, const brs_sampler *sampler, const uint6
  * that one step holds them all), so the plan is by construction what brs_plan_compute gives for
  * that epoch, and its indices are positions into the caller's array. */
 
+/* lengths[i] too long for the batch's limit: above the last bucket, or
+ * (padded to `padded`) above max_tokens. */
+static brs_status too_long(brs_plan *p, const struct brs_sampler *view, size_t i, uint32_t length,
+                           uint64_t padded)
+{
+    char sample[40], shown[48] = "", limit[64], fix[64];
+    snprintf(sample, sizeof sample, "lengths[%zu]", i);
+    if (padded == 0) {
+        snprintf(limit, sizeof limit, "the last length bucket %u",
+                 view->buckets[view->bucket_count - 1]);
+        snprintf(fix, sizeof fix, "add a bucket of at least %u", length);
+    } else {
+        if (padded != length)
+            snprintf(shown, sizeof shown, ", padded to %llu", (unsigned long long)padded);
+        snprintf(limit, sizeof limit, "max_tokens %lld", (long long)view->config.max_tokens);
+        snprintf(fix, sizeof fix, "raise max_tokens to at least %llu", (unsigned long long)padded);
+    }
+    return brs_too_long_fail(&p->message,
+                             &(struct brs_too_long){sample, length, shown, limit, fix});
+}
+
 /* Checks the batch's lengths (none 0, none above what the cap and the
  * padding admit) and records the longest, as brs_sampler_set_lengths does
  * for a dataset. */
 static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
 {
-    uint64_t cap = (uint64_t)view->config.max_tokens, limit = brs_settings_length_limit(view);
+    uint64_t limit = brs_settings_length_limit(view);
     struct brs_padding padding = brs_settings_padding(view);
     uint32_t longest = 0;
     size_t longest_index = 0;
     for (size_t i = 0; i < view->count; i++) {
         uint32_t length = view->lengths[i];
         if (length == 0) return brs_settings_zero_length(&p->message, i);
-        if (length > limit && brs_padding_apply(&padding, length) == 0)
-            return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
-                            "lengths[%zu] = %u is above the last length bucket %u: add a bucket "
-                            "of at least %u or truncate the sample",
-                            i, length, view->buckets[view->bucket_count - 1], length);
         if (length > limit)
-            return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
-                            "lengths[%zu] = %u is above max_tokens %llu%s: raise max_tokens to at "
-                            "least %llu or truncate the sample",
-                            i, length, (unsigned long long)cap, limit == cap ? "" : " once padded",
-                            (unsigned long long)brs_padding_apply(&padding, length));
+            return too_long(p, view, i, length, brs_padding_apply(&padding, length));
         if (length > longest) {
             longest = length;
             longest_index = i;
