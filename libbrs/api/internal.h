@@ -182,11 +182,10 @@ brs_status brs_samples_draw_sorted(brs_plan *p, const brs_sampler *s, uint64_t e
 
 /* Step `step` of `epoch` of a sampler whose configuration is checked
  * (brs_settings_check, or brs_plan_compute_batch's own checks) and the step
- * in range: drawn, gathered, planned with its strategy, described; the
- * plan is ready on BRS_OK. */
-brs_status brs_step_run(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
-/* The same with the sampler's shape vocabulary given: NULL plans without
- * one (what choosing the vocabulary plans), whatever max_shapes says. */
+ * in range, within `vocabulary` (brs_vocabulary_for_step; NULL plans
+ * without one, what choosing the vocabulary plans, whatever max_shapes
+ * says): drawn, gathered, planned with its strategy, described; the plan is
+ * ready on BRS_OK. */
 brs_status brs_step_plan(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step,
                          const struct brs_vocabulary *vocabulary);
 /* The gathered step resolved once into p->resolved (planner/planner.h): what
@@ -284,8 +283,13 @@ brs_status brs_cap_error_encoder(brs_plan *p, const brs_sampler *s);
  * are written into `message`. */
 brs_status brs_vocabulary_of(const struct brs_vocabulary **out, const brs_sampler *s,
                              const struct brs_message *message);
-/* Releases what the sampler keeps (brs_sampler_free). */
-void brs_vocabulary_forget(brs_sampler *s);
+/* What a step of the sampler plans within: NULL without max_shapes (or
+ * with a fixed-size strategy), else brs_vocabulary_of. The combinations a
+ * step cannot plan (brs_cp_check_combination) are refused first. plan.c and
+ * shapes.c fetch it before running a step (brs_step_plan), so that the
+ * step's path never calls back up into the vocabulary's choice. */
+brs_status brs_vocabulary_for_step(const struct brs_vocabulary **out, const brs_sampler *sampler,
+                                   const struct brs_message *message);
 /* BRS_ERR_UNSUPPORTED, written into `message`, where max_shapes is set
  * for what it does not plan (packed mode, images); checked when a step is
  * planned (api/step.c). */

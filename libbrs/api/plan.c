@@ -1,5 +1,5 @@
-/* plan.c - the plan handle's exported functions: created and freed; a step
- * computed (brs_plan_compute: the sampler checked, then the step's path,
+/* plan.c - the plan handle's exported functions (created and freed in
+ * plan_handle.c): a step computed (brs_plan_compute: the sampler checked, then the step's path,
  * step.c); a batch that exists only now (brs_plan_compute_batch); micro-batches
  * made elsewhere loaded (brs_plan_load); and the read-only queries. Every
  * failure writes the plan's message, the const calls included (brs.h). */
@@ -9,53 +9,21 @@
 #include "util/wide.h"
 
 #include <stdio.h>
-
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the handle: created, freed, and brs_plan_compute, which checks the sampler and the step and
- * runs the step's path (step.c). */
+/* ---- brs_plan_compute, which checks the sampler and the step and runs the step's path (step.c);
+ * the handle is created and freed in plan_handle.c. */
 
-brs_status brs_plan_new(brs_plan **out)
+/* The step planned within the vocabulary the sampler's options ask for,
+ * fetched first so that the step's path never calls up into its choice. */
+static brs_status run_step(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch,
+                           uint64_t step)
 {
-    if (!out) return BRS_ERR_NULL_POINTER;
-    *out = calloc(1, sizeof **out);
-    return *out ? BRS_OK : BRS_ERR_NO_MEMORY;
-}
-
-static void free_buffers(brs_plan *p)
-{
-    free(p->indices);
-    free(p->draw_index);
-    free(p->draw_length);
-    free(p->sorted_index);
-    free(p->sorted_length);
-    free(p->padded_length);
-    free(p->sort_scratch);
-    free(p->group_of);
-    free(p->slot_start);
-    free(p->padded);
-    free(p->real);
-    free(p->slot_cost);
-    free(p->starts);
-    free(p->group_cost);
-    free(p->group_length);
-    free(p->group_of_slot);
-    free(p->slot_of);
-    free(p->pack_scratch);
-    free(p->sorted_load);
-    free(p->encoder_tokens);
-    free(p->images);
-    free(p->encoder_cost);
-    brs_grouped_order_free(&p->grouped);
-    brs_cp_free(p);
-}
-
-void brs_plan_free(brs_plan *plan)
-{
-    if (!plan) return;
-    free_buffers(plan);
-    free(plan);
+    const struct brs_vocabulary *vocabulary;
+    brs_status status = brs_vocabulary_for_step(&vocabulary, sampler, &plan->message);
+    if (status != BRS_OK) return status;
+    return brs_step_plan(plan, sampler, epoch, step, vocabulary);
 }
 
 brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch,
@@ -74,7 +42,7 @@ brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t
                         "step %llu is out of range: an epoch has %llu steps (0..%llu)",
                         (unsigned long long)step, (unsigned long long)steps,
                         (unsigned long long)steps - 1);
-    return brs_step_run(plan, sampler, epoch, step);
+    return run_step(plan, sampler, epoch, step);
 }
 
 /* Checks a loaded plan's shape and sums its sizes into *total. */
@@ -389,7 +357,7 @@ static brs_status compute_batch(brs_plan *plan, const brs_sampler *config, const
          * fingerprint, which a view without a lengths hash does not give:
          * rebuild it. */
         plan->grouped.valid = 0;
-        status = brs_step_run(plan, &view, 0, 0);
+        status = run_step(plan, &view, 0, 0);
     }
     free(view.encoder);
     return status;

@@ -19,8 +19,11 @@ static brs_status collect(struct brs_shape *out, const brs_sampler *s, brs_plan 
                           uint64_t steps)
 {
     size_t g = (size_t)s->config.grad_accum, rank = (size_t)s->config.rank;
+    const struct brs_vocabulary *vocabulary;
+    brs_status status = brs_vocabulary_for_step(&vocabulary, s, &p->message);
+    if (status != BRS_OK) return brs_fail(&s->message, status, "%s", brs_message_text(&p->message));
     for (uint64_t step = 0; step < steps; step++) {
-        brs_status status = brs_step_run(p, s, epoch, step);
+        status = brs_step_plan(p, s, epoch, step, vocabulary);
         if (status != BRS_OK)
             return brs_fail(&s->message, status, "%s", brs_message_text(&p->message));
         for (size_t m = 0; m < g; m++)

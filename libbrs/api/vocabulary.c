@@ -784,7 +784,7 @@ static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *w
     return status;
 }
 
-void brs_vocabulary_forget(brs_sampler *s)
+static void forget(brs_sampler *s)
 {
     brs_vocabulary_free(&s->vocabulary);
     s->vocabulary_chosen = 0;
@@ -805,7 +805,7 @@ brs_status brs_vocabulary_of(const struct brs_vocabulary **out, const brs_sample
     while (atomic_flag_test_and_set_explicit(&s->vocabulary_busy, memory_order_acquire)) {
     }
     if (!s->vocabulary_chosen || s->vocabulary_fingerprint != fingerprint) {
-        brs_vocabulary_forget(s);
+        forget(s);
         s->vocabulary_message[0] = '\0';
         s->vocabulary_status = choose(&s->vocabulary, s, s->vocabulary_message);
         s->vocabulary_fingerprint = fingerprint;
@@ -816,6 +816,20 @@ brs_status brs_vocabulary_of(const struct brs_vocabulary **out, const brs_sample
     if (status != BRS_OK) return brs_fail(message, status, "%s", s->vocabulary_message);
     *out = &s->vocabulary;
     return BRS_OK;
+}
+
+brs_status brs_vocabulary_for_step(const struct brs_vocabulary **out, const brs_sampler *sampler,
+                                   const struct brs_message *message)
+{
+    *out = NULL;
+    /* combinations the options cannot plan are refused here, when a step is
+     * planned, not when they are set or validated: every option can be set
+     * at once (each binding's every-option test) */
+    brs_status status = brs_cp_check_combination(sampler, message);
+    if (status != BRS_OK) return status;
+    if (sampler->config.max_shapes == 0 || sampler->config.strategy != BRS_STRATEGY_BALANCED)
+        return BRS_OK;
+    return brs_vocabulary_of(out, sampler, message);
 }
 
 brs_status brs_sampler_shape_vocabulary(uint64_t *shapes, size_t *count, const brs_sampler *sampler,
