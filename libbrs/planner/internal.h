@@ -15,7 +15,8 @@
 
 /* A split's score, lexicographic (docs/algorithm.md): the step time of the
  * sync model (the deal of brs_assign), the peak tokens of a group, the total
- * cost. objective.c computes it. */
+ * cost. assign.c computes it (the deal and its score are one unit),
+ * objective.c compares. */
 struct brs_score {
     brs_wide time, peak, total;
 };
@@ -42,19 +43,19 @@ brs_wide brs_objective_time_bound(const uint32_t *lengths, size_t n, size_t k, s
                                   const struct brs_cost_model *model, brs_wide min_max,
                                   brs_wide weight_sum);
 
-/* ---- The score of a split (objective.c). ---- */
+/* ---- The score of a split: the deal it gets, then its peak and total (assign.c). ---- */
 
 /* The score of k groups of these costs whose largest holds `peak` tokens.
  * cost_order: the groups in cost order, or NULL (brs_assign). slot_scratch
  * holds k. */
-brs_status brs_objective_score_groups(struct brs_score *score, const brs_wide *costs,
-                                      const uint32_t *cost_order, uint64_t peak, size_t k,
-                                      size_t dp_size, int sync, uint32_t *slot_scratch);
+brs_status brs_assign_score_groups(struct brs_score *score, const brs_wide *costs,
+                                   const uint32_t *cost_order, uint64_t peak, size_t k,
+                                   size_t dp_size, int sync, uint32_t *slot_scratch);
 /* The same of a contiguous split of lengths sorted longest first (padded:
  * a group holds its size times its head's length). */
-brs_status brs_objective_score_split(struct brs_score *score, const size_t *starts,
-                                     const brs_wide *costs, const uint32_t *lengths, size_t k,
-                                     size_t dp_size, int sync, uint32_t *slot_scratch);
+brs_status brs_assign_score_split(struct brs_score *score, const size_t *starts,
+                                  const brs_wide *costs, const uint32_t *lengths, size_t k,
+                                  size_t dp_size, int sync, uint32_t *slot_scratch);
 
 /* ---- The exact min-max and least-peak searches over sorted lengths (search.c). ---- */
 

@@ -235,7 +235,7 @@ static brs_status consider(struct best *best, struct step *s, const size_t *star
     if (!describe(costs, NULL, &peak, s, starts)) return BRS_OK;
     struct brs_score score;
     brs_status status =
-        brs_objective_score_groups(&score, costs, NULL, peak, s->k, s->dp_size, s->sync, s->slots);
+        brs_assign_score_groups(&score, costs, NULL, peak, s->k, s->dp_size, s->sync, s->slots);
     if (status != BRS_OK || (best->found && !brs_objective_better(&score, &best->score)))
         return status;
     best->score = score;
@@ -414,8 +414,7 @@ brs_wide brs_vocabulary_quick_time(const uint32_t *lengths, size_t n, size_t k, 
         if (min_max != BRS_WIDE_MAX &&
             solve(starts, &s, TOTAL_COST, min_max, UINT64_MAX) != BRS_WIDE_MAX &&
             describe(costs, NULL, &peak, &s, starts) &&
-            brs_objective_score_groups(&score, costs, NULL, peak, k, dp_size, sync, s.slots) ==
-                BRS_OK)
+            brs_assign_score_groups(&score, costs, NULL, peak, k, dp_size, sync, s.slots) == BRS_OK)
             time = score.time;
     }
     close_step(&s);
