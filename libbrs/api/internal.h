@@ -77,7 +77,7 @@ struct brs_sampler {
     struct brs_vocabulary vocabulary;
 };
 
-/* The plan handle (plan.c, step.c, samples.c, describe.c, plan_load.c, plan_query.c). */
+/* The plan handle (plan_handle.c, plan.c, step.c, samples.c, describe.c). */
 struct brs_plan {
     int ready;
     int batch;             /* planned by brs_plan_compute_batch: errors name the batch */
