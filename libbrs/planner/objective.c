@@ -91,7 +91,7 @@ brs_wide brs_objective_packed_bound(const uint32_t *lengths, size_t n, size_t k,
     brs_wide sum = 0;
     for (size_t i = 0; i < n; i++) sum += brs_sample_weight(model, lengths[i]);
     *weight_sum = sum;
-    brs_wide average = model->intercept + (sum + k - 1) / k;
+    brs_wide average = brs_average_group_cost(model, k, sum);
     brs_wide longest = brs_packed_cost(model, brs_sample_weight(model, lengths[0]));
     return average > longest ? average : longest;
 }

@@ -75,6 +75,16 @@ static inline brs_wide brs_least_work(const struct brs_cost_model *model, size_t
     return (brs_wide)k * model->intercept + weights;
 }
 
+/* The average-group bound: no k groups of samples whose weights sum to
+ * `weights` have their costliest below an intercept plus ceil(weights / k).
+ * The bound of the padded search (search.c), the packed planner's
+ * (objective.c) and a layer's estimate (layering.c). */
+static inline brs_wide brs_average_group_cost(const struct brs_cost_model *model, size_t k,
+                                              brs_wide weights)
+{
+    return model->intercept + (weights + k - 1) / k;
+}
+
 /* Whether intercept + (n + 1) w(L_0) < 2^64 for n samples sorted longest
  * first: then no group of up to n + 1 of them costs more than 64 bits. */
 static inline int brs_fits_64_bits(const uint32_t *lengths, size_t n,
