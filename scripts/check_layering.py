@@ -3,7 +3,7 @@
 calls go one way (api -> planner -> util, draw and formats beside util).
 
 The graph has one node per file under libbrs/ (.c, .h and .def alike) and an edge A -> B where
-  - A includes B (#include "dir/file.h", from libbrs/ or beside A), or
+  - A includes B (#include "util/wide.h", from libbrs/ or beside A), or
   - A calls or names an external function or object that B defines (a non-static definition
     at file scope of a .c, or a static inline one of a header), or
   - A is a .c that includes a .def table whose BRS_CANDIDATE(name) row names

@@ -1,7 +1,7 @@
 /* search.c - the exact min-max threshold of a padded split into k groups,
  * and the exact least peak of padded tokens at a given max cost.
  *
- * Samples arrive sorted longest first. By the contiguity theorem (DESIGN.md
+ * Samples arrive sorted longest first. By the contiguity theorem (docs/design.md,
  * section 3) an optimal split is contiguous in that order, and a contiguous
  * group [i, i + s) costs intercept + s * w(L_i) and holds s * L_i padded
  * tokens. The least threshold T for which the greedy probe (each group as
