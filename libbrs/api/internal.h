@@ -140,6 +140,10 @@ struct brs_plan {
 /* The checks that need several options or the lengths, the reason written
  * into `message`. */
 brs_status brs_settings_check(const struct brs_sampler *sampler, const struct brs_message *message);
+/* BRS_ERR_TOO_LARGE where dp_size x grad_accum passes the micro-batches
+ * a step may have: the check a dataset and a batch share. */
+brs_status brs_settings_check_micro_batches(const struct brs_config *c,
+                                            const struct brs_message *message);
 /* The steps of an epoch (the same on every rank). */
 uint64_t brs_settings_steps(const struct brs_sampler *sampler);
 /* The padding of the sampler's micro-batches (pad_to_multiple_of, length

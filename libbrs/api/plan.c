@@ -315,11 +315,9 @@ static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
  * batch's words (there is no batch_size or drop_last to change here). */
 static brs_status check_shape(brs_plan *p, const struct brs_config *c, size_t n)
 {
+    brs_status status = brs_settings_check_micro_batches(c, &p->message);
+    if (status != BRS_OK) return status;
     uint64_t k = (uint64_t)c->dp_size * (uint64_t)c->grad_accum;
-    if (k > BRS_MAX_MICRO_BATCHES)
-        return brs_fail(&p->message, BRS_ERR_TOO_LARGE,
-                        "dp_size * grad_accum = %llu exceeds %d micro-batches per step",
-                        (unsigned long long)k, BRS_MAX_MICRO_BATCHES);
     if (n == 0)
         return brs_fail(&p->message, BRS_ERR_INVALID_ARGUMENT,
                         "the batch is empty: give at least dp_size x grad_accum = %llu lengths",

@@ -70,6 +70,16 @@ static brs_status check_padded_longest(const struct brs_sampler *sampler,
     return brs_too_long_fail(message, &too_long);
 }
 
+brs_status brs_settings_check_micro_batches(const struct brs_config *c,
+                                            const struct brs_message *message)
+{
+    uint64_t k = (uint64_t)c->dp_size * (uint64_t)c->grad_accum;
+    if (k <= BRS_MAX_MICRO_BATCHES) return BRS_OK;
+    return brs_fail(message, BRS_ERR_TOO_LARGE,
+                    "dp_size * grad_accum = %llu exceeds %d micro-batches per step",
+                    (unsigned long long)k, BRS_MAX_MICRO_BATCHES);
+}
+
 /* Checks that need several options or the lengths; the single-option bounds
  * were checked on set. Writes the reason into `message`. */
 brs_status brs_settings_check(const struct brs_sampler *sampler, const struct brs_message *message)
@@ -81,11 +91,8 @@ brs_status brs_settings_check(const struct brs_sampler *sampler, const struct br
         return brs_fail(message, BRS_ERR_OUT_OF_RANGE,
                         "rank %lld is out of range for dp_size %lld: use 0..%lld",
                         (long long)c->rank, (long long)c->dp_size, (long long)c->dp_size - 1);
-    uint64_t k = (uint64_t)c->dp_size * (uint64_t)c->grad_accum;
-    if (k > BRS_MAX_MICRO_BATCHES)
-        return brs_fail(message, BRS_ERR_TOO_LARGE,
-                        "dp_size * grad_accum = %llu exceeds %d micro-batches per step",
-                        (unsigned long long)k, BRS_MAX_MICRO_BATCHES);
+    brs_status status = brs_settings_check_micro_batches(c, message);
+    if (status != BRS_OK) return status;
     uint64_t b = global_batch(c);
     if (b > BRS_MAX_STEP_SAMPLES)
         return brs_fail(message, BRS_ERR_TOO_LARGE,
@@ -99,7 +106,7 @@ brs_status brs_settings_check(const struct brs_sampler *sampler, const struct br
                         "turn drop_last off",
                         sampler->count, (unsigned long long)b, (long long)c->batch_size,
                         (long long)c->dp_size, (long long)c->grad_accum);
-    brs_status status = check_padded_longest(sampler, message);
+    status = check_padded_longest(sampler, message);
     if (status == BRS_OK) status = brs_encoder_loads_check(sampler, message);
     if (status != BRS_OK) return status;
     struct brs_padding padding = brs_settings_padding(sampler);
