@@ -107,7 +107,7 @@ class BatchRebalanceSampler(_SamplerBase):
                  encoder_loads=None, encoder_weight=None, encoder_alpha=None,
                  encoder_intercept=None, max_encoder_tokens=None, max_shapes=None, cp_size=None,
                  max_tokens_per_rank=None, cp_comm_cost=None, cp_degrees=None,
-                 max_shapes_search=None, run_steps=None):
+                 max_shapes_search=None, cp_latency=None, run_steps=None):
         auto_shapes = isinstance(max_shapes, str) and max_shapes == "auto"
         if auto_shapes:
             max_shapes = None  # chosen below, once the sampler and its cost model stand
@@ -430,6 +430,16 @@ class BatchRebalanceSampler(_SamplerBase):
         plan.compute(self._native.handle, epoch, step)
         return plan.snapshot(packed=self.packed,
                              context_parallel=_context_parallel.active(self._given))
+
+    def describe(self, micro_batches, step=0, epoch=None):
+        """The Plan of micro-batches made elsewhere (``micro_batches[rank][micro]``, dataset
+        indices, e.g. transformers' batch_rebalance's), described with this sampler's cost model,
+        padding and sync model as its own plans are (brs_plan_load)."""
+        step = _args.integer("step", step, 0)
+        epoch = self._epoch if epoch is None else _args.integer("epoch", epoch, 0)
+        plan = NativePlan()
+        plan.load(self._native.handle, micro_batches, epoch, step)
+        return plan.snapshot(packed=self.packed)
 
     # -- the cost model in force (brs/_cost_switch.py) --------------------------------------
 
