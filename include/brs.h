@@ -248,10 +248,12 @@ typedef int32_t brs_option;
  *  sequences, rounded as pad_to_multiple_of and the length buckets round a
  *  packed row; 0 means no cap. 0 .. INT64_MAX. Default 0. */
 #define BRS_OPT_MAX_TOKENS_PER_RANK 21
-/** double: cp_comm_cost, the context-parallel communication term of the
- *  cost, 0 .. 1e6, stored as alpha is (since 1.6): a micro-batch of T tokens
- *  on c ranks costs each of them intercept + (its sum of L + alpha * L^2) / c
- *  + cp_comm_cost * log2(c) * T units. Default 0.1. */
+/** double: cp_comm_cost, the context-parallel exchange term of the cost,
+ *  0 .. 1e6, stored as alpha is (since 1.6): a micro-batch of T tokens on
+ *  c > 1 ranks costs each of them intercept + (its sum of L + alpha * L^2) / c
+ *  + cp_comm_cost * (c - 1) / c * T + cp_latency * (c - 1) units (the keys
+ *  and values of the group's other ranks, as all-gather and ring attention
+ *  receive them; docs/algorithm.md, "Context parallelism"). Default 0.6. */
 #define BRS_OPT_CP_COMM_COST 22
 /** int: cp_degrees, the degrees a context-parallel micro-batch may take, a
  *  bitmask: bit j allows degree 2^j, which must be at most cp_size (since
@@ -269,6 +271,11 @@ typedef int32_t brs_option;
  *  rows are already an optimal quantisation) and by the fixed-size
  *  strategies. 0 .. 1000000. Default 0 (none). */
 #define BRS_OPT_MAX_SHAPES_SEARCH 24
+/** double: cp_latency, the context-parallel latency term of the cost, 0 ..
+ *  1e12, stored as alpha is (since 1.6): each rank of a micro-batch's group
+ *  of c ranks pays cp_latency * (c - 1) units (BRS_OPT_CP_COMM_COST), what a
+ *  ring's c - 1 steps a layer cost whatever the tokens. Default 7500. */
+#define BRS_OPT_CP_LATENCY 25
 
 /** Option types (brs_option_type). */
 #define BRS_OPTION_INT 0
@@ -751,6 +758,25 @@ typedef int32_t brs_plan_key;
 /** The encoder's share of BRS_PLAN_TOTAL_COST (its images' costs); 0
  *  without encoder loads (since 1.5). */
 #define BRS_PLAN_ENCODER_COST 26
+/** Where a step's time goes (since 1.6; docs/algorithm.md, "Where the time
+ *  goes"). The step time under the sampler's sync model: MICRO_SYNC_TIME
+ *  for "micro_step", STEP_SYNC_TIME for "step". Every one of the R ranks
+ *  (dp_size x cp_size) is held for it, so the step costs R x STEP_TIME of
+ *  rank-time, split exactly (up to rounding to double) into the three keys
+ *  below: USEFUL + PADDING + WAITING = R x STEP_TIME. */
+#define BRS_PLAN_STEP_TIME 27
+/** Rank-time of useful work: what the step's samples cost unpadded (each
+ *  sample's own weight, its images' encoder cost) plus one intercept per
+ *  micro-batch a rank runs. */
+#define BRS_PLAN_USEFUL_TIME 28
+/** Rank-time spent on padding: TOTAL_COST - USEFUL_TIME (with cp_size > 1
+ *  also the sharding's communication). */
+#define BRS_PLAN_PADDING_TIME 29
+/** Rank-time spent waiting at the synchronisation: R x STEP_TIME -
+ *  TOTAL_COST, i.e. the slowest rank's time minus each rank's, summed over
+ *  ranks (and over micro-steps under "micro_step"). 0 on a perfectly
+ *  balanced step. */
+#define BRS_PLAN_WAITING_TIME 30
 
 /**
  * Create an empty plan (its buffers grow as needed and are reused).

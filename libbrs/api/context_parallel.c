@@ -8,8 +8,10 @@
  * of a plan without context parallelism answers for a plan with it. */
 #include "api/internal.h"
 #include "planner/planner.h"
+#include "util/too_long.h"
 #include "util/wide.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,22 +26,27 @@ static uint32_t allowed_degrees(const struct brs_config *c)
     return mask;
 }
 
-struct brs_cp_layout brs_cp_layout_of(const brs_sampler *s)
+/* Whether the options ask for context parallelism. */
+static int is_active(const struct brs_config *c)
+{
+    return c->cp_size > 1 || c->max_tokens_per_rank > 0;
+}
+
+struct brs_cp_layout brs_cp_layout_of(const brs_sampler *s, const struct brs_padding *padding)
 {
     const struct brs_config *c = &s->config;
-    struct brs_cp_layout cp = {c->cp_size > 1 || c->max_tokens_per_rank > 0, (size_t)c->cp_size,
-                               allowed_degrees(c), (uint64_t)c->max_tokens_per_rank,
-                               c->cp_comm_cost_micro};
+    struct brs_cp_layout cp = {is_active(c), (size_t)c->cp_size, allowed_degrees(c),
+                               (uint64_t)c->max_tokens_per_rank, c->cp_comm_cost_micro};
     /* A rank's share is one packed row: its padded total must stay within
      * the cap, so its raw total may not exceed the longest the padding
      * admits. */
-    struct brs_padding padding = brs_settings_padding(s);
-    if (cp.max_tokens != 0 || padding.bucket_count != 0)
-        cp.max_tokens = brs_padding_row_limit(&padding, cp.max_tokens);
+    if (cp.max_tokens != 0 || padding->bucket_count != 0)
+        cp.max_tokens = brs_padding_row_limit(padding, cp.max_tokens);
     return cp;
 }
 
-brs_status brs_cp_check(const brs_sampler *s, const struct brs_message *message)
+brs_status brs_cp_check(const brs_sampler *s, const struct brs_padding *padding,
+                        const struct brs_message *message)
 {
     const struct brs_config *c = &s->config;
     int64_t size = c->cp_size;
@@ -53,7 +60,7 @@ brs_status brs_cp_check(const brs_sampler *s, const struct brs_message *message)
                         "cp_degrees %lld allows a degree above cp_size %lld: bit j allows degree "
                         "2^j, at most cp_size",
                         (long long)c->cp_degrees, (long long)size);
-    struct brs_cp_layout cp = brs_cp_layout_of(s);
+    struct brs_cp_layout cp = brs_cp_layout_of(s, padding);
     if (!cp.active) return BRS_OK;
     uint64_t slots = (uint64_t)c->dp_size * (uint64_t)size * (uint64_t)c->grad_accum;
     if (slots > BRS_MAX_MICRO_BATCHES)
@@ -64,13 +71,17 @@ brs_status brs_cp_check(const brs_sampler *s, const struct brs_message *message)
         uint64_t widest = 1;
         for (uint64_t d = 1; d <= cp.size; d <<= 1)
             if (cp.degrees & (uint32_t)d) widest = d;
-        return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
-                        "sample %zu has %u tokens: on %llu ranks (the widest degree allowed) each "
-                        "holds %llu, more than max_tokens_per_rank %lld allows once padded: raise "
-                        "max_tokens_per_rank or cp_size, or truncate the sample",
-                        s->max_length_index, s->max_length, (unsigned long long)widest,
-                        (unsigned long long)((s->max_length + widest - 1) / widest),
-                        (long long)c->max_tokens_per_rank);
+        char sample[32], shown[96], limit[64];
+        snprintf(sample, sizeof sample, "sample %zu", s->max_length_index);
+        snprintf(shown, sizeof shown, ", %llu on each of %llu ranks (the widest degree allowed)",
+                 (unsigned long long)((s->max_length + widest - 1) / widest),
+                 (unsigned long long)widest);
+        snprintf(limit, sizeof limit, "max_tokens_per_rank %lld allows once padded",
+                 (long long)c->max_tokens_per_rank);
+        return brs_too_long_fail(message,
+                                 &(struct brs_too_long){sample, s->max_length, shown, limit,
+                                                        "raise max_tokens_per_rank or "
+                                                        "cp_size,"});
     }
     return BRS_OK;
 }
@@ -79,7 +90,7 @@ brs_status brs_cp_check_combination(const brs_sampler *s, const struct brs_messa
 {
     const struct brs_config *c = &s->config;
     int64_t size = c->cp_size;
-    if (!brs_cp_layout_of(s).active) return BRS_OK;
+    if (!is_active(c)) return BRS_OK;
     const char *unsupported = !c->packed                                   ? "packed 0"
                               : c->strategy != BRS_STRATEGY_BALANCED       ? "a fixed-size strategy"
                               : c->max_tokens != 0                         ? "max_tokens"
@@ -208,11 +219,7 @@ void brs_cp_fill(brs_plan *p)
 static brs_status locate(uint32_t *group, size_t *slot, const brs_plan *plan, uint64_t rank,
                          uint64_t micro, const char *call)
 {
-    if (!plan->ready)
-        return brs_fail(&plan->message, BRS_ERR_STATE,
-                        "%s: the plan holds no step: call brs_plan_compute or brs_plan_load first "
-                        "(or the last one failed)",
-                        call);
+    if (brs_guards_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
     size_t cp_size = plan->cp_active ? plan->cp_size : 1, ranks = plan->dp_size * cp_size;
     if (rank >= ranks)
         return brs_fail(&plan->message, BRS_ERR_OUT_OF_RANGE,
@@ -233,21 +240,12 @@ static brs_status locate(uint32_t *group, size_t *slot, const brs_plan *plan, ui
     return BRS_OK;
 }
 
-static brs_status null_out(const brs_plan *plan, const char *call)
-{
-    return brs_fail(&plan->message, BRS_ERR_NULL_POINTER, "%s: an out-parameter is NULL", call);
-}
-
 brs_status brs_plan_cp_micro_steps(uint64_t *count, const brs_plan *plan)
 {
     static const char call[] = "brs_plan_cp_micro_steps";
     if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!count) return null_out(plan, call);
-    if (!plan->ready)
-        return brs_fail(&plan->message, BRS_ERR_STATE,
-                        "%s: the plan holds no step: call brs_plan_compute or brs_plan_load first "
-                        "(or the last one failed)",
-                        call);
+    if (!count) return brs_guards_null_out(plan, call);
+    if (brs_guards_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
     *count = plan->grad_accum;
     return BRS_OK;
 }
@@ -258,7 +256,7 @@ brs_status brs_plan_cp_micro_batch(const uint64_t **indices, size_t *count, uint
 {
     static const char call[] = "brs_plan_cp_micro_batch";
     if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!indices || !count || !first_rank || !degree) return null_out(plan, call);
+    if (!indices || !count || !first_rank || !degree) return brs_guards_null_out(plan, call);
     uint32_t group = NO_GROUP;
     size_t slot = 0;
     brs_status status = locate(&group, &slot, plan, global_rank, micro, call);
@@ -286,7 +284,7 @@ brs_status brs_plan_cp_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real
 {
     static const char call[] = "brs_plan_cp_micro_batch_stats";
     if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!padded_tokens || !real_tokens || !cost) return null_out(plan, call);
+    if (!padded_tokens || !real_tokens || !cost) return brs_guards_null_out(plan, call);
     uint32_t group = NO_GROUP;
     size_t slot = 0;
     brs_status status = locate(&group, &slot, plan, global_rank, micro, call);
@@ -318,7 +316,7 @@ brs_status brs_plan_cp_token_ranges(uint64_t *ranges, size_t *count, const brs_p
 {
     static const char call[] = "brs_plan_cp_token_ranges";
     if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!count || (!ranges && capacity > 0)) return null_out(plan, call);
+    if (!count || (!ranges && capacity > 0)) return brs_guards_null_out(plan, call);
     uint32_t group = NO_GROUP;
     size_t slot = 0;
     brs_status status = locate(&group, &slot, plan, global_rank, micro, call);

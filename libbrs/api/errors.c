@@ -1,8 +1,6 @@
-/* errors.c - status names and the per-handle detail messages. */
-#include "api/internal.h"
-
-#include <stdarg.h>
-#include <stdio.h>
+/* errors.c - the status names (brs_strerror); the per-handle detail messages are
+ * util/message.c's. */
+#include "brs.h"
 
 const char *brs_strerror(brs_status status)
 {
@@ -24,30 +22,4 @@ const char *brs_strerror(brs_status status)
     case BRS_ERR_TOO_LARGE: return "configuration exceeds a limit of libbrs";
     default: return "unknown status";
     }
-}
-
-/* The message buffers live in the handles, so two threads working on two
- * handles never share state; the flag only orders two failing calls on one
- * handle (api/internal.h). */
-brs_status brs_fail(const struct brs_message *message, brs_status status, const char *format, ...)
-{
-    struct brs_message *m = (struct brs_message *)message;
-    while (atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire)) {
-    }
-    va_list args;
-    va_start(args, format);
-    vsnprintf(m->text, sizeof m->text, format, args);
-    va_end(args);
-    atomic_flag_clear_explicit(&m->busy, memory_order_release);
-    return status;
-}
-
-void brs_message_clear(struct brs_message *message)
-{
-    message->text[0] = '\0';
-}
-
-const char *brs_message_text(const struct brs_message *message)
-{
-    return message->text;
 }

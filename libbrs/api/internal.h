@@ -1,41 +1,15 @@
-/* api/internal.h - what the files of api/ share: a handle's message (errors.c), the
- * sampler's configuration (options.c, options.def), the handles, and the units of a step's path.
- * Internal, not installed. */
+/* api/internal.h - what the files of api/ share: the sampler's configuration (options.c,
+ * options.def), the handles, and the units of a step's path. Internal, not installed. */
 #ifndef BRS_API_INTERNAL_H
 #define BRS_API_INTERNAL_H
 
 #include "brs.h"
 #include "planner/planner.h"
+#include "util/message.h"
 #include "util/wide.h"
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* ---- a handle's detail message (errors.c). ---- */
-
-#define BRS_MESSAGE_SIZE 512
-
-/* A handle's detail message. Every failing call on a handle writes it, the
- * read-only ones included (libgit2's rule: no message outlives the next
- * failure), so two read-only calls failing at once on one handle both write:
- * `busy` serialises them. */
-struct brs_message {
-    atomic_flag busy;
-    char text[BRS_MESSAGE_SIZE];
-};
-
-/* errors.c: brs_fail writes the message and returns `status`. The handles
- * are always heap objects the caller may not write, never const objects, so
- * a const handle's message may be written (the const of the API says the
- * call does not change what the handle describes). */
-brs_status brs_fail(const struct brs_message *message, brs_status status, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-void brs_message_clear(struct brs_message *message);
-const char *brs_message_text(const struct brs_message *message);
 
 /* ---- the resolved configuration of a sampler (options.c, options.def). ---- */
 
@@ -103,7 +77,7 @@ struct brs_sampler {
     struct brs_vocabulary vocabulary;
 };
 
-/* The plan handle (plan.c, step.c, samples.c, describe.c, plan_load.c, plan_query.c). */
+/* The plan handle (plan_handle.c, plan.c, step.c, samples.c, describe.c). */
 struct brs_plan {
     int ready;
     int batch;             /* planned by brs_plan_compute_batch: errors name the batch */
@@ -166,6 +140,10 @@ struct brs_plan {
 /* The checks that need several options or the lengths, the reason written
  * into `message`. */
 brs_status brs_settings_check(const struct brs_sampler *sampler, const struct brs_message *message);
+/* BRS_ERR_TOO_LARGE where dp_size x grad_accum passes the micro-batches
+ * a step may have: the check a dataset and a batch share. */
+brs_status brs_settings_check_micro_batches(const struct brs_config *c,
+                                            const struct brs_message *message);
 /* The steps of an epoch (the same on every rank). */
 uint64_t brs_settings_steps(const struct brs_sampler *sampler);
 /* The padding of the sampler's micro-batches (pad_to_multiple_of, length
@@ -208,25 +186,35 @@ brs_status brs_samples_draw_sorted(brs_plan *p, const brs_sampler *s, uint64_t e
 
 /* Step `step` of `epoch` of a sampler whose configuration is checked
  * (brs_settings_check, or brs_plan_compute_batch's own checks) and the step
- * in range: drawn, gathered, planned with its strategy, described; the
- * plan is ready on BRS_OK. */
-brs_status brs_step_run(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
-/* The same with the sampler's shape vocabulary given: NULL plans without
- * one (what choosing the vocabulary plans), whatever max_shapes says. */
+ * in range, within `vocabulary` (brs_vocabulary_for_step; NULL plans
+ * without one, what choosing the vocabulary plans, whatever max_shapes
+ * says): drawn, gathered, planned with its strategy, described; the plan is
+ * ready on BRS_OK. */
 brs_status brs_step_plan(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step,
                          const struct brs_vocabulary *vocabulary);
 /* The gathered step resolved once into p->resolved (planner/planner.h): what
  * every planner, description and error of the step reads. */
 void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabulary *vocabulary);
 
+/* ---- the guards every query of a plan opens with (guards.c). ---- */
+
+/* BRS_OK where the plan holds a step, else BRS_ERR_STATE with the message
+ * naming the call. */
+brs_status brs_guards_ready(const brs_plan *plan, const char *call);
+/* BRS_ERR_NULL_POINTER with the message naming the call: an out-parameter
+ * is NULL. */
+brs_status brs_guards_null_out(const brs_plan *plan, const char *call);
+
 /* ---- context parallelism (context_parallel.c). ---- */
 
 /* The layout the sampler's options give (inactive without cp_size > 1 or
- * max_tokens_per_rank). */
-struct brs_cp_layout brs_cp_layout_of(const brs_sampler *s);
+ * max_tokens_per_rank), its cap on a rank's share within what the
+ * sampler's padding admits. */
+struct brs_cp_layout brs_cp_layout_of(const brs_sampler *s, const struct brs_padding *padding);
 /* The checks of the context-parallel options together with the others and
- * the longest sample. */
-brs_status brs_cp_check(const brs_sampler *s, const struct brs_message *message);
+ * the longest sample, padded as `padding` says. */
+brs_status brs_cp_check(const brs_sampler *s, const struct brs_padding *padding,
+                        const struct brs_message *message);
 /* The options context parallelism does not plan with (padded mode, a fixed-size strategy,
  * max_tokens, max_shapes, images): checked when a step is planned, as max_shapes' are. */
 brs_status brs_cp_check_combination(const brs_sampler *s, const struct brs_message *message);
@@ -248,10 +236,27 @@ void brs_describe_totals(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum)
 /* The padded tokens of packed slots whose real tokens are filled: each
  * row's total rounded by the step's padding. */
 void brs_describe_packed_rows(brs_plan *p);
+/* A micro-batch's shape: its samples and the padded length of its rows.
+ * Padded mode pads every row to one length (padded tokens / samples);
+ * packed mode's one row is the padded total. The one rule of
+ * brs_sampler_shapes and the vocabulary (which counts a packed micro-batch
+ * as one row, size 1, where brs_sampler_shapes reports its samples). */
+struct brs_shape {
+    uint64_t size, length;
+};
+/* The shape of the planned micro-batch in slot `slot`; (0, 0) for an empty
+ * slot of padded mode. */
+struct brs_shape brs_describe_shape(const brs_plan *p, size_t slot, int packed);
 /* The whole description of slots filled elsewhere than by the planner's
  * text plan (the baselines, a loaded plan, a two-part plan), from the
  * sampler's lengths and images. */
 void brs_describe_slots(brs_plan *p, const brs_sampler *s);
+/* The step time of the plan's sync model and the ranks' time in it as
+ * useful work, padding and waiting (their sum is ranks x step_time). */
+struct brs_time_split {
+    brs_wide step_time, useful, padding, waiting;
+};
+void brs_describe_time_split(struct brs_time_split *out, const brs_plan *p);
 
 /* ---- the images of a vision-language dataset beside its lengths (encoder_loads.c). ---- */
 
@@ -288,8 +293,13 @@ brs_status brs_cap_error_encoder(brs_plan *p, const brs_sampler *s);
  * are written into `message`. */
 brs_status brs_vocabulary_of(const struct brs_vocabulary **out, const brs_sampler *s,
                              const struct brs_message *message);
-/* Releases what the sampler keeps (brs_sampler_free). */
-void brs_vocabulary_forget(brs_sampler *s);
+/* What a step of the sampler plans within: NULL without max_shapes (or
+ * with a fixed-size strategy), else brs_vocabulary_of. The combinations a
+ * step cannot plan (brs_cp_check_combination) are refused first. plan.c and
+ * shapes.c fetch it before running a step (brs_step_plan), so that the
+ * step's path never calls back up into the vocabulary's choice. */
+brs_status brs_vocabulary_for_step(const struct brs_vocabulary **out, const brs_sampler *sampler,
+                                   const struct brs_message *message);
 /* BRS_ERR_UNSUPPORTED, written into `message`, where max_shapes is set
  * for what it does not plan (packed mode, images); checked when a step is
  * planned (api/step.c). */

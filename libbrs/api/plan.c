@@ -1,58 +1,29 @@
-/* plan.c - the plan handle's exported functions: created and freed; a step
- * computed (brs_plan_compute: the sampler checked, then the step's path,
+/* plan.c - the plan handle's exported functions (created and freed in
+ * plan_handle.c): a step computed (brs_plan_compute: the sampler checked, then the step's path,
  * step.c); a batch that exists only now (brs_plan_compute_batch); micro-batches
  * made elsewhere loaded (brs_plan_load); and the read-only queries. Every
  * failure writes the plan's message, the const calls included (brs.h). */
 #include "api/internal.h"
 #include "planner/planner.h"
+#include "util/too_long.h"
 #include "util/wide.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the handle: created, freed, and brs_plan_compute, which checks the sampler and the step and
- * runs the step's path (step.c). */
+/* ---- brs_plan_compute, which checks the sampler and the step and runs the step's path (step.c);
+ * the handle is created and freed in plan_handle.c. */
 
-brs_status brs_plan_new(brs_plan **out)
+/* The step planned within the vocabulary the sampler's options ask for,
+ * fetched first so that the step's path never calls up into its choice. */
+static brs_status run_step(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch,
+                           uint64_t step)
 {
-    if (!out) return BRS_ERR_NULL_POINTER;
-    *out = calloc(1, sizeof **out);
-    return *out ? BRS_OK : BRS_ERR_NO_MEMORY;
-}
-
-static void free_buffers(brs_plan *p)
-{
-    free(p->indices);
-    free(p->draw_index);
-    free(p->draw_length);
-    free(p->sorted_index);
-    free(p->sorted_length);
-    free(p->padded_length);
-    free(p->sort_scratch);
-    free(p->group_of);
-    free(p->slot_start);
-    free(p->padded);
-    free(p->real);
-    free(p->slot_cost);
-    free(p->starts);
-    free(p->group_cost);
-    free(p->group_length);
-    free(p->group_of_slot);
-    free(p->slot_of);
-    free(p->pack_scratch);
-    free(p->sorted_load);
-    free(p->encoder_tokens);
-    free(p->images);
-    free(p->encoder_cost);
-    brs_grouped_order_free(&p->grouped);
-    brs_cp_free(p);
-}
-
-void brs_plan_free(brs_plan *plan)
-{
-    if (!plan) return;
-    free_buffers(plan);
-    free(plan);
+    const struct brs_vocabulary *vocabulary;
+    brs_status status = brs_vocabulary_for_step(&vocabulary, sampler, &plan->message);
+    if (status != BRS_OK) return status;
+    return brs_step_plan(plan, sampler, epoch, step, vocabulary);
 }
 
 brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch,
@@ -71,29 +42,13 @@ brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t
                         "step %llu is out of range: an epoch has %llu steps (0..%llu)",
                         (unsigned long long)step, (unsigned long long)steps,
                         (unsigned long long)steps - 1);
-    return brs_step_run(plan, sampler, epoch, step);
+    return run_step(plan, sampler, epoch, step);
 }
 
 /* Checks a loaded plan's shape and sums its sizes into *total. */
 
 /* ---- the read-only queries of a plan. Every failure writes the plan's message, the const calls
  * included (brs.h). */
-
-static const char null_handle_message[] = "the handle is NULL";
-
-static brs_status check_ready(const brs_plan *plan, const char *call)
-{
-    if (plan->ready) return BRS_OK;
-    return brs_fail(&plan->message, BRS_ERR_STATE,
-                    "%s: the plan holds no step: call brs_plan_compute or brs_plan_load first "
-                    "(or the last one failed)",
-                    call);
-}
-
-static brs_status null_out(const brs_plan *plan, const char *call)
-{
-    return brs_fail(&plan->message, BRS_ERR_NULL_POINTER, "%s: an out-parameter is NULL", call);
-}
 
 static brs_status unknown_plan_key(const brs_plan *plan, brs_plan_key key, const char *call,
                                    const char *other)
@@ -107,8 +62,8 @@ brs_status brs_plan_get_int(int64_t *out, const brs_plan *plan, brs_plan_key key
 {
     static const char call[] = "brs_plan_get_int";
     if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!out) return null_out(plan, call);
-    if (check_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
+    if (!out) return brs_guards_null_out(plan, call);
+    if (brs_guards_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
     switch (key) {
     case BRS_PLAN_EPOCH: *out = (int64_t)plan->epoch; return BRS_OK;
     case BRS_PLAN_STEP: *out = (int64_t)plan->step; return BRS_OK;
@@ -134,12 +89,24 @@ static double cost_to_double(brs_wide cost)
     return (double)cost / (double)BRS_COST_UNITS_PER_ONE;
 }
 
+static brs_status time_split(double *out, const brs_plan *plan, brs_plan_key key)
+{
+    struct brs_time_split split;
+    brs_describe_time_split(&split, plan);
+    brs_wide value = key == BRS_PLAN_STEP_TIME      ? split.step_time
+                     : key == BRS_PLAN_USEFUL_TIME  ? split.useful
+                     : key == BRS_PLAN_PADDING_TIME ? split.padding
+                                                    : split.waiting;
+    *out = cost_to_double(value);
+    return BRS_OK;
+}
+
 brs_status brs_plan_get_double(double *out, const brs_plan *plan, brs_plan_key key)
 {
     static const char call[] = "brs_plan_get_double";
     if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!out) return null_out(plan, call);
-    if (check_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
+    if (!out) return brs_guards_null_out(plan, call);
+    if (brs_guards_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
     switch (key) {
     case BRS_PLAN_MAX_COST: *out = cost_to_double(plan->max_cost); return BRS_OK;
     case BRS_PLAN_LOWER_BOUND: *out = cost_to_double(plan->lower_bound); return BRS_OK;
@@ -148,6 +115,10 @@ brs_status brs_plan_get_double(double *out, const brs_plan *plan, brs_plan_key k
     case BRS_PLAN_STEP_SYNC_TIME: *out = cost_to_double(plan->step_sync); return BRS_OK;
     case BRS_PLAN_TIME_LOWER_BOUND: *out = cost_to_double(plan->time_lower_bound); return BRS_OK;
     case BRS_PLAN_ENCODER_COST: *out = cost_to_double(plan->total_encoder_cost); return BRS_OK;
+    case BRS_PLAN_STEP_TIME:
+    case BRS_PLAN_USEFUL_TIME:
+    case BRS_PLAN_PADDING_TIME:
+    case BRS_PLAN_WAITING_TIME: return time_split(out, plan, key);
     default: return unknown_plan_key(plan, key, call, "brs_plan_get_int");
     }
 }
@@ -155,7 +126,7 @@ brs_status brs_plan_get_double(double *out, const brs_plan *plan, brs_plan_key k
 static brs_status slot_index(size_t *slot, const brs_plan *plan, int64_t rank, int64_t micro,
                              const char *call)
 {
-    if (check_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
+    if (brs_guards_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
     if (rank < 0 || (uint64_t)rank >= plan->dp_size)
         return brs_fail(&plan->message, BRS_ERR_OUT_OF_RANGE,
                         "%s: rank %lld is out of range: the plan has ranks 0..%zu", call,
@@ -173,7 +144,7 @@ brs_status brs_plan_micro_batch(const uint64_t **indices, size_t *count, const b
 {
     static const char call[] = "brs_plan_micro_batch";
     if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!indices || !count) return null_out(plan, call);
+    if (!indices || !count) return brs_guards_null_out(plan, call);
     size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
     brs_status status = slot_index(&slot, plan, rank, micro, call);
     if (status != BRS_OK) return status;
@@ -187,7 +158,7 @@ brs_status brs_plan_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real_to
 {
     static const char call[] = "brs_plan_micro_batch_stats";
     if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!padded_tokens || !real_tokens || !cost) return null_out(plan, call);
+    if (!padded_tokens || !real_tokens || !cost) return brs_guards_null_out(plan, call);
     size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
     brs_status status = slot_index(&slot, plan, rank, micro, call);
     if (status != BRS_OK) return status;
@@ -203,7 +174,7 @@ brs_status brs_plan_micro_batch_encoder(uint64_t *encoder_tokens, uint64_t *imag
 {
     static const char call[] = "brs_plan_micro_batch_encoder";
     if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!encoder_tokens || !images || !encoder_cost) return null_out(plan, call);
+    if (!encoder_tokens || !images || !encoder_cost) return brs_guards_null_out(plan, call);
     size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
     brs_status status = slot_index(&slot, plan, rank, micro, call);
     if (status != BRS_OK) return status;
@@ -215,7 +186,7 @@ brs_status brs_plan_micro_batch_encoder(uint64_t *encoder_tokens, uint64_t *imag
 
 const char *brs_plan_last_error(const brs_plan *plan)
 {
-    return plan ? brs_message_text(&plan->message) : null_handle_message;
+    return plan ? brs_message_text(&plan->message) : BRS_MESSAGE_NULL_HANDLE;
 }
 
 /* ---- brs_plan_load: micro-batches made elsewhere (a peer sampler's), checked and described like a
@@ -295,29 +266,41 @@ brs_status brs_plan_load(brs_plan *plan, const brs_sampler *sampler, const uint6
  * that one step holds them all), so the plan is by construction what brs_plan_compute gives for
  * that epoch, and its indices are positions into the caller's array. */
 
+/* lengths[i] too long for the batch's limit: above the last bucket, or
+ * (padded to `padded`) above max_tokens. */
+static brs_status too_long(brs_plan *p, const struct brs_sampler *view, size_t i, uint32_t length,
+                           uint64_t padded)
+{
+    char sample[40], shown[48] = "", limit[64], fix[64];
+    snprintf(sample, sizeof sample, "lengths[%zu]", i);
+    if (padded == 0) {
+        snprintf(limit, sizeof limit, "the last length bucket %u",
+                 view->buckets[view->bucket_count - 1]);
+        snprintf(fix, sizeof fix, "add a bucket of at least %u", length);
+    } else {
+        if (padded != length)
+            snprintf(shown, sizeof shown, ", padded to %llu", (unsigned long long)padded);
+        snprintf(limit, sizeof limit, "max_tokens %lld", (long long)view->config.max_tokens);
+        snprintf(fix, sizeof fix, "raise max_tokens to at least %llu", (unsigned long long)padded);
+    }
+    return brs_too_long_fail(&p->message,
+                             &(struct brs_too_long){sample, length, shown, limit, fix});
+}
+
 /* Checks the batch's lengths (none 0, none above what the cap and the
  * padding admit) and records the longest, as brs_sampler_set_lengths does
  * for a dataset. */
 static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
 {
-    uint64_t cap = (uint64_t)view->config.max_tokens, limit = brs_settings_length_limit(view);
+    uint64_t limit = brs_settings_length_limit(view);
     struct brs_padding padding = brs_settings_padding(view);
     uint32_t longest = 0;
     size_t longest_index = 0;
     for (size_t i = 0; i < view->count; i++) {
         uint32_t length = view->lengths[i];
         if (length == 0) return brs_settings_zero_length(&p->message, i);
-        if (length > limit && brs_padding_apply(&padding, length) == 0)
-            return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
-                            "lengths[%zu] = %u is above the last length bucket %u: add a bucket "
-                            "of at least %u or truncate the sample",
-                            i, length, view->buckets[view->bucket_count - 1], length);
         if (length > limit)
-            return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
-                            "lengths[%zu] = %u is above max_tokens %llu%s: raise max_tokens to at "
-                            "least %llu or truncate the sample",
-                            i, length, (unsigned long long)cap, limit == cap ? "" : " once padded",
-                            (unsigned long long)brs_padding_apply(&padding, length));
+            return too_long(p, view, i, length, brs_padding_apply(&padding, length));
         if (length > longest) {
             longest = length;
             longest_index = i;
@@ -332,11 +315,9 @@ static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
  * batch's words (there is no batch_size or drop_last to change here). */
 static brs_status check_shape(brs_plan *p, const struct brs_config *c, size_t n)
 {
+    brs_status status = brs_settings_check_micro_batches(c, &p->message);
+    if (status != BRS_OK) return status;
     uint64_t k = (uint64_t)c->dp_size * (uint64_t)c->grad_accum;
-    if (k > BRS_MAX_MICRO_BATCHES)
-        return brs_fail(&p->message, BRS_ERR_TOO_LARGE,
-                        "dp_size * grad_accum = %llu exceeds %d micro-batches per step",
-                        (unsigned long long)k, BRS_MAX_MICRO_BATCHES);
     if (n == 0)
         return brs_fail(&p->message, BRS_ERR_INVALID_ARGUMENT,
                         "the batch is empty: give at least dp_size x grad_accum = %llu lengths",
@@ -381,13 +362,16 @@ static brs_status compute_batch(brs_plan *plan, const brs_sampler *config, const
     if (status == BRS_OK && image_offsets)
         status = brs_encoder_loads_attach(&view, image_patches, image_offsets, n, &plan->message);
     if (status == BRS_OK) status = brs_encoder_loads_check(&view, &plan->message);
-    if (status == BRS_OK) status = brs_cp_check(&view, &plan->message);
+    if (status == BRS_OK) {
+        struct brs_padding padding = brs_settings_padding(&view);
+        status = brs_cp_check(&view, &padding, &plan->message);
+    }
     if (status == BRS_OK) {
         /* The length_grouped order cache is keyed by the sampler's
          * fingerprint, which a view without a lengths hash does not give:
          * rebuild it. */
         plan->grouped.valid = 0;
-        status = brs_step_run(plan, &view, 0, 0);
+        status = run_step(plan, &view, 0, 0);
     }
     free(view.encoder);
     return status;

@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char null_handle_message[] = "the handle is NULL";
-
 brs_status brs_sampler_new(brs_sampler **out)
 {
     if (!out) return BRS_ERR_NULL_POINTER;
@@ -23,7 +21,7 @@ void brs_sampler_free(brs_sampler *sampler)
     free(sampler->owned);
     free(sampler->buckets);
     free(sampler->encoder);
-    brs_vocabulary_forget(sampler);
+    brs_vocabulary_free(&sampler->vocabulary);
     free(sampler);
 }
 
@@ -149,5 +147,5 @@ brs_status brs_sampler_stream_fingerprint(uint64_t *out, const brs_sampler *samp
 
 const char *brs_sampler_last_error(const brs_sampler *sampler)
 {
-    return sampler ? brs_message_text(&sampler->message) : null_handle_message;
+    return sampler ? brs_message_text(&sampler->message) : BRS_MESSAGE_NULL_HANDLE;
 }

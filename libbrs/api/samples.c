@@ -150,7 +150,7 @@ static brs_status length_error(brs_plan *p, uint64_t limit, uint64_t cap)
 enum { PREFETCH_AHEAD = 64, PREFETCH_DATASET = 1 << 20 };
 
 /* The lengths the padded planner splits: the sorted lengths, padded as the
- * collator pads (planner/padding.h) when the padding rounds any. */
+ * collator pads (planner/planner.h, "The padding") when the padding rounds any. */
 static void pad_sorted(brs_plan *p, const brs_sampler *s)
 {
     struct brs_padding padding = brs_settings_padding(s);

@@ -176,24 +176,10 @@ static brs_status grouped_order(const uint64_t **order, brs_plan *p, const brs_s
     return brs_grouped_order_get(order, &p->grouped, &source, epoch);
 }
 
-brs_status brs_step_run(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch, uint64_t step)
-{
-    const struct brs_vocabulary *vocabulary = NULL;
-    /* combinations the options cannot plan are refused here, when a step is
-     * planned, not when they are set or validated: every option can be set
-     * at once (each binding's every-option test) */
-    brs_status checked = brs_cp_check_combination(sampler, &plan->message);
-    if (checked != BRS_OK) return checked;
-    if (sampler->config.max_shapes > 0 && sampler->config.strategy == BRS_STRATEGY_BALANCED) {
-        brs_status status = brs_vocabulary_of(&vocabulary, sampler, &plan->message);
-        if (status != BRS_OK) return status;
-    }
-    return brs_step_plan(plan, sampler, epoch, step, vocabulary);
-}
-
 void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabulary *vocabulary)
 {
     const struct brs_config *c = &s->config;
+    struct brs_padding padding = brs_settings_padding(s);
     p->resolved = (struct brs_step){.lengths = p->sorted_length,
                                     .planned = p->planned_length,
                                     .loads = NULL,
@@ -204,9 +190,9 @@ void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabu
                                     .sync = (int)c->sync,
                                     .packed = (int)c->packed,
                                     .model = brs_settings_cost_model(s),
-                                    .padding = brs_settings_padding(s),
+                                    .padding = padding,
                                     .vocabulary = vocabulary,
-                                    .cp = brs_cp_layout_of(s)};
+                                    .cp = brs_cp_layout_of(s, &padding)};
     if (!brs_encoder_loads_in_step(p, s)) return;
     for (size_t i = 0; i < p->num_samples; i++)
         p->sorted_load[i] = brs_encoder_loads_of(s, p->sorted_index[i]);

@@ -178,12 +178,11 @@ static brs_status collect_used(struct used **out, size_t *count, struct trial_st
                 memcpy(t->lengths + t->n * t->count++, plan->planned_length,
                        t->n * sizeof *t->lengths);
             for (size_t slot = 0; slot < k; slot++) {
-                uint32_t size = (uint32_t)(plan->slot_start[slot + 1] - plan->slot_start[slot]);
-                if (size == 0) continue;
+                if (plan->slot_start[slot + 1] == plan->slot_start[slot]) continue;
+                struct brs_shape shape = brs_describe_shape(plan, slot, (int)s->config.packed);
                 /* a packed micro-batch is one row: its shape is (1, padded total) */
-                all[kept++] = s->config.packed
-                                  ? (struct used){1, (uint32_t)plan->padded[slot], 1}
-                                  : (struct used){size, (uint32_t)(plan->padded[slot] / size), 1};
+                if (s->config.packed) shape.size = 1;
+                all[kept++] = (struct used){(uint32_t)shape.size, (uint32_t)shape.length, 1};
             }
         }
     qsort(all, kept, sizeof *all, compare_used);
@@ -223,12 +222,12 @@ static brs_wide excess(const struct chosen *c, const struct used *used, size_t u
 static brs_wide trial_time(const struct chosen *c, const struct trial_steps *t)
 {
     struct brs_vocabulary v;
-    if (brs_vocabulary_build(&v, c->sizes, c->lengths, c->count) != BRS_OK) return ~(brs_wide)0;
+    if (brs_vocabulary_build(&v, c->sizes, c->lengths, c->count) != BRS_OK) return BRS_WIDE_MAX;
     brs_wide total = 0;
-    for (size_t i = 0; i < t->count && total != ~(brs_wide)0; i++) {
+    for (size_t i = 0; i < t->count && total != BRS_WIDE_MAX; i++) {
         brs_wide time = brs_vocabulary_quick_time(t->lengths + i * t->n, t->n, t->k, t->dp_size,
                                                   t->sync, t->model, &v);
-        total = time == ~(brs_wide)0 ? time : total + time;
+        total = time == BRS_WIDE_MAX ? time : total + time;
     }
     brs_vocabulary_free(&v);
     return total;
@@ -453,7 +452,7 @@ static brs_status search_moves(struct chosen *c, size_t fixed, const struct used
     memcpy(best_sizes, c->sizes, c->count * sizeof *best_sizes);
     memcpy(best_lengths, c->lengths, c->count * sizeof *best_lengths);
     brs_wide current = trial_time(c, t), best = current;
-    brs_wide start = current == ~(brs_wide)0 ? 0 : current * SEARCH_THRESHOLD / 1000;
+    brs_wide start = current == BRS_WIDE_MAX ? 0 : current * SEARCH_THRESHOLD / 1000;
     uint64_t random = brs_splitmix64(seed ^ 0x5eedc0de5eedc0deULL);
     for (uint64_t m = 0; m < moves; m++) {
         random = brs_splitmix64(random);
@@ -463,7 +462,7 @@ static brs_status search_moves(struct chosen *c, size_t fixed, const struct used
                         t))
             continue;
         brs_wide time = trial_time(c, t), threshold = start * (moves - m) / moves;
-        if (time != ~(brs_wide)0 && time <= current + threshold) {
+        if (time != BRS_WIDE_MAX && time <= current + threshold) {
             current = time;
             if (time < best) {
                 best = time;
@@ -502,7 +501,7 @@ static void add_from_data(struct chosen *c, size_t room, const struct used *used
         if (picked == 0) break;
         if (picked > tries) picked = (size_t)tries;
         size_t best = pick[0];
-        brs_wide best_time = ~(brs_wide)0;
+        brs_wide best_time = BRS_WIDE_MAX;
         for (size_t i = 0; i < picked; i++) {
             struct chosen trial = *c;
             add_shape(&trial, used[pick[i]].size, used[pick[i]].length);
@@ -785,7 +784,7 @@ static brs_status choose(struct brs_vocabulary *v, const brs_sampler *s, char *w
     return status;
 }
 
-void brs_vocabulary_forget(brs_sampler *s)
+static void forget(brs_sampler *s)
 {
     brs_vocabulary_free(&s->vocabulary);
     s->vocabulary_chosen = 0;
@@ -806,7 +805,7 @@ brs_status brs_vocabulary_of(const struct brs_vocabulary **out, const brs_sample
     while (atomic_flag_test_and_set_explicit(&s->vocabulary_busy, memory_order_acquire)) {
     }
     if (!s->vocabulary_chosen || s->vocabulary_fingerprint != fingerprint) {
-        brs_vocabulary_forget(s);
+        forget(s);
         s->vocabulary_message[0] = '\0';
         s->vocabulary_status = choose(&s->vocabulary, s, s->vocabulary_message);
         s->vocabulary_fingerprint = fingerprint;
@@ -817,6 +816,20 @@ brs_status brs_vocabulary_of(const struct brs_vocabulary **out, const brs_sample
     if (status != BRS_OK) return brs_fail(message, status, "%s", s->vocabulary_message);
     *out = &s->vocabulary;
     return BRS_OK;
+}
+
+brs_status brs_vocabulary_for_step(const struct brs_vocabulary **out, const brs_sampler *sampler,
+                                   const struct brs_message *message)
+{
+    *out = NULL;
+    /* combinations the options cannot plan are refused here, when a step is
+     * planned, not when they are set or validated: every option can be set
+     * at once (each binding's every-option test) */
+    brs_status status = brs_cp_check_combination(sampler, message);
+    if (status != BRS_OK) return status;
+    if (sampler->config.max_shapes == 0 || sampler->config.strategy != BRS_STRATEGY_BALANCED)
+        return BRS_OK;
+    return brs_vocabulary_of(out, sampler, message);
 }
 
 brs_status brs_sampler_shape_vocabulary(uint64_t *shapes, size_t *count, const brs_sampler *sampler,

@@ -3,8 +3,8 @@
  * of docs/formats.md (the first problem is the one reported), its values
  * handed out by key name. The JSON itself is formats/json.c's. */
 #include "brs.h"
-#include "api/internal.h"
 #include "formats/internal.h"
+#include "util/message.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,7 +70,8 @@ struct brs_cost_model_file {
     struct brs_message message;
 };
 
-static const char null_handle_message[] = "brs_cost_model_file_last_error: the handle is NULL";
+static const char null_handle_message[] =
+    "brs_cost_model_file_last_error: " BRS_MESSAGE_NULL_HANDLE;
 
 /* Refuse the file: "<name>: <problem>" as the message. */
 static brs_status bad(brs_cost_model_file *f, brs_status status, const char *format, ...)

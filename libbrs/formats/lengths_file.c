@@ -5,7 +5,7 @@
  * exactly the same rules. One line's grammar is lengths_line.c's. */
 #include "brs.h"
 #include "formats/internal.h"
-#include "api/internal.h"
+#include "util/message.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,7 +35,7 @@ struct brs_lengths_file {
     struct brs_message message;
 };
 
-static const char null_handle_message[] = "brs_lengths_file_last_error: the handle is NULL";
+static const char null_handle_message[] = "brs_lengths_file_last_error: " BRS_MESSAGE_NULL_HANDLE;
 /* Where *patches points when no sample has an image: never NULL. */
 static const uint32_t no_patches[1];
 static const char byte_order_mark[] = "\xEF\xBB\xBF";

@@ -19,6 +19,7 @@
  * least, spread under a target height (the area bound) or packed into the
  * first micro-steps. */
 #include "planner/internal.h"
+#include "util/stable_sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -85,20 +86,6 @@ struct group {
     brs_wide cost;
 };
 
-/* The lexicographic objective. */
-struct score {
-    brs_wide time;
-    uint64_t peak;
-    brs_wide total;
-};
-
-static int better(const struct score *a, const struct score *b)
-{
-    if (a->time != b->time) return a->time < b->time;
-    if (a->peak != b->peak) return a->peak < b->peak;
-    return a->total < b->total;
-}
-
 /* A plan being built: groups, each micro-step's height (its costliest
  * group) and free ranks, each sample's group. */
 struct state {
@@ -109,42 +96,56 @@ struct state {
     uint32_t *group_of;
 };
 
-struct work {
+/* The search over one step's plans: what it keeps by sample, the plan being
+ * built and the best so far. The step itself (its samples, cost model,
+ * layout and topology) is read where it is, from `step`. */
+struct cp_search {
     const struct brs_step *step;
-    const struct brs_cost_model *model;
-    const struct brs_cp_layout *cp;
-    size_t n, micro_steps;
-    uint64_t ranks, cap;
     brs_wide *weight; /* n */
     uint32_t *least;  /* n: the least allowed degree */
     uint32_t *degree; /* n: the candidate's degrees */
     uint32_t *order;  /* n */
     brs_wide *alone;  /* n: each sample's cost alone at its candidate degree */
     struct state now, best;
-    struct score best_score;
+    struct brs_score best_score;
     int have_best;
     size_t nodes;
     int exact;
 };
+
+/* The ranks of the world: dp_size blocks of cp_size. */
+static uint64_t ranks_of(const struct brs_step *step)
+{
+    return (uint64_t)step->dp_size * step->cp.size;
+}
+
+/* The cost on each rank of sample i alone at `degree`. */
+static brs_wide alone_cost(const struct cp_search *w, size_t i, uint64_t degree)
+{
+    return brs_cp_cost(&w->step->model, &w->step->cp, w->weight[i], w->step->lengths[i], degree);
+}
 
 static uint64_t held_of(uint32_t length, uint64_t degree)
 {
     return (length + degree - 1) / degree;
 }
 
-static void state_reset(struct state *s, const struct work *w)
+static void state_reset(struct state *s, const struct cp_search *w)
 {
     s->count = 0;
-    for (size_t m = 0; m < w->micro_steps; m++) {
+    for (size_t m = 0; m < w->step->grad_accum; m++) {
         s->height[m] = 0;
-        s->free[m] = w->ranks;
+        s->free[m] = ranks_of(w->step);
     }
 }
 
-static struct score score_of(const struct state *s, const struct work *w)
+/* The objective's score (objective.c): the step time is the sum over
+ * micro-steps of the costliest micro-batch, the peak the most tokens a rank
+ * holds, the total the ranks' costs summed. */
+static struct brs_score score_of(const struct state *s, const struct cp_search *w)
 {
-    struct score sc = {0, 0, 0};
-    for (size_t m = 0; m < w->micro_steps; m++) sc.time += s->height[m];
+    struct brs_score sc = {0, 0, 0};
+    for (size_t m = 0; m < w->step->grad_accum; m++) sc.time += s->height[m];
     for (size_t g = 0; g < s->count; g++) {
         if (s->groups[g].held > sc.peak) sc.peak = s->groups[g].held;
         sc.total += s->groups[g].cost * s->groups[g].degree;
@@ -152,27 +153,27 @@ static struct score score_of(const struct state *s, const struct work *w)
     return sc;
 }
 
-static void state_copy(struct state *to, const struct state *from, const struct work *w)
+static void state_copy(struct state *to, const struct state *from, const struct cp_search *w)
 {
     to->count = from->count;
     memcpy(to->groups, from->groups, from->count * sizeof *from->groups);
-    memcpy(to->height, from->height, w->micro_steps * sizeof *from->height);
-    memcpy(to->free, from->free, w->micro_steps * sizeof *from->free);
-    memcpy(to->group_of, from->group_of, w->n * sizeof *from->group_of);
+    memcpy(to->height, from->height, w->step->grad_accum * sizeof *from->height);
+    memcpy(to->free, from->free, w->step->grad_accum * sizeof *from->free);
+    memcpy(to->group_of, from->group_of, w->step->n * sizeof *from->group_of);
 }
 
 /* Keeps the plan being built where it scores better than the best. */
-static void offer(struct work *w)
+static void offer(struct cp_search *w)
 {
-    struct score sc = score_of(&w->now, w);
-    if (w->have_best && !better(&sc, &w->best_score)) return;
+    struct brs_score sc = score_of(&w->now, w);
+    if (w->have_best && !brs_objective_better(&sc, &w->best_score)) return;
     state_copy(&w->best, &w->now, w);
     w->best_score = sc;
     w->have_best = 1;
 }
 
 /* Sample i joins group g (g == count: a new group of `degree` in `micro`). */
-static void place(struct state *s, const struct work *w, size_t i, size_t g, uint32_t micro,
+static void place(struct state *s, const struct cp_search *w, size_t i, size_t g, uint32_t micro,
                   uint32_t degree)
 {
     uint32_t length = w->step->lengths[i];
@@ -186,45 +187,27 @@ static void place(struct state *s, const struct work *w, size_t i, size_t g, uin
     gr->tokens += length;
     gr->held += held_of(length, gr->degree);
     if ((uint32_t)i < gr->first) gr->first = (uint32_t)i;
-    gr->cost = brs_cp_cost(w->model, w->cp, gr->weights, gr->tokens, gr->degree);
+    gr->cost = brs_cp_cost(&w->step->model, &w->step->cp, gr->weights, gr->tokens, gr->degree);
     if (gr->cost > s->height[gr->micro]) s->height[gr->micro] = gr->cost;
     s->group_of[i] = (uint32_t)g;
 }
 
 /* ---- the greedy candidates ---- */
 
-static int by_alone_desc(const struct work *w, uint32_t a, uint32_t b)
+/* Costliest alone first, then widest, then in sorted order: a total order. */
+static int before_by_alone(const void *context, uint32_t a, uint32_t b)
 {
+    const struct cp_search *w = context;
     if (w->alone[a] != w->alone[b]) return w->alone[a] > w->alone[b];
     if (w->degree[a] != w->degree[b]) return w->degree[a] > w->degree[b];
     return a < b;
-}
-
-/* Insertion sort of the order, costliest alone first (stable, small
- * steps), or a merge sort for larger ones. */
-static void sort_order(struct work *w, uint32_t *tmp)
-{
-    size_t n = w->n;
-    for (size_t width = 1; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n,
-                   hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t a = lo, b = mid, k = lo;
-            while (a < mid && b < hi)
-                tmp[k++] =
-                    by_alone_desc(w, w->order[b], w->order[a]) ? w->order[b++] : w->order[a++];
-            while (a < mid) tmp[k++] = w->order[a++];
-            while (b < hi) tmp[k++] = w->order[b++];
-        }
-        memcpy(w->order, tmp, n * sizeof *tmp);
-    }
 }
 
 /* The best place of sample i at `degree` in the plan being built: in a
  * group of that degree with room, or a new group where a micro-step has the
  * ranks; least rise of its micro-step above max(height, target), then least
  * cost of its group. 0 where there is none. */
-static int best_place(size_t *group, uint32_t *micro, const struct work *w, uint32_t i,
+static int best_place(size_t *group, uint32_t *micro, const struct cp_search *w, uint32_t i,
                       uint32_t degree, brs_wide target)
 {
     const struct state *s = &w->now;
@@ -235,9 +218,9 @@ static int best_place(size_t *group, uint32_t *micro, const struct work *w, uint
     for (size_t g = 0; g < s->count; g++) {
         const struct group *gr = &s->groups[g];
         if (gr->degree != degree) continue;
-        if (w->cap && gr->held + held > w->cap) continue;
-        brs_wide cost =
-            brs_cp_cost(w->model, w->cp, gr->weights + w->weight[i], gr->tokens + length, degree);
+        if (w->step->cp.max_tokens && gr->held + held > w->step->cp.max_tokens) continue;
+        brs_wide cost = brs_cp_cost(&w->step->model, &w->step->cp, gr->weights + w->weight[i],
+                                    gr->tokens + length, degree);
         brs_wide floor = s->height[gr->micro] > target ? s->height[gr->micro] : target;
         brs_wide delta = cost > floor ? cost - floor : 0;
         if (!found || delta < best_delta || (delta == best_delta && cost < best_cost)) {
@@ -245,8 +228,8 @@ static int best_place(size_t *group, uint32_t *micro, const struct work *w, uint
             best_delta = delta, best_cost = cost, *group = g, *micro = gr->micro;
         }
     }
-    brs_wide alone = brs_cp_cost(w->model, w->cp, w->weight[i], length, degree);
-    for (size_t m = 0; m < w->micro_steps; m++) {
+    brs_wide alone = alone_cost(w, i, degree);
+    for (size_t m = 0; m < w->step->grad_accum; m++) {
         if (s->free[m] < degree) continue;
         brs_wide floor = s->height[m] > target ? s->height[m] : target;
         brs_wide delta = alone > floor ? alone - floor : 0;
@@ -262,17 +245,17 @@ static int best_place(size_t *group, uint32_t *micro, const struct work *w, uint
  * first, at its best place (best_place); where its degree has none, at the
  * first other allowed degree that has one (widest first: a wider group
  * takes more samples within the cap). 0 where some sample found no place. */
-static int greedy(struct work *w, brs_wide target)
+static int greedy(struct cp_search *w, brs_wide target)
 {
     struct state *s = &w->now;
     state_reset(s, w);
-    for (size_t k = 0; k < w->n; k++) {
+    for (size_t k = 0; k < w->step->n; k++) {
         uint32_t i = w->order[k], degree = w->degree[i];
         size_t group = 0;
         uint32_t micro = 0;
         int found = best_place(&group, &micro, w, i, degree, target);
-        for (uint64_t c = w->cp->size; !found && c >= w->least[i]; c >>= 1) {
-            if (!(w->cp->degrees & (uint32_t)c) || c == degree) continue;
+        for (uint64_t c = w->step->cp.size; !found && c >= w->least[i]; c >>= 1) {
+            if (!(w->step->cp.degrees & (uint32_t)c) || c == degree) continue;
             degree = (uint32_t)c;
             found = best_place(&group, &micro, w, i, degree, target);
         }
@@ -284,34 +267,36 @@ static int greedy(struct work *w, brs_wide target)
 
 /* The degrees of threshold h: each sample's least allowed degree at or above
  * its least whose cost alone is at most h, else its widest allowed. */
-static void degrees_of(struct work *w, brs_wide h)
+static void degrees_of(struct cp_search *w, brs_wide h)
 {
+    const struct brs_cp_layout *cp = &w->step->cp;
     uint64_t widest = 0;
-    for (uint64_t c = 1; c <= w->cp->size; c <<= 1)
-        if (w->cp->degrees & (uint32_t)c) widest = c;
-    for (size_t i = 0; i < w->n; i++) {
+    for (uint64_t c = 1; c <= cp->size; c <<= 1)
+        if (cp->degrees & (uint32_t)c) widest = c;
+    for (size_t i = 0; i < w->step->n; i++) {
         uint64_t chosen = widest;
         for (uint64_t c = w->least[i]; c <= widest; c <<= 1) {
-            if (!(w->cp->degrees & (uint32_t)c)) continue;
-            if (brs_cp_cost(w->model, w->cp, w->weight[i], w->step->lengths[i], c) <= h) {
+            if (!(cp->degrees & (uint32_t)c)) continue;
+            if (alone_cost(w, i, c) <= h) {
                 chosen = c;
                 break;
             }
         }
         w->degree[i] = (uint32_t)chosen;
-        w->alone[i] = brs_cp_cost(w->model, w->cp, w->weight[i], w->step->lengths[i], chosen);
+        w->alone[i] = alone_cost(w, i, chosen);
     }
 }
 
 /* Greedy plans of one set of degrees: spread under the area bound, and
  * packed from the first micro-step on; each offered. */
-static void greedy_candidates(struct work *w, uint32_t *tmp)
+static void greedy_candidates(struct cp_search *w, uint32_t *tmp)
 {
-    for (size_t i = 0; i < w->n; i++) w->order[i] = (uint32_t)i;
-    sort_order(w, tmp);
+    size_t n = w->step->n;
+    for (size_t i = 0; i < n; i++) w->order[i] = (uint32_t)i;
+    brs_stable_sort_ids(w->order, tmp, n, before_by_alone, w);
     brs_wide area = 0;
-    for (size_t i = 0; i < w->n; i++) area += w->alone[i] * w->degree[i];
-    brs_wide slots = (brs_wide)w->ranks * w->micro_steps;
+    for (size_t i = 0; i < n; i++) area += w->alone[i] * w->degree[i];
+    brs_wide slots = (brs_wide)ranks_of(w->step) * w->step->grad_accum;
     brs_wide targets[2] = {(area + slots - 1) / slots, 0};
     for (int t = 0; t < 2; t++)
         if (greedy(w, targets[t])) offer(w);
@@ -319,35 +304,35 @@ static void greedy_candidates(struct work *w, uint32_t *tmp)
 
 /* Every sample at degree c, or the least its length needs where that is
  * wider: a fixed degree, which a plan of mixed degrees must beat. */
-static void uniform_degrees(struct work *w, uint64_t c)
+static void uniform_degrees(struct cp_search *w, uint64_t c)
 {
-    for (size_t i = 0; i < w->n; i++) {
+    for (size_t i = 0; i < w->step->n; i++) {
         uint64_t d = w->least[i] > c ? w->least[i] : c;
         w->degree[i] = (uint32_t)d;
-        w->alone[i] = brs_cp_cost(w->model, w->cp, w->weight[i], w->step->lengths[i], d);
+        w->alone[i] = alone_cost(w, i, d);
     }
 }
 
-static void run_greedy(struct work *w, uint32_t *tmp)
+static void run_greedy(struct cp_search *w, uint32_t *tmp)
 {
     /* No threshold: every sample at its least degree. */
-    degrees_of(w, ~(brs_wide)0 >> 1);
+    degrees_of(w, BRS_WIDE_MAX >> 1);
     greedy_candidates(w, tmp);
-    for (uint64_t c = 2; c <= w->cp->size; c <<= 1) {
-        if (!(w->cp->degrees & (uint32_t)c)) continue;
+    for (uint64_t c = 2; c <= w->step->cp.size; c <<= 1) {
+        if (!(w->step->cp.degrees & (uint32_t)c)) continue;
         uniform_degrees(w, c);
         greedy_candidates(w, tmp);
     }
     size_t seen = 0;
     uint32_t last = 0;
-    for (size_t i = 0; i < w->n && seen < THRESHOLD_SAMPLES; i++) {
+    for (size_t i = 0; i < w->step->n && seen < THRESHOLD_SAMPLES; i++) {
         uint32_t length = w->step->lengths[i];
         if (i > 0 && length == last) continue;
         last = length;
         seen++;
-        for (uint64_t c = w->least[i]; c <= w->cp->size; c <<= 1) {
-            if (!(w->cp->degrees & (uint32_t)c)) continue;
-            degrees_of(w, brs_cp_cost(w->model, w->cp, w->weight[i], length, c));
+        for (uint64_t c = w->least[i]; c <= w->step->cp.size; c <<= 1) {
+            if (!(w->step->cp.degrees & (uint32_t)c)) continue;
+            degrees_of(w, alone_cost(w, i, c));
             greedy_candidates(w, tmp);
         }
     }
@@ -355,10 +340,10 @@ static void run_greedy(struct work *w, uint32_t *tmp)
 
 /* ---- the exhaustive search ---- */
 
-static brs_wide partial_time(const struct state *s, const struct work *w)
+static brs_wide partial_time(const struct state *s, const struct cp_search *w)
 {
     brs_wide t = 0;
-    for (size_t m = 0; m < w->micro_steps; m++) t += s->height[m];
+    for (size_t m = 0; m < w->step->grad_accum; m++) t += s->height[m];
     return t;
 }
 
@@ -366,7 +351,7 @@ static brs_wide partial_time(const struct state *s, const struct work *w)
  * allowed degree, each group of that degree with room, or a new group in a
  * micro-step used so far or the first unused one (the micro-steps are
  * interchangeable). Prunes on the step time, which only grows. */
-static void search(struct work *w, size_t i, size_t used)
+static void search(struct cp_search *w, size_t i, size_t used)
 {
     if (w->nodes++ > EXACT_NODE_BUDGET) {
         w->exact = 0;
@@ -374,23 +359,26 @@ static void search(struct work *w, size_t i, size_t used)
     }
     struct state *s = &w->now;
     if (w->have_best && partial_time(s, w) > w->best_score.time) return;
-    if (i == w->n) {
+    if (i == w->step->n) {
         offer(w);
         return;
     }
     uint32_t length = w->step->lengths[i];
-    for (uint64_t c = w->least[i]; c <= w->cp->size; c <<= 1) {
-        if (!(w->cp->degrees & (uint32_t)c)) continue;
+    const struct brs_cp_layout *cp = &w->step->cp;
+    size_t micro_steps = w->step->grad_accum;
+    for (uint64_t c = w->least[i]; c <= cp->size; c <<= 1) {
+        if (!(cp->degrees & (uint32_t)c)) continue;
         uint64_t held = held_of(length, c);
         size_t count = s->count;
         for (size_t g = 0; g <= count; g++) {
             uint32_t first_micro = 0, last_micro = 0;
             if (g < count) {
                 const struct group *gr = &s->groups[g];
-                if (gr->degree != c || (w->cap && gr->held + held > w->cap)) continue;
+                if (gr->degree != c || (cp->max_tokens && gr->held + held > cp->max_tokens))
+                    continue;
                 first_micro = last_micro = gr->micro;
             } else {
-                last_micro = (uint32_t)(used < w->micro_steps ? used : w->micro_steps - 1);
+                last_micro = (uint32_t)(used < micro_steps ? used : micro_steps - 1);
             }
             for (uint32_t m = first_micro; m <= last_micro; m++) {
                 if (g == count && s->free[m] < c) continue;
@@ -416,36 +404,33 @@ static void search(struct work *w, size_t i, size_t used)
 /* ---- the layout and the result ---- */
 
 /* Orders the groups of each micro-step widest first, then costliest, then by
- * their first sample, and gives them consecutive ranks. */
-static int layout_before(const struct group *a, const struct group *b)
+ * their first sample (a total order), and gives them consecutive ranks. */
+static int layout_before(const void *context, uint32_t a, uint32_t b)
 {
-    if (a->micro != b->micro) return a->micro < b->micro;
-    if (a->degree != b->degree) return a->degree > b->degree;
-    if (a->cost != b->cost) return a->cost > b->cost;
-    return a->first < b->first;
+    const struct group *x = &((const struct group *)context)[a],
+                       *y = &((const struct group *)context)[b];
+    if (x->micro != y->micro) return x->micro < y->micro;
+    if (x->degree != y->degree) return x->degree > y->degree;
+    if (x->cost != y->cost) return x->cost > y->cost;
+    return x->first < y->first;
 }
 
-static brs_status finish(struct brs_cp_plan *out, struct work *w)
+static brs_status finish(struct brs_cp_plan *out, struct cp_search *w)
 {
     struct state *s = &w->best;
-    size_t count = s->count;
+    size_t count = s->count, micro_steps = w->step->grad_accum;
+    uint64_t ranks = ranks_of(w->step);
     uint32_t *rank_of = malloc((count + 1) * sizeof *rank_of);
     uint32_t *id = malloc((count + 1) * sizeof *id);
-    brs_wide *rank_time = calloc(w->ranks, sizeof *rank_time);
-    if (!rank_of || !id || !rank_time) {
-        free(rank_of), free(id), free(rank_time);
+    uint32_t *scratch = malloc((count + 1) * sizeof *scratch);
+    /* each rank's cost at each micro-step, rank-major as the sync times read them */
+    brs_wide *by_slot = calloc(ranks * micro_steps, sizeof *by_slot);
+    if (!rank_of || !id || !scratch || !by_slot) {
+        free(rank_of), free(id), free(scratch), free(by_slot);
         return BRS_ERR_NO_MEMORY;
     }
     for (size_t g = 0; g < count; g++) id[g] = (uint32_t)g;
-    for (size_t a = 1; a < count; a++) { /* insertion sort: few groups per step */
-        uint32_t x = id[a];
-        size_t b = a;
-        while (b > 0 && layout_before(&s->groups[x], &s->groups[id[b - 1]])) {
-            id[b] = id[b - 1];
-            b--;
-        }
-        id[b] = x;
-    }
+    brs_stable_sort_ids(id, scratch, count, layout_before, s->groups);
     uint64_t next = 0;
     uint32_t micro = 0;
     for (size_t k = 0; k < count; k++) {
@@ -457,45 +442,39 @@ static brs_status finish(struct brs_cp_plan *out, struct work *w)
         out->degree[k] = gr->degree;
         out->tokens[k] = gr->held;
         out->cost[k] = gr->cost;
+        for (uint64_t r = next; r < next + gr->degree; r++)
+            by_slot[r * micro_steps + gr->micro] = gr->cost;
         next += gr->degree;
     }
-    for (size_t i = 0; i < w->n; i++) out->group_of[i] = rank_of[s->group_of[i]];
+    for (size_t i = 0; i < w->step->n; i++) out->group_of[i] = rank_of[s->group_of[i]];
     out->count = count;
-    out->micro_sync = w->best_score.time;
-    /* per-step sync: each rank's costs summed over its micro-steps */
-    for (size_t k = 0; k < count; k++)
-        for (uint64_t r = 0; r < out->degree[k]; r++)
-            rank_time[out->first_rank[k] + r] += out->cost[k];
-    out->step_sync = 0;
-    for (uint64_t r = 0; r < w->ranks; r++)
-        if (rank_time[r] > out->step_sync) out->step_sync = rank_time[r];
+    brs_objective_sync_times(&out->micro_sync, &out->step_sync, by_slot, ranks, micro_steps);
     out->exact = w->exact;
-    free(rank_of), free(id), free(rank_time);
+    free(rank_of), free(id), free(scratch), free(by_slot);
     return BRS_OK;
 }
 
 /* Bounds every plan of the step meets: a sample alone at its cheapest
  * degree (lower_bound, and a micro-step holding it), and the least rank-time of
  * every sample spread over the world (c ceil(W / c) >= W, and the
- * communication grows with the degree). */
-static void bounds(struct brs_cp_plan *out, const struct work *w)
+ * communication grows with the degree): objective.c's time floor. */
+static void bounds(struct brs_cp_plan *out, const struct cp_search *w)
 {
+    const struct brs_cp_layout *cp = &w->step->cp;
     brs_wide largest = 0, area = 0;
-    for (size_t i = 0; i < w->n; i++) {
+    for (size_t i = 0; i < w->step->n; i++) {
         uint64_t c = w->least[i];
-        uint32_t length = w->step->lengths[i];
         brs_wide alone = 0; /* its cost alone at the degree where that is least */
-        for (uint64_t d = c; d <= w->cp->size; d <<= 1) {
-            if (!(w->cp->degrees & (uint32_t)d)) continue;
-            brs_wide at = brs_cp_cost(w->model, w->cp, w->weight[i], length, d);
+        for (uint64_t d = c; d <= cp->size; d <<= 1) {
+            if (!(cp->degrees & (uint32_t)d)) continue;
+            brs_wide at = alone_cost(w, i, d);
             if (d == c || at < alone) alone = at;
         }
         if (alone > largest) largest = alone;
-        area += w->weight[i] + (brs_wide)c * w->cp->comm * log2_of(c) * length;
+        area += w->weight[i] + (brs_wide)c * cp->comm * log2_of(c) * w->step->lengths[i];
     }
     out->lower_bound = largest;
-    brs_wide spread = (area + w->ranks - 1) / w->ranks;
-    out->time_lower_bound = spread > largest ? spread : largest;
+    out->time_lower_bound = brs_objective_time_floor(largest, area, ranks_of(w->step));
 }
 
 static int state_alloc(struct state *s, size_t n, size_t micro_steps)
@@ -514,15 +493,8 @@ static void state_free(struct state *s)
 
 brs_status brs_cp_plan(struct brs_cp_plan *out, const struct brs_step *step)
 {
-    struct work w = {.step = step,
-                     .model = &step->model,
-                     .cp = &step->cp,
-                     .n = step->n,
-                     .micro_steps = step->grad_accum,
-                     .ranks = (uint64_t)step->dp_size * step->cp.size,
-                     .cap = step->cp.max_tokens,
-                     .exact = 1};
-    size_t n = step->n;
+    struct cp_search w = {.step = step, .exact = 1};
+    size_t n = step->n, micro_steps = step->grad_accum;
     for (size_t i = 0; i < n; i++)
         if (brs_cp_least_degree(&step->cp, step->lengths[i]) == 0) return BRS_ERR_SAMPLE_TOO_LONG;
     w.weight = malloc((n + 1) * sizeof *w.weight);
@@ -533,7 +505,7 @@ brs_status brs_cp_plan(struct brs_cp_plan *out, const struct brs_step *step)
     uint32_t *tmp = malloc((n + 1) * sizeof *tmp);
     brs_status status = BRS_ERR_NO_MEMORY;
     if (w.weight && w.alone && w.least && w.degree && w.order && tmp &&
-        state_alloc(&w.now, n, w.micro_steps) && state_alloc(&w.best, n, w.micro_steps)) {
+        state_alloc(&w.now, n, micro_steps) && state_alloc(&w.best, n, micro_steps)) {
         for (size_t i = 0; i < n; i++) {
             w.weight[i] = brs_sample_weight(&step->model, step->lengths[i]);
             w.least[i] = (uint32_t)brs_cp_least_degree(&step->cp, step->lengths[i]);

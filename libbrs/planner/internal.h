@@ -15,7 +15,8 @@
 
 /* A split's score, lexicographic (docs/algorithm.md): the step time of the
  * sync model (the deal of brs_assign), the peak tokens of a group, the total
- * cost. objective.c computes it. */
+ * cost. assign.c computes it (the deal and its score are one unit),
+ * objective.c compares. */
 struct brs_score {
     brs_wide time, peak, total;
 };
@@ -42,19 +43,19 @@ brs_wide brs_objective_time_bound(const uint32_t *lengths, size_t n, size_t k, s
                                   const struct brs_cost_model *model, brs_wide min_max,
                                   brs_wide weight_sum);
 
-/* ---- The score of a split (objective.c). ---- */
+/* ---- The score of a split: the deal it gets, then its peak and total (assign.c). ---- */
 
 /* The score of k groups of these costs whose largest holds `peak` tokens.
  * cost_order: the groups in cost order, or NULL (brs_assign). slot_scratch
  * holds k. */
-brs_status brs_objective_score_groups(struct brs_score *score, const brs_wide *costs,
-                                      const uint32_t *cost_order, uint64_t peak, size_t k,
-                                      size_t dp_size, int sync, uint32_t *slot_scratch);
+brs_status brs_assign_score_groups(struct brs_score *score, const brs_wide *costs,
+                                   const uint32_t *cost_order, uint64_t peak, size_t k,
+                                   size_t dp_size, int sync, uint32_t *slot_scratch);
 /* The same of a contiguous split of lengths sorted longest first (padded:
  * a group holds its size times its head's length). */
-brs_status brs_objective_score_split(struct brs_score *score, const size_t *starts,
-                                     const brs_wide *costs, const uint32_t *lengths, size_t k,
-                                     size_t dp_size, int sync, uint32_t *slot_scratch);
+brs_status brs_assign_score_split(struct brs_score *score, const size_t *starts,
+                                  const brs_wide *costs, const uint32_t *lengths, size_t k,
+                                  size_t dp_size, int sync, uint32_t *slot_scratch);
 
 /* ---- The exact min-max and least-peak searches over sorted lengths (search.c). ---- */
 
@@ -125,7 +126,7 @@ brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sy
 /* The search's budget where its split is a step on the way (a few cells per
  * sample), and a threshold that limits nothing. */
 enum { BRS_LEAST_TOTAL_CELLS_PER_SAMPLE = 4, BRS_LEAST_TOTAL_CELLS_BASE = 4096 };
-#define BRS_LEAST_TOTAL_NO_LIMIT (~(brs_wide)0)
+#define BRS_LEAST_TOTAL_NO_LIMIT BRS_WIDE_MAX
 
 /* The split of least total cost among those with max cost <= threshold (at
  * least the optimum), if its search needs at most `budget` cells.
@@ -149,7 +150,7 @@ brs_status brs_least_total_to_k(struct brs_split *split, const uint32_t *lengths
 /* ---- Layers of groups, one per micro-step (layering.c). ---- */
 
 /* A layer that cannot hold its groups (too few samples, or the cap). */
-#define BRS_LAYERING_NO_TIME (~(brs_wide)0)
+#define BRS_LAYERING_NO_TIME BRS_WIDE_MAX
 
 /* n samples in `count` layers of `ranks` groups: layer m is [cut[m],
  * cut[m + 1]) and takes time[m], the exact min-max of its groups. */

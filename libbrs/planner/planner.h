@@ -75,6 +75,16 @@ static inline brs_wide brs_least_work(const struct brs_cost_model *model, size_t
     return (brs_wide)k * model->intercept + weights;
 }
 
+/* The average-group bound: no k groups of samples whose weights sum to
+ * `weights` have their costliest below an intercept plus ceil(weights / k).
+ * The bound of the padded search (search.c), the packed planner's
+ * (objective.c) and a layer's estimate (layering.c). */
+static inline brs_wide brs_average_group_cost(const struct brs_cost_model *model, size_t k,
+                                              brs_wide weights)
+{
+    return model->intercept + (weights + k - 1) / k;
+}
+
 /* Whether intercept + (n + 1) w(L_0) < 2^64 for n samples sorted longest
  * first: then no group of up to n + 1 of them costs more than 64 bits. */
 static inline int brs_fits_64_bits(const uint32_t *lengths, size_t n,
@@ -214,7 +224,7 @@ uint32_t brs_vocabulary_length(const struct brs_vocabulary *v, size_t size, uint
 
 /* A quick estimate of the step time of n samples (sorted longest first,
  * padded) within v: the least-total split at the exact min-max cost, dealt
- * for the sync model; NO time (the all-ones value) when no split fits.
+ * for the sync model; BRS_WIDE_MAX (util/wide.h) when no split fits.
  * What choosing a vocabulary compares candidates by. */
 brs_wide brs_vocabulary_quick_time(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
                                    int sync, const struct brs_cost_model *model,

@@ -57,9 +57,9 @@ struct polish {
 static brs_status score(const struct polish *p, struct brs_score *out, const size_t *starts,
                         const brs_wide *costs, const uint32_t *order, uint32_t *slots)
 {
-    return brs_objective_score_groups(out, costs, order,
-                                      brs_objective_padded_peak(starts, p->lengths, p->k), p->k,
-                                      p->dp_size, p->sync, slots);
+    return brs_assign_score_groups(out, costs, order,
+                                   brs_objective_padded_peak(starts, p->lengths, p->k), p->k,
+                                   p->dp_size, p->sync, slots);
 }
 
 /* Marks the groups that set the step time (and the one at the peak). */

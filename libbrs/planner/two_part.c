@@ -9,6 +9,7 @@
  * (objective.c) wins. docs/algorithm.md, "Two parts", says what is exact
  * and what is certified. */
 #include "planner/internal.h"
+#include "util/stable_sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -103,8 +104,8 @@ static brs_status score_of(struct brs_score *score, struct work *w)
         uint64_t tokens = group_tokens(w, &w->groups[g]);
         if (tokens > peak) peak = tokens;
     }
-    return brs_objective_score_groups(score, w->costs, NULL, peak, w->step->k, w->step->dp_size,
-                                      w->step->sync, w->slots);
+    return brs_assign_score_groups(score, w->costs, NULL, peak, w->step->k, w->step->dp_size,
+                                   w->step->sync, w->slots);
 }
 
 /* The best split seen: kept when group_of scores better. */
@@ -235,28 +236,16 @@ static int greedy(struct work *w, enum greedy_rule rule)
 
 /* The two greedy orders: longest text first (the order of the step), and
  * costliest sample (text and images) first. */
-static int costs_less(const struct work *w, uint32_t a, uint32_t b)
+static int costlier(const void *context, uint32_t a, uint32_t b)
 {
-    return w->weight[a] + w->encoder[a] < w->weight[b] + w->encoder[b];
+    const struct work *w = context;
+    return w->weight[a] + w->encoder[a] > w->weight[b] + w->encoder[b];
 }
 
-/* A stable bottom-up merge sort of the order, costliest first (members_a is
- * free scratch here). */
+/* Stable, costliest first (members_a is free scratch here). */
 static void sort_by_standalone_cost(struct work *w)
 {
-    size_t n = w->step->n;
-    uint32_t *a = w->order, *tmp = w->members_a;
-    for (size_t width = 1; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n,
-                   hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t x = lo, y = mid, o = lo;
-            while (x < mid && y < hi) tmp[o++] = costs_less(w, a[x], a[y]) ? a[y++] : a[x++];
-            while (x < mid) tmp[o++] = a[x++];
-            while (y < hi) tmp[o++] = a[y++];
-        }
-        memcpy(a, tmp, n * sizeof *a);
-    }
+    brs_stable_sort_ids(w->order, w->members_a, w->step->n, costlier, w);
 }
 
 /* ---- the descent: moves and swaps off the costliest group ---------------- */

@@ -36,7 +36,7 @@ def main(out):
     model = cp.TinyDecoder()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
     covered = {}
-    losses, first_grads, degrees = [], None, set()
+    losses, first_grads, degrees, held = [], None, set(), 0
     batches = iter(sampler)
     for step in range(sampler.steps_per_epoch):
         plan = sampler.plan(step)
@@ -54,6 +54,7 @@ def main(out):
             if not mb.indices:
                 continue  # a placeholder: no tokens, no loss, no group collective
             shard = cp.shard(mb, lambda i: tokens[i])
+            held = max(held, len(shard.input_ids))  # the tokens this rank's tensors hold
             loss = model.loss_sum(shard, groups) / count
             loss.backward()
             local = local + loss.detach()
@@ -67,7 +68,8 @@ def main(out):
             first_grads = {name: p.grad.flatten().tolist() for name, p in model.named_parameters()}
         optimizer.step()
     everything = [None] * dist.get_world_size()
-    dist.all_gather_object(everything, {"covered": covered, "degrees": sorted(degrees)})
+    dist.all_gather_object(everything, {"covered": covered, "degrees": sorted(degrees),
+                                             "held": held})
     if rank == 0:
         total = {}
         for part in everything:
@@ -80,7 +82,8 @@ def main(out):
             json.dump({"losses": losses, "grads": first_grads,
                        "params": {k: v.flatten().tolist() for k, v in model.state_dict().items()},
                        "covered": {str(k): v for k, v in total.items()}, "lengths": lengths,
-                       "steps": steps, "degrees": sorted({d for p in everything
+                       "steps": steps, "cap": T,
+                       "held": max(p["held"] for p in everything), "degrees": sorted({d for p in everything
                                                           for d in p["degrees"]})}, f)
     dist.destroy_process_group()
 

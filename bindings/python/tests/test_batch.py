@@ -83,7 +83,7 @@ def test_errors_name_what_would_do():
         plan_batch([5, 6], dp_size=2, grad_accum=2)
     with pytest.raises(ValueError, match="empty"):
         plan_batch([], dp_size=2)
-    with pytest.raises(ValueError, match=r"lengths\[1\] = 50 .*at least 50"):
+    with pytest.raises(ValueError, match=r"lengths\[1\] has 50 tokens.*at least 50"):
         plan_batch([3, 50, 4], dp_size=1, max_tokens=40)
     # 100 | 90 | 80 | 10 9 8 7 6 within 100 tokens takes 4 micro-batches; 2 need 300 tokens
     with pytest.raises(ValueError, match=r"at least 4 micro-batches.*max_tokens to 300"):

@@ -91,3 +91,29 @@ def test_a_sample_too_long_for_the_widest_group_is_refused():
     lengths = long_tail()
     with pytest.raises(ValueError, match="max_tokens_per_rank"):
         sampler(lengths, max_tokens_per_rank=1000)
+
+
+def test_the_shards_a_plan_builds_hold_at_most_the_cap():
+    torch = pytest.importorskip("torch")
+    from brs.integrations import context_parallel as cp
+
+    lengths = long_tail()
+    s = sampler(lengths)
+    cap = s.max_tokens_per_rank
+    for step in range(3):
+        for rank in s.plan(step).micro_batches:
+            for mb in rank:
+                shard = cp.shard(mb, lambda i: torch.zeros(lengths[i], dtype=torch.long))
+                assert int(shard.valid.sum()) == sum(e - s for _, s, e in mb.token_ranges)
+                assert len(shard.input_ids) <= cap
+
+
+def test_a_shard_fuller_than_its_padding_is_refused():
+    torch = pytest.importorskip("torch")
+    from brs.integrations import context_parallel as cp
+
+    class Overfull:
+        cp_ranks, padded_tokens, token_ranges = (0,), 8, [(0, 0, 10)]
+
+    with pytest.raises(ValueError, match="more than the 8"):
+        cp.shard(Overfull(), lambda i: torch.zeros(10, dtype=torch.long))

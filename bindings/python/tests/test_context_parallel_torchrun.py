@@ -63,6 +63,11 @@ def test_every_token_of_every_sample_once(run):
     assert {int(k): v for k, v in run["covered"].items()} == dict(enumerate(run["lengths"]))
 
 
+def test_no_rank_holds_more_than_the_cap(run):
+    """The shards cp_train.py built, not the plan's numbers: the longest one any rank held."""
+    assert 0 < run["held"] <= run["cap"]
+
+
 def test_losses_gradients_and_parameters_match_one_process(run):
     losses, grads, params = reference(run)
     assert run["losses"] == pytest.approx(losses, rel=1e-5, abs=1e-6)

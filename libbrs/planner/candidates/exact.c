@@ -42,8 +42,8 @@ struct enumeration {
 static void score_current(struct enumeration *e)
 {
     struct brs_score s;
-    brs_status status = brs_objective_score_split(&s, e->starts, e->costs, e->lengths, e->k,
-                                                  e->dp_size, e->sync, e->slots);
+    brs_status status = brs_assign_score_split(&s, e->starts, e->costs, e->lengths, e->k,
+                                               e->dp_size, e->sync, e->slots);
     if (status != BRS_OK) {
         e->status = status;
         return;

@@ -46,6 +46,7 @@ const BRS_OPT_MAX_TOKENS_PER_RANK = Int32(21)
 const BRS_OPT_CP_COMM_COST = Int32(22)
 const BRS_OPT_CP_DEGREES = Int32(23)
 const BRS_OPT_MAX_SHAPES_SEARCH = Int32(24)
+const BRS_OPT_CP_LATENCY = Int32(25)
 
 # Values of BRS_OPT_STRATEGY and BRS_OPT_SYNC (names: brs_option_value_name).
 const BRS_STRATEGY_BALANCED = Int64(0)
@@ -91,6 +92,11 @@ const BRS_PLAN_MICRO_SYNC_TIME = Int32(23)
 const BRS_PLAN_STEP_SYNC_TIME = Int32(24)
 const BRS_PLAN_TIME_LOWER_BOUND = Int32(25)
 const BRS_PLAN_ENCODER_COST = Int32(26)  # since 1.5
+# since 1.6: the step time of the sync model and the ranks' time in it (brs.h)
+const BRS_PLAN_STEP_TIME = Int32(27)
+const BRS_PLAN_USEFUL_TIME = Int32(28)
+const BRS_PLAN_PADDING_TIME = Int32(29)
+const BRS_PLAN_WAITING_TIME = Int32(30)
 
 const LIBRARY_PATH = Ref{String}("")
 

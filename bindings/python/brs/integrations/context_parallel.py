@@ -35,7 +35,8 @@ class Shard:
 def shard(mb, tokens_of, length=None):
     """The Shard of micro-batch ``mb`` (a brs.MicroBatch or a batch the sampler yields) on this
     rank; ``tokens_of(index)`` gives sample ``index``'s token ids (a 1-D tensor or list). Padded
-    to ``length`` (default mb.padded_tokens)."""
+    to ``length`` (default mb.padded_tokens); ranges holding more tokens than that are refused
+    (the shard would break the per-rank cap the plan's padded_tokens promises)."""
     length = mb.padded_tokens if length is None else length
     ids, targets, positions, sequences = [], [], [], []
     for index, start, end in mb.token_ranges:
@@ -49,7 +50,10 @@ def shard(mb, tokens_of, length=None):
         positions.append(torch.arange(start, end))
         sequences.append(torch.full((end - start,), index, dtype=torch.long))
     used = sum(len(x) for x in ids)
-    pad = max(0, length - used)
+    if used > length:
+        raise ValueError(f"this rank's token ranges hold {used} tokens, more than the "
+                         f"{length} its micro-batch is padded to")
+    pad = length - used
     ids.append(torch.zeros(pad, dtype=torch.long))
     targets.append(torch.full((pad,), -100, dtype=torch.long))
     positions.append(torch.zeros(pad, dtype=torch.long))

@@ -94,12 +94,14 @@ pub const BRS_OPT_MAX_SHAPES: brs_option = 19;
 pub const BRS_OPT_CP_SIZE: brs_option = 20;
 /// int: max_tokens_per_rank, cap on the tokens one rank holds in a micro-step, 0: none (since 1.6).
 pub const BRS_OPT_MAX_TOKENS_PER_RANK: brs_option = 21;
-/// double: cp_comm_cost, context-parallel communication per token per doubling (since 1.6).
+/// double: cp_comm_cost, context-parallel exchange per token received, (c - 1) / c of them (since 1.6).
 pub const BRS_OPT_CP_COMM_COST: brs_option = 22;
 /// int: cp_degrees, the allowed degrees as a bitmask, 0: every power of two (since 1.6).
 pub const BRS_OPT_CP_DEGREES: brs_option = 23;
 /// int: max_shapes_search, moves of the search that improves the shape vocabulary, 0: none (since 1.6).
 pub const BRS_OPT_MAX_SHAPES_SEARCH: brs_option = 24;
+/// double: cp_latency, context-parallel latency per rank a group adds (since 1.6).
+pub const BRS_OPT_CP_LATENCY: brs_option = 25;
 
 /// Option types (`brs_option_type`).
 pub const BRS_OPTION_INT: i32 = 0;
@@ -161,6 +163,12 @@ pub const BRS_PLAN_STEP_SYNC_TIME: brs_plan_key = 24;
 pub const BRS_PLAN_TIME_LOWER_BOUND: brs_plan_key = 25;
 /// Since 1.5: the encoder's share of BRS_PLAN_TOTAL_COST.
 pub const BRS_PLAN_ENCODER_COST: brs_plan_key = 26;
+/// Since 1.6: the step time of the sync model; the ranks' time in it is
+/// USEFUL + PADDING + WAITING (brs.h).
+pub const BRS_PLAN_STEP_TIME: brs_plan_key = 27;
+pub const BRS_PLAN_USEFUL_TIME: brs_plan_key = 28;
+pub const BRS_PLAN_PADDING_TIME: brs_plan_key = 29;
+pub const BRS_PLAN_WAITING_TIME: brs_plan_key = 30;
 
 // ---------------------------------------------------------------------------
 // Files: the readers of docs/formats.md (since 1.5)

@@ -101,6 +101,7 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         BRS_OPT_CP_COMM_COST,
         BRS_OPT_CP_DEGREES,
         BRS_OPT_MAX_SHAPES_SEARCH,
+        BRS_OPT_CP_LATENCY,
         BRS_OPTION_INT,
         BRS_OPTION_DOUBLE,
         BRS_OPTION_SCOPE_RANK,
@@ -128,6 +129,10 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         BRS_PLAN_STEP_SYNC_TIME,
         BRS_PLAN_TIME_LOWER_BOUND,
         BRS_PLAN_ENCODER_COST,
+        BRS_PLAN_STEP_TIME,
+        BRS_PLAN_USEFUL_TIME,
+        BRS_PLAN_PADDING_TIME,
+        BRS_PLAN_WAITING_TIME,
         BRS_COST_MODEL_FILE_MAX_BYTES,
     ]
 }
