@@ -192,6 +192,14 @@ brs_status brs_samples_draw_sorted(brs_plan *p, const brs_sampler *s, uint64_t e
  * ready on BRS_OK. */
 brs_status brs_step_plan(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step,
                          const struct brs_vocabulary *vocabulary);
+/* brs_step_plan's first half: the step drawn, gathered and resolved into
+ * p->resolved, not planned (what the vocabulary's choice plans itself). */
+brs_status brs_step_draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step,
+                         const struct brs_vocabulary *vocabulary);
+/* The error of a step the planner could not plan (status, with what
+ * planned says failed): what would plan it, in p's message. */
+brs_status brs_step_error(brs_plan *p, const brs_sampler *s, const struct brs_planned *planned,
+                          brs_status status);
 /* The gathered step resolved once into p->resolved (planner/planner.h): what
  * every planner, description and error of the step reads. */
 void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabulary *vocabulary);

@@ -234,6 +234,12 @@ enum { BRS_TWO_PART_EXACT_SPLITS = 50000 };
 brs_status brs_vocabulary_split(struct brs_split *split, uint32_t *group_length,
                                 const struct brs_step *step);
 
+/* A quick estimate of the time of the step within its vocabulary (its
+ * planned lengths): the least-total split at the exact min-max cost, dealt
+ * for the sync model; BRS_WIDE_MAX (util/wide.h) when no split fits. What
+ * choosing a vocabulary compares candidates by (vocabulary_choice.c). */
+brs_wide brs_vocabulary_quick_time(const struct brs_step *step);
+
 /* A packed split planned within a vocabulary: each group's cost gains what
  * padding its row to the vocabulary costs (brs_packed_row_padding_cost), so
  * that the deal balances what the kernels run. tokens: k words of scratch. */

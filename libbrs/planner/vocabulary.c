@@ -399,15 +399,17 @@ static brs_status open_step(struct step *s, const uint32_t *lengths, size_t n, s
     return BRS_OK;
 }
 
-brs_wide brs_vocabulary_quick_time(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                                   int sync, const struct brs_cost_model *model,
-                                   const struct brs_vocabulary *v)
+brs_wide brs_vocabulary_quick_time(const struct brs_step *step)
 {
+    size_t k = step->k, dp_size = step->dp_size;
+    int sync = step->sync;
     struct step s = {0};
     brs_wide time = BRS_WIDE_MAX;
     size_t *starts = malloc((k + 1) * sizeof *starts);
     brs_wide *costs = malloc(k * sizeof *costs);
-    if (starts && costs && open_step(&s, lengths, n, k, dp_size, sync, model, v) == BRS_OK) {
+    if (starts && costs &&
+        open_step(&s, step->planned, step->n, k, dp_size, sync, &step->model, step->vocabulary) ==
+            BRS_OK) {
         brs_wide min_max = solve(starts, &s, MAX_COST, BRS_WIDE_MAX - 1, UINT64_MAX);
         uint64_t peak;
         struct brs_score score;
