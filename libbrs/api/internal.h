@@ -156,6 +156,9 @@ brs_status brs_settings_zero_length(const struct brs_message *message, size_t in
 /* The cost model the planner prices the sampler's micro-batches with; a
  * packed row's cap is its total's, the padding's rounding included. */
 struct brs_cost_model brs_settings_cost_model(const brs_sampler *s);
+/* The same with the sampler's padding already resolved (a step's). */
+struct brs_cost_model brs_settings_cost_model_padded(const brs_sampler *s,
+                                                     const struct brs_padding *padding);
 
 /* ---- a step's samples in the plan's buffers (samples.c). ---- */
 
@@ -200,8 +203,9 @@ brs_status brs_step_draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint
  * planned says failed): what would plan it, in p's message. */
 brs_status brs_step_error(brs_plan *p, const brs_sampler *s, const struct brs_planned *planned,
                           brs_status status);
-/* The gathered step resolved once into p->resolved (planner/planner.h): what
- * every planner, description and error of the step reads. */
+/* The gathered step, its padding resolved by brs_samples_gather, resolved
+ * once into p->resolved (planner/planner.h): what every planner,
+ * description and error of the step reads. */
 void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabulary *vocabulary);
 
 /* ---- the guards every query of a plan opens with (guards.c). ---- */

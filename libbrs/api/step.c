@@ -178,7 +178,7 @@ static brs_status grouped_order(const uint64_t **order, brs_plan *p, const brs_s
 void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabulary *vocabulary)
 {
     const struct brs_config *c = &s->config;
-    struct brs_padding padding = brs_settings_padding(s);
+    struct brs_padding padding = p->resolved.padding; /* brs_samples_gather's */
     p->resolved = (struct brs_step){.lengths = p->sorted_length,
                                     .planned = p->planned_length,
                                     .loads = NULL,
@@ -188,7 +188,7 @@ void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabu
                                     .grad_accum = p->grad_accum,
                                     .sync = (int)c->sync,
                                     .packed = (int)c->packed,
-                                    .model = brs_settings_cost_model(s),
+                                    .model = brs_settings_cost_model_padded(s, &padding),
                                     .padding = padding,
                                     .vocabulary = vocabulary,
                                     .cp = brs_cp_layout_of(s, &padding)};
