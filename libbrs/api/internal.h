@@ -190,9 +190,8 @@ brs_status brs_samples_draw_sorted(brs_plan *p, const brs_sampler *s, uint64_t e
 /* Step `step` of `epoch` of a sampler whose configuration is checked
  * (brs_settings_check, or brs_plan_compute_batch's own checks) and the step
  * in range, within `vocabulary` (brs_vocabulary_for_step; NULL plans
- * without one, what choosing the vocabulary plans, whatever max_shapes
- * says): drawn, gathered, planned with its strategy, described; the plan is
- * ready on BRS_OK. */
+ * without one, whatever max_shapes says): drawn, gathered, planned with its
+ * strategy, described; the plan is ready on BRS_OK. */
 brs_status brs_step_plan(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step,
                          const struct brs_vocabulary *vocabulary);
 /* brs_step_plan's first half: the step drawn, gathered and resolved into
