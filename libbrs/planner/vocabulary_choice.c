@@ -266,7 +266,7 @@ static void add_rung(struct chosen *c, uint32_t length, brs_wide cost,
     add_shape(c, (uint32_t)size + 1, length);
 }
 
-/* An iso-cost ladder of `rungs` rungs: balanced plans make micro-batches of
+/* Stage 3: an iso-cost ladder of `rungs` rungs: balanced plans make micro-batches of
  * about equal cost, and two sizes a rung let a step's sizes add up to its
  * sample count. Most rungs sit at quantiles of the used micro-batches'
  * lengths, where the micro-batches are; a third halve the longest of them
@@ -298,7 +298,7 @@ static void add_iso_cost(struct chosen *c, size_t rungs, const struct used *used
     }
 }
 
-/* Swaps a chosen shape (past the first `fixed`, the safety shapes) for a
+/* Stage 5: swaps a chosen shape (past the first `fixed`, the safety shapes) for a
  * used one wherever that plans the trial steps faster, first improvement
  * first, until a pass changes nothing or the work budget (cells of the
  * planner's tables, SWAP_WORK) is spent. */
@@ -379,7 +379,7 @@ static int move_shape(struct chosen *c, size_t i, uint64_t random, const struct 
     return 1;
 }
 
-/* max_shapes_search moves, each kept where the trial steps plan at most a
+/* Stage 6: max_shapes_search moves, each kept where the trial steps plan at most a
  * falling threshold slower; the best vocabulary seen is the answer. The
  * moves are drawn from the seed alone, so every rank finds the same. */
 static brs_status search_moves(struct chosen *c, size_t fixed, const struct used *used,
@@ -430,7 +430,7 @@ static brs_status search_moves(struct chosen *c, size_t fixed, const struct used
     return BRS_OK;
 }
 
-/* Adds shapes while there is room: each round, of the used shapes that
+/* Stage 4: adds shapes while there is room: each round, of the used shapes that
  * lower the excess most, the one whose vocabulary plans the trial steps
  * fastest (the first of equals). */
 static void add_from_data(struct chosen *c, size_t room, const struct used *used, size_t used_count,
