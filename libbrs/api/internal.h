@@ -156,6 +156,9 @@ brs_status brs_settings_zero_length(const struct brs_message *message, size_t in
 /* The cost model the planner prices the sampler's micro-batches with; a
  * packed row's cap is its total's, the padding's rounding included. */
 struct brs_cost_model brs_settings_cost_model(const brs_sampler *s);
+/* The same with the sampler's padding already resolved (a step's). */
+struct brs_cost_model brs_settings_cost_model_padded(const brs_sampler *s,
+                                                     const struct brs_padding *padding);
 
 /* ---- a step's samples in the plan's buffers (samples.c). ---- */
 
@@ -187,13 +190,21 @@ brs_status brs_samples_draw_sorted(brs_plan *p, const brs_sampler *s, uint64_t e
 /* Step `step` of `epoch` of a sampler whose configuration is checked
  * (brs_settings_check, or brs_plan_compute_batch's own checks) and the step
  * in range, within `vocabulary` (brs_vocabulary_for_step; NULL plans
- * without one, what choosing the vocabulary plans, whatever max_shapes
- * says): drawn, gathered, planned with its strategy, described; the plan is
- * ready on BRS_OK. */
+ * without one, whatever max_shapes says): drawn, gathered, planned with its
+ * strategy, described; the plan is ready on BRS_OK. */
 brs_status brs_step_plan(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step,
                          const struct brs_vocabulary *vocabulary);
-/* The gathered step resolved once into p->resolved (planner/planner.h): what
- * every planner, description and error of the step reads. */
+/* brs_step_plan's first half: the step drawn, gathered and resolved into
+ * p->resolved, not planned (what the vocabulary's choice plans itself). */
+brs_status brs_step_draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step,
+                         const struct brs_vocabulary *vocabulary);
+/* The error of a step the planner could not plan (status, with what
+ * planned says failed): what would plan it, in p's message. */
+brs_status brs_step_error(brs_plan *p, const brs_sampler *s, const struct brs_planned *planned,
+                          brs_status status);
+/* The gathered step, its padding resolved by brs_samples_gather, resolved
+ * once into p->resolved (planner/planner.h): what every planner,
+ * description and error of the step reads. */
 void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabulary *vocabulary);
 
 /* ---- the guards every query of a plan opens with (guards.c). ---- */

@@ -115,6 +115,13 @@ brs_status brs_settings_check(const struct brs_sampler *sampler, const struct br
 
 struct brs_cost_model brs_settings_cost_model(const brs_sampler *s)
 {
+    struct brs_padding padding = brs_settings_padding(s);
+    return brs_settings_cost_model_padded(s, &padding);
+}
+
+struct brs_cost_model brs_settings_cost_model_padded(const brs_sampler *s,
+                                                     const struct brs_padding *padding)
+{
     struct brs_cost_model model = {s->config.intercept_micro,
                                    s->config.alpha_micro,
                                    (uint64_t)s->config.max_tokens,
@@ -125,9 +132,8 @@ struct brs_cost_model brs_settings_cost_model(const brs_sampler *s)
     /* A packed row's padded total must stay within the cap: its raw total
      * then may not exceed the longest the padding admits (the last bucket,
      * when there is no cap). */
-    struct brs_padding padding = brs_settings_padding(s);
-    if (s->config.packed && (model.max_tokens != 0 || padding.bucket_count != 0))
-        model.max_tokens = brs_padding_row_limit(&padding, model.max_tokens);
+    if (s->config.packed && (model.max_tokens != 0 || padding->bucket_count != 0))
+        model.max_tokens = brs_padding_row_limit(padding, model.max_tokens);
     return model;
 }
 
