@@ -24,14 +24,18 @@ static const command commands[] = {
 };
 
 /* Commands of the Python package that a user may look for here, since
- * `python -m brs` passes plan, compare and demo on to this program. */
+ * `python -m brs` passes plan, compare and demo on to this program: the
+ * PYTHON_COMMANDS of bindings/python/brs/_cli.py (tests/cli/test_cli.py
+ * holds the two lists together). */
 static const struct {
     const char *name;
     const char *what;
 } python_commands[] = {
     {"report", "brs compare's table and a figure"},
     {"calibrate", "time a torch model and write its cost model"},
+    {"trial", "will brs pay on my setup? an A/B on your own model and lengths"},
 };
+#define PYTHON_COMMAND_COUNT (sizeof python_commands / sizeof python_commands[0])
 
 /* Help and version text go to standard output too: a write error there
  * (a full disk, a closed pipe) must not end in exit status 0. */
@@ -59,12 +63,12 @@ int main(int argc, char **argv)
             cli_set_command(commands[i].name);
             return finish(commands[i].run(argc - 2, argv + 2));
         }
-    for (size_t i = 0; i < sizeof python_commands / sizeof python_commands[0]; i++)
+    for (size_t i = 0; i < PYTHON_COMMAND_COUNT; i++)
         if (strcmp(name, python_commands[i].name) == 0)
             cli_bad_input("'%s' is a command of the Python package brs, not of this program: "
                           "run python -m brs %s (%s)",
                           name, name, python_commands[i].what);
-    cli_bad_input("unknown command '%s': use plan, compare or demo; report and calibrate are "
-                  "python -m brs report and python -m brs calibrate (see brs --help)",
+    cli_bad_input("unknown command '%s': use plan, compare or demo, or python -m brs for "
+                  "its own commands (see brs --help)",
                   name);
 }

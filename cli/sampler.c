@@ -10,6 +10,7 @@
 #include "buckets.h"
 #include "input.h"
 #include "output.h"
+#include "util/too_long.h"
 
 /* Options go to the library, which owns their bounds. */
 
@@ -60,18 +61,21 @@ static void check_cap(const brs_sampler *sampler, const cli_config *config, cons
     }
     size_t longest = longest_sample(lengths, count);
     if (lengths[longest] <= (uint64_t)cap) return;
-    const char *file = lengths_display_name(config->lengths_path);
+    /* the library's sentence (util/too_long.c), in the command's words */
+    char sample[320], limit[320], fix[704], text[1536];
+    snprintf(sample, sizeof sample, "%s: the longest sample, sample %zu (line %zu),",
+             lengths_display_name(config->lengths_path), longest, longest + 1);
+    snprintf(limit, sizeof limit, "%s %" PRId64, source, cap);
     if (status == BRS_ERR_SAMPLE_TOO_LONG)
-        cli_bad_input("%s: the longest sample, sample %zu (line %zu), of %" PRIu32 " tokens, is "
-                      "longer than %s %" PRId64 ": raise %s to at least %" PRIu64 " (the least "
-                      "that plans every step of epoch %" PRIu64 ") or truncate the samples",
-                      file, longest, longest + 1, lengths[longest], source, cap, source, least,
-                      config->epoch);
-    /* packed mode: only planning a step settles more than the sample itself */
-    cli_bad_input(
-        "%s: the longest sample, sample %zu (line %zu), of %" PRIu32 " tokens, is "
-        "longer than %s %" PRId64 ": raise %s to at least %" PRIu32 " or truncate the samples",
-        file, longest, longest + 1, lengths[longest], source, cap, source, lengths[longest]);
+        snprintf(fix, sizeof fix,
+                 "raise %s to at least %" PRIu64 " (the least that plans every step of epoch "
+                 "%" PRIu64 ")",
+                 source, least, config->epoch);
+    else /* packed mode: only planning a step settles more than the sample itself */
+        snprintf(fix, sizeof fix, "raise %s to at least %" PRIu32, source, lengths[longest]);
+    brs_too_long_text(text, sizeof text,
+                      &(struct brs_too_long){sample, lengths[longest], "", limit, fix});
+    cli_bad_input("%s", text);
 }
 
 static void validate(brs_sampler *sampler)

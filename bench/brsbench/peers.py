@@ -59,28 +59,17 @@ def _by_rank_batches(per_rank_batches: list[list[list[int]]], ga: int) -> EpochP
 def upstream_batch_rebalance(lengths: list[int], cfg: Config, seed: int) -> tuple[Run, list[list[int]]]:
     """transformers.trainer_pt_utils.BatchRebalanceSampler with its defaults (alpha 0.001).
 
-    The sampler is rank-aware and computes every rank's micro-batches for a step in `_assign`
-    before yielding its own; we iterate rank 0 as the Trainer does and record what `_assign`
-    returned (all ranks) and the step's samples, so no step is planned twice. Also returns each
+    The sampler is rank-aware and computes every rank's micro-batches for a step before
+    yielding its own; brs.peers.recorded_epoch iterates rank 0 as the Trainer does and records
+    that split (all ranks) and the step's samples, so no step is planned twice. Also returns each
     step's samples in upstream's draw order, which brs then plans too (same-steps comparison).
     """
-    from transformers.trainer_pt_utils import BatchRebalanceSampler
+    from brs import peers
 
-    sampler = BatchRebalanceSampler(lengths=lengths, effective_batch_size=cfg.global_batch,
-                                    dp_size=cfg.dp, grad_accum=cfg.ga, seed=seed, rank=0)
-    plan, step_samples = [], []
-    real_assign = sampler._assign
-
-    def recording_assign(indices, step_lengths):
-        rank_mbs = real_assign(indices, step_lengths)
-        plan.append([[list(mb) for mb in rank] for rank in rank_mbs])
-        step_samples.append(list(indices))
-        return rank_mbs
-
-    sampler._assign = recording_assign
+    sampler = peers.batch_rebalance(lengths, effective_batch_size=cfg.global_batch,
+                                    dp_size=cfg.dp, grad_accum=cfg.ga, seed=seed)
     t0 = time.perf_counter()
-    for _ in sampler:
-        pass
+    plan, step_samples = peers.recorded_epoch(sampler)
     return Run("upstream", plan, time.perf_counter() - t0), step_samples
 
 

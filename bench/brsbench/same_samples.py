@@ -1,7 +1,7 @@
 """python -m brsbench same_samples: brs against upstream on the SAME samples, both sync models.
 
-Every step brs plans is also given to upstream transformers' own
-`BatchRebalanceSampler._assign` (the function its sampler calls per optimizer step), and upstream's
+Every step brs plans is also given to upstream transformers' own BatchRebalanceSampler's split
+of a step (brs.peers.assign, the function its sampler calls per optimizer step), and upstream's
 micro-batches are loaded back into the library (`brs_plan_load`), so both plans are described by
 the library's one cost model: step time under each sync model, peak padded tokens, the certified
 lower bound. Then the same step is planned again with max_tokens = upstream's peak of that step
@@ -68,7 +68,7 @@ class Row:
 
 
 def compare(lib: Library, ds, cfg, sync: str, steps: int) -> Row:
-    from transformers.trainer_pt_utils import BatchRebalanceSampler
+    from brs import peers
 
     n = lib.n
     d = fit_to_batch(ds, cfg.global_batch, steps)
@@ -76,8 +76,8 @@ def compare(lib: Library, ds, cfg, sync: str, steps: int) -> Row:
     options = {"batch_size": cfg.batch, "grad_accum": cfg.ga, "dp_size": cfg.dp, "rank": 0,
                "seed": studies.SEED, "sync": sync_value}
     sampler = lib.sampler(d.lengths, options)
-    upstream = BatchRebalanceSampler(lengths=d.lengths, effective_batch_size=cfg.global_batch,
-                                     dp_size=cfg.dp, grad_accum=cfg.ga, seed=studies.SEED, rank=0)
+    upstream = peers.batch_rebalance(d.lengths, effective_batch_size=cfg.global_batch,
+                                     dp_size=cfg.dp, grad_accum=cfg.ga, seed=studies.SEED)
     ours, theirs, equal = lib.NativePlan(), lib.NativePlan(), lib.NativePlan()
     time_key = n.PLAN_STEP_SYNC_TIME if sync == "step" else n.PLAN_MICRO_SYNC_TIME
     row = Row(ds.name, str(cfg), sync)
@@ -85,7 +85,7 @@ def compare(lib: Library, ds, cfg, sync: str, steps: int) -> Row:
     for t in range(min(steps, sampler.steps_per_epoch())):
         ours.compute(sampler.handle, 0, t)
         samples = [i for r in range(cfg.dp) for m in range(cfg.ga) for i in ours.indices(r, m)]
-        rank_mbs = upstream._assign(samples, [d.lengths[i] for i in samples])
+        rank_mbs = peers.assign(upstream, samples, [d.lengths[i] for i in samples])
         lib.load(theirs, sampler, rank_mbs, t)
         up_peak = theirs.get_int(n.PLAN_MAX_PADDED_TOKENS)
         # the step's samples alone (the cap must hold every sample of the sampler's dataset)

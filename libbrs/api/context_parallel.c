@@ -8,8 +8,10 @@
  * of a plan without context parallelism answers for a plan with it. */
 #include "api/internal.h"
 #include "planner/planner.h"
+#include "util/too_long.h"
 #include "util/wide.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,13 +71,17 @@ brs_status brs_cp_check(const brs_sampler *s, const struct brs_padding *padding,
         uint64_t widest = 1;
         for (uint64_t d = 1; d <= cp.size; d <<= 1)
             if (cp.degrees & (uint32_t)d) widest = d;
-        return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
-                        "sample %zu has %u tokens: on %llu ranks (the widest degree allowed) each "
-                        "holds %llu, more than max_tokens_per_rank %lld allows once padded: raise "
-                        "max_tokens_per_rank or cp_size, or truncate the sample",
-                        s->max_length_index, s->max_length, (unsigned long long)widest,
-                        (unsigned long long)((s->max_length + widest - 1) / widest),
-                        (long long)c->max_tokens_per_rank);
+        char sample[32], shown[96], limit[64];
+        snprintf(sample, sizeof sample, "sample %zu", s->max_length_index);
+        snprintf(shown, sizeof shown, ", %llu on each of %llu ranks (the widest degree allowed)",
+                 (unsigned long long)((s->max_length + widest - 1) / widest),
+                 (unsigned long long)widest);
+        snprintf(limit, sizeof limit, "max_tokens_per_rank %lld allows once padded",
+                 (long long)c->max_tokens_per_rank);
+        return brs_too_long_fail(message,
+                                 &(struct brs_too_long){sample, s->max_length, shown, limit,
+                                                        "raise max_tokens_per_rank or "
+                                                        "cp_size,"});
     }
     return BRS_OK;
 }

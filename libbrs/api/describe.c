@@ -49,6 +49,13 @@ void brs_describe_totals(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum)
     summarise_encoder(p);
 }
 
+struct brs_shape brs_describe_shape(const brs_plan *p, size_t slot, int packed)
+{
+    uint64_t size = p->slot_start[slot + 1] - p->slot_start[slot];
+    if (packed) return (struct brs_shape){size, p->padded[slot]};
+    return (struct brs_shape){size, size ? p->padded[slot] / size : 0};
+}
+
 void brs_describe_packed_rows(brs_plan *p)
 {
     for (size_t slot = 0; slot < p->k; slot++)

@@ -10,6 +10,7 @@
  * steps, and a step needs a search only when it beats the largest so far. */
 #include "api/internal.h"
 #include "planner/planner.h"
+#include "util/too_long.h"
 
 #include <stdio.h>
 
@@ -68,17 +69,20 @@ static brs_status report(const brs_sampler *s, const struct epoch_need *need, ui
     size_t k = (size_t)(c->dp_size * c->grad_accum);
     struct brs_padding padding = brs_settings_padding(s);
     uint64_t longest = brs_padding_apply(&padding, s->max_length);
-    char padded[64] = "";
-    if (longest != s->max_length)
-        snprintf(padded, sizeof padded, ", padded to %llu,", (unsigned long long)longest);
-    if (config_status == BRS_ERR_SAMPLE_TOO_LONG)
-        return brs_fail(&s->message, BRS_ERR_SAMPLE_TOO_LONG,
-                        "sample %zu has %u tokens%s more than max_tokens %lld: raise max_tokens "
-                        "to %llu (the least that plans every step of epoch %llu; the longest "
-                        "sample alone needs %llu) or truncate the samples",
-                        s->max_length_index, s->max_length, padded[0] ? padded : ",",
-                        (long long)c->max_tokens, (unsigned long long)need->cap,
-                        (unsigned long long)epoch, (unsigned long long)longest);
+    if (config_status == BRS_ERR_SAMPLE_TOO_LONG) {
+        char sample[32], shown[48] = "", limit[48], fix[160];
+        snprintf(sample, sizeof sample, "sample %zu", s->max_length_index);
+        if (longest != s->max_length)
+            snprintf(shown, sizeof shown, ", padded to %llu", (unsigned long long)longest);
+        snprintf(limit, sizeof limit, "max_tokens %lld", (long long)c->max_tokens);
+        snprintf(fix, sizeof fix,
+                 "raise max_tokens to %llu (the least that plans every step of epoch %llu; the "
+                 "longest sample alone needs %llu)",
+                 (unsigned long long)need->cap, (unsigned long long)epoch,
+                 (unsigned long long)longest);
+        return brs_too_long_fail(&s->message,
+                                 &(struct brs_too_long){sample, s->max_length, shown, limit, fix});
+    }
     if (need->groups > k)
         return brs_fail(&s->message, BRS_ERR_CAP_INFEASIBLE,
                         "max_tokens %lld cannot plan epoch %llu: step %llu needs at least %zu "

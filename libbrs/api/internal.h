@@ -77,7 +77,7 @@ struct brs_sampler {
     struct brs_vocabulary vocabulary;
 };
 
-/* The plan handle (plan.c, step.c, samples.c, describe.c, plan_load.c, plan_query.c). */
+/* The plan handle (plan_handle.c, plan.c, step.c, samples.c, describe.c). */
 struct brs_plan {
     int ready;
     int batch;             /* planned by brs_plan_compute_batch: errors name the batch */
@@ -140,6 +140,10 @@ struct brs_plan {
 /* The checks that need several options or the lengths, the reason written
  * into `message`. */
 brs_status brs_settings_check(const struct brs_sampler *sampler, const struct brs_message *message);
+/* BRS_ERR_TOO_LARGE where dp_size x grad_accum passes the micro-batches
+ * a step may have: the check a dataset and a batch share. */
+brs_status brs_settings_check_micro_batches(const struct brs_config *c,
+                                            const struct brs_message *message);
 /* The steps of an epoch (the same on every rank). */
 uint64_t brs_settings_steps(const struct brs_sampler *sampler);
 /* The padding of the sampler's micro-batches (pad_to_multiple_of, length
@@ -152,6 +156,9 @@ brs_status brs_settings_zero_length(const struct brs_message *message, size_t in
 /* The cost model the planner prices the sampler's micro-batches with; a
  * packed row's cap is its total's, the padding's rounding included. */
 struct brs_cost_model brs_settings_cost_model(const brs_sampler *s);
+/* The same with the sampler's padding already resolved (a step's). */
+struct brs_cost_model brs_settings_cost_model_padded(const brs_sampler *s,
+                                                     const struct brs_padding *padding);
 
 /* ---- a step's samples in the plan's buffers (samples.c). ---- */
 
@@ -182,15 +189,22 @@ brs_status brs_samples_draw_sorted(brs_plan *p, const brs_sampler *s, uint64_t e
 
 /* Step `step` of `epoch` of a sampler whose configuration is checked
  * (brs_settings_check, or brs_plan_compute_batch's own checks) and the step
- * in range: drawn, gathered, planned with its strategy, described; the
- * plan is ready on BRS_OK. */
-brs_status brs_step_run(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step);
-/* The same with the sampler's shape vocabulary given: NULL plans without
- * one (what choosing the vocabulary plans), whatever max_shapes says. */
+ * in range, within `vocabulary` (brs_vocabulary_for_step; NULL plans
+ * without one, whatever max_shapes says): drawn, gathered, planned with its
+ * strategy, described; the plan is ready on BRS_OK. */
 brs_status brs_step_plan(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step,
                          const struct brs_vocabulary *vocabulary);
-/* The gathered step resolved once into p->resolved (planner/planner.h): what
- * every planner, description and error of the step reads. */
+/* brs_step_plan's first half: the step drawn, gathered and resolved into
+ * p->resolved, not planned (what the vocabulary's choice plans itself). */
+brs_status brs_step_draw(brs_plan *p, const brs_sampler *s, uint64_t epoch, uint64_t step,
+                         const struct brs_vocabulary *vocabulary);
+/* The error of a step the planner could not plan (status, with what
+ * planned says failed): what would plan it, in p's message. */
+brs_status brs_step_error(brs_plan *p, const brs_sampler *s, const struct brs_planned *planned,
+                          brs_status status);
+/* The gathered step, its padding resolved by brs_samples_gather, resolved
+ * once into p->resolved (planner/planner.h): what every planner,
+ * description and error of the step reads. */
 void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabulary *vocabulary);
 
 /* ---- the guards every query of a plan opens with (guards.c). ---- */
@@ -233,6 +247,17 @@ void brs_describe_totals(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum)
 /* The padded tokens of packed slots whose real tokens are filled: each
  * row's total rounded by the step's padding. */
 void brs_describe_packed_rows(brs_plan *p);
+/* A micro-batch's shape: its samples and the padded length of its rows.
+ * Padded mode pads every row to one length (padded tokens / samples);
+ * packed mode's one row is the padded total. The one rule of
+ * brs_sampler_shapes and the vocabulary (which counts a packed micro-batch
+ * as one row, size 1, where brs_sampler_shapes reports its samples). */
+struct brs_shape {
+    uint64_t size, length;
+};
+/* The shape of the planned micro-batch in slot `slot`; (0, 0) for an empty
+ * slot of padded mode. */
+struct brs_shape brs_describe_shape(const brs_plan *p, size_t slot, int packed);
 /* The whole description of slots filled elsewhere than by the planner's
  * text plan (the baselines, a loaded plan, a two-part plan), from the
  * sampler's lengths and images. */
@@ -279,8 +304,13 @@ brs_status brs_cap_error_encoder(brs_plan *p, const brs_sampler *s);
  * are written into `message`. */
 brs_status brs_vocabulary_of(const struct brs_vocabulary **out, const brs_sampler *s,
                              const struct brs_message *message);
-/* Releases what the sampler keeps (brs_sampler_free). */
-void brs_vocabulary_forget(brs_sampler *s);
+/* What a step of the sampler plans within: NULL without max_shapes (or
+ * with a fixed-size strategy), else brs_vocabulary_of. The combinations a
+ * step cannot plan (brs_cp_check_combination) are refused first. plan.c and
+ * shapes.c fetch it before running a step (brs_step_plan), so that the
+ * step's path never calls back up into the vocabulary's choice. */
+brs_status brs_vocabulary_for_step(const struct brs_vocabulary **out, const brs_sampler *sampler,
+                                   const struct brs_message *message);
 /* BRS_ERR_UNSUPPORTED, written into `message`, where max_shapes is set
  * for what it does not plan (packed mode, images); checked when a step is
  * planned (api/step.c). */

@@ -1,5 +1,5 @@
 /* length_buckets.c - the sampler's length buckets: the padded lengths a
- * micro-batch may take (planner/padding.h), set, read back, and the
+ * micro-batch may take (planner/planner.h, "The padding"), set, read back, and the
  * library's default ladder of them. */
 #include "api/internal.h"
 #include "planner/planner.h"

@@ -1,58 +1,29 @@
-/* plan.c - the plan handle's exported functions: created and freed; a step
- * computed (brs_plan_compute: the sampler checked, then the step's path,
+/* plan.c - the plan handle's exported functions (created and freed in
+ * plan_handle.c): a step computed (brs_plan_compute: the sampler checked, then the step's path,
  * step.c); a batch that exists only now (brs_plan_compute_batch); micro-batches
  * made elsewhere loaded (brs_plan_load); and the read-only queries. Every
  * failure writes the plan's message, the const calls included (brs.h). */
 #include "api/internal.h"
 #include "planner/planner.h"
+#include "util/too_long.h"
 #include "util/wide.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the handle: created, freed, and brs_plan_compute, which checks the sampler and the step and
- * runs the step's path (step.c). */
+/* ---- brs_plan_compute, which checks the sampler and the step and runs the step's path (step.c);
+ * the handle is created and freed in plan_handle.c. */
 
-brs_status brs_plan_new(brs_plan **out)
+/* The step planned within the vocabulary the sampler's options ask for,
+ * fetched first so that the step's path never calls up into its choice. */
+static brs_status run_step(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch,
+                           uint64_t step)
 {
-    if (!out) return BRS_ERR_NULL_POINTER;
-    *out = calloc(1, sizeof **out);
-    return *out ? BRS_OK : BRS_ERR_NO_MEMORY;
-}
-
-static void free_buffers(brs_plan *p)
-{
-    free(p->indices);
-    free(p->draw_index);
-    free(p->draw_length);
-    free(p->sorted_index);
-    free(p->sorted_length);
-    free(p->padded_length);
-    free(p->sort_scratch);
-    free(p->group_of);
-    free(p->slot_start);
-    free(p->padded);
-    free(p->real);
-    free(p->slot_cost);
-    free(p->starts);
-    free(p->group_cost);
-    free(p->group_length);
-    free(p->group_of_slot);
-    free(p->slot_of);
-    free(p->pack_scratch);
-    free(p->sorted_load);
-    free(p->encoder_tokens);
-    free(p->images);
-    free(p->encoder_cost);
-    brs_grouped_order_free(&p->grouped);
-    brs_cp_free(p);
-}
-
-void brs_plan_free(brs_plan *plan)
-{
-    if (!plan) return;
-    free_buffers(plan);
-    free(plan);
+    const struct brs_vocabulary *vocabulary;
+    brs_status status = brs_vocabulary_for_step(&vocabulary, sampler, &plan->message);
+    if (status != BRS_OK) return status;
+    return brs_step_plan(plan, sampler, epoch, step, vocabulary);
 }
 
 brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch,
@@ -71,7 +42,7 @@ brs_status brs_plan_compute(brs_plan *plan, const brs_sampler *sampler, uint64_t
                         "step %llu is out of range: an epoch has %llu steps (0..%llu)",
                         (unsigned long long)step, (unsigned long long)steps,
                         (unsigned long long)steps - 1);
-    return brs_step_run(plan, sampler, epoch, step);
+    return run_step(plan, sampler, epoch, step);
 }
 
 /* Checks a loaded plan's shape and sums its sizes into *total. */
@@ -320,6 +291,32 @@ static uint64_t least_batch_cap(const struct brs_sampler *view, size_t k, uint32
     return least;
 }
 
+/* lengths[i], the batch's longest, too long for its limit: above the last
+ * bucket, or (padded to `padded`) above max_tokens. */
+static brs_status too_long(brs_plan *p, const struct brs_sampler *view, size_t i, uint32_t length,
+                           uint64_t padded)
+{
+    char sample[64], shown[48] = "", limit[64], fix[160];
+    snprintf(sample, sizeof sample, "the longest sample, lengths[%zu],", i);
+    if (padded == 0) {
+        snprintf(limit, sizeof limit, "the last length bucket %u",
+                 view->buckets[view->bucket_count - 1]);
+        snprintf(fix, sizeof fix, "add a bucket of at least %u", length);
+    } else {
+        if (padded != length)
+            snprintf(shown, sizeof shown, ", padded to %llu", (unsigned long long)padded);
+        snprintf(limit, sizeof limit, "max_tokens %lld", (long long)view->config.max_tokens);
+        size_t k = (size_t)(view->config.dp_size * view->config.grad_accum);
+        snprintf(fix, sizeof fix,
+                 "raise max_tokens to %s%llu (the least that plans the whole batch into %zu "
+                 "micro-batches)",
+                 view->config.packed ? "at least " : "",
+                 (unsigned long long)least_batch_cap(view, k, length), k);
+    }
+    return brs_too_long_fail(&p->message,
+                             &(struct brs_too_long){sample, length, shown, limit, fix});
+}
+
 /* Checks the batch's lengths (none 0, none above what the cap and the
  * padding admit) and records the longest, as brs_sampler_set_lengths does
  * for a dataset. A batch over the cap is named by its longest sample (not
@@ -327,7 +324,7 @@ static uint64_t least_batch_cap(const struct brs_sampler *view, size_t k, uint32
  * that plans all of it. */
 static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
 {
-    uint64_t cap = (uint64_t)view->config.max_tokens, limit = brs_settings_length_limit(view);
+    uint64_t limit = brs_settings_length_limit(view);
     struct brs_padding padding = brs_settings_padding(view);
     uint32_t longest = 0;
     size_t longest_index = 0;
@@ -339,21 +336,8 @@ static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
             longest_index = i;
         }
     }
-    if (longest > limit && brs_padding_apply(&padding, longest) == 0)
-        return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
-                        "the longest sample, lengths[%zu] = %u, is above the last length "
-                        "bucket %u: add a bucket of at least %u or truncate the samples above it",
-                        longest_index, longest, view->buckets[view->bucket_count - 1], longest);
-    if (longest > limit) {
-        size_t k = (size_t)(view->config.dp_size * view->config.grad_accum);
-        return brs_fail(&p->message, BRS_ERR_SAMPLE_TOO_LONG,
-                        "the longest sample, lengths[%zu] = %u, is above max_tokens %llu%s: "
-                        "max_tokens %s%llu plans the whole batch into %zu micro-batches (or "
-                        "truncate the samples above the cap)",
-                        longest_index, longest, (unsigned long long)cap,
-                        limit == cap ? "" : " once padded", view->config.packed ? "at least " : "",
-                        (unsigned long long)least_batch_cap(view, k, longest), k);
-    }
+    if (longest > limit)
+        return too_long(p, view, longest_index, longest, brs_padding_apply(&padding, longest));
     view->max_length = longest;
     view->max_length_index = longest_index;
     return BRS_OK;
@@ -363,11 +347,9 @@ static brs_status check_lengths(struct brs_sampler *view, brs_plan *p)
  * batch's words (there is no batch_size or drop_last to change here). */
 static brs_status check_shape(brs_plan *p, const struct brs_config *c, size_t n)
 {
+    brs_status status = brs_settings_check_micro_batches(c, &p->message);
+    if (status != BRS_OK) return status;
     uint64_t k = (uint64_t)c->dp_size * (uint64_t)c->grad_accum;
-    if (k > BRS_MAX_MICRO_BATCHES)
-        return brs_fail(&p->message, BRS_ERR_TOO_LARGE,
-                        "dp_size * grad_accum = %llu exceeds %d micro-batches per step",
-                        (unsigned long long)k, BRS_MAX_MICRO_BATCHES);
     if (n == 0)
         return brs_fail(&p->message, BRS_ERR_INVALID_ARGUMENT,
                         "the batch is empty: give at least dp_size x grad_accum = %llu lengths",
@@ -421,7 +403,7 @@ static brs_status compute_batch(brs_plan *plan, const brs_sampler *config, const
          * fingerprint, which a view without a lengths hash does not give:
          * rebuild it. */
         plan->grouped.valid = 0;
-        status = brs_step_run(plan, &view, 0, 0);
+        status = run_step(plan, &view, 0, 0);
     }
     free(view.encoder);
     return status;

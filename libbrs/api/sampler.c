@@ -21,7 +21,7 @@ void brs_sampler_free(brs_sampler *sampler)
     free(sampler->owned);
     free(sampler->buckets);
     free(sampler->encoder);
-    brs_vocabulary_forget(sampler);
+    brs_vocabulary_free(&sampler->vocabulary);
     free(sampler);
 }
 

@@ -150,18 +150,19 @@ static brs_status length_error(brs_plan *p, uint64_t limit, uint64_t cap)
 enum { PREFETCH_AHEAD = 64, PREFETCH_DATASET = 1 << 20 };
 
 /* The lengths the padded planner splits: the sorted lengths, padded as the
- * collator pads (planner/padding.h) when the padding rounds any. */
-static void pad_sorted(brs_plan *p, const brs_sampler *s)
+ * collator pads (planner/planner.h, "The padding") when the padding rounds any. */
+static void pad_sorted(brs_plan *p, const struct brs_padding *padding)
 {
-    struct brs_padding padding = brs_settings_padding(s);
     p->planned_length = p->sorted_length;
-    if (brs_padding_is_identity(&padding)) return;
-    brs_padding_apply_all(p->padded_length, p->sorted_length, p->num_samples, &padding);
+    if (brs_padding_is_identity(padding)) return;
+    brs_padding_apply_all(p->padded_length, p->sorted_length, p->num_samples, padding);
     p->planned_length = p->padded_length;
 }
 
 /* Gathers the drawn samples' lengths, checks them (length_error; the cap
- * only when cap_checked) and sorts them longest first. */
+ * only when cap_checked) and sorts them longest first. The step's padding
+ * is resolved here, once, into p->resolved.padding (brs_step_resolve keeps
+ * it). */
 brs_status brs_samples_gather(brs_plan *p, const brs_sampler *s, int cap_checked)
 {
     uint64_t cap = cap_checked ? (uint64_t)s->config.max_tokens : 0;
@@ -169,8 +170,8 @@ brs_status brs_samples_gather(brs_plan *p, const brs_sampler *s, int cap_checked
      * compare; the flags are or-ed without a branch, which keeps the loads
      * independent, so cache misses on a large lengths array overlap instead
      * of queueing. */
-    struct brs_padding padding = brs_settings_padding(s);
-    uint64_t limit = brs_padding_limit(&padding, cap);
+    p->resolved.padding = brs_settings_padding(s);
+    uint64_t limit = brs_padding_limit(&p->resolved.padding, cap);
     uint64_t bad = 0;
     size_t n = p->num_samples, ahead = n > PREFETCH_AHEAD ? n - PREFETCH_AHEAD : 0;
     /* On a large dataset each length misses every cache: the next ones are
@@ -186,7 +187,7 @@ brs_status brs_samples_gather(brs_plan *p, const brs_sampler *s, int cap_checked
     if (bad) return length_error(p, limit, cap);
     brs_sort_by_length_desc(p->sorted_index, p->sorted_length, p->draw_length, p->draw_index,
                             p->num_samples, p->sort_scratch);
-    pad_sorted(p, s);
+    pad_sorted(p, &p->resolved.padding);
     return BRS_OK;
 }
 

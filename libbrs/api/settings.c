@@ -4,6 +4,9 @@
  * cap admits and the cost model the planner prices with. */
 #include "api/internal.h"
 #include "planner/planner.h"
+#include "util/too_long.h"
+
+#include <stdio.h>
 
 static uint64_t global_batch(const struct brs_config *c)
 {
@@ -37,17 +40,18 @@ static brs_status check_padded_longest(const struct brs_sampler *sampler,
     const struct brs_config *c = &sampler->config;
     struct brs_padding padding = brs_settings_padding(sampler);
     uint32_t longest = sampler->max_length;
+    char sample[32], limit[96], fix[96];
+    snprintf(sample, sizeof sample, "sample %zu", sampler->max_length_index);
+    struct brs_too_long too_long = {sample, longest, "", limit, fix};
     if (longest > brs_padding_limit(&padding, 0)) {
-        if (sampler->bucket_count > 0)
-            return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
-                            "sample %zu has %u tokens, more than the last length bucket %u "
-                            "(pad_to_multiple_of %lld): add a bucket of at least %llu or "
-                            "truncate the sample",
-                            sampler->max_length_index, longest,
-                            sampler->buckets[sampler->bucket_count - 1],
-                            (long long)c->pad_to_multiple_of,
-                            (unsigned long long)brs_padding_apply(
-                                &(struct brs_padding){padding.multiple, NULL, 0}, longest));
+        if (sampler->bucket_count > 0) {
+            snprintf(limit, sizeof limit, "the last length bucket %u (pad_to_multiple_of %lld)",
+                     sampler->buckets[sampler->bucket_count - 1], (long long)c->pad_to_multiple_of);
+            snprintf(fix, sizeof fix, "add a bucket of at least %llu",
+                     (unsigned long long)brs_padding_apply(
+                         &(struct brs_padding){padding.multiple, NULL, 0}, longest));
+            return brs_too_long_fail(message, &too_long);
+        }
         return brs_fail(message, BRS_ERR_TOO_LARGE,
                         "sample %zu has %u tokens: padded to a multiple of %lld it exceeds "
                         "2^32 - 1 tokens; lower pad_to_multiple_of",
@@ -55,19 +59,25 @@ static brs_status check_padded_longest(const struct brs_sampler *sampler,
     }
     if (c->max_tokens == 0 || longest <= brs_settings_length_limit(sampler)) return BRS_OK;
     uint64_t padded = brs_padding_apply(&padding, longest);
-    if (padded == longest)
-        return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
-                        "sample %zu has %u tokens, more than max_tokens %lld: raise max_tokens "
-                        "to at least %u or truncate the sample",
-                        sampler->max_length_index, longest, (long long)c->max_tokens, longest);
-    return brs_fail(message, BRS_ERR_SAMPLE_TOO_LONG,
-                    "sample %zu has %u tokens, padded to %llu (pad_to_multiple_of %lld%s), more "
-                    "than max_tokens %lld: raise max_tokens to at least %llu or truncate the "
-                    "sample",
-                    sampler->max_length_index, longest, (unsigned long long)padded,
-                    (long long)c->pad_to_multiple_of,
-                    sampler->bucket_count > 0 ? ", length buckets" : "", (long long)c->max_tokens,
-                    (unsigned long long)padded);
+    char shown[96] = "";
+    if (padded != longest)
+        snprintf(shown, sizeof shown, ", padded to %llu (pad_to_multiple_of %lld%s)",
+                 (unsigned long long)padded, (long long)c->pad_to_multiple_of,
+                 sampler->bucket_count > 0 ? ", length buckets" : "");
+    snprintf(limit, sizeof limit, "max_tokens %lld", (long long)c->max_tokens);
+    snprintf(fix, sizeof fix, "raise max_tokens to at least %llu", (unsigned long long)padded);
+    too_long.shown = shown;
+    return brs_too_long_fail(message, &too_long);
+}
+
+brs_status brs_settings_check_micro_batches(const struct brs_config *c,
+                                            const struct brs_message *message)
+{
+    uint64_t k = (uint64_t)c->dp_size * (uint64_t)c->grad_accum;
+    if (k <= BRS_MAX_MICRO_BATCHES) return BRS_OK;
+    return brs_fail(message, BRS_ERR_TOO_LARGE,
+                    "dp_size * grad_accum = %llu exceeds %d micro-batches per step",
+                    (unsigned long long)k, BRS_MAX_MICRO_BATCHES);
 }
 
 /* Checks that need several options or the lengths; the single-option bounds
@@ -81,11 +91,8 @@ brs_status brs_settings_check(const struct brs_sampler *sampler, const struct br
         return brs_fail(message, BRS_ERR_OUT_OF_RANGE,
                         "rank %lld is out of range for dp_size %lld: use 0..%lld",
                         (long long)c->rank, (long long)c->dp_size, (long long)c->dp_size - 1);
-    uint64_t k = (uint64_t)c->dp_size * (uint64_t)c->grad_accum;
-    if (k > BRS_MAX_MICRO_BATCHES)
-        return brs_fail(message, BRS_ERR_TOO_LARGE,
-                        "dp_size * grad_accum = %llu exceeds %d micro-batches per step",
-                        (unsigned long long)k, BRS_MAX_MICRO_BATCHES);
+    brs_status status = brs_settings_check_micro_batches(c, message);
+    if (status != BRS_OK) return status;
     uint64_t b = global_batch(c);
     if (b > BRS_MAX_STEP_SAMPLES)
         return brs_fail(message, BRS_ERR_TOO_LARGE,
@@ -99,7 +106,7 @@ brs_status brs_settings_check(const struct brs_sampler *sampler, const struct br
                         "turn drop_last off",
                         sampler->count, (unsigned long long)b, (long long)c->batch_size,
                         (long long)c->dp_size, (long long)c->grad_accum);
-    brs_status status = check_padded_longest(sampler, message);
+    status = check_padded_longest(sampler, message);
     if (status == BRS_OK) status = brs_encoder_loads_check(sampler, message);
     if (status != BRS_OK) return status;
     struct brs_padding padding = brs_settings_padding(sampler);
@@ -107,6 +114,13 @@ brs_status brs_settings_check(const struct brs_sampler *sampler, const struct br
 }
 
 struct brs_cost_model brs_settings_cost_model(const brs_sampler *s)
+{
+    struct brs_padding padding = brs_settings_padding(s);
+    return brs_settings_cost_model_padded(s, &padding);
+}
+
+struct brs_cost_model brs_settings_cost_model_padded(const brs_sampler *s,
+                                                     const struct brs_padding *padding)
 {
     struct brs_cost_model model = {s->config.intercept_micro,
                                    s->config.alpha_micro,
@@ -118,9 +132,8 @@ struct brs_cost_model brs_settings_cost_model(const brs_sampler *s)
     /* A packed row's padded total must stay within the cap: its raw total
      * then may not exceed the longest the padding admits (the last bucket,
      * when there is no cap). */
-    struct brs_padding padding = brs_settings_padding(s);
-    if (s->config.packed && (model.max_tokens != 0 || padding.bucket_count != 0))
-        model.max_tokens = brs_padding_row_limit(&padding, model.max_tokens);
+    if (s->config.packed && (model.max_tokens != 0 || padding->bucket_count != 0))
+        model.max_tokens = brs_padding_row_limit(padding, model.max_tokens);
     return model;
 }
 

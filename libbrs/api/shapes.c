@@ -5,13 +5,9 @@
 
 #include <stdlib.h>
 
-struct shape {
-    uint64_t size, length;
-};
-
 static int compare_shapes(const void *a, const void *b)
 {
-    const struct shape *x = a, *y = b;
+    const struct brs_shape *x = a, *y = b;
     if (x->size != y->size) return x->size < y->size ? -1 : 1;
     if (x->length != y->length) return x->length < y->length ? -1 : 1;
     return 0;
@@ -19,28 +15,25 @@ static int compare_shapes(const void *a, const void *b)
 
 /* The shapes of the rank's micro-batches of every step, in `out`
  * (steps x grad_accum entries). */
-static brs_status collect(struct shape *out, const brs_sampler *s, brs_plan *p, uint64_t epoch,
+static brs_status collect(struct brs_shape *out, const brs_sampler *s, brs_plan *p, uint64_t epoch,
                           uint64_t steps)
 {
     size_t g = (size_t)s->config.grad_accum, rank = (size_t)s->config.rank;
+    const struct brs_vocabulary *vocabulary;
+    brs_status status = brs_vocabulary_for_step(&vocabulary, s, &p->message);
+    if (status != BRS_OK) return brs_fail(&s->message, status, "%s", brs_message_text(&p->message));
     for (uint64_t step = 0; step < steps; step++) {
-        brs_status status = brs_step_run(p, s, epoch, step);
+        status = brs_step_plan(p, s, epoch, step, vocabulary);
         if (status != BRS_OK)
             return brs_fail(&s->message, status, "%s", brs_message_text(&p->message));
-        for (size_t m = 0; m < g; m++) {
-            size_t slot = rank * g + m;
-            uint64_t size = p->slot_start[slot + 1] - p->slot_start[slot];
-            /* padded mode pads every row to one length; packed mode's
-             * one row is the micro-batch's padded total */
-            uint64_t length = s->config.packed ? p->padded[slot] : p->padded[slot] / size;
-            out[step * g + m] = (struct shape){size, length};
-        }
+        for (size_t m = 0; m < g; m++)
+            out[step * g + m] = brs_describe_shape(p, rank * g + m, (int)s->config.packed);
     }
     return BRS_OK;
 }
 
 /* Sorts the shapes and keeps one of each; returns how many remain. */
-static size_t distinct(struct shape *shapes, size_t n)
+static size_t distinct(struct brs_shape *shapes, size_t n)
 {
     qsort(shapes, n, sizeof *shapes, compare_shapes);
     size_t kept = 0;
@@ -61,7 +54,7 @@ brs_status brs_sampler_shapes(uint64_t *shapes, size_t *count, const brs_sampler
     if (status != BRS_OK) return status;
     uint64_t steps = brs_settings_steps(sampler);
     size_t total = (size_t)steps * (size_t)sampler->config.grad_accum;
-    struct shape *all = malloc(total * sizeof *all);
+    struct brs_shape *all = malloc(total * sizeof *all);
     brs_plan *plan = NULL;
     if (!all || brs_plan_new(&plan) != BRS_OK) {
         free(all);

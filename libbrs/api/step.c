@@ -77,9 +77,8 @@ static brs_status vocabulary_error(brs_plan *p, const brs_sampler *s)
                     step->model.max_tokens ? " or max_tokens" : "");
 }
 
-/* The error of a step the planner could not plan: what would. */
-static brs_status plan_error(brs_plan *p, const brs_sampler *s, const struct brs_planned *planned,
-                             brs_status status)
+brs_status brs_step_error(brs_plan *p, const brs_sampler *s, const struct brs_planned *planned,
+                          brs_status status)
 {
     if (status == BRS_ERR_CAP_INFEASIBLE && planned->failed == BRS_FAILED_TEXT_CAP)
         return brs_cap_error(p, s, &planned->split);
@@ -137,7 +136,7 @@ static brs_status plan_balanced(brs_plan *p, const brs_sampler *s)
         .group_length = p->group_length,
         .slot_of = p->slot_of};
     brs_status status = brs_planner_plan(&planned, &p->resolved, p->sort_scratch, p->pack_scratch);
-    if (status != BRS_OK) return plan_error(p, s, &planned, status);
+    if (status != BRS_OK) return brs_step_error(p, s, &planned, status);
     p->micro_sync = planned.micro_sync;
     p->step_sync = planned.step_sync;
     p->within_vocabulary = planned.within_vocabulary;
@@ -176,25 +175,10 @@ static brs_status grouped_order(const uint64_t **order, brs_plan *p, const brs_s
     return brs_grouped_order_get(order, &p->grouped, &source, epoch);
 }
 
-brs_status brs_step_run(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch, uint64_t step)
-{
-    const struct brs_vocabulary *vocabulary = NULL;
-    /* combinations the options cannot plan are refused here, when a step is
-     * planned, not when they are set or validated: every option can be set
-     * at once (each binding's every-option test) */
-    brs_status checked = brs_cp_check_combination(sampler, &plan->message);
-    if (checked != BRS_OK) return checked;
-    if (sampler->config.max_shapes > 0 && sampler->config.strategy == BRS_STRATEGY_BALANCED) {
-        brs_status status = brs_vocabulary_of(&vocabulary, sampler, &plan->message);
-        if (status != BRS_OK) return status;
-    }
-    return brs_step_plan(plan, sampler, epoch, step, vocabulary);
-}
-
 void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabulary *vocabulary)
 {
     const struct brs_config *c = &s->config;
-    struct brs_padding padding = brs_settings_padding(s);
+    struct brs_padding padding = p->resolved.padding; /* brs_samples_gather's */
     p->resolved = (struct brs_step){.lengths = p->sorted_length,
                                     .planned = p->planned_length,
                                     .loads = NULL,
@@ -204,7 +188,7 @@ void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabu
                                     .grad_accum = p->grad_accum,
                                     .sync = (int)c->sync,
                                     .packed = (int)c->packed,
-                                    .model = brs_settings_cost_model(s),
+                                    .model = brs_settings_cost_model_padded(s, &padding),
                                     .padding = padding,
                                     .vocabulary = vocabulary,
                                     .cp = brs_cp_layout_of(s, &padding)};
@@ -214,7 +198,7 @@ void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabu
     p->resolved.loads = p->sorted_load;
 }
 
-brs_status brs_step_plan(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch, uint64_t step,
+brs_status brs_step_draw(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch, uint64_t step,
                          const struct brs_vocabulary *vocabulary)
 {
     const struct brs_config *c = &sampler->config;
@@ -229,9 +213,16 @@ brs_status brs_step_plan(brs_plan *plan, const brs_sampler *sampler, uint64_t ep
     brs_samples_draw(plan, sampler, epoch, step, epoch_order);
     status = brs_samples_gather(plan, sampler, 1);
     if (status != BRS_OK) return status;
-
     brs_step_resolve(plan, sampler, vocabulary);
-    if (c->strategy == BRS_STRATEGY_BALANCED) {
+    return BRS_OK;
+}
+
+brs_status brs_step_plan(brs_plan *plan, const brs_sampler *sampler, uint64_t epoch, uint64_t step,
+                         const struct brs_vocabulary *vocabulary)
+{
+    brs_status status = brs_step_draw(plan, sampler, epoch, step, vocabulary);
+    if (status != BRS_OK) return status;
+    if (sampler->config.strategy == BRS_STRATEGY_BALANCED) {
         status = plan_balanced(plan, sampler);
         if (status != BRS_OK) return status;
     } else {

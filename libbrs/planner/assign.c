@@ -13,7 +13,8 @@
  * then run costliest first, which keeps the per-micro-step time low too.
  *
  * The deal is a function of the costs alone, so the planner can score a
- * candidate split with it and the plan reproduce it.
+ * candidate split with it and the plan reproduce it: the score of a split
+ * (brs_assign_score_*) is here, beside the deal it is made of.
  */
 #include "planner/internal.h"
 #include "util/cost_sort.h"
@@ -422,10 +423,11 @@ static void slots_from_ranks(uint32_t *slot_of, const struct deal *d)
 }
 
 brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sync,
-                      const brs_wide *costs, const uint32_t *cost_order, size_t k, size_t dp_size,
-                      int sync)
+                      const brs_wide *costs, const uint32_t *cost_order,
+                      const struct brs_step *step)
 {
-    size_t grad_accum = k / dp_size;
+    size_t k = step->k, dp_size = step->dp_size, grad_accum = k / dp_size;
+    int sync = step->sync;
     uint32_t *order = malloc(4 * k * sizeof *order);
     brs_wide *wide = malloc((k + dp_size) * sizeof *wide);
     uint32_t *count = malloc(dp_size * sizeof *count);
@@ -475,4 +477,31 @@ brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sy
     free(tree);
     free(cost_at);
     return status;
+}
+
+/* ---- the score every candidate split is compared by, padded and packed alike (docs/algorithm.md):
+ * the step time of the deal the plan will use (assign.c), then the peak tokens of a group, then
+ * the total cost. */
+
+brs_status brs_assign_score_groups(struct brs_score *score, const brs_wide *costs,
+                                   const uint32_t *cost_order, uint64_t peak,
+                                   const struct brs_step *step, uint32_t *slot_scratch)
+{
+    size_t k = step->k;
+    int per_step = step->sync == BRS_SYNC_STEP;
+    brs_status status = brs_assign(slot_scratch, per_step ? NULL : &score->time,
+                                   per_step ? &score->time : NULL, costs, cost_order, step);
+    score->peak = peak;
+    score->total = 0;
+    for (size_t g = 0; g < k; g++) score->total += costs[g];
+    return status;
+}
+
+brs_status brs_assign_score_split(struct brs_score *score, const size_t *starts,
+                                  const brs_wide *costs, const uint32_t *lengths,
+                                  const struct brs_step *step, uint32_t *slot_scratch)
+{
+    return brs_assign_score_groups(score, costs, NULL,
+                                   brs_objective_padded_peak(starts, lengths, step->k), step,
+                                   slot_scratch);
 }

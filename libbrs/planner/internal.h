@@ -15,7 +15,8 @@
 
 /* A split's score, lexicographic (docs/algorithm.md): the step time of the
  * sync model (the deal of brs_assign), the peak tokens of a group, the total
- * cost. objective.c computes it. */
+ * cost. assign.c computes it (the deal and its score are one unit),
+ * objective.c compares. */
 struct brs_score {
     brs_wide time, peak, total;
 };
@@ -42,19 +43,20 @@ brs_wide brs_objective_time_bound(const uint32_t *lengths, size_t n, size_t k, s
                                   const struct brs_cost_model *model, brs_wide min_max,
                                   brs_wide weight_sum);
 
-/* ---- The score of a split (objective.c). ---- */
+/* ---- The score of a split: the deal it gets, then its peak and total (assign.c). ---- */
 
-/* The score of k groups of these costs whose largest holds `peak` tokens.
+/* The score of the step's k groups of these costs whose largest holds
+ * `peak` tokens, dealt as the step's topology and sync model say.
  * cost_order: the groups in cost order, or NULL (brs_assign). slot_scratch
  * holds k. */
-brs_status brs_objective_score_groups(struct brs_score *score, const brs_wide *costs,
-                                      const uint32_t *cost_order, uint64_t peak, size_t k,
-                                      size_t dp_size, int sync, uint32_t *slot_scratch);
+brs_status brs_assign_score_groups(struct brs_score *score, const brs_wide *costs,
+                                   const uint32_t *cost_order, uint64_t peak,
+                                   const struct brs_step *step, uint32_t *slot_scratch);
 /* The same of a contiguous split of lengths sorted longest first (padded:
  * a group holds its size times its head's length). */
-brs_status brs_objective_score_split(struct brs_score *score, const size_t *starts,
-                                     const brs_wide *costs, const uint32_t *lengths, size_t k,
-                                     size_t dp_size, int sync, uint32_t *slot_scratch);
+brs_status brs_assign_score_split(struct brs_score *score, const size_t *starts,
+                                  const brs_wide *costs, const uint32_t *lengths,
+                                  const struct brs_step *step, uint32_t *slot_scratch);
 
 /* ---- The exact min-max and least-peak searches over sorted lengths (search.c). ---- */
 
@@ -117,8 +119,8 @@ uint64_t brs_search_least_peak(const uint32_t *lengths, struct brs_probe_cache c
  * alone. cost_order: the groups in the order of brs_cost_sort_ids
  * (util/cost_sort.h) for these costs, or NULL to sort them here. */
 brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sync,
-                      const brs_wide *costs, const uint32_t *cost_order, size_t k, size_t dp_size,
-                      int sync);
+                      const brs_wide *costs, const uint32_t *cost_order,
+                      const struct brs_step *step);
 
 /* ---- The least total cost under a max cost (least_total.c). ---- */
 
@@ -189,8 +191,8 @@ brs_status brs_layering_one(size_t *starts, brs_wide *costs, const uint32_t *len
 
 /* Boundary moves on a contiguous split (starts/costs, changed in place)
  * while its score improves within the model's cap. */
-brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n, size_t k,
-                      size_t dp_size, int sync, const struct brs_cost_model *model);
+brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                      const struct brs_step *step, const struct brs_cost_model *model);
 
 /* ---- The planners the entry chooses from (planner.c), each on a step (planner.h). ---- */
 
@@ -232,6 +234,12 @@ enum { BRS_TWO_PART_EXACT_SPLITS = 50000 };
  * table size (k * n or n times the vocabulary's sizes above 2^24). */
 brs_status brs_vocabulary_split(struct brs_split *split, uint32_t *group_length,
                                 const struct brs_step *step);
+
+/* A quick estimate of the time of the step within its vocabulary (its
+ * planned lengths): the least-total split at the exact min-max cost, dealt
+ * for the sync model; BRS_WIDE_MAX (util/wide.h) when no split fits. What
+ * choosing a vocabulary compares candidates by (vocabulary_choice.c). */
+brs_wide brs_vocabulary_quick_time(const struct brs_step *step);
 
 /* A packed split planned within a vocabulary: each group's cost gains what
  * padding its row to the vocabulary costs (brs_packed_row_padding_cost), so

@@ -56,9 +56,10 @@ static brs_wide weight_before(const struct brs_layering *l, size_t i)
 brs_wide brs_layering_estimate(const struct brs_layering *l, size_t a, size_t b)
 {
     if (b <= a || b - a < l->ranks) return BRS_LAYERING_NO_TIME;
-    brs_wide average = (weight_before(l, b) - weight_before(l, a) + l->ranks - 1) / l->ranks;
-    brs_wide head = brs_sample_weight(l->model, l->lengths[a]);
-    return l->model->intercept + (average > head ? average : head);
+    brs_wide average =
+        brs_average_group_cost(l->model, l->ranks, weight_before(l, b) - weight_before(l, a));
+    brs_wide head = l->model->intercept + brs_sample_weight(l->model, l->lengths[a]);
+    return average > head ? average : head;
 }
 
 brs_wide brs_layering_time(const struct brs_layering *l, size_t a, size_t b)

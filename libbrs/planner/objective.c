@@ -1,7 +1,7 @@
 /* objective.c - every formula of the objective and its bounds, written once
- * (docs/algorithm.md): the synchronised step times of a deal, the padded
- * peak, the bounds. The deal itself (assign.c) and the score of a split
- * (objective.c) are built on them, as are the plan's description and the
+ * (docs/algorithm.md): the comparison of scores, the synchronised step times
+ * of a deal, the padded peak, the bounds. The deal and the score of a split
+ * (assign.c) are built on them, as are the plan's description and the
  * polish. */
 #include "planner/internal.h"
 #include "util/wide.h"
@@ -91,7 +91,7 @@ brs_wide brs_objective_packed_bound(const uint32_t *lengths, size_t n, size_t k,
     brs_wide sum = 0;
     for (size_t i = 0; i < n; i++) sum += brs_sample_weight(model, lengths[i]);
     *weight_sum = sum;
-    brs_wide average = model->intercept + (sum + k - 1) / k;
+    brs_wide average = brs_average_group_cost(model, k, sum);
     brs_wide longest = brs_packed_cost(model, brs_sample_weight(model, lengths[0]));
     return average > longest ? average : longest;
 }
@@ -154,31 +154,4 @@ brs_wide brs_objective_step_time_bound(const uint32_t *lengths, size_t n, size_t
     brs_wide min_max = brs_search_min_max(lengths, cache, n, k, &m, bound);
     free(memory);
     return brs_objective_time_bound(lengths, n, k, dp_size, &m, min_max, weight_sum);
-}
-
-/* ---- the score every candidate split is compared by, padded and packed alike (docs/algorithm.md):
- * the step time of the deal the plan will use (assign.c), then the peak tokens of a group, then
- * the total cost. */
-
-brs_status brs_objective_score_groups(struct brs_score *score, const brs_wide *costs,
-                                      const uint32_t *cost_order, uint64_t peak, size_t k,
-                                      size_t dp_size, int sync, uint32_t *slot_scratch)
-{
-    int per_step = sync == BRS_SYNC_STEP;
-    brs_status status =
-        brs_assign(slot_scratch, per_step ? NULL : &score->time, per_step ? &score->time : NULL,
-                   costs, cost_order, k, dp_size, sync);
-    score->peak = peak;
-    score->total = 0;
-    for (size_t g = 0; g < k; g++) score->total += costs[g];
-    return status;
-}
-
-brs_status brs_objective_score_split(struct brs_score *score, const size_t *starts,
-                                     const brs_wide *costs, const uint32_t *lengths, size_t k,
-                                     size_t dp_size, int sync, uint32_t *slot_scratch)
-{
-    return brs_objective_score_groups(score, costs, NULL,
-                                      brs_objective_padded_peak(starts, lengths, k), k, dp_size,
-                                      sync, slot_scratch);
 }

@@ -241,8 +241,7 @@ static int score_packing(struct packing *p, const struct brs_candidate_input *in
     for (size_t g = 0; g < k; g++)
         if (p->tokens[g] > peak) peak = p->tokens[g];
     if (model->max_tokens && peak > model->max_tokens) return 0;
-    *status = brs_objective_score_groups(&p->score, p->costs, NULL, peak, k, in->step->dp_size,
-                                         in->step->sync, slot_scratch);
+    *status = brs_assign_score_groups(&p->score, p->costs, NULL, peak, in->step, slot_scratch);
     return *status == BRS_OK;
 }
 

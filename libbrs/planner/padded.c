@@ -33,8 +33,7 @@ static brs_status polish(const struct contest *c, size_t *starts, brs_wide *cost
 {
     const struct brs_candidate_input *in = &c->in;
     const struct brs_step *step = in->step;
-    return brs_polish(starts, costs, in->lengths, step->n, step->k, step->dp_size, step->sync,
-                      in->model);
+    return brs_polish(starts, costs, in->lengths, step, in->model);
 }
 
 /* Keeps the candidate in c->out when it fits the budget and scores better.
@@ -48,8 +47,7 @@ static brs_status consider(struct contest *c, brs_status built)
         return BRS_OK;
     struct brs_score s;
     brs_status status =
-        brs_objective_score_split(&s, c->out.starts, c->out.costs, in->lengths, in->step->k,
-                                  in->step->dp_size, in->step->sync, c->slots);
+        brs_assign_score_split(&s, c->out.starts, c->out.costs, in->lengths, in->step, c->slots);
     if (status != BRS_OK || !brs_objective_better(&s, &c->best)) return status;
     c->best = s;
     memcpy(c->split->starts, c->out.starts, (in->step->k + 1) * sizeof *c->out.starts);
@@ -73,9 +71,8 @@ static brs_status meet_polished(struct contest *c, const struct brs_candidate *r
 {
     struct brs_score before;
     const struct brs_candidate_input *in = &c->in;
-    brs_status status =
-        brs_objective_score_split(&before, c->split->starts, c->split->costs, in->lengths,
-                                  in->step->k, in->step->dp_size, in->step->sync, c->slots);
+    brs_status status = brs_assign_score_split(&before, c->split->starts, c->split->costs,
+                                               in->lengths, in->step, c->slots);
     if (status != BRS_OK) return status;
     c->best = before;
     c->in.beat = before.time;
@@ -140,8 +137,8 @@ static brs_status improve(struct brs_split *split, const struct brs_step *step,
     c.slots = malloc(k * sizeof *c.slots);
     brs_status status = c.out.starts && c.out.costs && c.slots ? BRS_OK : BRS_ERR_NO_MEMORY;
     if (status == BRS_OK)
-        status = brs_objective_score_split(&c.best, split->starts, split->costs, lengths, k,
-                                           step->dp_size, step->sync, c.slots);
+        status =
+            brs_assign_score_split(&c.best, split->starts, split->costs, lengths, step, c.slots);
     if (status == BRS_OK) status = walk(&c);
     free(c.out.starts);
     free(c.out.costs);

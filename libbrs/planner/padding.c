@@ -1,4 +1,4 @@
-/* padding.c - the padded length of a micro-batch (planner/padding.h):
+/* padding.c - the padded length of a micro-batch (planner/planner.h, "The padding"):
  * pad_to_multiple_of, length buckets, and the default ladder of buckets. */
 #include "planner/internal.h"
 

@@ -60,5 +60,5 @@ brs_status brs_planner_plan(struct brs_planned *out, const struct brs_step *step
     if (status == BRS_OK && step->loads) status = plan_two_parts(out, step);
     if (status != BRS_OK) return status;
     return brs_assign(out->slot_of, &out->micro_sync, &out->step_sync, out->split.costs, NULL,
-                      step->k, step->dp_size, step->sync);
+                      step);
 }

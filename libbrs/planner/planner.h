@@ -75,6 +75,16 @@ static inline brs_wide brs_least_work(const struct brs_cost_model *model, size_t
     return (brs_wide)k * model->intercept + weights;
 }
 
+/* The average-group bound: no k groups of samples whose weights sum to
+ * `weights` have their costliest below an intercept plus ceil(weights / k).
+ * The bound of the padded search (search.c), the packed planner's
+ * (objective.c) and a layer's estimate (layering.c). */
+static inline brs_wide brs_average_group_cost(const struct brs_cost_model *model, size_t k,
+                                              brs_wide weights)
+{
+    return model->intercept + (weights + k - 1) / k;
+}
+
 /* Whether intercept + (n + 1) w(L_0) < 2^64 for n samples sorted longest
  * first: then no group of up to n + 1 of them costs more than 64 bits. */
 static inline int brs_fits_64_bits(const uint32_t *lengths, size_t n,
@@ -212,14 +222,6 @@ void brs_vocabulary_free(struct brs_vocabulary *v);
  * non-decreasing function of head, so the contiguity theorem holds. */
 uint32_t brs_vocabulary_length(const struct brs_vocabulary *v, size_t size, uint32_t head);
 
-/* A quick estimate of the step time of n samples (sorted longest first,
- * padded) within v: the least-total split at the exact min-max cost, dealt
- * for the sync model; BRS_WIDE_MAX (util/wide.h) when no split fits.
- * What choosing a vocabulary compares candidates by. */
-brs_wide brs_vocabulary_quick_time(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                                   int sync, const struct brs_cost_model *model,
-                                   const struct brs_vocabulary *v);
-
 /* ---- Context parallelism (context_parallel.c): the world is dp_size blocks of `size` ranks; a
  * micro-batch of degree c (a power of two in `degrees`) runs on c consecutive ranks starting at a
  * multiple of c, each holding sum ceil(L / c) of its sequences' tokens, and costs each of them
@@ -315,6 +317,53 @@ struct brs_planned {
  * (docs/algorithm.md). scratch holds 2n words, pack_scratch 2k. */
 brs_status brs_planner_plan(struct brs_planned *out, const struct brs_step *step, uint64_t *scratch,
                             uint32_t *pack_scratch);
+
+/* ---- Choosing a run's shape vocabulary (vocabulary_choice.c). ---- */
+
+/* What the choice is made for: a full step of the run without its lengths
+ * (n = batch_size x k samples, k, dp_size, grad_accum, sync, packed, the
+ * cost model with its cap, the padding), the dataset's size and longest
+ * sample, and the options that shape the choice. */
+struct brs_vocabulary_request {
+    struct brs_step step;
+    size_t max_shapes, batch_size, count;
+    int drop_last;
+    uint64_t steps; /* of an epoch */
+    uint32_t longest;
+    uint64_t search_moves, seed; /* max_shapes_search and the sampler's seed */
+};
+
+/* A choice in progress: opened, shown the sampled steps (drawn by the
+ * caller, each planned here through brs_planner_plan), then chosen. */
+struct brs_vocabulary_choice;
+
+/* Opens a choice and adds its safety shapes; BRS_ERR_TOO_LARGE,
+ * BRS_ERR_OUT_OF_RANGE and BRS_ERR_CAP_INFEASIBLE write why (a message of
+ * BRS_MESSAGE_SIZE bytes); BRS_ERR_NO_MEMORY does not. *out is to be closed
+ * whatever the status. */
+brs_status brs_vocabulary_choice_open(struct brs_vocabulary_choice **out,
+                                      const struct brs_vocabulary_request *request, char *why);
+/* How many steps the choice samples, and which (epoch, step) the i-th is. */
+size_t brs_vocabulary_choice_samples(const struct brs_vocabulary_choice *choice);
+void brs_vocabulary_choice_sample(uint64_t *epoch, uint64_t *step,
+                                  const struct brs_vocabulary_choice *choice, size_t i);
+/* Plans the i-th sampled step, drawn without a vocabulary, and keeps the
+ * shapes its plan uses (and its lengths, as a trial step). A failure is
+ * the planner's: brs_vocabulary_choice_planned says why. */
+brs_status brs_vocabulary_choice_observe(struct brs_vocabulary_choice *choice,
+                                         const struct brs_step *step);
+/* Chooses the vocabulary from the steps observed into v; BRS_ERR_NO_MEMORY. */
+brs_status brs_vocabulary_choice_choose(struct brs_vocabulary *v,
+                                        struct brs_vocabulary_choice *choice);
+/* Whether every step plans within the chosen vocabulary by construction;
+ * where not, each sampled step, drawn within it, is checked with
+ * brs_vocabulary_choice_check (the planner's status). */
+int brs_vocabulary_choice_guaranteed(const struct brs_vocabulary_choice *choice);
+brs_status brs_vocabulary_choice_check(struct brs_vocabulary_choice *choice,
+                                       const struct brs_step *step);
+/* The plan of the last step observed or checked, with what failed. */
+const struct brs_planned *brs_vocabulary_choice_planned(const struct brs_vocabulary_choice *choice);
+void brs_vocabulary_choice_close(struct brs_vocabulary_choice *choice);
 
 /* ---- Packed rows within a vocabulary (vocabulary.c). ---- */
 

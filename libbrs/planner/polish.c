@@ -39,8 +39,8 @@ struct polish {
     size_t *starts; /* the split being polished */
     brs_wide *costs;
     const uint32_t *lengths;
-    size_t n, k, dp_size;
-    int sync;
+    const struct brs_step *step; /* n, k and the deal's topology and sync model */
+    size_t n, k;
     const struct brs_cost_model *model; /* the cap is the memory budget */
     struct brs_score score;
     size_t trials_left;
@@ -57,28 +57,27 @@ struct polish {
 static brs_status score(const struct polish *p, struct brs_score *out, const size_t *starts,
                         const brs_wide *costs, const uint32_t *order, uint32_t *slots)
 {
-    return brs_objective_score_groups(out, costs, order,
-                                      brs_objective_padded_peak(starts, p->lengths, p->k), p->k,
-                                      p->dp_size, p->sync, slots);
+    return brs_assign_score_groups(
+        out, costs, order, brs_objective_padded_peak(starts, p->lengths, p->k), p->step, slots);
 }
 
 /* Marks the groups that set the step time (and the one at the peak). */
 static void mark_setters(struct polish *p)
 {
-    size_t ga = p->k / p->dp_size;
+    size_t ga = p->k / p->step->dp_size;
     memset(p->setter, 0, p->k);
     uint32_t *group_at = p->try_slots; /* free until the next trial */
     for (size_t g = 0; g < p->k; g++) group_at[p->slots[g]] = (uint32_t)g;
-    if (p->sync == BRS_SYNC_STEP) {
+    if (p->step->sync == BRS_SYNC_STEP) {
         for (size_t g = 0; g < p->k; g++) p->by_slot[p->slots[g]] = p->costs[g];
-        size_t slow = brs_objective_slowest_rank(p->by_slot, p->dp_size, ga);
+        size_t slow = brs_objective_slowest_rank(p->by_slot, p->step->dp_size, ga);
         for (size_t m = 0; m < ga; m++) p->setter[group_at[slow * ga + m]] = 1;
     } else {
         /* the costliest group of each micro-step and the runner-up, which
          * becomes the costliest once the first shrinks */
         for (size_t m = 0; m < ga; m++) {
             size_t top = group_at[m], second = p->k;
-            for (size_t r = 1; r < p->dp_size; r++) {
+            for (size_t r = 1; r < p->step->dp_size; r++) {
                 size_t g = group_at[r * ga + m];
                 if (p->costs[g] > p->costs[top]) {
                     second = top;
@@ -171,18 +170,18 @@ static brs_status round_once(struct polish *p, int *moved)
     return score(p, &p->score, p->starts, p->costs, p->order, p->slots);
 }
 
-brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n, size_t k,
-                      size_t dp_size, int sync, const struct brs_cost_model *model)
+brs_status brs_polish(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                      const struct brs_step *step, const struct brs_cost_model *model)
 {
+    size_t n = step->n, k = step->k;
     /* no trial to make: the split stays as it is, without scoring it */
     if (trial_budget(n, k) == 0) return BRS_OK;
     struct polish p = {starts,
                        costs,
                        lengths,
+                       step,
                        n,
                        k,
-                       dp_size,
-                       sync,
                        model,
                        {0, 0, 0},
                        trial_budget(n, k),

@@ -1,7 +1,7 @@
 /* search.c - the exact min-max threshold of a padded split into k groups,
  * and the exact least peak of padded tokens at a given max cost.
  *
- * Samples arrive sorted longest first. By the contiguity theorem (DESIGN.md
+ * Samples arrive sorted longest first. By the contiguity theorem (docs/design.md,
  * section 3) an optimal split is contiguous in that order, and a contiguous
  * group [i, i + s) costs intercept + s * w(L_i) and holds s * L_i padded
  * tokens. The least threshold T for which the greedy probe (each group as
@@ -267,7 +267,7 @@ brs_wide brs_search_lower_bound(const uint32_t *lengths, size_t n, size_t k,
     }
     brs_wide sum = (brs_wide)tokens * BRS_COST_UNITS_PER_ONE + (brs_wide)model->alpha * squares;
     *weight_sum = sum;
-    brs_wide bound = model->intercept + (sum + k - 1) / k;
+    brs_wide bound = brs_average_group_cost(model, k, sum);
     for (size_t m = 1; (m - 1) * k < n; m++) {
         brs_wide pigeonhole = brs_group_cost(model, lengths[(m - 1) * k], m);
         if (pigeonhole > bound) bound = pigeonhole;

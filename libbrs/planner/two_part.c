@@ -104,8 +104,7 @@ static brs_status score_of(struct brs_score *score, struct work *w)
         uint64_t tokens = group_tokens(w, &w->groups[g]);
         if (tokens > peak) peak = tokens;
     }
-    return brs_objective_score_groups(score, w->costs, NULL, peak, w->step->k, w->step->dp_size,
-                                      w->step->sync, w->slots);
+    return brs_assign_score_groups(score, w->costs, NULL, peak, w->step, w->slots);
 }
 
 /* The best split seen: kept when group_of scores better. */

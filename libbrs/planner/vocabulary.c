@@ -129,15 +129,12 @@ void brs_vocabulary_pad_rows(struct brs_split *split, const struct brs_step *ste
     }
 }
 
-/* The step, its shapes priced once: cost[j * m + t] and tokens of a group
+/* The step's shapes priced once: cost[j * m + t] and tokens of a group
  * of the t-th vocabulary size starting at sorted position j (BRS_WIDE_MAX where
  * it does not fit the vocabulary or the cap). */
-struct step {
-    const uint32_t *lengths;
-    size_t n, k, dp_size, m;
-    int sync;
-    const struct brs_cost_model *model;
-    const struct brs_vocabulary *v;
+struct priced {
+    const struct brs_step *step; /* its planned lengths and its vocabulary */
+    size_t m;                    /* the vocabulary's distinct sizes */
     brs_wide *cost;
     uint64_t *tokens;
     uint16_t *choice; /* (k + 1) x (n + 1): size index + 1 of the last group, 0 unreachable */
@@ -145,15 +142,18 @@ struct step {
     uint32_t *slots;
 };
 
-static void price_shapes(struct step *s)
+static void price_shapes(struct priced *s)
 {
-    for (size_t j = 0; j < s->n; j++)
+    for (size_t j = 0; j < s->step->n; j++)
         for (size_t t = 0; t < s->m; t++) {
-            size_t b = s->v->size_values[t], at = j * s->m + t;
-            uint32_t length = j + b <= s->n ? length_of_index(s->v, t, s->lengths[j]) : 0;
+            size_t b = s->step->vocabulary->size_values[t], at = j * s->m + t;
+            uint32_t length = j + b <= s->step->n
+                                  ? length_of_index(s->step->vocabulary, t, s->step->planned[j])
+                                  : 0;
             uint64_t tokens = (uint64_t)b * length;
-            int fits = length != 0 && (!s->model->max_tokens || tokens <= s->model->max_tokens);
-            s->cost[at] = fits ? brs_group_cost(s->model, length, b) : BRS_WIDE_MAX;
+            int fits =
+                length != 0 && (!s->step->model.max_tokens || tokens <= s->step->model.max_tokens);
+            s->cost[at] = fits ? brs_group_cost(&s->step->model, length, b) : BRS_WIDE_MAX;
             s->tokens[at] = tokens;
         }
 }
@@ -164,10 +164,10 @@ enum measure { MAX_COST, MAX_TOKENS, TOTAL_COST };
 /* The least `measure` of a split into k groups whose costs stay within
  * cost_limit and tokens within token_limit; the split's starts written
  * into `starts`. BRS_WIDE_MAX when none exists. */
-static brs_wide solve(size_t *starts, struct step *s, enum measure measure, brs_wide cost_limit,
+static brs_wide solve(size_t *starts, struct priced *s, enum measure measure, brs_wide cost_limit,
                       uint64_t token_limit)
 {
-    size_t n = s->n, k = s->k, m = s->m;
+    size_t n = s->step->n, k = s->step->k, m = s->m;
     brs_wide *prev = s->row[0], *cur = s->row[1];
     for (size_t i = 0; i <= n; i++) prev[i] = i == 0 ? 0 : BRS_WIDE_MAX;
     memset(s->choice, 0, (k + 1) * (n + 1) * sizeof *s->choice);
@@ -176,7 +176,7 @@ static brs_wide solve(size_t *starts, struct step *s, enum measure measure, brs_
         for (size_t j = c - 1; j < n; j++) {
             if (prev[j] == BRS_WIDE_MAX) continue;
             for (size_t t = 0; t < m; t++) {
-                size_t at = j * m + t, end = j + s->v->size_values[t];
+                size_t at = j * m + t, end = j + s->step->vocabulary->size_values[t];
                 brs_wide cost = s->cost[at];
                 if (cost == BRS_WIDE_MAX || cost > cost_limit || s->tokens[at] > token_limit)
                     continue;
@@ -197,7 +197,7 @@ static brs_wide solve(size_t *starts, struct step *s, enum measure measure, brs_
     starts[k] = n;
     for (size_t c = k, end = n; c > 0; c--) {
         size_t t = s->choice[c * (n + 1) + end] - 1u;
-        end -= s->v->size_values[t];
+        end -= s->step->vocabulary->size_values[t];
         starts[c - 1] = end;
     }
     return prev[n];
@@ -205,13 +205,13 @@ static brs_wide solve(size_t *starts, struct step *s, enum measure measure, brs_
 
 /* The costs, lengths and peak of a split from its starts; 0 when a group
  * fits no shape. */
-static int describe(brs_wide *costs, uint32_t *group_length, uint64_t *peak, const struct step *s,
+static int describe(brs_wide *costs, uint32_t *group_length, uint64_t *peak, const struct priced *s,
                     const size_t *starts)
 {
     *peak = 0;
-    for (size_t g = 0; g < s->k; g++) {
-        size_t b = starts[g + 1] - starts[g], t = size_index(s->v, b);
-        if (t == s->v->size_count) return 0;
+    for (size_t g = 0; g < s->step->k; g++) {
+        size_t b = starts[g + 1] - starts[g], t = size_index(s->step->vocabulary, b);
+        if (t == s->step->vocabulary->size_count) return 0;
         size_t at = starts[g] * s->m + t;
         if (s->cost[at] == BRS_WIDE_MAX) return 0;
         costs[g] = s->cost[at];
@@ -229,26 +229,26 @@ struct best {
     int found;
 };
 
-static brs_status consider(struct best *best, struct step *s, const size_t *starts, brs_wide *costs)
+static brs_status consider(struct best *best, struct priced *s, const size_t *starts,
+                           brs_wide *costs)
 {
     uint64_t peak;
     if (!describe(costs, NULL, &peak, s, starts)) return BRS_OK;
     struct brs_score score;
-    brs_status status =
-        brs_objective_score_groups(&score, costs, NULL, peak, s->k, s->dp_size, s->sync, s->slots);
+    brs_status status = brs_assign_score_groups(&score, costs, NULL, peak, s->step, s->slots);
     if (status != BRS_OK || (best->found && !brs_objective_better(&score, &best->score)))
         return status;
     best->score = score;
     best->found = 1;
-    memcpy(best->starts, starts, (s->k + 1) * sizeof *starts);
+    memcpy(best->starts, starts, (s->step->k + 1) * sizeof *starts);
     return BRS_OK;
 }
 
 /* Splits of samples [j, n) into c groups, suffix[c * (n + 1) + j], capped
  * at EXACT_LIMIT + 1. */
-static uint32_t *count_splits(const struct step *s)
+static uint32_t *count_splits(const struct priced *s)
 {
-    size_t n = s->n, k = s->k;
+    size_t n = s->step->n, k = s->step->k;
     uint32_t *suffix = calloc((k + 1) * (n + 1), sizeof *suffix);
     if (!suffix) return NULL;
     suffix[n] = 1; /* c = 0, j = n */
@@ -256,7 +256,7 @@ static uint32_t *count_splits(const struct step *s)
         for (size_t j = n; j-- > 0;) {
             uint64_t ways = 0;
             for (size_t t = 0; t < s->m; t++) {
-                size_t end = j + s->v->size_values[t];
+                size_t end = j + s->step->vocabulary->size_values[t];
                 if (s->cost[j * s->m + t] == BRS_WIDE_MAX) continue;
                 ways += suffix[(c - 1) * (n + 1) + end];
             }
@@ -266,15 +266,15 @@ static uint32_t *count_splits(const struct step *s)
 }
 
 /* Every split, depth first: group g starts at starts[g]. */
-static brs_status enumerate(struct best *best, struct step *s, const uint32_t *suffix,
+static brs_status enumerate(struct best *best, struct priced *s, const uint32_t *suffix,
                             size_t *starts, brs_wide *costs, size_t g)
 {
-    size_t n = s->n;
-    if (g == s->k) return consider(best, s, starts, costs);
+    size_t n = s->step->n;
+    if (g == s->step->k) return consider(best, s, starts, costs);
     for (size_t t = 0; t < s->m; t++) {
-        size_t j = starts[g], end = j + s->v->size_values[t];
+        size_t j = starts[g], end = j + s->step->vocabulary->size_values[t];
         if (end > n || s->cost[j * s->m + t] == BRS_WIDE_MAX) continue;
-        if (suffix[(s->k - g - 1) * (n + 1) + end] == 0) continue;
+        if (suffix[(s->step->k - g - 1) * (n + 1) + end] == 0) continue;
         starts[g + 1] = end;
         brs_status status = enumerate(best, s, suffix, starts, costs, g + 1);
         if (status != BRS_OK) return status;
@@ -285,17 +285,18 @@ static brs_status enumerate(struct best *best, struct step *s, const uint32_t *s
 /* One pass of boundary moves over the best split: two neighbouring groups
  * trade samples where both sizes stay in the vocabulary and the score
  * improves. Returns whether any move was kept. */
-static brs_status polish_pass(int *moved, struct best *best, struct step *s, size_t *trial,
+static brs_status polish_pass(int *moved, struct best *best, struct priced *s, size_t *trial,
                               brs_wide *costs)
 {
     *moved = 0;
-    for (size_t g = 1; g < s->k; g++) {
+    for (size_t g = 1; g < s->step->k; g++) {
         size_t first = best->starts[g - 1], end = best->starts[g + 1];
         for (size_t t = 0; t < s->m; t++) {
-            size_t boundary = first + s->v->size_values[t];
+            size_t boundary = first + s->step->vocabulary->size_values[t];
             if (boundary >= end || boundary == best->starts[g]) continue;
-            if (size_index(s->v, end - boundary) == s->v->size_count) continue;
-            memcpy(trial, best->starts, (s->k + 1) * sizeof *trial);
+            if (size_index(s->step->vocabulary, end - boundary) == s->step->vocabulary->size_count)
+                continue;
+            memcpy(trial, best->starts, (s->step->k + 1) * sizeof *trial);
             trial[g] = boundary;
             struct brs_score before = best->score;
             brs_status status = consider(best, s, trial, costs);
@@ -307,7 +308,7 @@ static brs_status polish_pass(int *moved, struct best *best, struct step *s, siz
 }
 
 /* The dynamic programmes' candidates, then the polish of the best. */
-static brs_status search(struct best *best, struct step *s, size_t *trial, brs_wide *costs,
+static brs_status search(struct best *best, struct priced *s, size_t *trial, brs_wide *costs,
                          brs_wide min_max, brs_wide *least_total)
 {
     uint64_t peak = (uint64_t)solve(trial, s, MAX_TOKENS, min_max, UINT64_MAX);
@@ -317,14 +318,14 @@ static brs_status search(struct best *best, struct step *s, size_t *trial, brs_w
     *least_total = solve(trial, s, TOTAL_COST, BRS_WIDE_MAX - 1, UINT64_MAX);
     if (status == BRS_OK) status = consider(best, s, trial, costs);
     brs_wide loosest = 0;
-    for (size_t g = 0; g < s->k && status == BRS_OK; g++)
+    for (size_t g = 0; g < s->step->k && status == BRS_OK; g++)
         if (costs[g] > loosest) loosest = costs[g];
     for (int i = 1; i < THRESHOLDS && status == BRS_OK && loosest > min_max; i++) {
         brs_wide limit = min_max + (loosest - min_max) * (brs_wide)i / THRESHOLDS;
         if (solve(trial, s, TOTAL_COST, limit, UINT64_MAX) != BRS_WIDE_MAX)
             status = consider(best, s, trial, costs);
     }
-    for (size_t pass = 0; status == BRS_OK && pass < 4 * s->k; pass++) {
+    for (size_t pass = 0; status == BRS_OK && pass < 4 * s->step->k; pass++) {
         int moved;
         status = polish_pass(&moved, best, s, trial, costs);
         if (!moved) break;
@@ -332,9 +333,9 @@ static brs_status search(struct best *best, struct step *s, size_t *trial, brs_w
     return status;
 }
 
-static brs_status plan(struct brs_split *split, uint32_t *group_length, struct step *s)
+static brs_status plan(struct brs_split *split, uint32_t *group_length, struct priced *s)
 {
-    size_t k = s->k, n = s->n;
+    size_t k = s->step->k, n = s->step->n;
     struct best best = {split->starts, split->costs, {0, 0, 0}, 0};
     size_t *trial = malloc((k + 1) * sizeof *trial);
     brs_wide *costs = malloc(k * sizeof *costs);
@@ -361,14 +362,14 @@ static brs_status plan(struct brs_split *split, uint32_t *group_length, struct s
         split->max_cost = brs_objective_largest(split->costs, k);
         /* every split within the vocabulary has a group costing at least
          * T* and costs summing to at least the least total */
-        split->time_lower_bound = brs_objective_time_floor(min_max, least_total, s->dp_size);
+        split->time_lower_bound = brs_objective_time_floor(min_max, least_total, s->step->dp_size);
     }
     free(trial);
     free(costs);
     return status;
 }
 
-static void close_step(struct step *s)
+static void close_step(struct priced *s)
 {
     free(s->cost);
     free(s->tokens);
@@ -379,12 +380,11 @@ static void close_step(struct step *s)
 }
 
 /* The step's tables, its shapes priced. */
-static brs_status open_step(struct step *s, const uint32_t *lengths, size_t n, size_t k,
-                            size_t dp_size, int sync, const struct brs_cost_model *model,
-                            const struct brs_vocabulary *v)
+static brs_status open_step(struct priced *s, const struct brs_step *step)
 {
-    *s = (struct step){lengths, n,    k,    dp_size, v->size_count, sync, model,
-                       v,       NULL, NULL, NULL,    {NULL, NULL},  NULL};
+    size_t n = step->n, k = step->k;
+    const struct brs_vocabulary *v = step->vocabulary;
+    *s = (struct priced){step, v->size_count, NULL, NULL, NULL, {NULL, NULL}, NULL};
     if (v->size_count == 0 || v->size_count > UINT16_MAX) return BRS_ERR_CAP_INFEASIBLE;
     if ((k + 1) > TABLE_LIMIT / (n + 1) || n > TABLE_LIMIT / s->m) return BRS_ERR_TOO_LARGE;
     s->cost = malloc(n * s->m * sizeof *s->cost);
@@ -399,23 +399,21 @@ static brs_status open_step(struct step *s, const uint32_t *lengths, size_t n, s
     return BRS_OK;
 }
 
-brs_wide brs_vocabulary_quick_time(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                                   int sync, const struct brs_cost_model *model,
-                                   const struct brs_vocabulary *v)
+brs_wide brs_vocabulary_quick_time(const struct brs_step *step)
 {
-    struct step s = {0};
+    size_t k = step->k;
+    struct priced s = {0};
     brs_wide time = BRS_WIDE_MAX;
     size_t *starts = malloc((k + 1) * sizeof *starts);
     brs_wide *costs = malloc(k * sizeof *costs);
-    if (starts && costs && open_step(&s, lengths, n, k, dp_size, sync, model, v) == BRS_OK) {
+    if (starts && costs && open_step(&s, step) == BRS_OK) {
         brs_wide min_max = solve(starts, &s, MAX_COST, BRS_WIDE_MAX - 1, UINT64_MAX);
         uint64_t peak;
         struct brs_score score;
         if (min_max != BRS_WIDE_MAX &&
             solve(starts, &s, TOTAL_COST, min_max, UINT64_MAX) != BRS_WIDE_MAX &&
             describe(costs, NULL, &peak, &s, starts) &&
-            brs_objective_score_groups(&score, costs, NULL, peak, k, dp_size, sync, s.slots) ==
-                BRS_OK)
+            brs_assign_score_groups(&score, costs, NULL, peak, step, s.slots) == BRS_OK)
             time = score.time;
     }
     close_step(&s);
@@ -427,9 +425,8 @@ brs_wide brs_vocabulary_quick_time(const uint32_t *lengths, size_t n, size_t k, 
 brs_status brs_vocabulary_split(struct brs_split *split, uint32_t *group_length,
                                 const struct brs_step *step)
 {
-    struct step s;
-    brs_status status = open_step(&s, step->planned, step->n, step->k, step->dp_size, step->sync,
-                                  &step->model, step->vocabulary);
+    struct priced s;
+    brs_status status = open_step(&s, step);
     if (status == BRS_OK) status = plan(split, group_length, &s);
     close_step(&s);
     return status;

@@ -6,6 +6,7 @@ Usage: test_cli.py BRS VERSION [unittest arguments, e.g. a test class name]
 BRS is the built executable, VERSION the project version it must report.
 Standard library only; every check runs the real executable.
 """
+import ast
 import json
 import os
 import random
@@ -25,6 +26,19 @@ def lognormal_lengths(count, seed):
     """The upstream benchmark's synthetic distribution, clamp(lognormal(5, 1), 16, 1024)."""
     rng = random.Random(seed)
     return [min(1024, max(16, round(rng.lognormvariate(5, 1)))) for _ in range(count)]
+
+
+def python_package_commands():
+    """PYTHON_COMMANDS of bindings/python/brs/_cli.py: the commands of python -m brs that the
+    Python package's `brs` runs itself, read from its source (this file imports no package)."""
+    path = os.path.join(REPO, "bindings", "python", "brs", "_cli.py")
+    with open(path, encoding="utf-8") as stream:
+        tree = ast.parse(stream.read())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "PYTHON_COMMANDS"
+                                                for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"{path} has no PYTHON_COMMANDS")
 
 
 class BrsTestCase(unittest.TestCase):
@@ -393,15 +407,19 @@ class BadInputTests(BrsTestCase):
                    "--rank", "2")
 
     def test_unknown_or_missing_command(self):
-        self.fails("frobnicate", mentions=["frobnicate", "python -m brs report"])
+        self.fails("frobnicate", mentions=["frobnicate", "python -m brs", "brs --help"])
         self.fails()
 
     def test_python_commands_are_named_where_they_live(self):
         # `python -m brs` passes plan, compare and demo to this program, so
-        # its own commands are looked for here too: say where they are.
-        for command in ("report", "calibrate"):
-            self.fails(command, "--lengths", self.good_file(),
-                       mentions=[f"python -m brs {command}", "Python package"])
+        # its own commands are looked for here too: say where they are, for
+        # every command the Python package's `brs` runs itself (trial too).
+        commands = python_package_commands()
+        self.assertIn("trial", commands)
+        for command in commands:
+            for args in (["--help"], ["--lengths", self.good_file()]):
+                self.fails(command, *args,
+                           mentions=[f"python -m brs {command}", "Python package"])
 
 
 class CompareTests(BrsTestCase):

@@ -43,29 +43,17 @@ def fixed_random(lengths, dp, ga, batch, seed):
 def upstream(lengths, dp, ga, batch, seed):
     """transformers' BatchRebalanceSampler (train_sampling_strategy='batch_rebalance').
 
-    Iterating rank 0 runs its `_assign` once per step for all ranks; the wrapper records what
-    it returned and the step's samples (which brs then plans too). None if this transformers
-    has no such sampler.
+    Iterating rank 0 splits each step for all ranks; brs.peers.recorded_epoch records that
+    split and the step's samples (which brs then plans too). None if this transformers has no
+    such sampler.
     """
-    from transformers import trainer_pt_utils
+    from brs import peers
 
-    if not hasattr(trainer_pt_utils, "BatchRebalanceSampler"):
+    if peers.batch_rebalance_class()[0] is None:
         return None, None
-    sampler = trainer_pt_utils.BatchRebalanceSampler(
-        lengths=list(lengths), effective_batch_size=batch * ga * dp, dp_size=dp, grad_accum=ga,
-        seed=seed, rank=0)
-    plan, samples, assign = [], [], sampler._assign
-
-    def recording(indices, step_lengths):
-        result = assign(indices, step_lengths)
-        plan.append([[list(mb) for mb in rank] for rank in result])
-        samples.append(list(indices))
-        return result
-
-    sampler._assign = recording
-    for _ in sampler:
-        pass
-    return plan, samples
+    sampler = peers.batch_rebalance(lengths, effective_batch_size=batch * ga * dp, dp_size=dp,
+                                    grad_accum=ga, seed=seed)
+    return peers.recorded_epoch(sampler)
 
 
 def brs_plan(lengths, dp, ga, batch, step_samples, *, cost_model=None, sync=None):

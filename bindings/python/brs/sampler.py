@@ -100,14 +100,19 @@ class BatchRebalanceSampler(_SamplerBase):
         rebuilt = recreation.recreated(kwargs)
         return rebuilt if rebuilt is not None else super().__new__(cls)
 
-    def __init__(self, lengths, *, per_device_batch_size, grad_accum=None, dp_size=None,
-                 rank=None, seed=None, shuffle=None, drop_last=None, alpha=None, intercept=None,
-                 max_tokens=None, packed=None, strategy=None, sync=None,
-                 pad_to_multiple_of=None, length_buckets=None, cost_model=None,
-                 encoder_loads=None, encoder_weight=None, encoder_alpha=None,
-                 encoder_intercept=None, max_encoder_tokens=None, max_shapes=None, cp_size=None,
-                 max_tokens_per_rank=None, cp_comm_cost=None, cp_degrees=None,
-                 max_shapes_search=None, cp_latency=None, run_steps=None):
+    def __init__(self, *args, **kwargs):
+        # The keywords are the option table's (the class's __signature__, made from it below):
+        # a new option of the library is a keyword here with no edit.
+        try:
+            given = _SIGNATURE.bind(*args, **kwargs)
+        except TypeError as exc:  # Python's own words, with the class they are about
+            raise TypeError(f"{type(self).__name__}() {exc}") from None
+        given.apply_defaults()
+        self._init(**given.arguments)
+
+    def _init(self, lengths, *, max_shapes, run_steps, cost_model, length_buckets,
+              encoder_loads, **options):
+        """The constructor's body: ``options`` holds every option keyword of the table."""
         auto_shapes = isinstance(max_shapes, str) and max_shapes == "auto"
         if auto_shapes:
             max_shapes = None  # chosen below, once the sampler and its cost model stand
@@ -115,14 +120,16 @@ class BatchRebalanceSampler(_SamplerBase):
             raise ValueError('run_steps (the run\'s length) is read by max_shapes="auto" only; '
                              f'max_shapes is {max_shapes!r}')
         if cost_model is not None:  # fills in alpha, intercept and max_tokens not given here
-            alpha, intercept, max_tokens = _cost_model.resolve(cost_model, alpha, intercept,
-                                                               max_tokens)
+            o = options
+            o["alpha"], o["intercept"], o["max_tokens"] = _cost_model.resolve(
+                cost_model, o["alpha"], o["intercept"], o["max_tokens"])
             # ... and the encoder part's, likewise
-            (encoder_weight, encoder_alpha, encoder_intercept,
-             max_encoder_tokens) = _cost_model.resolve_encoder(
-                cost_model, encoder_weight, encoder_alpha, encoder_intercept, max_encoder_tokens)
-        # The signature is the list of keywords: locals() holds exactly the arguments here.
-        self._given = _options.given_options(locals())
+            (o["encoder_weight"], o["encoder_alpha"], o["encoder_intercept"],
+             o["max_encoder_tokens"]) = _cost_model.resolve_encoder(
+                cost_model, o["encoder_weight"], o["encoder_alpha"], o["encoder_intercept"],
+                o["max_encoder_tokens"])
+        options["max_shapes"] = max_shapes
+        self._given = _options.given_options(options)
         if length_buckets is not None:
             self._given[_BUCKETS] = _buckets_value(length_buckets)
         if encoder_loads is not None:
@@ -749,13 +756,27 @@ BatchRebalanceSampler.__doc__ += _options_doc()
 del _option
 
 
-def _constructor_signature(cls):
-    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]  # without self
+def _constructor_signature():
+    """lengths, then every option of the library's table by its keyword (None: the library's
+    default; per_device_batch_size required), then the sampler's own keywords (_OWN)."""
+    keyword_only = inspect.Parameter.KEYWORD_ONLY
+    parameters = [inspect.Parameter("lengths", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for word in [_options.keyword(option) for option in _options.TABLE] + list(_OWN):
+        default = inspect.Parameter.empty if word in _REQUIRED else None
+        parameters.append(inspect.Parameter(word, keyword_only, default=default))
     return inspect.Signature(parameters)
 
 
-# inspect.signature (help(), editors) reads a class's own __new__ before its __init__: show the
-# constructor's keywords, not the catch-all of __new__.
-BatchRebalanceSampler.__signature__ = _constructor_signature(BatchRebalanceSampler)
+# The sampler's keywords that are no option of the table: the buckets and images (kept with the
+# options), the cost model (which fills some in) and the run's length (for max_shapes="auto").
+_OWN = (_BUCKETS, "cost_model", _IMAGES, "run_steps")
+_REQUIRED = ("per_device_batch_size",)
+_SIGNATURE = _constructor_signature()
+# inspect.signature and help() read it: the constructor's keywords, not the catch-all of
+# __init__ and __new__.
+BatchRebalanceSampler.__signature__ = _SIGNATURE
+BatchRebalanceSampler.__init__.__signature__ = inspect.Signature(
+    [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
+    + list(_SIGNATURE.parameters.values()))
 # What Lightning's re-creation wraps (brs/recreation.py), which does not import this module.
 recreation.Recreatable.register(BatchRebalanceSampler)

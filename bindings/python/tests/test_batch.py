@@ -84,7 +84,9 @@ def test_errors_name_what_would_do():
         plan_batch([5, 6], dp_size=2, grad_accum=2)
     with pytest.raises(ValueError, match="empty"):
         plan_batch([], dp_size=2)
-    with pytest.raises(ValueError, match=r"longest sample, lengths\[1\] = 50, .*max_tokens 150 plans the whole batch"):
+    with pytest.raises(ValueError, match=r"the longest sample, lengths\[1\], has 50 tokens.*"
+                                         r"raise max_tokens to 150 \(the least that plans the "
+                                         r"whole batch"):
         plan_batch([3, 50, 4], dp_size=1, max_tokens=40)
     # 100 | 90 | 80 | 10 9 8 7 6 within 100 tokens takes 4 micro-batches; 2 need 300 tokens
     with pytest.raises(ValueError, match=r"at least 4 micro-batches.*max_tokens to 300"):
@@ -139,15 +141,16 @@ def test_a_sample_over_the_cap_names_the_longest_and_the_least_cap():
     with pytest.raises(ValueError) as refused:
         brs.plan_batch(lengths, dp_size=4, grad_accum="auto", max_tokens=2048)
     message = str(refused.value)
-    assert "lengths[40] = 3100" in message and "lengths[5]" not in message
-    least = int(re.search(r"max_tokens (\d+) plans the whole batch", message).group(1))
+    assert "lengths[40], has 3100 tokens" in message and "lengths[5]" not in message
+    least = int(re.search(r"max_tokens to (\d+) \(the least that plans the whole batch",
+                          message).group(1))
     plan = brs.plan_batch(lengths, dp_size=4, grad_accum="auto", max_tokens=least)
     with pytest.raises(ValueError):
         brs.plan_batch(lengths, dp_size=4, grad_accum="auto", max_tokens=least - 1)
     # with a grad_accum given, the least cap for that many micro-batches
     with pytest.raises(ValueError) as fixed:
         brs.plan_batch(lengths, dp_size=4, grad_accum=2, max_tokens=2048)
-    least = int(re.search(r"max_tokens (\d+) plans", str(fixed.value)).group(1))
+    least = int(re.search(r"max_tokens to (\d+) \(the least", str(fixed.value)).group(1))
     brs.plan_batch(lengths, dp_size=4, grad_accum=2, max_tokens=least)
     with pytest.raises(ValueError):
         brs.plan_batch(lengths, dp_size=4, grad_accum=2, max_tokens=least - 1)

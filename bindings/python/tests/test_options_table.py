@@ -7,6 +7,7 @@ key the binding forgets (or reads wrong) fails a test.
 import ctypes
 import inspect
 import pickle
+import pydoc
 
 import pytest
 
@@ -72,6 +73,23 @@ def test_every_library_option_is_a_keyword_of_the_sampler(key, name, is_double, 
     assert keyword(name) in parameters, f"libbrs option {name} has no keyword"
     assert parameters[keyword(name)].kind is inspect.Parameter.KEYWORD_ONLY
     assert name in BatchRebalanceSampler.__doc__ or keyword(name) in BatchRebalanceSampler.__doc__
+
+
+def test_the_keywords_are_the_table_in_its_order_and_help_shows_them():
+    # the constructor's signature is made from the table: its option keywords, in the C
+    # table's order, each defaulting to None (the library's) but the required batch size
+    parameters = inspect.signature(BatchRebalanceSampler).parameters
+    words = [keyword(name) for _, name, _, _ in library_options()]
+    assert list(parameters)[1:1 + len(words)] == words
+    for word in words:
+        expected = inspect.Parameter.empty if word == "per_device_batch_size" else None
+        assert parameters[word].default is expected, word
+    shown = pydoc.render_doc(BatchRebalanceSampler, renderer=pydoc.plaintext)
+    assert f"{words[-1]}=None" in shown and "**kwargs" not in shown.split("Methods")[0]
+    with pytest.raises(TypeError, match="no_such_option"):
+        make(no_such_option=1)
+    with pytest.raises(TypeError, match="per_device_batch_size"):
+        BatchRebalanceSampler(LENGTHS)
 
 
 @pytest.mark.parametrize("key, name, is_double, default", library_options())

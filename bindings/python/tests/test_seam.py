@@ -31,7 +31,8 @@ FOREIGN = {
     "_train_batch_size": "transformers.Trainer",
     "_remove_unused_columns": "transformers.Trainer",
     "_get_collator_with_removed_columns": "transformers.Trainer",
-    # transformers' BatchRebalanceSampler's split of a step: the peer a benchmark measures.
+    # transformers' BatchRebalanceSampler's split of a step: the peer the trial and the
+    # benchmarks measure, reached from brs/peers.py alone (test_one_module_reaches_assign).
     "_assign": "transformers BatchRebalanceSampler",
     # torch's compiler, whose recompilations a benchmark counts.
     "_dynamo": "torch._dynamo",
@@ -190,3 +191,15 @@ def test_the_core_loads_no_framework():
     loaded = {name.split(".")[0] for name in json.loads(out.splitlines()[-1])}
     assert not loaded & set(FRAMEWORKS), sorted(loaded & set(FRAMEWORKS))
     assert "brs.integrations" not in json.loads(out.splitlines()[-1])
+
+
+def test_one_module_reaches_the_peers_assign():
+    """transformers' private BatchRebalanceSampler._assign is used by brs/peers.py alone; the
+    trial, the benchmarks and the tests call brs.peers."""
+    users = set()
+    for module, path in SOURCES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "_assign":
+                users.add(module)
+    assert users == {"brs.peers"}
+

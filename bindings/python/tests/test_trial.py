@@ -63,9 +63,12 @@ def cli_run(setup):
 
 # -- the schema, every strategy --------------------------------------------------------------
 
-STRATEGY_KEYS = {"step_seconds": list, "real_tokens_per_second": float,
-                 "peak_reserved_bytes": (int, type(None)), "distinct_shapes": int,
-                 "first_shape_seconds": float, "largest_batch": (int, type(None))}
+# A measurement that goes missing (a peak, a thread time, the prediction error) fails: None is
+# accepted only for the largest batch, which a CPU run without a budget does not search.
+STRATEGY_KEYS = {"step_seconds": list, "step_thread_seconds": list,
+                 "real_tokens_per_second": float, "peak_reserved_bytes": int,
+                 "distinct_shapes": int, "first_shape_seconds": float,
+                 "largest_batch": type(None)}
 
 
 def test_cli_writes_the_schema(cli_run):
@@ -84,8 +87,9 @@ def test_cli_writes_the_schema(cli_run):
         assert len(s["step_seconds"]) == 2
         assert all(isinstance(x, float) and x > 0 for x in s["step_seconds"])
         assert s["distinct_shapes"] >= 1
-        assert s["largest_batch"] is None  # CPU without a budget: no search
-        assert s["peak_reserved_bytes"] is None or s["peak_reserved_bytes"] > 0
+        assert s["peak_reserved_bytes"] > 0
+        assert len(s["step_thread_seconds"]) == 2
+        assert all(isinstance(x, float) and x > 0 for x in s["step_thread_seconds"])
     if _has_upstream():
         p = results["paired"]["brs/upstream"]
         for key, kind in {"ratio": float, "sign_test_p": float, "steps": int,
@@ -95,13 +99,79 @@ def test_cli_writes_the_schema(cli_run):
         assert p["steps"] == 2 and 0 <= p["faster_steps"] <= 2
         assert p["ci95"][0] <= p["ratio"] <= p["ci95"][1]
     e = results["prediction_error"]
-    assert set(e) >= {"median", "p90"}
-    assert e["median"] is None or (isinstance(e["median"], float)
-                                   and isinstance(e["p90"], float))
+    assert isinstance(e["median"], float) and isinstance(e["p90"], float)
+    assert 0 <= e["median"] <= e["p90"]
     assert results["verdict"].count(".") >= 1 and "\n" not in results["verdict"]
     assert (out / "report.md").read_text().startswith("# brs trial\n\n```sh\npython -m brs trial")
-    assert (out / "trial.png").stat().st_size > 0
     assert "brs trial on cpu" in done.stdout
+    wrote = next(line for line in done.stdout.splitlines() if "wrote" in line)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "trial.png" not in wrote and 'pip install "brs[plot]"' in done.stdout
+        assert not (out / "trial.png").exists()
+    else:
+        assert "trial.png" in wrote and (out / "trial.png").stat().st_size > 0
+
+
+def test_brs_plans_with_a_cost_model_fitted_here(cli_run):
+    # no --cost-model: brs.calibrate fitted one on this model before timing, and brs's plans
+    # used it (its alpha is the sampler's), which the report and the output say
+    done, results, out = cli_run
+    cm = results["cost_model"]
+    assert cm["source"] == "fitted here" and cm["alpha"] > 0
+    assert cm["alpha"] != pytest.approx(brs.CostModel.fixed().alpha)
+    report = (out / "report.md").read_text()
+    assert "fitted by brs.calibrate on this model and device before timing" in report
+    assert f"alpha {cm['alpha']:.4g}" in report and "fitted here" in done.stdout
+
+
+def test_a_given_cost_model_is_what_brs_plans_with(setup, tmp_path):
+    _, model, lengths = setup
+    given = brs.CostModel(0.0042, 17.0)
+    results = brs.trial(str(model), str(lengths), per_device_batch_size=2, grad_accum=2,
+                        dp_size=2, steps=2, pad_to_multiple_of=16, strategies=("brs", "random"),
+                        device="cpu", progress=False, cost_model=given, out=tmp_path)
+    assert results["cost_model"]["source"] == "given"
+    assert results["cost_model"]["alpha"] == pytest.approx(0.0042, rel=1e-3)
+    assert "given (--cost-model / cost_model=)" in (tmp_path / "report.md").read_text()
+
+
+def test_the_verdict_reads_the_thread_time_and_says_so(cli_run):
+    done, results, out = cli_run
+    assert results["verdict_clock"] == "thread_time"
+    assert "by the thread's CPU time" in results["verdict"]
+    report = (out / "report.md").read_text()
+    assert "**The verdict's clock.** the thread's CPU time" in report
+    # 2 steps are too few: the output and the report warn
+    assert any("2 timed steps are few" in w for w in results["warnings"])
+    assert "**Warning.** 2 timed steps are few" in report
+    assert "warning: 2 timed steps are few" in done.stdout
+
+
+def test_report_ends_with_the_arguments_it_supports(cli_run):
+    _, results, out = cli_run
+    report = (out / "report.md").read_text()
+    tail = report[report.index("## Next step"):]
+    cm = results["cost_model"]
+    assert "brs.BatchRebalanceSampler(lengths, per_device_batch_size=2, grad_accum=2, " \
+           f"pad_to_multiple_of=16, alpha={cm['alpha']:.6g}, intercept={cm['intercept']:.6g}" \
+           in tail
+    assert f"RebalanceOptions(alpha={cm['alpha']:.6g}" in tail
+    assert report.rstrip().endswith("```")
+
+
+def test_without_matplotlib_the_figure_is_not_claimed(cli_run, tmp_path, monkeypatch):
+    from brs._trial import cli as trial_cli, output
+
+    _, results, _ = cli_run
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    written = output.write(results, tmp_path)
+    assert written == ["results.json", "report.md"] and not (tmp_path / "trial.png").exists()
+    assert 'no trial.png: matplotlib is not installed (pip install "brs[plot]"' in \
+           (tmp_path / "report.md").read_text()
+    line = [x for x in trial_cli.summary(results, tmp_path, written).splitlines() if "wrote" in x]
+    assert line == [f"  wrote {tmp_path}/results.json, report.md"]
 
 
 def test_same_samples_for_brs_and_upstream(setup):
@@ -197,8 +267,9 @@ def test_results_statistics_recomputed(cli_run):
         pytest.skip("no upstream")
     s = results["strategies"]
     p = results["paired"]["brs/upstream"]
-    ratio, ci, sign, wins = _paired_by_hand(s["brs"]["step_seconds"],
-                                            s["upstream"]["step_seconds"])
+    # the verdict's clock on CPU: the thread's CPU time of each step
+    ratio, ci, sign, wins = _paired_by_hand(s["brs"]["step_thread_seconds"],
+                                            s["upstream"]["step_thread_seconds"])
     assert p["ratio"] == pytest.approx(ratio, rel=1e-9)
     assert p["ci95"] == pytest.approx(ci, rel=1e-3)
     assert p["sign_test_p"] == pytest.approx(sign)
@@ -265,6 +336,16 @@ def test_bad_config(setup, tmp_path):
     line = _one_line_error(_run(["--model", str(model), "--lengths", str(lengths), "--out",
                                  str(out), *JOB], tmp_path), out)
     assert "cannot build a model" in line
+
+
+def test_missing_model_folder(setup, tmp_path):
+    _, _, lengths = setup
+    out = tmp_path / "out"
+    missing = tmp_path / "no-such-model"
+    line = _one_line_error(_run(["--model", str(missing), "--lengths", str(lengths), "--out",
+                                 str(out), *JOB], tmp_path), out)
+    assert line == (f"python -m brs trial: model {missing}: no such folder, and no hub model "
+                    "of that name in the local cache")
 
 
 def test_bad_lengths_line(setup, tmp_path):

@@ -1,6 +1,6 @@
 /* planner/candidates/candidate.h - a candidate split as a plug-in: what every builder reads,
  * where it writes, and the row each file of planner/candidates/ exports. The tables list the
- * rows in the order they are tried: padded.def (planner.c walks it) and packed.def (packed.c).
+ * rows in the order they are tried: padded.def (padded.c walks it) and packed.def (packed.c).
  * Internal, not installed. */
 #ifndef BRS_PLANNER_CANDIDATES_CANDIDATE_H
 #define BRS_PLANNER_CANDIDATES_CANDIDATE_H

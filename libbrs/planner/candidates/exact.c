@@ -27,9 +27,9 @@ static int few_splits(size_t n, size_t k)
 }
 
 struct enumeration {
+    const struct brs_step *step; /* the deal's topology and sync model */
     const uint32_t *lengths;
-    size_t n, k, dp_size;
-    int sync;
+    size_t n, k;
     const struct brs_cost_model *model;
     size_t *starts, *best_starts;
     brs_wide *costs, *best_costs;
@@ -42,8 +42,8 @@ struct enumeration {
 static void score_current(struct enumeration *e)
 {
     struct brs_score s;
-    brs_status status = brs_objective_score_split(&s, e->starts, e->costs, e->lengths, e->k,
-                                                  e->dp_size, e->sync, e->slots);
+    brs_status status =
+        brs_assign_score_split(&s, e->starts, e->costs, e->lengths, e->step, e->slots);
     if (status != BRS_OK) {
         e->status = status;
         return;
@@ -81,10 +81,8 @@ static brs_status build(const struct brs_candidate_input *in, struct brs_candida
     size_t n = in->step->n, k = in->step->k;
     if (!few_splits(n, k) || (in->step->sync == BRS_SYNC_STEP && k > EXACT_STEP_GROUPS))
         return BRS_ERR_TOO_LARGE;
-    struct enumeration e = {
-        in->lengths, n,           k,    in->step->dp_size, in->step->sync, in->model,
-        NULL,        out->starts, NULL, out->costs,        NULL,           {0, 0, 0},
-        0,           BRS_OK};
+    struct enumeration e = {in->step, in->lengths, n,    k,         in->model, NULL,  out->starts,
+                            NULL,     out->costs,  NULL, {0, 0, 0}, 0,         BRS_OK};
     e.starts = malloc((k + 1) * sizeof *e.starts);
     e.costs = malloc(k * sizeof *e.costs);
     e.slots = malloc(k * sizeof *e.slots);

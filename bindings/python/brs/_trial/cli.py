@@ -18,6 +18,8 @@ import os
 import shlex
 import sys
 
+from .config import DEFAULT_STEPS
+
 USAGE_ERROR = 2
 PROG = "python -m brs trial"
 
@@ -58,8 +60,9 @@ def parser():
     p.add_argument("--dp-size", type=_positive, default=None, metavar="D",
                    help="data-parallel ranks, simulated in this one process (default 1); "
                    "under torchrun one per process (default and only value: the world size)")
-    p.add_argument("--steps", type=_positive, default=12, metavar="N",
-                   help="timed optimizer steps, drawn at random over the epoch (default 12)")
+    p.add_argument("--steps", type=_positive, default=DEFAULT_STEPS, metavar="N",
+                   help="timed optimizer steps, drawn at random over the epoch (default "
+                   f"{DEFAULT_STEPS})")
     p.add_argument("--out", required=True, metavar="DIR",
                    help="folder for results.json, report.md and trial.png")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
@@ -91,6 +94,7 @@ def main(argv):
     # transformers' warnings about a config built with random weights would bury the one line
     # a bad input gets; TRANSFORMERS_VERBOSITY set by the user wins
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    from . import output as _output
     from .distributed import is_main
     from .run import trial
 
@@ -101,10 +105,12 @@ def main(argv):
     try:
         results = trial(args.model, args.lengths, per_device_batch_size=args.per_device_batch_size,
                         grad_accum=args.grad_accum, dp_size=args.dp_size, steps=args.steps,
-                        device=args.device, out=args.out, max_tokens=args.max_tokens,
+                        device=args.device, max_tokens=args.max_tokens,
                         pad_to_multiple_of=args.pad_to_multiple_of,
                         memory_budget=args.memory_budget, seed=args.seed,
                         progress=not args.no_progress, command=command, **options)
+        # rank 0 writes, after the group is gone (as trial(out=) does): the files it wrote
+        written = _output.write(results, args.out) if is_main() else None
     except (ValueError, TypeError) as exc:
         # bad input is the same on every rank (the same arguments, checks and plans; a batch
         # that fits on no rank is raised everywhere alike): one line, from rank 0
@@ -115,11 +121,11 @@ def main(argv):
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1
     if is_main():
-        print(summary(results, args.out))
+        print(summary(results, args.out, written))
     return 0
 
 
-def summary(results, out):
+def summary(results, out, written=None):
     lines = [f"brs trial on {results['device']}: {len(results['timed_steps'])} steps per "
              f"strategy ({results['sync']} sync)"]
     for name, r in results["strategies"].items():
@@ -129,5 +135,17 @@ def summary(results, out):
                      f"{'n/a' if peak is None else f'{peak / 2**20:.1f} MiB'}, "
                      f"{r['distinct_shapes']} shapes, largest batch {r['largest_batch']}")
     lines.append(f"  {results['verdict']}")
-    lines.append(f"  wrote {out}/results.json, report.md, trial.png")
+    lines.append(f"  clock: {results['verdict_clock_why']}")
+    cm = results.get("cost_model")
+    if cm:
+        lines.append(f"  brs's cost model: {cm['source']} (alpha {cm['alpha']:.4g}, intercept "
+                     f"{cm['intercept']:.4g})")
+    for warning in results.get("warnings", []):
+        lines.append(f"  warning: {warning}")
+    from .output import no_figure
+
+    written = written or []
+    lines.append(f"  wrote {out}/{', '.join(written)}")
+    if "trial.png" not in written:
+        lines.append(f"  {no_figure()}")
     return "\n".join(lines)

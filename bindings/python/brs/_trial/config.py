@@ -7,7 +7,12 @@ from typing import Any, Optional, Tuple
 
 from . import distributed as _distributed, plans as _plans
 
-DEFAULT_STEPS = 12
+#: Timed steps by default. The paired log-ratios vary from step to step with the samples (a
+#: real spread, not noise: brs gains more on some steps than on others), so the interval narrows
+#: only as 1/sqrt(steps). On the 2-core machine of bench/results/trial, a 2-layer Qwen2 at dp 8
+#: gave a thread-time interval 0.850-1.022 at 12 steps (ratio 0.93, load 5): 12 steps could say
+#: "indistinguishable" one run and "pays" the next. 32 steps narrow it to about +-5%.
+DEFAULT_STEPS = 32
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +37,7 @@ class TrialConfig:
     progress: bool
     command: Optional[str]
     sampler_options: dict
+    cost_model: Any = None  # brs's: None (fitted before timing, _trial/cost.py), a CostModel or path
 
     @property
     def global_batch(self):
@@ -52,6 +58,8 @@ def checked(model, lengths_or_dataset, *, collate_fn, forward, per_device_batch_
            "dp_size": _dp_size(dp_size, _distributed.processes()),
            "steps": _positive("steps", steps)}
     _check_strategies(strategies)
+    sampler_options = dict(sampler_options)
+    cost_model = sampler_options.pop("cost_model", None)
     _check_sampler_options(sampler_options)
     lengths, dataset = _lengths(lengths_or_dataset)
     device = _distributed.local_device(_device(device))
@@ -60,7 +68,8 @@ def checked(model, lengths_or_dataset, *, collate_fn, forward, per_device_batch_
         model=model, lengths=lengths, dataset=dataset, collate_fn=collate_fn, forward=forward,
         max_tokens=max_tokens, pad_to_multiple_of=pad_to_multiple_of,
         strategies=tuple(dict.fromkeys(strategies)), device=device, seed=seed, budget=budget,
-        progress=progress, command=command, sampler_options=dict(sampler_options), **job)
+        progress=progress, command=command, sampler_options=sampler_options,
+        cost_model=cost_model, **job)
 
 
 def _check_strategies(strategies):

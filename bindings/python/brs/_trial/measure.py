@@ -34,6 +34,8 @@ def resolve_model(model, device, dtype=None):
                             f"config.json or a cached hub name; got {type(model).__name__}")
         dtype = dtype or (torch.bfloat16 if device.type == "cuda" else torch.float32)
         module = _shapes.build_model(config, device=device, dtype=dtype)
+    except MissingModel:
+        raise
     except Exception as exc:  # noqa: BLE001 - any failure to build is the user's input
         text = " ".join(str(exc).split()) or type(exc).__name__
         raise ValueError(f"cannot build a model from {name or type(model).__name__}: "
@@ -48,7 +50,15 @@ def _load_config(name):
         return _shapes.load_config(name)
     from transformers import AutoConfig  # a hub name found in the local cache only
 
-    return AutoConfig.from_pretrained(name, local_files_only=True)
+    try:
+        return AutoConfig.from_pretrained(name, local_files_only=True)
+    except OSError:  # the hub's "couldn't connect ... offline mode" would hide the typo
+        raise MissingModel(f"model {name}: no such folder, and no hub model of that name in "
+                           "the local cache") from None
+
+
+class MissingModel(ValueError):
+    """--model names neither a folder nor a cached hub model: said in one line as it is."""
 
 
 class Rows:

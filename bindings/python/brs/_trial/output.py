@@ -5,9 +5,13 @@ import math
 import os
 
 
+#: Where the figure comes from: pyproject.toml's extra that brings matplotlib.
+PLOT_EXTRA = 'pip install "brs[plot]"'
+
+
 def write(results, out):
     """Write results.json, report.md and trial.png (when matplotlib is installed) under ``out``,
-    creating the folder."""
+    creating the folder; the names of the files written, in that order."""
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(_plain(results), f, indent=1)
@@ -15,6 +19,56 @@ def write(results, out):
     figure = plot(results, os.path.join(out, "trial.png"))
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(markdown(results, figure))
+    return ["results.json", "report.md"] + (["trial.png"] if figure else [])
+
+
+def no_figure():
+    """What the output says where matplotlib is missing."""
+    return f"no trial.png: matplotlib is not installed ({PLOT_EXTRA} brings it)"
+
+
+def next_step(results):
+    """The sampler arguments the result supports, as report.md's last section says them."""
+    s = results["strategies"]["brs"]
+    cm = results.get("cost_model") or {}
+    args = [f"per_device_batch_size={results['per_device_batch_size']}",
+            f"grad_accum={results['grad_accum']}"]
+    if results.get("pad_to_multiple_of"):
+        args.append(f"pad_to_multiple_of={results['pad_to_multiple_of']}")
+    options = []
+    if cm:
+        options += [f"alpha={cm['alpha']:.6g}", f"intercept={cm['intercept']:.6g}"]
+    max_tokens = results.get("max_tokens") or cm.get("max_tokens") or _searched_max_tokens(s)
+    if max_tokens:
+        options.append(f"max_tokens={max_tokens}")
+    sampler = f"brs.BatchRebalanceSampler(lengths, {', '.join(args + options)})"
+    trainer = f"RebalanceOptions({', '.join(options)})"
+    verdict = results["verdict"]
+    if verdict.startswith("brs pays"):
+        head = "brs paid here: train with"
+    elif verdict.startswith("brs does not pay"):
+        head = ("brs did not pay here: keep your sampler; a run on your training device or "
+                "with your collator may differ. The arguments it was timed with:")
+    else:
+        head = ("no difference shown: run again with more --steps before switching; the "
+                "arguments brs was timed with:")
+    lines = [head, "", "```python", sampler,
+             f"# under the transformers Trainer: BatchRebalanceTrainer(..., "
+             f"rebalance_options={trainer})", "```"]
+    if max_tokens and max_tokens == _searched_max_tokens(s):
+        lines += ["", f"max_tokens {max_tokens} is the padded tokens of brs's largest "
+                  f"micro-batch at its largest per-device batch under the memory budget "
+                  f"({s['largest_batch']}), from the largest-batch search."]
+    return lines
+
+
+def _searched_max_tokens(strategy):
+    """bs*L of the worst micro-batch at the largest per-device batch that fitted, or None."""
+    for probe in strategy.get("largest_batch_probes") or []:
+        if probe["fits"] and probe["per_device_batch_size"] == strategy.get("largest_batch"):
+            size, length = probe.get("worst_micro_batch") or (0, 0)
+            return size * length or None
+    return None
 
 
 def _plain(value):
@@ -59,6 +113,12 @@ def markdown(results, figure=None):
               f"{len(results['timed_steps'])} steps of {results['steps_per_epoch']} timed "
               f"(steps {results['timed_steps']}), sync model {results['sync']}; clock "
               f"{results['clock']}.", "",
+              f"**The verdict's clock.** {results['verdict_clock_why']}.", "",
+              _cost_line(results), ""]
+    for warning in results.get("warnings", []):
+        lines.append(f"**Warning.** {warning}.")
+        lines.append("")
+    lines += [
               "| strategy | median step s | real tokens/s | peak memory | distinct shapes "
               "(epoch) | first-run cost per shape | largest per-device batch |",
               "|---|---|---|---|---|---|---|"]
@@ -71,8 +131,10 @@ def markdown(results, figure=None):
     lines += ["", "## brs against the others", "",
               "| comparison | ratio (brs / other, step time) | 95% interval | test |",
               "|---|---|---|---|"]
+    clock = ("thread CPU time" if results.get("verdict_clock") == "thread_time"
+             else "step clock")
     for key, p in results["paired"].items():
-        lines.append(f"| {key}, paired | {p['ratio']:.4f} | {_ci(p['ci95'])} (t) | sign test "
+        lines.append(f"| {key}, paired, {clock} (the verdict's) | {p['ratio']:.4f} | {_ci(p['ci95'])} (t) | sign test "
                      f"p = {p['sign_test_p']:.3g}, brs faster on {p['faster_steps']} of "
                      f"{p['steps']} |")
     other = "step" if results["sync"] == "micro_step" else "micro_step"
@@ -80,8 +142,8 @@ def markdown(results, figure=None):
         lines.append(f"| {key}, paired, {other} sync | {p['ratio']:.4f} | {_ci(p['ci95'])} (t) | "
                      f"sign test p = {p['sign_test_p']:.3g}, brs faster on {p['faster_steps']} "
                      f"of {p['steps']} |")
-    for key, p in results.get("paired_thread_time", {}).items():
-        lines.append(f"| {key}, paired, thread CPU time | {p['ratio']:.4f} | {_ci(p['ci95'])} (t) "
+    for key, p in results.get("paired_wall_clock", {}).items():
+        lines.append(f"| {key}, paired, wall clock | {p['ratio']:.4f} | {_ci(p['ci95'])} (t) "
                      f"| sign test p = {p['sign_test_p']:.3g}, brs faster on "
                      f"{p['faster_steps']} of {p['steps']} |")
     for key, p in results["unpaired"].items():
@@ -116,7 +178,20 @@ def markdown(results, figure=None):
         lines.append(f"- note: {note}")
     if figure:
         lines += ["", f"![step times and memory]({os.path.basename(figure)})"]
+    else:
+        lines += ["", f"- {no_figure()}"]
+    lines += ["", "## Next step", ""] + next_step(results)
     return "\n".join(lines) + "\n"
+
+
+def _cost_line(results):
+    cm = results.get("cost_model")
+    if not cm:
+        return "brs planned with the library's default cost model."
+    how = ("fitted by brs.calibrate on this model and device before timing"
+           if cm["source"] == "fitted here" else "given (--cost-model / cost_model=)")
+    return (f"**brs's cost model** {how}: alpha {cm['alpha']:.4g}, intercept "
+            f"{cm['intercept']:.4g}, max_tokens {cm['max_tokens']}.")
 
 
 def plot(results, path):

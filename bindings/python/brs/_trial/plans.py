@@ -1,15 +1,17 @@
 """Each strategy's epoch as plan[step][rank][micro] -> MicroBatch(indices, padded_length).
 
 brs: brs.BatchRebalanceSampler (every rank of a step from ``plan(step)``). upstream:
-transformers' own BatchRebalanceSampler._assign (the function its sampler calls once per
-optimizer step) given brs's samples of the same step, as bench/brsbench/same_samples.py does,
-so the two are compared on the same global batch. group_by_length and random: the library's
+transformers' own BatchRebalanceSampler's split of a step (brs/peers.py) given brs's samples of
+the same step, as bench/brsbench/same_samples.py does, so the two are compared on the same
+global batch. group_by_length and random: the library's
 fixed-size strategies ("length_grouped", "random") with the same seed and padding. A
 micro-batch's padded length is the plan's (brs) or the longest sample rounded up to
 pad_to_multiple_of (the collator's rule, which the others' tensors are built by).
 """
 
 from typing import List, NamedTuple
+
+from .. import peers as _peers
 
 STRATEGIES = ("brs", "upstream", "group_by_length", "random")
 _LIBRARY_STRATEGY = {"brs": "balanced", "group_by_length": "length_grouped", "random": "random"}
@@ -24,15 +26,8 @@ class MicroBatch(NamedTuple):
         return (len(self.indices), self.padded_length)
 
 
-def upstream_class():
-    """transformers' BatchRebalanceSampler, or None (with why) where the installed one lacks it."""
-    try:
-        from transformers.trainer_pt_utils import BatchRebalanceSampler
-    except ImportError as exc:
-        return None, f"transformers has no BatchRebalanceSampler ({exc})"
-    if not hasattr(BatchRebalanceSampler, "_assign"):
-        return None, "transformers' BatchRebalanceSampler has no _assign (a different algorithm)"
-    return BatchRebalanceSampler, None
+#: transformers' BatchRebalanceSampler, or None (with why) where the installed one lacks it.
+upstream_class = _peers.batch_rebalance_class
 
 
 class Planner:
@@ -86,20 +81,15 @@ class Planner:
                 max(self.lengths[i] for i in mb.indices))) for mb in rank]
                 for rank in plan.micro_batches]
         samples = [i for rank in plan.micro_batches for mb in rank for i in mb.indices]
-        rank_mbs = self._upstream()._assign(samples, [int(self.lengths[i]) for i in samples])
+        rank_mbs = _peers.assign(self._upstream(), samples)
         return [[MicroBatch(tuple(mb), self.padded(max(self.lengths[i] for i in mb)))
                  for mb in rank] for rank in rank_mbs]
 
     def _upstream(self):
         if "upstream" not in self._samplers:
-            cls, why = upstream_class()
-            if cls is None:
-                raise RuntimeError(why)
-            global_batch = self.size * self.grad_accum * self.dp_size
-            self._samplers["upstream"] = cls(lengths=[int(x) for x in self.lengths],
-                                             effective_batch_size=global_batch,
-                                             dp_size=self.dp_size, grad_accum=self.grad_accum,
-                                             seed=self.seed, rank=0)
+            self._samplers["upstream"] = _peers.batch_rebalance(
+                self.lengths, effective_batch_size=self.size * self.grad_accum * self.dp_size,
+                dp_size=self.dp_size, grad_accum=self.grad_accum, seed=self.seed)
         return self._samplers["upstream"]
 
     def epoch(self, name):

@@ -96,31 +96,83 @@ def results(m, epochs, strategies, chosen, sync, seed):
             "padded_tokens_per_step": _padded_per_step(epochs[name], chosen),
             **largest[name],
         }
-    paired, other_sync = {}, {}
+    clock = verdict_clock(by_name["brs"], measured)
+    key = CLOCK_KEYS[clock]
+    paired, other_sync, wall = {}, {}, {}
     if "upstream" in by_name:
-        p = _stats.paired(by_name["brs"]["step_seconds"], by_name["upstream"]["step_seconds"])
-        paired["brs/upstream"] = p
-        # the other sync model's view of the same runs
+        paired["brs/upstream"] = _stats.paired(by_name["brs"][key], by_name["upstream"][key])
+        # the wall clock's and the other sync model's views of the same runs
+        wall["brs/upstream"] = _stats.paired(by_name["brs"]["step_seconds"],
+                                             by_name["upstream"]["step_seconds"])
         other_sync["brs/upstream"] = _stats.paired(
             by_name["brs"][f"step_seconds_{_other(sync)}"],
             by_name["upstream"][f"step_seconds_{_other(sync)}"])
-    thread_time = {}
-    if "upstream" in by_name and by_name["brs"]["step_thread_seconds"]:
-        thread_time["brs/upstream"] = _stats.paired(
-            by_name["brs"]["step_thread_seconds"], by_name["upstream"]["step_thread_seconds"])
     unpaired = {}
     for name in strategies:
         if name not in ("brs", "upstream"):
             unpaired[f"brs/{name}"] = _stats.bootstrap_ratio(
-                by_name["brs"]["step_seconds"], by_name[name]["step_seconds"], seed)
+                by_name["brs"][key], by_name[name][key], seed)
     error = _stats.prediction_error([r for r in records], seed)
     return {"strategies": by_name, "paired": paired, "unpaired": unpaired,
-            f"paired_{_other(sync)}_sync": other_sync, "paired_thread_time": thread_time,
-            "prediction_error": error, "verdict": verdict(paired, unpaired),
+            f"paired_{_other(sync)}_sync": other_sync, "paired_wall_clock": wall,
+            "verdict_clock": clock, "verdict_clock_why": CLOCK_WHY[clock],
+            "prediction_error": error, "verdict": verdict(paired, unpaired, clock),
             "sync": sync, "timed_steps": chosen, "steps_per_epoch": len(epochs["brs"]),
             "micro_batches": [{k: v for k, v in r.items() if not k.startswith("_")}
                               for r in records],
             "first_run_seconds": {f"{s[0]}x{s[1]}": v for s, v in sorted(first.items())}}
+
+
+#: The step seconds each verdict clock reads.
+CLOCK_KEYS = {"thread_time": "step_thread_seconds", "step_clock": "step_seconds"}
+CLOCK_WHY = {
+    "thread_time": "the thread's CPU time (time.thread_time) of one process running torch on one "
+                   "thread: another process preempting this one cannot inflate it, so on a shared "
+                   "CPU repeated runs agree where the wall clock moves with the load (the wall "
+                   "clock's comparison is reported beside it)",
+    "step_clock": "the step clock (CUDA events on a GPU, the wall clock between barriers under "
+                  "torchrun): what a synchronised job waits for, which a CPU clock of one thread "
+                  "cannot see"}
+
+
+def verdict_clock(brs, measured):
+    """The clock the verdict reads: the thread's CPU time where one process timed every
+    micro-batch on CPU (recorded per micro-batch), else the step clock."""
+    return "thread_time" if brs["step_thread_seconds"] and measured is None else "step_clock"
+
+
+#: Load average per CPU above which the output warns that other processes shared the machine.
+LOADED_PER_CPU = 1.0
+#: The 95% interval of the paired ratio is too wide for the run when high / low exceeds this
+#: (about +-5% around the ratio): a difference of a few percent cannot be told from none.
+WIDE_INTERVAL = 1.10
+#: Below this many timed steps the sign test cannot reach p < 0.05 with fewer than 6 wins
+#: of 6 (2 * 0.5^6 = 0.031), and the t interval rests on very few pairs.
+FEW_STEPS = 8
+
+
+def warnings_of(results):
+    """The warnings the output and report.md print: a loaded machine, too few steps for the
+    interval, a clock that the load disturbs."""
+    found = []
+    loads = [x for x in results.get("load_average", []) if x is not None]
+    cpus = results.get("cpus") or 1
+    if loads and max(loads) > LOADED_PER_CPU * cpus:
+        clock = ("the verdict reads the thread's CPU time, which the load does not inflate, "
+                 "but the wall-clock rows move with it" if results["verdict_clock"] ==
+                 "thread_time" else "the verdict's clock moves with the load")
+        found.append(f"the machine was loaded (load average up to {max(loads):.1f} on {cpus} "
+                     f"CPUs): other processes shared it; {clock}")
+    p = results["paired"].get("brs/upstream")
+    steps = len(results["timed_steps"])
+    if steps < FEW_STEPS:
+        found.append(f"{steps} timed steps are few: raise --steps to {FEW_STEPS} or more")
+    if p is not None and not math.isnan(p["ci95"][0]) and p["ci95"][1] / p["ci95"][0] > \
+            WIDE_INTERVAL:
+        found.append(f"the 95% interval {p['ci95'][0]:.3f}-{p['ci95'][1]:.3f} is wider than "
+                     f"+-5% after {steps} steps: more --steps narrow it (about as the square "
+                     "root of their number)")
+    return found
 
 
 def _other(sync):
@@ -132,8 +184,9 @@ def _padded_per_step(epoch, chosen):
             for t in chosen]
 
 
-def verdict(paired, unpaired):
-    """The one sentence: brs against upstream (paired) where it ran, else against random."""
+def verdict(paired, unpaired, clock="step_clock"):
+    """The one sentence: brs against upstream (paired) where it ran, else against random, by
+    ``clock`` (a key of CLOCK_KEYS)."""
     if "brs/upstream" in paired:
         p = paired["brs/upstream"]
         what, detail = "upstream's", (f"sign test p = {p['sign_test_p']:.3g}, brs faster on "
@@ -146,7 +199,8 @@ def verdict(paired, unpaired):
         return "brs ran alone: nothing to compare it with."
     ratio, (low, high) = p["ratio"], p["ci95"]
     interval = f"95% CI {low:.3f}-{high:.3f}" if not math.isnan(low) else "no interval"
-    numbers = f"brs's step time is {ratio:.3f}x {what} ({interval}; {detail})"
+    by = "by the thread's CPU time" if clock == "thread_time" else "by the step clock"
+    numbers = f"brs's step time {by} is {ratio:.3f}x {what} ({interval}; {detail})"
     if math.isnan(low) or low <= 1 <= high:
         return f"brs and {what[:-2]} are indistinguishable on this setup: {numbers}."
     if high < 1:

@@ -3,7 +3,7 @@
 import os
 import sys
 
-from . import (clocks as _clocks, config as _config, distributed as _distributed,
+from . import (clocks as _clocks, config as _config, cost as _cost, distributed as _distributed,
                measure as _measure, plans as _plans, results as _results, rounds as _rounds)
 from ..calibration import progress as _progress
 
@@ -68,13 +68,17 @@ def _trial(group, config):
 
     config, notes, skipped = _without_upstream(config, group)
     strategies = list(config.strategies)
+    module, model_name = _measure.resolve_model(config.model, config.device)
+    # brs plans with the cost model the user would train with: fitted here unless given
+    cost_model, cost_source, cost_notes = _cost.resolve(config, module, group, torch)
+    notes += cost_notes
     planner = _plans.Planner(config.lengths, per_device_batch_size=config.per_device_batch_size,
                              grad_accum=config.grad_accum, dp_size=config.dp_size,
                              seed=config.seed, pad_to_multiple_of=config.pad_to_multiple_of,
                              max_tokens=config.max_tokens,
-                             sampler_options=config.sampler_options)
+                             sampler_options={**config.sampler_options,
+                                              "cost_model": cost_model})
     sync, epochs = _epochs(planner, strategies)
-    module, model_name = _measure.resolve_model(config.model, config.device)
     runner = _measure.Runner(module, _measure.Rows(config.lengths, config.dataset,
                                                    _vocabulary(module), config.seed),
                              config.collate_fn, config.forward, config.device, torch)
@@ -121,8 +125,12 @@ def _trial(group, config):
         results = _results.results(measured, epochs, strategies, chosen, sync, config.seed)
         results.update(_results.header(config, model_name, runner, allocator, threads, group,
                                        clock))
-        results.update(load_average=load, cpus=os.cpu_count(), notes=notes, skipped=skipped,
-                       command=config.command)
+        results.update(load_average=load, cpus=_cpus(), notes=notes, skipped=skipped,
+                       command=config.command,
+                       cost_model={"source": cost_source, "alpha": cost_model.alpha,
+                                   "intercept": cost_model.intercept,
+                                   "max_tokens": cost_model.max_tokens})
+        results["warnings"] = _results.warnings_of(results)
     return group.broadcast(results)
 
 
@@ -170,6 +178,12 @@ def _vocabulary(module):
     from ..calibration.arguments import vocabulary
 
     return vocabulary(module)
+
+
+def _cpus():
+    from ..calibration.record import cpu_count
+
+    return cpu_count()
 
 
 def _load():

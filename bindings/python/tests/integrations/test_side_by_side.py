@@ -15,7 +15,7 @@ import pytest
 from transformers import Trainer, TrainingArguments
 
 from _support import REPO, TokenDataset, pad_collate, tiny_gpt2
-from brs import CostModel
+from brs import CostModel, peers
 from brs.integrations.accelerate import find_rebalance_sampler
 from brs.integrations.transformers import BatchRebalanceTrainer, RebalanceOptions
 
@@ -61,8 +61,7 @@ def ours(tmp_path, dataset, setting, options=None):
 
 def upstream_plan(sampler, indices):
     """Upstream's micro-batches (index lists) for one step's samples."""
-    lengths = [sampler.lengths[i] for i in indices]
-    return [group for rank in sampler._assign(indices, lengths) for group in rank]
+    return [group for rank in peers.assign(sampler, indices) for group in rank]
 
 
 def cost_and_tokens(sampler, groups):

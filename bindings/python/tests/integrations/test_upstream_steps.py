@@ -12,7 +12,7 @@ import zlib
 import numpy as np
 import pytest
 
-from brs import BatchRebalanceSampler
+from brs import BatchRebalanceSampler, peers
 
 upstream_module = pytest.importorskip("transformers.trainer_pt_utils")
 if not hasattr(upstream_module, "BatchRebalanceSampler"):
@@ -37,7 +37,7 @@ def upstream_times(lengths, dp, ga):
     """Upstream's plan of these samples: (micro-step sync time, step sync time, peak tokens)."""
     sampler = Upstream(lengths.tolist(), effective_batch_size=len(lengths), dp_size=dp,
                        grad_accum=ga, shuffle=False)
-    plan = sampler._assign(list(range(len(lengths))), lengths.tolist())
+    plan = peers.assign(sampler, list(range(len(lengths))), lengths.tolist())
 
     def cost(group):
         return sampler._cost(len(group), max(int(lengths[i]) for i in group))
