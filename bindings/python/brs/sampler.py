@@ -121,6 +121,8 @@ class BatchRebalanceSampler(_SamplerBase):
             (encoder_weight, encoder_alpha, encoder_intercept,
              max_encoder_tokens) = _cost_model.resolve_encoder(
                 cost_model, encoder_weight, encoder_alpha, encoder_intercept, max_encoder_tokens)
+            cp_comm_cost, cp_latency = _cost_model.resolve_cp(cost_model, cp_comm_cost,
+                                                              cp_latency)
         # The signature is the list of keywords: locals() holds exactly the arguments here.
         self._given = _options.given_options(locals())
         if length_buckets is not None:
