@@ -99,8 +99,14 @@ brs_status brs_cp_check_combination(const brs_sampler *s, const struct brs_messa
     const struct brs_config *c = &s->config;
     int64_t size = c->cp_size;
     if (!is_active(c)) return BRS_OK;
-    const char *unsupported = !c->packed                                   ? "packed 0"
-                              : c->strategy != BRS_STRATEGY_BALANCED       ? "a fixed-size strategy"
+    if (!c->packed)
+        return brs_fail(message, BRS_ERR_UNSUPPORTED,
+                        "context parallelism (cp_size %lld, max_tokens_per_rank %lld) runs in "
+                        "packed mode: set packed 1 (a rank's share of a micro-batch is a row of "
+                        "token ranges of its sequences; padded micro-batches cannot be split "
+                        "across ranks)",
+                        (long long)size, (long long)c->max_tokens_per_rank);
+    const char *unsupported = c->strategy != BRS_STRATEGY_BALANCED         ? "a fixed-size strategy"
                               : c->max_tokens != 0                         ? "max_tokens"
                               : c->max_shapes != 0                         ? "max_shapes"
                               : s->encoder != NULL && s->encoder_count > 0 ? "encoder loads"

@@ -593,7 +593,7 @@ static void test_errors(void)
     CU_ASSERT_EQUAL(brs_sampler_set_int(s, BRS_OPT_CP_DEGREES, 0), BRS_OK);
     CU_ASSERT_EQUAL(brs_sampler_set_int(s, BRS_OPT_PACKED, 0), BRS_OK);
     CU_ASSERT_EQUAL(brs_plan_compute(p, s, 0, 0), BRS_ERR_UNSUPPORTED);
-    BT_ASSERT(strstr(brs_plan_last_error(p), "packed") != NULL);
+    BT_ASSERT(strstr(brs_plan_last_error(p), "packed mode: set packed 1") != NULL);
     CU_ASSERT_EQUAL(brs_sampler_set_int(s, BRS_OPT_PACKED, 1), BRS_OK);
     CU_ASSERT_EQUAL(brs_sampler_set_int(s, BRS_OPT_MAX_TOKENS, 9000), BRS_OK);
     CU_ASSERT_EQUAL(brs_plan_compute(p, s, 0, 0), BRS_ERR_UNSUPPORTED);
