@@ -3,6 +3,7 @@
 #include "commands.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "args.h"
 #include "compare.h"
@@ -11,6 +12,18 @@
 #include "output.h"
 #include "sampler.h"
 #include "usage.h"
+
+/* "python -m brs report" and this command's own arguments: the same
+ * comparison with transformers' batch_rebalance added (bindings/python/brs/
+ * report.py); a word with a space or quote is quoted. */
+static void report_command(char *out, size_t size, int count, char **args)
+{
+    size_t used = (size_t)snprintf(out, size, "python -m brs report");
+    for (int i = 0; i < count && used < size; i++) {
+        int quote = strpbrk(args[i], " '\"") != NULL || args[i][0] == '\0';
+        used += (size_t)snprintf(out + used, size - used, quote ? " '%s'" : " %s", args[i]);
+    }
+}
 
 int compare_command(int count, char **args)
 {
@@ -33,6 +46,9 @@ int compare_command(int count, char **args)
     comparison result = comparison_run(sampler, config.epoch, &chosen);
 
     compare_setting setting = compare_setting_make(&config, sampler, data.count, steps, &chosen);
+    char report[1024];
+    report_command(report, sizeof report, count, args);
+    setting.report_command = report;
     fprintf(out, "brs compare: %s\n", config.lengths_path);
     compare_report_print(out, &result, &setting);
     output_commit(out, "the comparison");

@@ -45,6 +45,12 @@ int demo_command(int count, char **args)
 
     compare_setting setting =
         compare_setting_make(&config, sampler, demo_dataset_count, steps, &chosen);
+    /* the demo's lengths are data/ of the source tree, its layout demo_config's */
+    char report[256];
+    snprintf(report, sizeof report,
+             "python -m brs report --lengths data/%s --dp-size 8 --grad-accum 2 --batch-size 8",
+             demo_dataset_name);
+    setting.report_command = report;
     printf("brs demo: %s, embedded in brs\n", demo_dataset_name);
     text_wrap_print(stdout, demo_dataset_note, 80);
     fputc('\n', stdout);

@@ -47,6 +47,9 @@ static void add_plan(epoch_stats *stats, const brs_plan *plan, uint64_t max_toke
         stats->cap_violations += count_over_cap(plan, max_tokens);
     stats->micro_sync_time += planning_get_double(plan, BRS_PLAN_MICRO_SYNC_TIME);
     stats->step_sync_time += planning_get_double(plan, BRS_PLAN_STEP_SYNC_TIME);
+    stats->useful_time += planning_get_double(plan, BRS_PLAN_USEFUL_TIME);
+    stats->padding_time += planning_get_double(plan, BRS_PLAN_PADDING_TIME);
+    stats->waiting_time += planning_get_double(plan, BRS_PLAN_WAITING_TIME);
     stats->steps += 1;
 }
 

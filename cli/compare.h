@@ -28,6 +28,10 @@ typedef struct epoch_stats {
     double step_sync_time;        /* BRS_PLAN_STEP_SYNC_TIME, summed */
     uint64_t shapes_per_rank;     /* distinct (batch size, padded length) of the rank with most */
     uint64_t peak_encoder_tokens; /* the largest micro-batch's image patches (0: no images) */
+    /* Where the ranks' time goes under the sampler's sync model, summed:
+     * BRS_PLAN_USEFUL_TIME, _PADDING_TIME and _WAITING_TIME (they add up to
+     * ranks x BRS_PLAN_STEP_TIME). */
+    double useful_time, padding_time, waiting_time;
 } epoch_stats;
 
 #define COMPARISON_MAX_STRATEGIES 8

@@ -98,6 +98,38 @@ static void print_row(FILE *out, int64_t strategy, const comparison *result,
     fputc('\n', out);
 }
 
+/* Where the ranks' time goes: each strategy's shares of it, useful work,
+ * padding and waiting at the synchronisation (the library's split,
+ * include/brs.h BRS_PLAN_STEP_TIME), under the sampler's sync model. */
+static void print_time_row(FILE *out, int64_t strategy, const comparison *result)
+{
+    const epoch_stats *stats = comparison_stats(result, strategy);
+    double whole = stats->useful_time + stats->padding_time + stats->waiting_time;
+    char name[32];
+    strategy_name(name, sizeof name, strategy);
+    if (whole <= 0.0) whole = 1.0;
+    fprintf(out, "%-15s  %7.1f%%  %7.1f%%  %7.1f%%\n", name, 100.0 * stats->useful_time / whole,
+            100.0 * stats->padding_time / whole, 100.0 * stats->waiting_time / whole);
+}
+
+static void print_time_split(FILE *out, const comparison *result, const compare_setting *setting)
+{
+    int sync_step = sampler_get_int(setting->sampler, BRS_OPT_SYNC) == BRS_SYNC_STEP;
+    fprintf(out, "\nwhere the time goes: shares of the ranks' time (dp x step time, %s sync)\n",
+            sync_step ? "step" : "micro-step");
+    fprintf(out, "%-15s  %8s  %8s  %8s\n", "strategy", "useful", "padding", "waiting");
+    for (int64_t strategy = result->lowest_strategy; strategy <= result->highest_strategy;
+         strategy++)
+        if (strategy != BRS_STRATEGY_BALANCED) print_time_row(out, strategy, result);
+    if (!result->brs_infeasible) print_time_row(out, BRS_STRATEGY_BALANCED, result);
+    if (setting->report_command != NULL) {
+        char text[1024];
+        snprintf(text, sizeof text, "transformers' batch_rebalance on the same samples: %s",
+                 setting->report_command);
+        text_wrap_print(out, text, 80);
+    }
+}
+
 /* brs's row when it cannot keep --max-tokens: what would. */
 static void print_infeasible_row(FILE *out, const comparison *result,
                                  const compare_setting *setting)
@@ -223,7 +255,11 @@ static void print_legend(FILE *out, const comparison *result, const compare_sett
         snprintf(bound, sizeof bound, "%.4g s", shown);
     else
         snprintf(bound, sizeof bound, "%.0f", shown);
-    fprintf(out, "\npeak tokens      largest padded micro-batch (bs*L): what activation memory "
+    fprintf(out,
+            "\nuseful           what the samples cost unpadded; padding: the rest of the "
+            "work;\n"
+            "waiting          each rank idle until the slowest one syncs (docs/algorithm.md)\n");
+    fprintf(out, "peak tokens      largest padded micro-batch (bs*L): what activation memory "
                  "must hold\n"
                  "padding eff.     real tokens / padded tokens\n"
                  "micro-sync time  sum over micro-steps of the slowest rank (FSDP / ZeRO-3)\n"
@@ -549,6 +585,7 @@ void compare_report_print(FILE *out, const comparison *result, const compare_set
         print_infeasible_row(out, result, setting);
     else
         print_row(out, BRS_STRATEGY_BALANCED, result, setting, capped);
+    print_time_split(out, result, setting);
     print_legend(out, result, setting);
     print_verdict(out, result, setting);
 }

@@ -31,6 +31,8 @@ typedef struct compare_setting {
     const char *cost_model_path; /* --cost-model FILE, or NULL */
     const char *cap_source;      /* where max_tokens came from ("--max-tokens", or the
                                   * --cost-model file's key); NULL without a cap */
+    const char *report_command;  /* the python -m brs report command that adds transformers'
+                                  * batch_rebalance to these numbers */
 } compare_setting;
 
 /* The compare_setting of a command's configuration. */

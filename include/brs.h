@@ -758,6 +758,25 @@ typedef int32_t brs_plan_key;
 /** The encoder's share of BRS_PLAN_TOTAL_COST (its images' costs); 0
  *  without encoder loads (since 1.5). */
 #define BRS_PLAN_ENCODER_COST 26
+/** Where a step's time goes (since 1.6; docs/algorithm.md, "Where the time
+ *  goes"). The step time under the sampler's sync model: MICRO_SYNC_TIME
+ *  for "micro_step", STEP_SYNC_TIME for "step". Every one of the R ranks
+ *  (dp_size x cp_size) is held for it, so the step costs R x STEP_TIME of
+ *  rank-time, split exactly (up to rounding to double) into the three keys
+ *  below: USEFUL + PADDING + WAITING = R x STEP_TIME. */
+#define BRS_PLAN_STEP_TIME 27
+/** Rank-time of useful work: what the step's samples cost unpadded (each
+ *  sample's own weight, its images' encoder cost) plus one intercept per
+ *  micro-batch a rank runs. */
+#define BRS_PLAN_USEFUL_TIME 28
+/** Rank-time spent on padding: TOTAL_COST - USEFUL_TIME (with cp_size > 1
+ *  also the sharding's communication). */
+#define BRS_PLAN_PADDING_TIME 29
+/** Rank-time spent waiting at the synchronisation: R x STEP_TIME -
+ *  TOTAL_COST, i.e. the slowest rank's time minus each rank's, summed over
+ *  ranks (and over micro-steps under "micro_step"). 0 on a perfectly
+ *  balanced step. */
+#define BRS_PLAN_WAITING_TIME 30
 
 /**
  * Create an empty plan (its buffers grow as needed and are reused).

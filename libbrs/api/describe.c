@@ -134,3 +134,34 @@ void brs_describe_slots(brs_plan *p, const brs_sampler *s)
         if (certified > p->time_lower_bound) p->time_lower_bound = certified;
     }
 }
+
+/* The rank-time of the step split three ways (brs.h, BRS_PLAN_STEP_TIME):
+ * every rank is held for the step time T of the sync model, so the ranks
+ * spend ranks x T in all. Of it, the micro-batches' costs (total_cost) are
+ * work, and the rest is waiting at the synchronisation: under "micro_step"
+ * each micro-step's slowest rank's cost minus each rank's, under "step" the
+ * slowest rank's sum minus each rank's, both summed over ranks (and
+ * micro-steps), which is ranks x T - total_cost either way. Useful work is
+ * what the samples would cost unpadded: each sample's own weight, the
+ * encoder's cost of its images, and one intercept per micro-batch run on a
+ * rank; padding is the rest of the work (with context parallelism also the
+ * sharding's communication). */
+void brs_describe_time_split(struct brs_time_split *out, const brs_plan *p)
+{
+    const struct brs_cost_model *model = &p->resolved.model;
+    size_t ranks = p->dp_size, runs = p->k;
+    if (p->cp_active) {
+        ranks *= p->cp_size;
+        runs = 0;
+        for (size_t g = 0; g < p->cp.count; g++) runs += p->cp.degree[g];
+    }
+    brs_wide weights = 0;
+    for (size_t i = 0; i < p->num_samples; i++)
+        weights += brs_sample_weight(model, p->sorted_length[i]);
+    brs_wide useful = brs_least_work(model, runs, weights) + p->total_encoder_cost;
+    if (useful > p->total_cost) useful = p->total_cost; /* never more than the work done */
+    out->step_time = p->resolved.sync == BRS_SYNC_STEP ? p->step_sync : p->micro_sync;
+    out->useful = useful;
+    out->padding = p->total_cost - useful;
+    out->waiting = (brs_wide)ranks * out->step_time - p->total_cost;
+}

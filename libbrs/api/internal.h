@@ -240,6 +240,12 @@ void brs_describe_packed_rows(brs_plan *p);
  * text plan (the baselines, a loaded plan, a two-part plan), from the
  * sampler's lengths and images. */
 void brs_describe_slots(brs_plan *p, const brs_sampler *s);
+/* The step time of the plan's sync model and the ranks' time in it as
+ * useful work, padding and waiting (their sum is ranks x step_time). */
+struct brs_time_split {
+    brs_wide step_time, useful, padding, waiting;
+};
+void brs_describe_time_split(struct brs_time_split *out, const brs_plan *p);
 
 /* ---- the images of a vision-language dataset beside its lengths (encoder_loads.c). ---- */
 

@@ -118,6 +118,18 @@ static double cost_to_double(brs_wide cost)
     return (double)cost / (double)BRS_COST_UNITS_PER_ONE;
 }
 
+static brs_status time_split(double *out, const brs_plan *plan, brs_plan_key key)
+{
+    struct brs_time_split split;
+    brs_describe_time_split(&split, plan);
+    brs_wide value = key == BRS_PLAN_STEP_TIME      ? split.step_time
+                     : key == BRS_PLAN_USEFUL_TIME  ? split.useful
+                     : key == BRS_PLAN_PADDING_TIME ? split.padding
+                                                    : split.waiting;
+    *out = cost_to_double(value);
+    return BRS_OK;
+}
+
 brs_status brs_plan_get_double(double *out, const brs_plan *plan, brs_plan_key key)
 {
     static const char call[] = "brs_plan_get_double";
@@ -132,6 +144,10 @@ brs_status brs_plan_get_double(double *out, const brs_plan *plan, brs_plan_key k
     case BRS_PLAN_STEP_SYNC_TIME: *out = cost_to_double(plan->step_sync); return BRS_OK;
     case BRS_PLAN_TIME_LOWER_BOUND: *out = cost_to_double(plan->time_lower_bound); return BRS_OK;
     case BRS_PLAN_ENCODER_COST: *out = cost_to_double(plan->total_encoder_cost); return BRS_OK;
+    case BRS_PLAN_STEP_TIME:
+    case BRS_PLAN_USEFUL_TIME:
+    case BRS_PLAN_PADDING_TIME:
+    case BRS_PLAN_WAITING_TIME: return time_split(out, plan, key);
     default: return unknown_plan_key(plan, key, call, "brs_plan_get_int");
     }
 }

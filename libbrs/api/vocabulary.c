@@ -223,12 +223,12 @@ static brs_wide excess(const struct chosen *c, const struct used *used, size_t u
 static brs_wide trial_time(const struct chosen *c, const struct trial_steps *t)
 {
     struct brs_vocabulary v;
-    if (brs_vocabulary_build(&v, c->sizes, c->lengths, c->count) != BRS_OK) return ~(brs_wide)0;
+    if (brs_vocabulary_build(&v, c->sizes, c->lengths, c->count) != BRS_OK) return BRS_WIDE_MAX;
     brs_wide total = 0;
-    for (size_t i = 0; i < t->count && total != ~(brs_wide)0; i++) {
+    for (size_t i = 0; i < t->count && total != BRS_WIDE_MAX; i++) {
         brs_wide time = brs_vocabulary_quick_time(t->lengths + i * t->n, t->n, t->k, t->dp_size,
                                                   t->sync, t->model, &v);
-        total = time == ~(brs_wide)0 ? time : total + time;
+        total = time == BRS_WIDE_MAX ? time : total + time;
     }
     brs_vocabulary_free(&v);
     return total;
@@ -453,7 +453,7 @@ static brs_status search_moves(struct chosen *c, size_t fixed, const struct used
     memcpy(best_sizes, c->sizes, c->count * sizeof *best_sizes);
     memcpy(best_lengths, c->lengths, c->count * sizeof *best_lengths);
     brs_wide current = trial_time(c, t), best = current;
-    brs_wide start = current == ~(brs_wide)0 ? 0 : current * SEARCH_THRESHOLD / 1000;
+    brs_wide start = current == BRS_WIDE_MAX ? 0 : current * SEARCH_THRESHOLD / 1000;
     uint64_t random = brs_splitmix64(seed ^ 0x5eedc0de5eedc0deULL);
     for (uint64_t m = 0; m < moves; m++) {
         random = brs_splitmix64(random);
@@ -463,7 +463,7 @@ static brs_status search_moves(struct chosen *c, size_t fixed, const struct used
                         t))
             continue;
         brs_wide time = trial_time(c, t), threshold = start * (moves - m) / moves;
-        if (time != ~(brs_wide)0 && time <= current + threshold) {
+        if (time != BRS_WIDE_MAX && time <= current + threshold) {
             current = time;
             if (time < best) {
                 best = time;
@@ -502,7 +502,7 @@ static void add_from_data(struct chosen *c, size_t room, const struct used *used
         if (picked == 0) break;
         if (picked > tries) picked = (size_t)tries;
         size_t best = pick[0];
-        brs_wide best_time = ~(brs_wide)0;
+        brs_wide best_time = BRS_WIDE_MAX;
         for (size_t i = 0; i < picked; i++) {
             struct chosen trial = *c;
             add_shape(&trial, used[pick[i]].size, used[pick[i]].length);

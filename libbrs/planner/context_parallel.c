@@ -312,7 +312,7 @@ static void uniform_degrees(struct cp_search *w, uint64_t c)
 static void run_greedy(struct cp_search *w, uint32_t *tmp)
 {
     /* No threshold: every sample at its least degree. */
-    degrees_of(w, ~(brs_wide)0 >> 1);
+    degrees_of(w, BRS_WIDE_MAX >> 1);
     greedy_candidates(w, tmp);
     for (uint64_t c = 2; c <= w->step->cp.size; c <<= 1) {
         if (!(w->step->cp.degrees & (uint32_t)c)) continue;

@@ -125,7 +125,7 @@ brs_status brs_assign(uint32_t *slot_of, brs_wide *micro_sync, brs_wide *step_sy
 /* The search's budget where its split is a step on the way (a few cells per
  * sample), and a threshold that limits nothing. */
 enum { BRS_LEAST_TOTAL_CELLS_PER_SAMPLE = 4, BRS_LEAST_TOTAL_CELLS_BASE = 4096 };
-#define BRS_LEAST_TOTAL_NO_LIMIT (~(brs_wide)0)
+#define BRS_LEAST_TOTAL_NO_LIMIT BRS_WIDE_MAX
 
 /* The split of least total cost among those with max cost <= threshold (at
  * least the optimum), if its search needs at most `budget` cells.
@@ -149,7 +149,7 @@ brs_status brs_least_total_to_k(struct brs_split *split, const uint32_t *lengths
 /* ---- Layers of groups, one per micro-step (layering.c). ---- */
 
 /* A layer that cannot hold its groups (too few samples, or the cap). */
-#define BRS_LAYERING_NO_TIME (~(brs_wide)0)
+#define BRS_LAYERING_NO_TIME BRS_WIDE_MAX
 
 /* n samples in `count` layers of `ranks` groups: layer m is [cut[m],
  * cut[m + 1]) and takes time[m], the exact min-max of its groups. */

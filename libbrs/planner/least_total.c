@@ -18,8 +18,6 @@
 
 #include <stdlib.h>
 
-#define INFINITE (~(brs_wide)0)
-
 struct layer_window {
     size_t low, high; /* boundary j lies in [low, high] */
     size_t offset;    /* where its choices start in the choice array */
@@ -41,16 +39,16 @@ static BRS_ALWAYS_INLINE brs_wide feasible_cost(const struct refine_input *in, s
 {
     size_t size = b - a;
     uint32_t head = in->lengths[a];
-    if (in->model->max_tokens && (uint64_t)size * head > in->model->max_tokens) return INFINITE;
+    if (in->model->max_tokens && (uint64_t)size * head > in->model->max_tokens) return BRS_WIDE_MAX;
     brs_wide cost = in->narrow ? brs_group_cost_narrow(in->model, head, size, 1)
                                : brs_group_cost(in->model, head, size);
-    return cost <= in->threshold ? cost : INFINITE;
+    return cost <= in->threshold ? cost : BRS_WIDE_MAX;
 }
 
 /* Whether the group of `size` samples ending at b fits. */
 static int group_fits(const struct refine_input *in, size_t b, size_t size)
 {
-    return feasible_cost(in, b - size, b) != INFINITE;
+    return feasible_cost(in, b - size, b) != BRS_WIDE_MAX;
 }
 
 /* The largest feasible size in [1, b] of a group that ends at b; size 1
@@ -180,12 +178,12 @@ static void solve_range(const struct layer *l, size_t b_low, size_t b_high, size
     while (b_low <= b_high) {
         size_t b = b_low + (b_high - b_low) / 2;
         size_t best_a = a_low, last = a_high < b - 1 ? a_high : b - 1;
-        brs_wide best = INFINITE;
+        brs_wide best = BRS_WIDE_MAX;
         for (size_t a = a_low; a <= last; a++) {
             brs_wide before = l->prev_total[a - l->prev->low];
-            if (before == INFINITE) continue;
+            if (before == BRS_WIDE_MAX) continue;
             brs_wide c = feasible_cost(l->in, a, b);
-            if (c != INFINITE && before + c < best) {
+            if (c != BRS_WIDE_MAX && before + c < best) {
                 best = before + c;
                 best_a = a;
             }

@@ -214,7 +214,7 @@ uint32_t brs_vocabulary_length(const struct brs_vocabulary *v, size_t size, uint
 
 /* A quick estimate of the step time of n samples (sorted longest first,
  * padded) within v: the least-total split at the exact min-max cost, dealt
- * for the sync model; NO time (the all-ones value) when no split fits.
+ * for the sync model; BRS_WIDE_MAX (util/wide.h) when no split fits.
  * What choosing a vocabulary compares candidates by. */
 brs_wide brs_vocabulary_quick_time(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
                                    int sync, const struct brs_cost_model *model,

@@ -16,8 +16,6 @@
 
 #include <string.h>
 
-#define WIDE_MAX (~(brs_wide)0)
-
 /* What a probe reads: the sorted lengths and 1 / w(L) (brs_probe_cache), so
  * a group's size costs a multiplication instead of a 128-bit division. */
 struct probe_input {
@@ -131,7 +129,7 @@ static BRS_ALWAYS_INLINE struct probe_result probe_body(const struct probe_input
                                                         brs_wide threshold, int narrow)
 {
     const struct brs_cost_model *model = in->model;
-    struct probe_result r = {0, 0, WIDE_MAX, 0, 0, 0};
+    struct probe_result r = {0, 0, BRS_WIDE_MAX, 0, 0, 0};
     brs_wide budget = threshold - model->intercept; /* threshold >= LB > intercept */
     double budget_estimate = (double)budget;
     size_t i = 0, groups = 0;
@@ -173,7 +171,7 @@ static BRS_ALWAYS_INLINE struct probe_result peak_probe_body(const struct probe_
                                                              brs_wide peak, int narrow)
 {
     const struct brs_cost_model *model = in->model;
-    struct probe_result r = {0, 0, WIDE_MAX, 0, 0, 0};
+    struct probe_result r = {0, 0, BRS_WIDE_MAX, 0, 0, 0};
     brs_wide budget = in->time - model->intercept;
     double budget_estimate = (double)budget;
     size_t i = 0, groups = 0;
@@ -298,14 +296,14 @@ static brs_wide next_point(const struct probe_input *in, const struct probe_resu
     if (above->excess < 0 && below->excess > 0 && !same_side)
         guess = below->point +
                 (above->point - below->point) * below->excess / (below->excess - above->excess);
-    else if (high == WIDE_MAX)
+    else if (high == BRS_WIDE_MAX)
         guess = r->growth > 0 ? (double)point + (double)(in->n - r->covered) / r->growth + 1
                               : 2 * (double)low;
     else
         guess = (double)low + ((double)high - (double)low) / 2;
     brs_wide next = guess < (double)ceiling ? (brs_wide)guess : ceiling;
     if (next < low) next = low;
-    if (high != WIDE_MAX && next >= high) next = low + (high - low) / 2;
+    if (high != BRS_WIDE_MAX && next >= high) next = low + (high - low) / 2;
     return next;
 }
 
@@ -317,7 +315,7 @@ static brs_wide next_point(const struct probe_input *in, const struct probe_resu
 static brs_wide optimal_threshold(const struct probe_input *in, probe_fn probe_at, brs_wide low,
                                   brs_wide ceiling)
 {
-    brs_wide high = WIDE_MAX, point = low;
+    brs_wide high = BRS_WIDE_MAX, point = low;
     struct side below = {0, 0}, above = {0, 0};
     int last_feasible = -1, same_side = 0;
     for (;;) {

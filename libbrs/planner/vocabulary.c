@@ -25,8 +25,6 @@
  * entries each. */
 #define TABLE_LIMIT BRS_VOCABULARY_CELLS
 
-#define NO_COST (~(brs_wide)0)
-
 struct pair {
     uint32_t size, length;
 };
@@ -132,7 +130,7 @@ void brs_vocabulary_pad_rows(struct brs_split *split, const struct brs_step *ste
 }
 
 /* The step, its shapes priced once: cost[j * m + t] and tokens of a group
- * of the t-th vocabulary size starting at sorted position j (NO_COST where
+ * of the t-th vocabulary size starting at sorted position j (BRS_WIDE_MAX where
  * it does not fit the vocabulary or the cap). */
 struct step {
     const uint32_t *lengths;
@@ -155,7 +153,7 @@ static void price_shapes(struct step *s)
             uint32_t length = j + b <= s->n ? length_of_index(s->v, t, s->lengths[j]) : 0;
             uint64_t tokens = (uint64_t)b * length;
             int fits = length != 0 && (!s->model->max_tokens || tokens <= s->model->max_tokens);
-            s->cost[at] = fits ? brs_group_cost(s->model, length, b) : NO_COST;
+            s->cost[at] = fits ? brs_group_cost(s->model, length, b) : BRS_WIDE_MAX;
             s->tokens[at] = tokens;
         }
 }
@@ -165,22 +163,23 @@ enum measure { MAX_COST, MAX_TOKENS, TOTAL_COST };
 
 /* The least `measure` of a split into k groups whose costs stay within
  * cost_limit and tokens within token_limit; the split's starts written
- * into `starts`. NO_COST when none exists. */
+ * into `starts`. BRS_WIDE_MAX when none exists. */
 static brs_wide solve(size_t *starts, struct step *s, enum measure measure, brs_wide cost_limit,
                       uint64_t token_limit)
 {
     size_t n = s->n, k = s->k, m = s->m;
     brs_wide *prev = s->row[0], *cur = s->row[1];
-    for (size_t i = 0; i <= n; i++) prev[i] = i == 0 ? 0 : NO_COST;
+    for (size_t i = 0; i <= n; i++) prev[i] = i == 0 ? 0 : BRS_WIDE_MAX;
     memset(s->choice, 0, (k + 1) * (n + 1) * sizeof *s->choice);
     for (size_t c = 1; c <= k; c++) {
-        for (size_t i = 0; i <= n; i++) cur[i] = NO_COST;
+        for (size_t i = 0; i <= n; i++) cur[i] = BRS_WIDE_MAX;
         for (size_t j = c - 1; j < n; j++) {
-            if (prev[j] == NO_COST) continue;
+            if (prev[j] == BRS_WIDE_MAX) continue;
             for (size_t t = 0; t < m; t++) {
                 size_t at = j * m + t, end = j + s->v->size_values[t];
                 brs_wide cost = s->cost[at];
-                if (cost == NO_COST || cost > cost_limit || s->tokens[at] > token_limit) continue;
+                if (cost == BRS_WIDE_MAX || cost > cost_limit || s->tokens[at] > token_limit)
+                    continue;
                 brs_wide part = measure == MAX_TOKENS ? (brs_wide)s->tokens[at] : cost;
                 brs_wide value =
                     measure == TOTAL_COST ? prev[j] + part : (prev[j] > part ? prev[j] : part);
@@ -194,7 +193,7 @@ static brs_wide solve(size_t *starts, struct step *s, enum measure measure, brs_
         prev = cur;
         cur = swap;
     }
-    if (prev[n] == NO_COST) return NO_COST;
+    if (prev[n] == BRS_WIDE_MAX) return BRS_WIDE_MAX;
     starts[k] = n;
     for (size_t c = k, end = n; c > 0; c--) {
         size_t t = s->choice[c * (n + 1) + end] - 1u;
@@ -214,7 +213,7 @@ static int describe(brs_wide *costs, uint32_t *group_length, uint64_t *peak, con
         size_t b = starts[g + 1] - starts[g], t = size_index(s->v, b);
         if (t == s->v->size_count) return 0;
         size_t at = starts[g] * s->m + t;
-        if (s->cost[at] == NO_COST) return 0;
+        if (s->cost[at] == BRS_WIDE_MAX) return 0;
         costs[g] = s->cost[at];
         if (group_length) group_length[g] = (uint32_t)(s->tokens[at] / b);
         if (s->tokens[at] > *peak) *peak = s->tokens[at];
@@ -258,7 +257,7 @@ static uint32_t *count_splits(const struct step *s)
             uint64_t ways = 0;
             for (size_t t = 0; t < s->m; t++) {
                 size_t end = j + s->v->size_values[t];
-                if (s->cost[j * s->m + t] == NO_COST) continue;
+                if (s->cost[j * s->m + t] == BRS_WIDE_MAX) continue;
                 ways += suffix[(c - 1) * (n + 1) + end];
             }
             suffix[c * (n + 1) + j] = ways > EXACT_LIMIT ? EXACT_LIMIT + 1 : (uint32_t)ways;
@@ -274,7 +273,7 @@ static brs_status enumerate(struct best *best, struct step *s, const uint32_t *s
     if (g == s->k) return consider(best, s, starts, costs);
     for (size_t t = 0; t < s->m; t++) {
         size_t j = starts[g], end = j + s->v->size_values[t];
-        if (end > n || s->cost[j * s->m + t] == NO_COST) continue;
+        if (end > n || s->cost[j * s->m + t] == BRS_WIDE_MAX) continue;
         if (suffix[(s->k - g - 1) * (n + 1) + end] == 0) continue;
         starts[g + 1] = end;
         brs_status status = enumerate(best, s, suffix, starts, costs, g + 1);
@@ -315,14 +314,14 @@ static brs_status search(struct best *best, struct step *s, size_t *trial, brs_w
     solve(trial, s, TOTAL_COST, min_max, peak);
     brs_status status = consider(best, s, trial, costs);
     /* the least total with no threshold, then thresholds between */
-    *least_total = solve(trial, s, TOTAL_COST, NO_COST - 1, UINT64_MAX);
+    *least_total = solve(trial, s, TOTAL_COST, BRS_WIDE_MAX - 1, UINT64_MAX);
     if (status == BRS_OK) status = consider(best, s, trial, costs);
     brs_wide loosest = 0;
     for (size_t g = 0; g < s->k && status == BRS_OK; g++)
         if (costs[g] > loosest) loosest = costs[g];
     for (int i = 1; i < THRESHOLDS && status == BRS_OK && loosest > min_max; i++) {
         brs_wide limit = min_max + (loosest - min_max) * (brs_wide)i / THRESHOLDS;
-        if (solve(trial, s, TOTAL_COST, limit, UINT64_MAX) != NO_COST)
+        if (solve(trial, s, TOTAL_COST, limit, UINT64_MAX) != BRS_WIDE_MAX)
             status = consider(best, s, trial, costs);
     }
     for (size_t pass = 0; status == BRS_OK && pass < 4 * s->k; pass++) {
@@ -344,14 +343,14 @@ static brs_status plan(struct brs_split *split, uint32_t *group_length, struct s
         free(costs);
         return BRS_ERR_NO_MEMORY;
     }
-    brs_wide min_max = solve(trial, s, MAX_COST, NO_COST - 1, UINT64_MAX), least_total = 0;
-    brs_status status = min_max == NO_COST ? BRS_ERR_CAP_INFEASIBLE : BRS_OK;
+    brs_wide min_max = solve(trial, s, MAX_COST, BRS_WIDE_MAX - 1, UINT64_MAX), least_total = 0;
+    brs_status status = min_max == BRS_WIDE_MAX ? BRS_ERR_CAP_INFEASIBLE : BRS_OK;
     uint32_t *suffix = status == BRS_OK ? count_splits(s) : NULL;
     if (status == BRS_OK && !suffix) status = BRS_ERR_NO_MEMORY;
     if (status == BRS_OK && suffix[k * (n + 1)] <= EXACT_LIMIT) {
         trial[0] = 0;
         status = enumerate(&best, s, suffix, trial, costs, 0);
-        least_total = solve(trial, s, TOTAL_COST, NO_COST - 1, UINT64_MAX);
+        least_total = solve(trial, s, TOTAL_COST, BRS_WIDE_MAX - 1, UINT64_MAX);
     } else if (status == BRS_OK) {
         status = search(&best, s, trial, costs, min_max, &least_total);
     }
@@ -405,14 +404,15 @@ brs_wide brs_vocabulary_quick_time(const uint32_t *lengths, size_t n, size_t k, 
                                    const struct brs_vocabulary *v)
 {
     struct step s = {0};
-    brs_wide time = NO_COST;
+    brs_wide time = BRS_WIDE_MAX;
     size_t *starts = malloc((k + 1) * sizeof *starts);
     brs_wide *costs = malloc(k * sizeof *costs);
     if (starts && costs && open_step(&s, lengths, n, k, dp_size, sync, model, v) == BRS_OK) {
-        brs_wide min_max = solve(starts, &s, MAX_COST, NO_COST - 1, UINT64_MAX);
+        brs_wide min_max = solve(starts, &s, MAX_COST, BRS_WIDE_MAX - 1, UINT64_MAX);
         uint64_t peak;
         struct brs_score score;
-        if (min_max != NO_COST && solve(starts, &s, TOTAL_COST, min_max, UINT64_MAX) != NO_COST &&
+        if (min_max != BRS_WIDE_MAX &&
+            solve(starts, &s, TOTAL_COST, min_max, UINT64_MAX) != BRS_WIDE_MAX &&
             describe(costs, NULL, &peak, &s, starts) &&
             brs_objective_score_groups(&score, costs, NULL, peak, k, dp_size, sync, s.slots) ==
                 BRS_OK)

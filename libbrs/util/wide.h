@@ -15,6 +15,10 @@
  * count and a weight, so it fits too. */
 __extension__ typedef unsigned __int128 brs_wide;
 #define BRS_COST_UNITS_PER_ONE 1000000u
+/* The all-ones value, above every cost (which stays below 2^121): where a
+ * cost or time is none (no split fits, a search not yet done) or a bound
+ * limits nothing. The one name of it. */
+#define BRS_WIDE_MAX (~(brs_wide)0)
 
 /* For the hot loops written once for two widths: inlined, so that the
  * width flag is a constant in each copy. */

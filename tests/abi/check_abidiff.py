@@ -83,7 +83,7 @@ def abidw(library, include_dir, out_file):
 
 def strip_build_paths(abi_file):
     """abidw names each translation unit by its path from the build
-    directory (e.g. '../../src/libbrs/plan.c'); keep 'libbrs/plan.c' so the
+    directory (e.g. '../../src/libbrs/api/plan.c'); keep 'libbrs/api/plan.c' so the
     baseline does not depend on where it was built. abidiff ignores it."""
     with open(abi_file, encoding="utf-8") as f:
         text = f.read()

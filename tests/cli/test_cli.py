@@ -578,8 +578,57 @@ class CompareTests(BrsTestCase):
         for name in rows:
             self.assertEqual(rows[name][1], "100.0%", name)
 
+    def time_split(self, text):
+        """The rows of "where the time goes": strategy -> (useful, padding, waiting) in %."""
+        lines = text.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("where the time goes"))
+        rows = {}
+        for line in lines[start + 2:start + 5]:
+            name, *shares = line.split()
+            rows[name] = [float(share.rstrip("%")) for share in shares]
+        self.assertEqual(list(rows), ["random", "length-grouped", "brs"], text)
+        return rows
+
+    def test_time_split_is_the_plans_own(self):
+        # The shares of the ranks' time, recomputed from the micro-batch costs brs plan prints:
+        # waiting is each micro-step's slowest rank minus each rank, summed.
+        lengths = lognormal_lengths(400, 17)
+        path = self.lengths_file(lengths)
+        args = ["--lengths", path, "--dp-size", "4", "--grad-accum", "2", "--batch-size", "3"]
+        text = self.ok("compare", *args)
+        shares = self.time_split(text)
+        for name, row in shares.items():
+            self.assertAlmostEqual(sum(row), 100, delta=0.2, msg=name)
+        records = [json.loads(line) for line in self.ok("plan", *args).splitlines()]
+        by_micro = {}
+        for r in records:
+            by_micro.setdefault((r["step"], r["micro"]), []).append(r["cost"])
+        work = sum(r["cost"] for r in records)
+        waiting = sum(max(costs) * len(costs) - sum(costs) for costs in by_micro.values())
+        self.assertAlmostEqual(shares["brs"][2], 100 * waiting / (work + waiting), delta=0.06)
+        self.assertLess(shares["brs"][2], shares["random"][2])
+        # the command that adds transformers' batch_rebalance, with these very flags
+        self.assertIn("python -m brs report " + " ".join(args), " ".join(text.split()))
+        # packed, nothing rounded: brs pads nothing
+        packed = self.time_split(self.ok("compare", *args, "--packed"))
+        self.assertEqual(packed["brs"][1], 0.0)
+
+    def test_time_split_follows_the_sync_model(self):
+        path = self.lengths_file(lognormal_lengths(400, 18))
+        args = ["--lengths", path, "--dp-size", "4", "--grad-accum", "4", "--batch-size", "2"]
+        micro = self.ok("compare", *args)
+        step = self.ok("compare", *args, "--sync", "step")
+        self.assertIn("micro-step sync", micro)
+        self.assertIn("step time, step sync)", step)
+        # a rank waits once per step under step sync, not at every micro-step
+        self.assertLess(self.time_split(step)["random"][2], self.time_split(micro)["random"][2])
+
     def test_demo(self):
         text = self.ok("demo")
+        shares = self.time_split(text)
+        self.assertLess(shares["brs"][2], shares["random"][2])
+        self.assertIn("python -m brs report --lengths data/jargon.lengths --dp-size 8 "
+                      "--grad-accum 2 --batch-size 8", " ".join(text.split()))
         rows = self.table(text)
         self.assertIn("jargon", text)
         self.assertRegex(self.verdict(text),

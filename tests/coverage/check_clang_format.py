@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The C files of libbrs/, cli/ and tests/unit/ are as .clang-format lays them out.
+"""The C files of libbrs/, cli/, tests/unit/ and tests/equivalence/ are as .clang-format lays them out.
 
     check_clang_format.py SOURCE_ROOT
     check_clang_format.py --selftest
@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-FOLDERS = ("libbrs", "cli", "tests/unit")
+FOLDERS = ("libbrs", "cli", "tests/unit", "tests/equivalence")
 
 
 def c_files(root):

@@ -189,6 +189,16 @@ class NativePlan:
                                                          images.offsets, lengths.count)
         check_plan(status, self.handle)
 
+    def load(self, sampler_handle, micro_batches, epoch, step):
+        """Describes ``micro_batches[rank][micro]`` (dataset indices, made elsewhere: a peer
+        sampler's) with the sampler's cost model, as brs_plan_load does."""
+        flat = [i for rank in micro_batches for mb in rank for i in mb]
+        counts = [len(mb) for rank in micro_batches for mb in rank]
+        indices = (ctypes.c_uint64 * max(1, len(flat)))(*flat)
+        sizes = (ctypes.c_uint64 * max(1, len(counts)))(*counts)
+        check_plan(n.lib.brs_plan_load(self.handle, sampler_handle, indices, sizes, len(counts),
+                                       epoch, step), self.handle)
+
     def indices(self, rank, micro):
         """A fresh list of the micro-batch's dataset indices (the hot path of iteration)."""
         status = n.plan_micro_batch_prepared(*self._out, self.handle, ctypes.c_int64(rank),
@@ -253,5 +263,9 @@ class NativePlan:
             total_encoder_tokens=self.get_int(n.PLAN_TOTAL_ENCODER_TOKENS),
             max_encoder_tokens=self.get_int(n.PLAN_MAX_ENCODER_TOKENS),
             encoder_cost=self.get_double(n.PLAN_ENCODER_COST),
+            step_time=self.get_double(n.PLAN_STEP_TIME),
+            useful_time=self.get_double(n.PLAN_USEFUL_TIME),
+            padding_time=self.get_double(n.PLAN_PADDING_TIME),
+            waiting_time=self.get_double(n.PLAN_WAITING_TIME),
             reader=reader,
         )

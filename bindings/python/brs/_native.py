@@ -97,6 +97,12 @@ PLAN_MICRO_SYNC_TIME = 23
 PLAN_STEP_SYNC_TIME = 24
 PLAN_TIME_LOWER_BOUND = 25
 PLAN_ENCODER_COST = 26
+# Where the step time goes (include/brs.h, BRS_PLAN_STEP_TIME): useful + padding + waiting
+# = ranks x step time.
+PLAN_STEP_TIME = 27
+PLAN_USEFUL_TIME = 28
+PLAN_PADDING_TIME = 29
+PLAN_WAITING_TIME = 30
 
 
 # The largest cost-model file (BRS_COST_MODEL_FILE_MAX_BYTES): read one byte more, the library

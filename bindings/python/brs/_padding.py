@@ -2,8 +2,8 @@
 
 The library pads a micro-batch of b samples whose longest has l tokens to l rounded up to
 pad_to_multiple_of, then to the smallest length bucket that holds it, and, with max_shapes, to
-the shortest vocabulary length of batch size b that holds that (libbrs/planner/padding.h,
-planner/vocabulary.h). The rule depends on (b, l) alone, so a collator running in a DataLoader
+the shortest vocabulary length of batch size b that holds that (libbrs/planner/padding.c;
+docs/algorithm.md, "Shape vocabulary"). The rule depends on (b, l) alone, so a collator running in a DataLoader
 worker, which sees the samples but not the plan, finds the plan's length from them. In packed mode
 a micro-batch is one row: l is the row's total and the shape is (1, padded total).
 """

@@ -31,7 +31,15 @@ class MicroBatch(NamedTuple):
 _TOTALS = ("epoch", "step", "num_samples", "max_cost", "lower_bound", "total_cost",
            "micro_sync_time", "step_sync_time", "time_lower_bound", "total_padded_tokens",
            "total_real_tokens", "max_padded_tokens", "total_encoder_tokens", "max_encoder_tokens",
-           "encoder_cost")
+           "encoder_cost", "step_time", "useful_time", "padding_time", "waiting_time")
+
+
+def time_shares(plan):
+    """(useful, padding, waiting): the shares of the ranks' time of one step, summing to 1."""
+    whole = plan.useful_time + plan.padding_time + plan.waiting_time
+    if whole <= 0:
+        return (1.0, 0.0, 0.0)
+    return (plan.useful_time / whole, plan.padding_time / whole, plan.waiting_time / whole)
 
 
 class Plan:
@@ -43,6 +51,11 @@ class Plan:
     The step's totals are read at once; ``micro_batches`` (K lists of indices) only when first
     used, from the plan handle this object owns alone, so asking for ``total_real_tokens`` every
     step stays cheap even with thousands of micro-batches.
+
+    Where the step time goes (include/brs.h, BRS_PLAN_STEP_TIME; docs/algorithm.md): every rank
+    is held for ``step_time`` (the sync model's: ``micro_sync_time`` or ``step_sync_time``), and
+    the ranks' time, ranks x ``step_time``, is ``useful_time`` (the samples' cost unpadded) +
+    ``padding_time`` + ``waiting_time`` (at the synchronisation), in cost units.
     """
 
     __slots__ = _TOTALS + ("_micro_batches", "_reader")
@@ -86,7 +99,7 @@ class Plan:
         return (f"Plan(epoch={self.epoch}, step={self.step}, num_samples={self.num_samples}, "
                 f"max_cost={self.max_cost}, lower_bound={self.lower_bound}, "
                 f"total_real_tokens={self.total_real_tokens}, "
-                f"max_padded_tokens={self.max_padded_tokens})")
+                f"max_padded_tokens={self.max_padded_tokens}, step_time={self.step_time})")
 
 
 def _rebuild(totals, micro_batches):

@@ -433,6 +433,16 @@ class BatchRebalanceSampler(_SamplerBase):
         return plan.snapshot(packed=self.packed,
                              context_parallel=_context_parallel.active(self._given))
 
+    def describe(self, micro_batches, step=0, epoch=None):
+        """The Plan of micro-batches made elsewhere (``micro_batches[rank][micro]``, dataset
+        indices, e.g. transformers' batch_rebalance's), described with this sampler's cost model,
+        padding and sync model as its own plans are (brs_plan_load)."""
+        step = _args.integer("step", step, 0)
+        epoch = self._epoch if epoch is None else _args.integer("epoch", epoch, 0)
+        plan = NativePlan()
+        plan.load(self._native.handle, micro_batches, epoch, step)
+        return plan.snapshot(packed=self.packed)
+
     # -- the cost model in force (brs/_cost_switch.py) --------------------------------------
 
     @property

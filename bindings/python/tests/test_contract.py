@@ -1,4 +1,4 @@
-"""The sampler contract of DESIGN.md section 2, checked over simulated ranks."""
+"""The sampler contract of docs/design.md section 2, checked over simulated ranks."""
 
 import collections
 import json

@@ -46,6 +46,23 @@ class GoldenVectors(unittest.TestCase):
         sampler.set_int(brs_swig.BRS_OPT_SEED, vector["options"]["seed"] + 1)
         self.assertNotEqual(sampler.fingerprint(), fingerprint)
         self.assertNotEqual(sampler.plan(0), before)
+    def test_the_ranks_time_splits_into_useful_padding_and_waiting(self):
+        for vector in load_vectors():
+            with self.subTest(vector=vector["name"]):
+                sampler = swig_sampler(vector)
+                plan = vector["plans"][0]
+                sampler.set_epoch(plan["epoch"])
+                sampler.plan(plan["step"])
+                get = sampler.plan_double
+                ranks = vector["options"].get("dp_size", 1) * vector["options"].get("cp_size", 1)
+                whole = sum(get(k) for k in (brs_swig.BRS_PLAN_USEFUL_TIME,
+                                             brs_swig.BRS_PLAN_PADDING_TIME,
+                                             brs_swig.BRS_PLAN_WAITING_TIME))
+                self.assertAlmostEqual(whole / (ranks * get(brs_swig.BRS_PLAN_STEP_TIME)), 1,
+                                       places=9)
+                self.assertAlmostEqual(get(brs_swig.BRS_PLAN_USEFUL_TIME)
+                                       + get(brs_swig.BRS_PLAN_PADDING_TIME),
+                                       get(brs_swig.BRS_PLAN_TOTAL_COST), delta=1e-6 * whole)
 
 
 def strategy_value(name):

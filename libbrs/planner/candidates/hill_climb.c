@@ -289,7 +289,7 @@ static brs_status climb(size_t *starts, brs_wide *costs, const uint32_t *lengths
         c.start[0] = 0;
         price(&c, 0, k - 1);
         memcpy(c.best, c.counts, k * sizeof *c.best);
-        brs_wide best_spread = ~(brs_wide)0;
+        brs_wide best_spread = BRS_WIDE_MAX;
         for (size_t r = 0; r < rounds && c.work_left > 0 && climb_once(&c, &best_spread); r++) {
         }
         starts[0] = 0;

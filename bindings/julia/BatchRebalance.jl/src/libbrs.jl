@@ -92,6 +92,11 @@ const BRS_PLAN_MICRO_SYNC_TIME = Int32(23)
 const BRS_PLAN_STEP_SYNC_TIME = Int32(24)
 const BRS_PLAN_TIME_LOWER_BOUND = Int32(25)
 const BRS_PLAN_ENCODER_COST = Int32(26)  # since 1.5
+# since 1.6: the step time of the sync model and the ranks' time in it (brs.h)
+const BRS_PLAN_STEP_TIME = Int32(27)
+const BRS_PLAN_USEFUL_TIME = Int32(28)
+const BRS_PLAN_PADDING_TIME = Int32(29)
+const BRS_PLAN_WAITING_TIME = Int32(30)
 
 const LIBRARY_PATH = Ref{String}("")
 

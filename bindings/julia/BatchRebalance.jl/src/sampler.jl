@@ -481,6 +481,10 @@ struct StepPlan
     total_encoder_tokens::Int  # image patches of the step, 0 without encoder loads
     max_encoder_tokens::Int    # of its largest micro-batch: the encoder's memory peak
     encoder_cost::Float64      # the images' share of total_cost
+    step_time::Float64         # of the sync model; the ranks' time, ranks x step_time, is
+    useful_time::Float64       # useful (the samples unpadded) + padding + waiting (at the sync)
+    padding_time::Float64
+    waiting_time::Float64
     micro_batches::Matrix{MicroBatch}
 end
 
@@ -576,7 +580,9 @@ function step_plan(s::Sampler)
                     plan_double(s, BRS_PLAN_TOTAL_COST), plan_double(s, BRS_PLAN_MICRO_SYNC_TIME),
                     plan_double(s, BRS_PLAN_STEP_SYNC_TIME), plan_double(s, BRS_PLAN_TIME_LOWER_BOUND),
                     plan_int(s, BRS_PLAN_TOTAL_ENCODER_TOKENS), plan_int(s, BRS_PLAN_MAX_ENCODER_TOKENS),
-                    plan_double(s, BRS_PLAN_ENCODER_COST), batches)
+                    plan_double(s, BRS_PLAN_ENCODER_COST), plan_double(s, BRS_PLAN_STEP_TIME),
+                    plan_double(s, BRS_PLAN_USEFUL_TIME), plan_double(s, BRS_PLAN_PADDING_TIME),
+                    plan_double(s, BRS_PLAN_WAITING_TIME), batches)
 end
 
 # --- iteration over this rank's micro-batches -----------------------------------

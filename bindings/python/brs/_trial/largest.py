@@ -11,7 +11,7 @@ is bisected down to 1; a strategy whose worst micro-batch does not fit at 1 is a
 """
 
 from . import plans as _plans
-from .measure import OutOfMemory
+from ..calibration.timing import OutOfMemory
 
 
 class DoesNotFit(ValueError):

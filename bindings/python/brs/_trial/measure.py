@@ -2,8 +2,9 @@
 samples, one training micro-step (forward and backward; the optimizer's step once per step),
 its clock and its peak memory.
 
-Clock: CUDA events around the call after a synchronisation; on CPU time.perf_counter around
-the call with torch on one thread (the trial sets torch.set_num_threads(1) while it times).
+Clock: calibration's (calibration/timing.py): CUDA events around the call after a
+synchronisation; on CPU time.perf_counter around the call, and the thread's CPU time beside it,
+with torch on one thread (the trial sets torch.set_num_threads(1) while it times).
 Peak memory: CUDA torch.cuda.max_memory_reserved (the caching allocator's pool, what a job
 must fit in), reset before each strategy's block; CPU the torch profiler's memory events
 (brs.calibration.memory.cpu_peak_bytes: every byte torch allocates during a micro-step above
@@ -11,10 +12,10 @@ what was live before it, exact and blind to other processes) added to the live b
 parameters, gradients and AdamW state, measured on untimed runs.
 """
 
-import time
 from collections.abc import Mapping
 
-from ..calibration import batches as _batches, memory as _memory, shapes as _shapes
+from ..calibration import batches as _batches, memory as _memory, shapes as _shapes, \
+    timing as _timing
 
 
 def resolve_model(model, device, dtype=None):
@@ -82,14 +83,19 @@ def collate_to(rows, length, pad_id, torch):
 
 
 class Runner:
-    """The model, its AdamW optimizer and the micro-batches built from plans' samples."""
+    """The model, its AdamW optimizer and the micro-batches built from plans' samples, timed
+    and probed by the measurement layer brs.calibrate uses (calibration/timing.py's Clock and
+    TrainingStep, calibration/memory.py's PeakProbe)."""
 
     def __init__(self, module, rows, collate_fn, forward, device, torch):
         self.module, self.rows, self.device, self.torch = module, rows, device, torch
-        self.collate_fn, self.forward = collate_fn, forward or _batches.default_forward
+        self.collate_fn = collate_fn
         self.pad_id = _batches.pad_id_of(module)
         self.optimizer = torch.optim.AdamW(module.parameters(), lr=1e-6)
+        self.step = _timing.TrainingStep(module, forward, self.optimizer, torch)
+        self.probe = _memory.PeakProbe(device)
         self.cuda = device.type == "cuda"
+        self.clock = None  # made by start_clock, once the thread count is set for timing
         module.train()
 
     def batch(self, mb):
@@ -111,34 +117,28 @@ class Runner:
 
     def micro_step(self, batch):
         """Forward and backward of one micro-batch; gradients accumulate, as in training."""
-        _batches.loss_of(self.forward(self.module, batch), self.torch).backward()
+        self.step.micro_step(batch)
 
     def optimizer_step(self):
-        self.optimizer.step()
+        self.step.optimizer_step()
 
     def zero_grad(self):
-        self.optimizer.zero_grad(set_to_none=False)  # keep the buffers: memory as trained
+        self.step.zero_grad()
+
+    def start_clock(self):
+        """The clock of the timed calls, chosen by the thread count in force now."""
+        self.clock = _timing.Clock(self.device, self.torch)
+        return self.clock
 
     thread_seconds = None
 
     def timed(self, fn, *args):
-        """Seconds of fn(*args): CUDA events, else time.perf_counter (and the thread's CPU
-        time in ``thread_seconds``, which another process preempting this one cannot
-        inflate: recorded beside the wall clock on a shared machine)."""
-        torch = self.torch
-        if self.cuda:
-            torch.cuda.synchronize(self.device)
-            begin, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
-            begin.record()
-            fn(*args)
-            end.record()
-            torch.cuda.synchronize(self.device)
-            return begin.elapsed_time(end) / 1e3
-        start, cpu = time.perf_counter(), time.thread_time()
-        fn(*args)
-        wall = time.perf_counter() - start
-        self.thread_seconds = time.thread_time() - cpu
-        return wall
+        """Wall seconds of fn(*args) (CUDA events on CUDA), with the thread's CPU time in
+        ``thread_seconds``: another process preempting this one cannot inflate it."""
+        clock = self.clock or self.start_clock()
+        fitted, wall, cpu = clock.run(fn, *args)
+        self.thread_seconds = None if self.cuda else cpu
+        return fitted if self.cuda else wall
 
     def settle(self, mb):
         """One untimed micro-step and optimizer step: the gradients and AdamW's state exist
@@ -165,33 +165,17 @@ class Runner:
                 add(value)
         return total
 
-    # -- memory ------------------------------------------------------------------------------
-
-    method = None
-
     def peak_bytes(self, mb):
         """The peak bytes of one micro-step of ``mb`` (untimed): CUDA the pool's reserved
-        peak, CPU the live model state plus the profiler's peak above it. Raises OutOfMemory."""
-        torch = self.torch
-        try:
+        peak, CPU the live model state plus the profiler's peak above it. Raises
+        calibration's OutOfMemory."""
+        def run():
             batch = self.batch(mb)
-            if self.cuda:
-                torch.cuda.synchronize(self.device)
-                torch.cuda.empty_cache()
-                torch.cuda.reset_peak_memory_stats(self.device)
-                self.micro_step(batch)
-                torch.cuda.synchronize(self.device)
-                peak = int(torch.cuda.max_memory_reserved(self.device))
-            else:
-                held = self.held_bytes()
-                above = _memory.cpu_peak_bytes(lambda: self.micro_step(batch))
-                peak = None if above is None else held + above
-        except Exception as exc:  # noqa: BLE001 - only an out-of-memory error is a result
-            if not _memory.is_out_of_memory(exc):
-                raise
-            self.zero_grad()
-            _memory.free_cached(self.device)
-            raise OutOfMemory(str(exc)) from None
+            held = 0 if self.cuda else self.held_bytes()
+            above = self.probe.pool_peak(lambda: self.micro_step(batch))
+            return None if above is None else held + above
+
+        peak = _timing.guarded(run, self.device, lambda said: said, cleanup=self.zero_grad)
         self.zero_grad()
         return peak
 
@@ -201,10 +185,6 @@ class Runner:
         return ("torch profiler memory events: peak torch bytes of a micro-step above the live "
                 "parameters, gradients and AdamW state, plus those (untimed runs of the "
                 "strategy's largest timed shapes)")
-
-
-class OutOfMemory(RuntimeError):
-    pass
 
 
 def pareto_largest(shapes):

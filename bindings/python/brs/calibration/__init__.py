@@ -19,8 +19,10 @@ run.py is calibrate itself, the order of its steps; arguments.py checks what it 
 grid.py and extension.py choose the shapes; timing.py times them (progress.py shows it,
 record.py records how); fit.py is the least-squares fit and result.py the CostModel made of
 it; encoder.py is the encoder part (its grid, hook, timing and fit) and online.py the refit
-from training's micro-batches. memory.py (budgets, peak probes) and shapes.py (built-in model
-shapes) serve the integrations and benchmarks too; cli.py is ``python -m brs calibrate``. The
+from training's micro-batches. timing.py's Clock, TrainingStep and OutOfMemory, memory.py's peak
+probes and progress.py are the package's one measurement layer: brs.trial (brs/_trial) times,
+probes and reports through them too. memory.py (budgets) and shapes.py (built-in model shapes)
+serve the integrations and benchmarks as well; cli.py is ``python -m brs calibrate``. The
 analytic cost of a config (CostModel.from_config, nothing timed) is brs/_flops.py, below both
 this package and brs/cost_model.py.
 """

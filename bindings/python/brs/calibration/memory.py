@@ -109,6 +109,20 @@ class PeakProbe:
         result, (allocated, _) = self._peaks(fn)
         return result, allocated
 
+    def pool_peak(self, fn):
+        """fn()'s peak bytes as a job must fit them (untimed): on CUDA the caching allocator's
+        reserved peak from an emptied pool, on CPU the profiler's peak above the tensors live
+        before (add those: held_bytes)."""
+        if not self.cuda:
+            return cpu_peak_bytes(fn)
+        cuda = self._torch.cuda
+        cuda.synchronize(self.device)
+        cuda.empty_cache()
+        cuda.reset_peak_memory_stats(self.device)
+        fn()
+        cuda.synchronize(self.device)
+        return int(cuda.max_memory_reserved(self.device))
+
     def watch(self, shape, fn):
         """fn()'s result; on CUDA its allocated and reserved peaks are kept for the shape."""
         if not self.cuda:

@@ -1,5 +1,11 @@
-"""The interleaved min-of-k timer: every shape of a grid timed in rounds, the fastest warm
-repeat kept, on the clock that a busy machine disturbs least; each shape's first run timed
+"""The measurement layer's clock and training step, and calibration's interleaved timer.
+
+Clock (one call's fitted, wall and thread-CPU seconds), TrainingStep (forward, backward and the
+optimizer's step, as training runs them) and OutOfMemory (a call that did not fit) are shared by
+brs.calibrate and brs.trial (brs/_trial/measure.py), with memory.py's peak probes and
+progress.py's progress: one way to time, probe and report a training step in the package.
+measure() is calibration's own use of them: every shape of a grid timed in rounds, the fastest
+warm repeat kept, on the clock that a busy machine disturbs least; each shape's first run timed
 apart."""
 
 import random
@@ -58,16 +64,32 @@ def measure(grid, batches, rounds, train, probe, device, progress, torch):
 
 class TrainingStep:
     """One forward, backward (and optimizer step) as training runs it: step(batch). reset()
-    clears the gradients afterwards, outside the timed call."""
+    clears the gradients afterwards, outside the timed call. The trial runs the parts apart:
+    micro_step(batch) per micro-batch (gradients accumulate), optimizer_step() once a step,
+    zero_grad() after it."""
 
     def __init__(self, module, forward, optimizer, torch):
         self.module, self.optimizer, self.torch = module, optimizer, torch
         self.forward = forward or _batches.default_forward
 
     def __call__(self, batch):
+        self.micro_step(batch)
+        self.optimizer_step()
+
+    def micro_step(self, batch):
+        """Forward and backward of one micro-batch."""
         _batches.loss_of(self.forward(self.module, batch), self.torch).backward()
+
+    def optimizer_step(self):
         if self.optimizer is not None:
             self.optimizer.step()
+
+    def zero_grad(self):
+        """Clear the gradients and keep their buffers: memory as a training job holds it."""
+        if self.optimizer is not None:
+            self.optimizer.zero_grad(set_to_none=False)
+        else:
+            self.module.zero_grad(set_to_none=False)
 
     def reset(self):
         if self.optimizer is not None:
@@ -76,22 +98,31 @@ class TrainingStep:
             self.module.zero_grad(set_to_none=False)  # keep the buffers: memory as trained
 
 
-def _guarded(shape, batches, device, run):
-    """run(), with an out-of-memory error turned into a ValueError naming the shape."""
+def guarded(run, device, message, cleanup=None):
+    """run(), with an out-of-memory error turned into OutOfMemory(message(the device's text)),
+    after ``cleanup()`` and freeing the device's cached blocks."""
     try:
         return run()
     except Exception as exc:  # noqa: BLE001 - only an OOM is turned into a message
         if not _memory.is_out_of_memory(exc):
             raise
-        message = str(exc)
+        said = str(exc)
+    if cleanup is not None:
+        cleanup()
     _memory.free_cached(device)
-    raise OutOfMemory(f"calibrate: {batches.describe(shape)} ran out of memory on {device}; "
-                      f"pass {batches.remedy}. No cost model was written. The device said: "
-                      f"{message}")
+    raise OutOfMemory(message(said))
+
+
+def _guarded(shape, batches, device, run):
+    """run(), with an out-of-memory error turned into an OutOfMemory naming the shape."""
+    return guarded(run, device, lambda said: (
+        f"calibrate: {batches.describe(shape)} ran out of memory on {device}; pass "
+        f"{batches.remedy}. No cost model was written. The device said: {said}"))
 
 
 class OutOfMemory(ValueError):
-    """A shape did not fit: an error for the grid asked for, the end of a grid extension."""
+    """A call did not fit on its device: for calibration an error for the grid asked for (or
+    the end of a grid extension), for the trial a per-device batch size that does not fit."""
 
 
 def _row(shape, samples, first, peak, clock, keys, probe):

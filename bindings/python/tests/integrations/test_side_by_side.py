@@ -79,7 +79,7 @@ def step_samples(plan):
 def min_token_cap(lengths, groups):
     """Smallest cap on padded tokens (bs*L) that ``groups`` micro-batches can meet (oracle).
 
-    Contiguous groups of the length-sorted samples suffice (DESIGN.md section 3); for a cap T,
+    Contiguous groups of the length-sorted samples suffice (docs/design.md section 3); for a cap T,
     filling each group greedily, longest first, needs the fewest groups.
     """
     ordered = sorted(lengths, reverse=True)

@@ -240,7 +240,7 @@ def reference(rank, sync):
     return BatchRebalanceSampler(scaled_lengths(cfg.NUM_SAMPLES),
                                  per_device_batch_size=cfg.PER_DEVICE, grad_accum=cfg.GRAD_ACCUM,
                                  dp_size=2, rank=rank, seed=cfg.SEED, drop_last=False, sync=sync,
-                                 # the Trainer's cost model when given none (_cost_choice.py)
+                                 # the Trainer's cost model when given none (brs/integrations/transformers.py)
                                  cost_model=CostModel.from_config(tiny_gpt2().config))
 
 

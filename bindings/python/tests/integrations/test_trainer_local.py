@@ -44,7 +44,7 @@ def sampler_of(trainer):
 def plans_like(sampler, lengths, **options):
     """Whether ``sampler`` plans as one built directly from ``lengths`` with arguments()'s
     settings (and ``options``) would: equal fingerprints. Without a cost model the Trainer
-    plans with the analytic one of the model's config (brs/integrations/_cost_choice.py)."""
+    plans with the analytic one of the model's config (brs/integrations/transformers.py)."""
     options.setdefault("cost_model", CostModel.from_config(tiny_gpt2().config))
     reference = BatchRebalanceSampler(lengths, per_device_batch_size=4, grad_accum=2, dp_size=1,
                                       rank=0, seed=3, drop_last=False, **options)

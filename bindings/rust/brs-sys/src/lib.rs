@@ -163,6 +163,12 @@ pub const BRS_PLAN_STEP_SYNC_TIME: brs_plan_key = 24;
 pub const BRS_PLAN_TIME_LOWER_BOUND: brs_plan_key = 25;
 /// Since 1.5: the encoder's share of BRS_PLAN_TOTAL_COST.
 pub const BRS_PLAN_ENCODER_COST: brs_plan_key = 26;
+/// Since 1.6: the step time of the sync model; the ranks' time in it is
+/// USEFUL + PADDING + WAITING (brs.h).
+pub const BRS_PLAN_STEP_TIME: brs_plan_key = 27;
+pub const BRS_PLAN_USEFUL_TIME: brs_plan_key = 28;
+pub const BRS_PLAN_PADDING_TIME: brs_plan_key = 29;
+pub const BRS_PLAN_WAITING_TIME: brs_plan_key = 30;
 
 // ---------------------------------------------------------------------------
 // Files: the readers of docs/formats.md (since 1.5)

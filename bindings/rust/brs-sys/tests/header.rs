@@ -129,6 +129,10 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         BRS_PLAN_STEP_SYNC_TIME,
         BRS_PLAN_TIME_LOWER_BOUND,
         BRS_PLAN_ENCODER_COST,
+        BRS_PLAN_STEP_TIME,
+        BRS_PLAN_USEFUL_TIME,
+        BRS_PLAN_PADDING_TIME,
+        BRS_PLAN_WAITING_TIME,
         BRS_COST_MODEL_FILE_MAX_BYTES,
     ]
 }

@@ -64,6 +64,15 @@ pub struct PlanStats {
     pub max_encoder_tokens: u64,
     /// The images' share of total_cost.
     pub encoder_cost: f64,
+    /// The step time of the sync model (micro_sync_time or step_sync_time).
+    pub step_time: f64,
+    /// The ranks' time spent on useful work (the samples' cost unpadded):
+    /// useful_time + padding_time + waiting_time = ranks x step_time.
+    pub useful_time: f64,
+    /// The ranks' time spent on padding.
+    pub padding_time: f64,
+    /// The ranks' time spent waiting at the synchronisation.
+    pub waiting_time: f64,
 }
 
 /// The statistics of one micro-batch.
@@ -371,6 +380,10 @@ impl Plan {
             total_encoder_tokens: self.int_query(sys::BRS_PLAN_TOTAL_ENCODER_TOKENS),
             max_encoder_tokens: self.int_query(sys::BRS_PLAN_MAX_ENCODER_TOKENS),
             encoder_cost: self.double_query(sys::BRS_PLAN_ENCODER_COST),
+            step_time: self.double_query(sys::BRS_PLAN_STEP_TIME),
+            useful_time: self.double_query(sys::BRS_PLAN_USEFUL_TIME),
+            padding_time: self.double_query(sys::BRS_PLAN_PADDING_TIME),
+            waiting_time: self.double_query(sys::BRS_PLAN_WAITING_TIME),
         }
     }
 

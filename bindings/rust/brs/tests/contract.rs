@@ -1,4 +1,4 @@
-//! The semantics every binding exposes (DESIGN.md section 2), through the
+//! The semantics every binding exposes (docs/design.md section 2), through the
 //! safe crate: coverage, equal counts, determinism, random access, elastic
 //! steps, the cap, and the plan's statistics.
 

@@ -50,7 +50,7 @@ fn fewer_samples_than_micro_batches_is_refused_when_dropping_the_last_step() {
         .dp_size(4);
     let error = build_error(builder.clone(), &lengths);
     assert_message(&error, ErrorCode::TooFewSamples, "7");
-    // Kept, the last step is topped up to K = 8 instead (DESIGN.md section 2).
+    // Kept, the last step is topped up to K = 8 instead (docs/design.md section 2).
     let kept = builder.drop_last(false).build(&lengths).unwrap();
     assert_eq!(kept.steps_per_epoch().unwrap(), 1);
 }
