@@ -166,17 +166,20 @@ static double optional_double(const brs_cost_model_file *file, const char *key)
     return value;
 }
 
-/* The encoder's keys, each optional (a file calibrated without images has
- * none: the library's defaults stay). */
-static void take_encoder_settings(cli_config *config, const brs_cost_model_file *file,
-                                  const char *name)
+/* The encoder's and the context-parallel keys, each optional (a file
+ * calibrated without images or without a CP group has none: the library's
+ * defaults stay). */
+static void take_optional_settings(cli_config *config, const brs_cost_model_file *file,
+                                   const char *name)
 {
     static const struct {
         brs_option key;
         const char *name;
     } terms[] = {{BRS_OPT_ENCODER_WEIGHT, "encoder_weight"},
                  {BRS_OPT_ENCODER_ALPHA, "encoder_alpha"},
-                 {BRS_OPT_ENCODER_INTERCEPT, "encoder_intercept"}};
+                 {BRS_OPT_ENCODER_INTERCEPT, "encoder_intercept"},
+                 {BRS_OPT_CP_COMM_COST, "cp_comm_cost"},
+                 {BRS_OPT_CP_LATENCY, "cp_latency"}};
     for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++)
         if (has(file, terms[i].name))
             add(config, terms[i].key, name, terms[i].name, 0, optional_double(file, terms[i].name));
@@ -198,7 +201,7 @@ static void take_settings(cli_config *config, const brs_cost_model_file *file, c
     if (has(file, "max_tokens") &&
         brs_cost_model_file_get_int(&max_tokens, file, "max_tokens") == BRS_OK)
         add(config, BRS_OPT_MAX_TOKENS, name, "max_tokens", max_tokens, 0.0);
-    take_encoder_settings(config, file, name);
+    take_optional_settings(config, file, name);
     config->seconds_per_unit = optional_double(file, "seconds_per_unit");
     config->first_shape_seconds = optional_double(file, "first_shape_seconds");
 }

@@ -149,7 +149,12 @@ void usage_plan(FILE *out)
           "  {\"epoch\":0,\"step\":0,\"rank\":0,\"micro\":0,\"indices\":[...],"
           "\"padded_tokens\":N,\"cost\":X}\n"
           "indices are 0-based line numbers of FILE, longest sample first. With\n"
-          "--strategy, the micro-batches of that strategy instead.\n\n",
+          "--strategy, the micro-batches of that strategy instead. With context\n"
+          "parallelism (--cp-size C > 1, --packed) one object per global rank\n"
+          "(dp rank x C + cp index) and micro-step, with its group and the token\n"
+          "ranges it computes:\n"
+          "  {...,\"cp_ranks\":{\"first\":0,\"degree\":2},\"indices\":[...],"
+          "\"token_ranges\":[[index,start,end],...],...}\n\n",
           out);
     print_options(out, OPTIONS_PLAN);
     fputs(exit_status, out);

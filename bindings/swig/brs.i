@@ -974,6 +974,87 @@ static brs_obj sampler_stats(BrsError *err, Sampler *self, int64_t rank, int64_t
     return list;
 }
 
+/* A native list of `count` uint64 values; NULL when it cannot be built. */
+static brs_obj sampler_u64_list(const uint64_t *values, size_t count)
+{
+    brs_obj list = brs_obj_list();
+    for (size_t i = 0; list && i < count; i++)
+        if (!brs_obj_append(list, brs_obj_uint(values[i]))) {
+            brs_obj_release(list);
+            list = NULL;
+        }
+    return list;
+}
+
+/* [indices, first_rank, degree, padded_tokens, real_tokens, cost, ranges] of
+ * global rank `rank`'s context-parallel micro-batch at micro-step `micro`
+ * (brs_plan_cp_*): ranges the flat (index, start, end) triples it computes. */
+static brs_obj sampler_cp_item(BrsError *err, Sampler *self, int64_t rank, int64_t micro)
+{
+    const uint64_t *indices;
+    size_t count, ranges_count = 0;
+    uint64_t first, degree, padded, real;
+    double cost;
+    if (!plan_check(err, self, brs_plan_cp_micro_batch(&indices, &count, &first, &degree,
+                                                       self->plan, (uint64_t)rank,
+                                                       (uint64_t)micro)) ||
+        !plan_check(err, self, brs_plan_cp_micro_batch_stats(&padded, &real, &cost, self->plan,
+                                                             (uint64_t)rank, (uint64_t)micro)) ||
+        !plan_check(err, self, brs_plan_cp_token_ranges(NULL, &ranges_count, self->plan,
+                                                        (uint64_t)rank, (uint64_t)micro, 0)))
+        return NULL;
+    uint64_t *ranges = malloc((ranges_count ? ranges_count : 1) * 3 * sizeof *ranges);
+    if (!ranges) {
+        brs_swig_fail(err, BRS_ERR_NO_MEMORY, "building the token ranges");
+        return NULL;
+    }
+    brs_obj item = NULL;
+    if (plan_check(err, self, brs_plan_cp_token_ranges(ranges, &ranges_count, self->plan,
+                                                       (uint64_t)rank, (uint64_t)micro,
+                                                       ranges_count))) {
+        item = brs_obj_list();
+        if (!brs_obj_append(item, sampler_u64_list(indices, count)) ||
+            !brs_obj_append(item, brs_obj_uint(first)) ||
+            !brs_obj_append(item, brs_obj_uint(degree)) ||
+            !brs_obj_append(item, brs_obj_uint(padded)) ||
+            !brs_obj_append(item, brs_obj_uint(real)) ||
+            !brs_obj_append(item, brs_obj_double(cost)) ||
+            !brs_obj_append(item, sampler_u64_list(ranges, 3 * ranges_count))) {
+            brs_obj_release(item);
+            item = NULL;
+            brs_swig_fail(err, BRS_ERR_NO_MEMORY, "building the result lists");
+        }
+    }
+    free(ranges);
+    return item;
+}
+
+/* sampler_cp_item of every global rank (dp_size x cp_size) and micro-step. */
+static brs_obj sampler_cp_collect(BrsError *err, Sampler *self)
+{
+    int64_t cp_size = 1;
+    if (!plan_check(err, self, brs_plan_get_int(&cp_size, self->plan, BRS_PLAN_CP_SIZE)))
+        return NULL;
+    brs_obj ranks = brs_obj_list();
+    for (int64_t r = 0; ranks && r < self->dp_size * cp_size; r++) {
+        brs_obj micros = brs_obj_list();
+        for (int64_t m = 0; micros && m < self->grad_accum; m++) {
+            brs_obj item = sampler_cp_item(err, self, r, m);
+            if (!item || !brs_obj_append(micros, item)) {
+                brs_obj_release(micros);
+                micros = NULL;
+            }
+        }
+        if (!micros || !brs_obj_append(ranks, micros)) {
+            brs_obj_release(ranks);
+            ranks = NULL;
+        }
+    }
+    if (!ranks && err->status == BRS_OK)
+        brs_swig_fail(err, BRS_ERR_NO_MEMORY, "building the result lists");
+    return ranks;
+}
+
 /* [encoder_tokens, images, encoder_cost] of one micro-batch: all 0 without
  * encoder loads. */
 static brs_obj sampler_encoder(BrsError *err, Sampler *self, int64_t rank, int64_t micro)
@@ -1319,6 +1400,22 @@ typedef struct {} Sampler;
     brs_obj stats(BrsError *err) {
         return sampler_require_plan(err, $self) ? sampler_collect(err, $self, sampler_stats)
                                                 : NULL;
+    }
+
+    /* The planned step's context-parallel view: for every global rank (dp
+     * index x cp_size + cp index) and micro-step, [indices, first_rank,
+     * degree, padded_tokens, real_tokens, cost, ranges] (brs_plan_cp_*;
+     * ranges the flat (index, start, end) triples the rank computes). */
+    /* The micro-steps every global rank runs in the planned step. */
+    int64_t cp_micro_steps(BrsError *err) {
+        uint64_t count = 0;
+        if (sampler_require_plan(err, $self))
+            plan_check(err, $self, brs_plan_cp_micro_steps(&count, $self->plan));
+        return (int64_t)count;
+    }
+
+    brs_obj cp_micro_batches(BrsError *err) {
+        return sampler_require_plan(err, $self) ? sampler_cp_collect(err, $self) : NULL;
     }
 
     brs_obj encoder_stats(BrsError *err) {

@@ -1,5 +1,6 @@
 /* context_parallel.c - context parallelism in the handles: the layout the
- * options give (cp_size, cp_degrees, max_tokens_per_rank, cp_comm_cost), the
+ * options give (cp_size, cp_degrees, max_tokens_per_rank, cp_comm_cost,
+ * cp_latency), the
  * checks they need together with the other options and the lengths, the
  * plan's buffers, the context-parallel plan (planner/context_parallel.c)
  * written into the plan handle, and the exported queries brs_plan_cp_*.
@@ -7,6 +8,7 @@
  * holds its block's micro-batches of that micro-step, so that every query
  * of a plan without context parallelism answers for a plan with it. */
 #include "api/internal.h"
+#include "draw/prng.h"
 #include "planner/planner.h"
 #include "util/too_long.h"
 #include "util/wide.h"
@@ -32,11 +34,23 @@ static int is_active(const struct brs_config *c)
     return c->cp_size > 1 || c->max_tokens_per_rank > 0;
 }
 
+/* The cost's form (the (c - 1) / c exchange and the latency of
+ * docs/algorithm.md, "Context parallelism") changed what a CP sampler plans
+ * at its defaults: its fingerprint names the form, while a sampler without
+ * context parallelism keeps its fingerprint and BRS_PLAN_ALGORITHM_VERSION
+ * stays. */
+uint64_t brs_cp_fingerprint_mix(uint64_t h, const brs_sampler *s)
+{
+    if (!is_active(&s->config)) return h;
+    return brs_splitmix64(h ^ UINT64_C(0x63702d636f737432)); /* "cp-cost2" */
+}
+
 struct brs_cp_layout brs_cp_layout_of(const brs_sampler *s, const struct brs_padding *padding)
 {
     const struct brs_config *c = &s->config;
-    struct brs_cp_layout cp = {is_active(c), (size_t)c->cp_size, allowed_degrees(c),
-                               (uint64_t)c->max_tokens_per_rank, c->cp_comm_cost_micro};
+    struct brs_cp_layout cp = {is_active(c),          (size_t)c->cp_size,
+                               allowed_degrees(c),    (uint64_t)c->max_tokens_per_rank,
+                               c->cp_comm_cost_micro, c->cp_latency_micro};
     /* A rank's share is one packed row: its padded total must stay within
      * the cap, so its raw total may not exceed the longest the padding
      * admits. */
@@ -91,8 +105,14 @@ brs_status brs_cp_check_combination(const brs_sampler *s, const struct brs_messa
     const struct brs_config *c = &s->config;
     int64_t size = c->cp_size;
     if (!is_active(c)) return BRS_OK;
-    const char *unsupported = !c->packed                                   ? "packed 0"
-                              : c->strategy != BRS_STRATEGY_BALANCED       ? "a fixed-size strategy"
+    if (!c->packed)
+        return brs_fail(message, BRS_ERR_UNSUPPORTED,
+                        "context parallelism (cp_size %lld, max_tokens_per_rank %lld) runs in "
+                        "packed mode: set packed 1 (a rank's share of a micro-batch is a row of "
+                        "token ranges of its sequences; padded micro-batches cannot be split "
+                        "across ranks)",
+                        (long long)size, (long long)c->max_tokens_per_rank);
+    const char *unsupported = c->strategy != BRS_STRATEGY_BALANCED         ? "a fixed-size strategy"
                               : c->max_tokens != 0                         ? "max_tokens"
                               : c->max_shapes != 0                         ? "max_shapes"
                               : s->encoder != NULL && s->encoder_count > 0 ? "encoder loads"

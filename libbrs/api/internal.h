@@ -222,6 +222,9 @@ brs_status brs_guards_null_out(const brs_plan *plan, const char *call);
  * max_tokens_per_rank), its cap on a rank's share within what the
  * sampler's padding admits. */
 struct brs_cp_layout brs_cp_layout_of(const brs_sampler *s, const struct brs_padding *padding);
+/* h mixed with the context-parallel cost's form, for a sampler that plans
+ * with context parallelism (h itself otherwise): brs_sampler_fingerprint. */
+uint64_t brs_cp_fingerprint_mix(uint64_t h, const brs_sampler *s);
 /* The checks of the context-parallel options together with the others and
  * the longest sample, padded as `padding` says. */
 brs_status brs_cp_check(const brs_sampler *s, const struct brs_padding *padding,

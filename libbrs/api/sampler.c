@@ -133,6 +133,7 @@ brs_status brs_sampler_fingerprint(uint64_t *out, const brs_sampler *sampler)
     if (status != BRS_OK) return status;
     *out = brs_encoder_loads_mix(mix_buckets(brs_config_mix(*out, &sampler->config), sampler),
                                  sampler);
+    *out = brs_cp_fingerprint_mix(*out, sampler);
     return BRS_OK;
 }
 

@@ -36,6 +36,8 @@ enum {
     KEY_ENCODER_INTERCEPT,
     KEY_MAX_ENCODER_TOKENS,
     KEY_ENCODER,
+    KEY_CP_COMM_COST,
+    KEY_CP_LATENCY,
     KEY_COUNT
 };
 static const char *const key_names[KEY_COUNT] = {"format",
@@ -57,7 +59,9 @@ static const char *const key_names[KEY_COUNT] = {"format",
                                                  "encoder_alpha",
                                                  "encoder_intercept",
                                                  "max_encoder_tokens",
-                                                 "encoder"};
+                                                 "encoder",
+                                                 "cp_comm_cost",
+                                                 "cp_latency"};
 
 struct brs_cost_model_file {
     char *text; /* a copy of the accepted bytes: members point into it */
@@ -213,11 +217,13 @@ static brs_status read_cap(brs_cost_model_file *f, int key, int64_t *cap)
                key_names[key], text);
 }
 
-/* The encoder's terms (files written before images were priced have none):
- * absent, null, or a finite number >= 0; and its cap. */
-static brs_status read_encoder(brs_cost_model_file *f)
+/* The encoder's terms (files written before images were priced have none)
+ * and the context-parallel ones (files of models not timed on a CP group
+ * have none): absent, null, or a finite number >= 0; and the encoder's cap. */
+static brs_status read_optional_terms(brs_cost_model_file *f)
 {
-    static const int terms[] = {KEY_ENCODER_WEIGHT, KEY_ENCODER_ALPHA, KEY_ENCODER_INTERCEPT};
+    static const int terms[] = {KEY_ENCODER_WEIGHT, KEY_ENCODER_ALPHA, KEY_ENCODER_INTERCEPT,
+                                KEY_CP_COMM_COST, KEY_CP_LATENCY};
     for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++) {
         if (absent(f, terms[i])) continue;
         brs_status status = read_double(f, terms[i]);
@@ -294,7 +300,7 @@ static brs_status check_keys(brs_cost_model_file *f)
                               "calibrated");
     if (status == BRS_OK)
         status = read_seconds(f, KEY_FIRST_SHAPE_SECONDS, 1, "a finite number >= 0, or null");
-    if (status == BRS_OK) status = read_encoder(f);
+    if (status == BRS_OK) status = read_optional_terms(f);
     return status == BRS_OK ? check_record(f) : status;
 }
 
@@ -403,7 +409,8 @@ static int is_double_key(int key)
 {
     return key == KEY_ALPHA || key == KEY_INTERCEPT || key == KEY_SECONDS_PER_UNIT ||
            key == KEY_FIRST_SHAPE_SECONDS || key == KEY_R2 || key == KEY_WORST_RESIDUAL ||
-           key == KEY_ENCODER_WEIGHT || key == KEY_ENCODER_ALPHA || key == KEY_ENCODER_INTERCEPT;
+           key == KEY_ENCODER_WEIGHT || key == KEY_ENCODER_ALPHA || key == KEY_ENCODER_INTERCEPT ||
+           key == KEY_CP_COMM_COST || key == KEY_CP_LATENCY;
 }
 
 brs_status brs_cost_model_file_get_double(double *value, const brs_cost_model_file *file,

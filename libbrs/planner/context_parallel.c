@@ -32,21 +32,17 @@
  * longest distinct lengths at each allowed degree. */
 #define THRESHOLD_SAMPLES 4
 
-static uint64_t log2_of(uint64_t c)
-{
-    uint64_t k = 0;
-    while (c > 1) {
-        c >>= 1;
-        k++;
-    }
-    return k;
-}
-
+/* The exchange and the latency are paid once per micro-batch by each rank
+ * of its group: the keys and values of the other c - 1 ranks' tokens, and
+ * the c - 1 steps of a ring (docs/algorithm.md, "Context parallelism"). The
+ * work and the exchange share one ceiling, so degree 1 costs what it costs
+ * without context parallelism. */
 brs_wide brs_cp_cost(const struct brs_cost_model *model, const struct brs_cp_layout *cp,
                      brs_wide weights, uint64_t tokens, uint64_t degree)
 {
-    return model->intercept + (weights + degree - 1) / degree +
-           (brs_wide)cp->comm * log2_of(degree) * tokens;
+    brs_wide exchange = (brs_wide)cp->comm * (degree - 1) * tokens;
+    return model->intercept + (weights + exchange + degree - 1) / degree +
+           (brs_wide)cp->latency * (degree - 1);
 }
 
 uint64_t brs_cp_least_degree(const struct brs_cp_layout *cp, uint64_t length)
@@ -471,7 +467,8 @@ static void bounds(struct brs_cp_plan *out, const struct cp_search *w)
             if (d == c || at < alone) alone = at;
         }
         if (alone > largest) largest = alone;
-        area += w->weight[i] + (brs_wide)c * cp->comm * log2_of(c) * w->step->lengths[i];
+        /* the latency is the micro-batch's, shared by its samples: left out */
+        area += w->weight[i] + (brs_wide)cp->comm * (c - 1) * w->step->lengths[i];
     }
     out->lower_bound = largest;
     out->time_lower_bound = brs_objective_time_floor(largest, area, ranks_of(w->step));

@@ -225,8 +225,8 @@ uint32_t brs_vocabulary_length(const struct brs_vocabulary *v, size_t size, uint
 /* ---- Context parallelism (context_parallel.c): the world is dp_size blocks of `size` ranks; a
  * micro-batch of degree c (a power of two in `degrees`) runs on c consecutive ranks starting at a
  * multiple of c, each holding sum ceil(L / c) of its sequences' tokens, and costs each of them
- * intercept + ceil(sum w(L) / c) + comm * log2(c) * sum L (docs/algorithm.md, "Context
- * parallelism"). ---- */
+ * intercept + ceil((sum w(L) + comm * (c - 1) * sum L) / c) + latency * (c - 1)
+ * (docs/algorithm.md, "Context parallelism"). ---- */
 
 struct brs_step;
 
@@ -235,7 +235,8 @@ struct brs_cp_layout {
     size_t size;         /* cp_size, a power of two */
     uint32_t degrees;    /* bit j: degree 2^j allowed, every one <= size */
     uint64_t max_tokens; /* tokens one rank may hold before the padding rounds them; 0: no cap */
-    uint64_t comm;       /* micro units per token per doubling of the degree */
+    uint64_t comm;       /* micro units per token of the other ranks' keys and values */
+    uint64_t latency;    /* micro units per rank a group adds */
 };
 
 /* A context-parallel plan: `count` micro-batches (placeholders are not

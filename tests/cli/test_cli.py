@@ -117,6 +117,28 @@ class PlanFormatTests(BrsTestCase):
                           "--intercept", "17.5", "--dp-size", "2", "--grad-accum", "3",
                           "--batch-size", "4", alpha=0.25, intercept=17.5)
 
+    def test_context_parallel_plan_prints_every_rank_and_its_ranges(self):
+        lengths = lognormal_lengths(120, 4)
+        cap = 2048
+        out = self.ok("plan", "--lengths", self.lengths_file(lengths), "--packed", "--dp-size",
+                      "2", "--cp-size", "4", "--grad-accum", "2", "--batch-size", "2",
+                      "--max-tokens-per-rank", str(cap), "--step", "2")
+        records = [json.loads(line) for line in out.splitlines()]
+        steps = {r["step"] for r in records}
+        self.assertEqual(steps, {2})
+        self.assertEqual(len(records), 2 * 4 * 2)  # every global rank at every micro-step
+        for step in steps:
+            covered = {}
+            for r in (r for r in records if r["step"] == step):
+                first, degree = r["cp_ranks"]["first"], r["cp_ranks"]["degree"]
+                self.assertTrue(first <= r["rank"] < first + degree and first % degree == 0)
+                self.assertLessEqual(r["padded_tokens"], cap)
+                self.assertEqual({i for i, _, _ in r["token_ranges"]}, set(r["indices"]))
+                for index, start, end in r["token_ranges"]:
+                    covered[index] = covered.get(index, 0) + end - start
+            self.assertEqual(covered, {i: lengths[i] for i in covered})
+            self.assertEqual(len(covered), 2 * 2 * 2)  # the step's samples, each whole once
+
     def test_packed_mode(self):
         lengths = lognormal_lengths(200, 3)
         self.check_output(self.lengths_file(lengths), lengths, "--packed", "--dp-size", "2",

@@ -13,19 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The test's own cost model, in micro units (alpha, intercept, comm). */
+/* The test's own cost model, in micro units (alpha, intercept, comm,
+ * latency). */
 typedef struct {
-    uint64_t alpha, intercept, comm, cap;
+    uint64_t alpha, intercept, comm, latency, cap;
     uint64_t dp, cp, ga;
     uint32_t degrees; /* allowed degrees, bitmask */
 } cp_model;
-
-static uint64_t log2u(uint64_t c)
-{
-    uint64_t k = 0;
-    while (c > 1) c >>= 1, k++;
-    return k;
-}
 
 static u128 weight_of(const cp_model *m, uint64_t length)
 {
@@ -34,7 +28,9 @@ static u128 weight_of(const cp_model *m, uint64_t length)
 
 static u128 group_cost(const cp_model *m, u128 weights, uint64_t tokens, uint64_t degree)
 {
-    return m->intercept + (weights + degree - 1) / degree + (u128)m->comm * log2u(degree) * tokens;
+    u128 exchange = (u128)m->comm * (degree - 1) * tokens;
+    return m->intercept + (weights + exchange + degree - 1) / degree +
+           (u128)m->latency * (degree - 1);
 }
 
 typedef struct {
@@ -224,9 +220,12 @@ static brs_sampler *config_of(const cp_model *m, int64_t comm_set)
     CU_ASSERT_EQUAL(brs_sampler_set_double(s, BRS_OPT_ALPHA, (double)m->alpha / 1e6), BRS_OK);
     CU_ASSERT_EQUAL(brs_sampler_set_double(s, BRS_OPT_INTERCEPT, (double)m->intercept / 1e6),
                     BRS_OK);
-    if (comm_set)
+    if (comm_set) {
         CU_ASSERT_EQUAL(brs_sampler_set_double(s, BRS_OPT_CP_COMM_COST, (double)m->comm / 1e6),
                         BRS_OK);
+        CU_ASSERT_EQUAL(brs_sampler_set_double(s, BRS_OPT_CP_LATENCY, (double)m->latency / 1e6),
+                        BRS_OK);
+    }
     uint32_t all = 0;
     for (uint64_t c = 1; c <= m->cp; c <<= 1) all |= (uint32_t)c;
     if (m->degrees != all)
@@ -245,7 +244,8 @@ static void test_small_steps_exact(void)
         m.ga = 1 + bt_rng_below(&rng, 2);
         m.alpha = bt_rng_below(&rng, 3) == 0 ? 0 : 1000 * (1 + bt_rng_below(&rng, 20));
         m.intercept = bt_rng_below(&rng, 3) == 0 ? 1000000 * bt_rng_below(&rng, 50) : 0;
-        m.comm = 10000 * bt_rng_below(&rng, 40);
+        m.comm = 10000 * bt_rng_below(&rng, 100);
+        m.latency = bt_rng_below(&rng, 3) == 0 ? 0 : 1000000 * bt_rng_below(&rng, 3000);
         m.degrees = 0;
         for (uint64_t c = 1; c <= m.cp; c <<= 1) m.degrees |= (uint32_t)c;
         if (bt_rng_below(&rng, 4) == 0) m.degrees &= ~(uint32_t)(1u << bt_rng_below(&rng, 2));
@@ -333,7 +333,7 @@ static void test_epochs_structure_and_samples(void)
         m.dp = 1 + bt_rng_below(&rng, 3);
         m.cp = (uint64_t)1 << bt_rng_below(&rng, 4); /* 1 .. 8 */
         m.ga = 1 + bt_rng_below(&rng, 4);
-        m.alpha = 1000, m.comm = 100000;
+        m.alpha = 1000, m.comm = 600000, m.latency = 7500000000u; /* the defaults */
         for (uint64_t c = 1; c <= m.cp; c <<= 1) m.degrees |= (uint32_t)c;
         m.cap = 16384 / m.cp + bt_rng_below(&rng, 4096) + 1;
         int64_t batch_size = 1 + (int64_t)bt_rng_below(&rng, 6);
@@ -416,6 +416,36 @@ static void test_epochs_structure_and_samples(void)
         brs_sampler_free(plain);
         free(lengths);
     }
+}
+
+/* The default cost (cp_comm_cost, cp_latency, alpha of the option table)
+ * keeps a lone 2,048-token sample on one rank and spreads a lone
+ * 32,768-token one, both degrees fitting the cap; a latency of 0 spreads
+ * the short one too (the latency is what keeps it whole). */
+static int lone_degree(uint32_t length, int64_t zero_latency)
+{
+    cp_model m = {.dp = 1, .cp = 8, .ga = 1, .alpha = 1000, .cap = 32768, .degrees = 15};
+    brs_sampler *s = config_of(&m, 0);
+    if (zero_latency) CU_ASSERT_EQUAL(brs_sampler_set_double(s, BRS_OPT_CP_LATENCY, 0.0), BRS_OK);
+    brs_plan *p = NULL;
+    CU_ASSERT_EQUAL_FATAL(brs_plan_new(&p), BRS_OK);
+    uint32_t len[1] = {length};
+    CU_ASSERT_EQUAL_FATAL(brs_plan_compute_batch(p, s, len, 1), BRS_OK);
+    const uint64_t *idx = NULL;
+    size_t count = 0;
+    uint64_t first = 0, degree = 0;
+    CU_ASSERT_EQUAL(brs_plan_cp_micro_batch(&idx, &count, &first, &degree, p, 0, 0), BRS_OK);
+    CU_ASSERT_EQUAL(count, 1);
+    brs_plan_free(p);
+    brs_sampler_free(s);
+    return (int)degree;
+}
+
+static void test_default_cost_splits_long_not_short(void)
+{
+    CU_ASSERT_EQUAL(lone_degree(2048, 0), 1);
+    CU_ASSERT(lone_degree(32768, 0) > 1);
+    CU_ASSERT(lone_degree(2048, 1) > 1);
 }
 
 /* The head-tail split: rank i of a group of c gets chunks i and 2c - 1 - i
@@ -510,6 +540,10 @@ static void test_deterministic_fingerprinted(void)
     CU_ASSERT_EQUAL(brs_sampler_set_double(c, BRS_OPT_CP_COMM_COST, 0.5), BRS_OK);
     brs_sampler_fingerprint(&f2, c);
     CU_ASSERT(f1 != f2);
+    CU_ASSERT_EQUAL(brs_sampler_set_double(c, BRS_OPT_CP_COMM_COST, 0.6), BRS_OK);
+    CU_ASSERT_EQUAL(brs_sampler_set_double(c, BRS_OPT_CP_LATENCY, 100.0), BRS_OK);
+    brs_sampler_fingerprint(&f2, c);
+    CU_ASSERT(f1 != f2);
     brs_sampler_free(c);
     /* a plan without context parallelism, through the cp queries */
     cp_model plain = {.dp = 2, .cp = 1, .ga = 2, .alpha = 1000, .degrees = 1};
@@ -559,7 +593,7 @@ static void test_errors(void)
     CU_ASSERT_EQUAL(brs_sampler_set_int(s, BRS_OPT_CP_DEGREES, 0), BRS_OK);
     CU_ASSERT_EQUAL(brs_sampler_set_int(s, BRS_OPT_PACKED, 0), BRS_OK);
     CU_ASSERT_EQUAL(brs_plan_compute(p, s, 0, 0), BRS_ERR_UNSUPPORTED);
-    BT_ASSERT(strstr(brs_plan_last_error(p), "packed") != NULL);
+    BT_ASSERT(strstr(brs_plan_last_error(p), "packed mode: set packed 1") != NULL);
     CU_ASSERT_EQUAL(brs_sampler_set_int(s, BRS_OPT_PACKED, 1), BRS_OK);
     CU_ASSERT_EQUAL(brs_sampler_set_int(s, BRS_OPT_MAX_TOKENS, 9000), BRS_OK);
     CU_ASSERT_EQUAL(brs_plan_compute(p, s, 0, 0), BRS_ERR_UNSUPPORTED);
@@ -617,6 +651,8 @@ int main(int argc, char **argv)
         {"cp: epochs: groups, cap, coverage, the samples without cp",
          test_epochs_structure_and_samples},
         {"cp: the head-tail split", test_head_tail_split},
+        {"cp: the default cost splits a long sample, not a short one",
+         test_default_cost_splits_long_not_short},
         {"cp: deterministic and fingerprinted", test_deterministic_fingerprinted},
         {"cp: errors", test_errors},
         {NULL, NULL},

@@ -221,7 +221,7 @@ static void test_unknown_keys_unsupported(void)
     brs_sampler *s;
     brs_plan *p;
     ready_handles(&s, &p);
-    const int32_t unknown[] = {0, -1, BRS_OPT_MAX_SHAPES_SEARCH + 1, 999, INT32_MAX, INT32_MIN};
+    const int32_t unknown[] = {0, -1, BRS_OPT_CP_LATENCY + 1, 999, INT32_MAX, INT32_MIN};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         int32_t key = unknown[i];
         int64_t v = 0, lo, hi;

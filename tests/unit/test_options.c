@@ -97,7 +97,7 @@ static void test_names_of_the_spec(void)
     }
     const char *name = NULL;
     CU_ASSERT(brs_option_name(&name, 0) == BRS_ERR_UNSUPPORTED);
-    CU_ASSERT(brs_option_name(&name, BRS_OPT_MAX_SHAPES_SEARCH + 1) == BRS_ERR_UNSUPPORTED);
+    CU_ASSERT(brs_option_name(&name, BRS_OPT_CP_LATENCY + 1) == BRS_ERR_UNSUPPORTED);
 }
 
 static void expect_value(brs_option key, int64_t value, const char *want)

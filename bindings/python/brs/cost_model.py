@@ -120,14 +120,15 @@ class CostModel:
     __slots__ = ("alpha", "intercept", "max_tokens", "r2", "worst_residual", "source", "model",
                  "device", "seconds_per_unit", "memory", "timings", "timing",
                  "first_shape_seconds", "encoder_weight", "encoder_alpha",
-                 "encoder_intercept", "max_encoder_tokens", "encoder")
+                 "encoder_intercept", "max_encoder_tokens", "encoder", "cp_comm_cost",
+                 "cp_latency")
 
     def __init__(self, alpha, intercept=0.0, max_tokens=None, *, r2=None, worst_residual=None,
                  source="fixed", model="", device="", seconds_per_unit=None, memory=None,
                  timings=None, timing=None, first_shape_seconds=0.0,
                  encoder_weight=FIXED_ENCODER_WEIGHT, encoder_alpha=FIXED_ENCODER_ALPHA,
                  encoder_intercept=FIXED_ENCODER_INTERCEPT, max_encoder_tokens=None,
-                 encoder=None):
+                 encoder=None, cp_comm_cost=None, cp_latency=None):
         self.alpha = _non_negative("alpha", alpha)
         self.intercept = _non_negative("intercept", intercept)
         self.max_tokens = _args.optional_integer("max_tokens", max_tokens, 1)
@@ -151,6 +152,10 @@ class CostModel:
         self.max_encoder_tokens = _args.optional_integer("max_encoder_tokens",
                                                          max_encoder_tokens, 1)
         self.encoder = dict(encoder) if encoder else {}
+        # The context-parallel terms, fitted on a timed CP group; None: the library's defaults.
+        self.cp_comm_cost = (None if cp_comm_cost is None
+                             else _non_negative("cp_comm_cost", cp_comm_cost))
+        self.cp_latency = None if cp_latency is None else _non_negative("cp_latency", cp_latency)
 
     # -- the cost of a micro-batch ---------------------------------------------------------
 
@@ -261,7 +266,8 @@ class CostModel:
                 "timings": self.timings, "timing": self.timing,
                 "encoder_weight": self.encoder_weight, "encoder_alpha": self.encoder_alpha,
                 "encoder_intercept": self.encoder_intercept,
-                "max_encoder_tokens": self.max_encoder_tokens, "encoder": self.encoder}
+                "max_encoder_tokens": self.max_encoder_tokens, "encoder": self.encoder,
+                "cp_comm_cost": self.cp_comm_cost, "cp_latency": self.cp_latency}
 
     @classmethod
     def from_dict(cls, data, where="cost model"):
@@ -294,6 +300,7 @@ class CostModel:
         encoder = {key: reader.double(key)
                    for key in ("encoder_weight", "encoder_alpha", "encoder_intercept")
                    if reader.has(key)}
+        encoder.update((key, reader.double(key)) for key in CP_OPTIONS if reader.has(key))
         return cls(reader.double("alpha"), reader.double("intercept"),
                    reader.integer("max_tokens"),
                    seconds_per_unit=reader.double("seconds_per_unit"),
@@ -372,6 +379,20 @@ def resolve_encoder(cost_model, encoder_weight, encoder_alpha, encoder_intercept
     if max_encoder_tokens is None:
         max_encoder_tokens = cm.max_encoder_tokens
     return encoder_weight, encoder_alpha, encoder_intercept, max_encoder_tokens
+
+
+#: The sampler keywords of context parallelism's cost that a cost model supplies (resolve_cp).
+CP_OPTIONS = ("cp_comm_cost", "cp_latency")
+
+
+def resolve_cp(cost_model, cp_comm_cost, cp_latency):
+    """(cp_comm_cost, cp_latency) for a sampler, as resolve_encoder: the values given, else the
+    cost model's where it has them; None (the library's default) otherwise."""
+    if cost_model is None:
+        return cp_comm_cost, cp_latency
+    cm = CostModel.coerce(cost_model)
+    return (cm.cp_comm_cost if cp_comm_cost is None else cp_comm_cost,
+            cm.cp_latency if cp_latency is None else cp_latency)
 
 
 def _is_scalar(value):

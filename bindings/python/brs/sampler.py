@@ -128,6 +128,8 @@ class BatchRebalanceSampler(_SamplerBase):
              o["max_encoder_tokens"]) = _cost_model.resolve_encoder(
                 cost_model, o["encoder_weight"], o["encoder_alpha"], o["encoder_intercept"],
                 o["max_encoder_tokens"])
+            o["cp_comm_cost"], o["cp_latency"] = _cost_model.resolve_cp(
+                cost_model, o["cp_comm_cost"], o["cp_latency"])
         options["max_shapes"] = max_shapes
         self._given = _options.given_options(options)
         if length_buckets is not None:

@@ -117,3 +117,24 @@ def test_a_shard_fuller_than_its_padding_is_refused():
 
     with pytest.raises(ValueError, match="more than the 8"):
         cp.shard(Overfull(), lambda i: torch.zeros(10, dtype=torch.long))
+
+
+def test_a_cost_model_file_carries_the_cp_terms_to_the_sampler(tmp_path):
+    path = tmp_path / "cost.json"
+    brs.CostModel(0.001, 0.0, cp_comm_cost=0.25, cp_latency=40.0).save(path)
+    loaded = brs.CostModel.load(path)
+    assert (loaded.cp_comm_cost, loaded.cp_latency) == (0.25, 40.0)
+    s = sampler(long_tail(), cost_model=path)
+    assert (s.cp_comm_cost, s.cp_latency) == (0.25, 40.0)
+    assert sampler(long_tail(), cost_model=path, cp_latency=7.0).cp_latency == 7.0
+    # options away from their defaults enter the fingerprint
+    assert s.fingerprint != sampler(long_tail()).fingerprint
+
+
+def test_the_default_latency_keeps_short_samples_whole():
+    lengths = [2048] * 4 + [32768] * 4
+    s = brs.BatchRebalanceSampler(lengths, per_device_batch_size=1, grad_accum=4, dp_size=1,
+                                  cp_size=8, max_tokens_per_rank=32768, packed=True, rank=0,
+                                  shuffle=False)
+    for mb in (mb for r in s.plan(0).micro_batches for mb in r if mb.indices):
+        assert (len(mb.cp_ranks) > 1) == (lengths[mb.indices[0]] == 32768)

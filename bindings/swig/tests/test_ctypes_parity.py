@@ -113,5 +113,22 @@ class CtypesParity(unittest.TestCase):
         with self.assertRaises(ValueError):
             swig.plan_batch(lengths[:3])
 
+    def test_same_context_parallel_plans(self):
+        """cp_micro_batches: every global rank's group, shares and token ranges as ctypes
+        reads them (brs_plan_cp_*)."""
+        lengths = [40 + (i * 7919) % 3000 + (i % 9) * 600 for i in range(120)]
+        options = dict(dp_size=2, grad_accum=2, cp_size=4, max_tokens_per_rank=4096, packed=1)
+        swig = sampler_module.Sampler(lengths, batch_size=2, **options)
+        ctypes = brs.BatchRebalanceSampler(lengths, per_device_batch_size=2, rank=0, **options)
+        self.assertEqual(swig.fingerprint(), ctypes.fingerprint)
+        for step in range(3):
+            swig.plan(step)
+            self.assertEqual(swig.cp_micro_steps(), 2)
+            want = [[[list(mb.indices), mb.cp_ranks[0], len(mb.cp_ranks), mb.padded_tokens,
+                      mb.real_tokens, mb.cost, [x for r in mb.token_ranges for x in r]]
+                     for mb in rank] for rank in ctypes.plan(step).micro_batches]
+            self.assertEqual(swig.cp_micro_batches(), want, f"step {step}")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -50,6 +50,11 @@ def register(commands):
                    help="torch CPU threads (default: torch's); 1 gives steadier timings on a "
                    "machine other jobs share")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--cp-size", type=int, default=None, metavar="C",
+                   help="fit context parallelism's cost on this group of C processes "
+                        "(torchrun --nproc_per_node=C; gloo on CPU, nccl on CUDA): --model is "
+                        "'reference' (brs's CP decoder) or MODULE:FUNCTION returning a module "
+                        "with loss_sum(shard, groups)")
     p.set_defaults(handler=run)
 
 
@@ -64,6 +69,9 @@ def run(args):
 
 def _calibrate(args):
     import os
+
+    if args.cp_size is not None:
+        return _calibrate_cp(args)
 
     import torch
 
@@ -109,6 +117,38 @@ def _calibrate(args):
         raise ValueError(f"cannot write -o '{args.output}': {exc.strerror}") from None
     config = _shapes.load_config(args.model)
     print(summary(cm, config, seconds, args.output, str(dtype).replace("torch.", "")))
+
+
+def _calibrate_cp(args):
+    """--cp-size: every process of the group times, rank 0 writes the file."""
+    import importlib
+
+    import torch
+    import torch.distributed as dist
+
+    from .run import calibrate
+
+    model = args.model
+    if model != "reference":
+        if ":" not in model:
+            raise ValueError("--cp-size: --model is 'reference' or MODULE:FUNCTION")
+        module, function = model.split(":", 1)
+        model = getattr(importlib.import_module(module), function)()
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    repeats = {} if args.repeats is None else {"repeats": args.repeats}
+    cm = calibrate(model, args.lengths, cp_size=args.cp_size,
+                   seq_lens=_ints("--seq-lens", args.seq_lens), **repeats)
+    if dist.get_rank() == 0:
+        cm.model = str(args.model)
+        cm.save(args.output)
+        t = cm.timing
+        print(f"calibrated context parallelism on {t['cp_size']} processes ({t['backend']}, "
+              f"degrees {t['degrees']}): alpha {cm.alpha:.6g}, intercept {cm.intercept:.6g}, "
+              f"cp_comm_cost {cm.cp_comm_cost:.6g}, cp_latency {cm.cp_latency:.6g}; held-out "
+              f"median error {100 * t['cp_held_out_median_error']:.1f}% on "
+              f"{t['cp_held_out']} CP micro-batches not fitted on; wrote {args.output}")
+    dist.destroy_process_group()
 
 
 def _ints(flag, text):

@@ -1,6 +1,7 @@
 """calibrate itself: its steps in order, each done by a module of brs.calibration."""
 
-from . import (arguments as _arguments, batches as _batches, encoder as _encoder,
+from . import (arguments as _arguments, batches as _batches, context_parallel as _cp,
+               encoder as _encoder,
                extension as _extension, grid as _grid, memory as _memory, record as _record,
                result as _result, timing as _timing)
 
@@ -10,7 +11,7 @@ DEFAULT_REPEATS = 5
 def calibrate(model, lengths_or_dataset, *, collate_fn=None, forward=None, device=None,
               dtype=None, batch_sizes=None, seq_lens=None, repeats=DEFAULT_REPEATS,
               memory_budget=None, optimizer=None, progress=True, encoder=None, image_sizes=None,
-              image_counts=None):
+              image_counts=None, cp_size=None):
     """Fit alpha, intercept and max_tokens to ``model``'s measured cost; returns a CostModel.
 
     model: a torch module; or a transformers config, a built-in shape name
@@ -43,12 +44,20 @@ def calibrate(model, lengths_or_dataset, *, collate_fn=None, forward=None, devic
     order, before building or timing anything. On CPU it first makes glibc keep freed memory
     (brs.calibration.memory.keep_freed_memory, recorded in the cost model's timing):
     process-wide, and what a CPU training loop should do too.
+    cp_size: fit context parallelism's cost instead (brs/calibration/context_parallel.py): on
+    every rank of a group of cp_size processes, ``model`` a module with ``loss_sum(shard,
+    groups)`` over brs.integrations.context_parallel shards (None or "reference": brs's
+    TinyDecoder), timed at every degree up to cp_size on seq_lens (default ten quantiles of the
+    lengths); alpha, intercept, cp_comm_cost and cp_latency fitted together.
     Warns (UserWarning) when the machine was busy, the grid was extended or a shape's first
     run costs more than a quarter of the median warm micro-batch.
     """
     import torch
 
     data = _arguments.resolve_lengths(lengths_or_dataset)
+    if cp_size is not None:
+        return _cp.calibrate(seq_lens or _cp.quantiles(data), _arguments.positive_int(
+            "cp_size", cp_size), model=_cp.module_of(model), repeats=repeats)
     repeats = _arguments.positive_int("repeats", repeats)
     collate_fn = _arguments.check_callable("collate_fn", collate_fn)
     forward = _arguments.check_callable("forward", forward)
