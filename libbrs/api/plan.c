@@ -405,6 +405,8 @@ static brs_status compute_batch(brs_plan *plan, const brs_sampler *config, const
         plan->grouped.valid = 0;
         status = run_step(plan, &view, 0, 0);
     }
+    /* the view chose a vocabulary of its own where max_shapes is set */
+    brs_vocabulary_free(&view.vocabulary);
     free(view.encoder);
     return status;
 }
