@@ -1,12 +1,14 @@
 """transformers' batch_rebalance (trainer_pt_utils.BatchRebalanceSampler), the peer brs replaces,
 planned on brs's samples of each step and described by the library's one cost model.
 
-Its ``_assign`` is the function its sampler calls once per optimizer step with that step's
-samples; given the samples brs draws for the step (the same global batch), its micro-batches are
-loaded into the library (``sampler.describe``), so their step time, padding and waiting are
+Its split of one step's samples (brs/peers.py, the one module reaching its private
+``_assign``) runs on the samples brs draws for the step (the same global batch); its micro-batches
+are loaded into the library (``sampler.describe``), so their step time, padding and waiting are
 priced exactly as brs's own plans are. Imported from the pinned transformers release
 (requirements-test.txt), never copied.
 """
+
+from . import peers
 
 NAME = "batch_rebalance"
 
@@ -14,13 +16,11 @@ NAME = "batch_rebalance"
 def peer_class():
     """(transformers' BatchRebalanceSampler, None), or (None, why it cannot be compared)."""
     try:
-        from transformers.trainer_pt_utils import BatchRebalanceSampler
+        import transformers  # noqa: F401  (only to tell "not installed" from "too old")
     except ImportError:
         return None, ("transformers is not installed (pip install '.[trainer]', or "
                       "pip install transformers)")
-    if not hasattr(BatchRebalanceSampler, "_assign"):
-        return None, "the installed transformers' BatchRebalanceSampler has no _assign"
-    return BatchRebalanceSampler, None
+    return peers.batch_rebalance_class()
 
 
 def plans(sampler, brs_plans):
@@ -28,13 +28,11 @@ def plans(sampler, brs_plans):
     cls, why = peer_class()
     if cls is None:
         raise RuntimeError(why)
-    lengths = sampler.lengths
-    peer = cls(lengths=[int(x) for x in lengths], effective_batch_size=sampler.per_device_batch_size
-               * sampler.grad_accum * sampler.dp_size, dp_size=sampler.dp_size,
-               grad_accum=sampler.grad_accum, seed=sampler.seed, rank=0)
+    peer = peers.batch_rebalance(sampler.lengths, effective_batch_size=sampler.per_device_batch_size
+                                 * sampler.grad_accum * sampler.dp_size, dp_size=sampler.dp_size,
+                                 grad_accum=sampler.grad_accum, seed=sampler.seed)
     out = []
     for plan in brs_plans:
         samples = [i for rank in plan.micro_batches for mb in rank for i in mb.indices]
-        micro_batches = peer._assign(samples, [int(lengths[i]) for i in samples])
-        out.append(sampler.describe(micro_batches, plan.step, plan.epoch))
+        out.append(sampler.describe(peers.assign(peer, samples), plan.step, plan.epoch))
     return out

@@ -48,7 +48,7 @@ def micro_batch(length, degree, rank):
 def time_one(model, length, degree, groups, torch, dist):
     """Seconds of one forward and backward of a sequence of ``length`` at ``degree``: the
     slowest rank's, the same number on every rank."""
-    from ..integrations import context_parallel as cp
+    from .. import context_parallel as cp
 
     rank = dist.get_rank()
     tokens = torch.randint(0, model.head.out_features, (length,))
@@ -122,7 +122,7 @@ def calibrate(lengths, cp_size, *, model=None, repeats=REPEATS, seed=0):
     import torch.distributed as dist
 
     from .. import distributed
-    from ..integrations import context_parallel as cp
+    from .. import context_parallel as cp
 
     if not dist.is_initialized() or dist.get_world_size() != cp_size:
         raise ValueError(f"calibrating context parallelism needs a group of cp_size {cp_size} "

@@ -22,9 +22,6 @@ plan's global order (dp index x C + cp index), which is Megatron's hybrid DP x C
 tensor and pipeline parallelism 1.
 """
 
-from .._context_parallel import active
-
-
 def sample_id_groups(plan):
     """``sample_id_groups`` of one step's context-parallel plan (brs.Plan): a list of groups,
     each a list over the plan's dp_size x cp_size ranks of the dataset indices each rank runs in
@@ -55,8 +52,7 @@ class HybridCPLoader:
     ``start_step`` of the sampler's epoch."""
 
     def __init__(self, sampler, sample_of, rank=None, start_step=0):
-        if not active({"cp_size": sampler.cp_size,
-                       "max_tokens_per_rank": sampler.max_tokens_per_rank}):
+        if sampler.cp_size <= 1 and not sampler.max_tokens_per_rank:
             raise ValueError("HybridCPLoader needs a context-parallel sampler: pass cp_size= "
                              "(and max_tokens_per_rank=, packed=True) to BatchRebalanceSampler")
         self.sampler, self.sample_of = sampler, sample_of
