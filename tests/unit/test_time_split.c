@@ -8,11 +8,15 @@
 
 #include <stdlib.h>
 
-/* The step time the sync model names, from the micro-batches' costs. */
+/* The step time the sync model names, from the micro-batches' costs, read
+ * once each: the micro-steps' slowest ranks summed, or the slowest rank's
+ * sum over its micro-steps. */
 static double slowest(const brs_plan *p, int64_t sync, double *total)
 {
     int64_t dp = bt_plan_int(p, BRS_PLAN_DP_SIZE), ga = bt_plan_int(p, BRS_PLAN_GRAD_ACCUM);
     double micro_sync = 0, step_sync = 0;
+    double *rank_sum = calloc((size_t)dp, sizeof *rank_sum);
+    CU_ASSERT_FATAL(rank_sum != NULL);
     *total = 0;
     for (int64_t m = 0; m < ga; m++) {
         double worst = 0;
@@ -21,20 +25,14 @@ static double slowest(const brs_plan *p, int64_t sync, double *total)
             double cost;
             CU_ASSERT_FATAL(brs_plan_micro_batch_stats(&padded, &real, &cost, p, r, m) == BRS_OK);
             if (cost > worst) worst = cost;
+            rank_sum[r] += cost;
             *total += cost;
         }
         micro_sync += worst;
     }
-    for (int64_t r = 0; r < dp; r++) {
-        double sum = 0;
-        for (int64_t m = 0; m < ga; m++) {
-            uint64_t padded, real;
-            double cost;
-            CU_ASSERT_FATAL(brs_plan_micro_batch_stats(&padded, &real, &cost, p, r, m) == BRS_OK);
-            sum += cost;
-        }
-        if (sum > step_sync) step_sync = sum;
-    }
+    for (int64_t r = 0; r < dp; r++)
+        if (rank_sum[r] > step_sync) step_sync = rank_sum[r];
+    free(rank_sum);
     return sync == BRS_SYNC_STEP ? step_sync : micro_sync;
 }
 

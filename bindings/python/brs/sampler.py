@@ -274,6 +274,13 @@ class BatchRebalanceSampler(_SamplerBase):
             self._native.set_encoder_loads(image_table(images, self._native.lengths.count))
 
     @property
+    def context_parallel(self):
+        """Whether this sampler plans with context parallelism (cp_size > 1 or
+        max_tokens_per_rank set): its plans give each global rank a share of its group's
+        micro-batch."""
+        return _context_parallel.active(self._given)
+
+    @property
     def length_buckets(self):
         """The padded lengths a micro-batch may take (a list; empty: any length)."""
         return self._native.length_buckets()
@@ -438,7 +445,7 @@ class BatchRebalanceSampler(_SamplerBase):
         plan = NativePlan()
         plan.compute(self._native.handle, epoch, step)
         return plan.snapshot(packed=self.packed,
-                             context_parallel=_context_parallel.active(self._given))
+                             context_parallel=self.context_parallel)
 
     def describe(self, micro_batches, step=0, epoch=None):
         """The Plan of micro-batches made elsewhere (``micro_batches[rank][micro]``, dataset
@@ -560,7 +567,7 @@ class BatchRebalanceSampler(_SamplerBase):
         self._check_ranks_once()
         self._report_drop_once()
         epoch, steps, grad_accum = self._epoch, self.steps_per_epoch, self.grad_accum
-        context_parallel = _context_parallel.active(self._given)
+        context_parallel = self.context_parallel
         step, micro = (self._step, self._micro) if self._resume_pending else (0, 0)
         self._step, self._micro = step, micro
         plan = NativePlan()

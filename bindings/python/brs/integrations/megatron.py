@@ -52,7 +52,7 @@ class HybridCPLoader:
     ``start_step`` of the sampler's epoch."""
 
     def __init__(self, sampler, sample_of, rank=None, start_step=0):
-        if sampler.cp_size <= 1 and not sampler.max_tokens_per_rank:
+        if not sampler.context_parallel:
             raise ValueError("HybridCPLoader needs a context-parallel sampler: pass cp_size= "
                              "(and max_tokens_per_rank=, packed=True) to BatchRebalanceSampler")
         self.sampler, self.sample_of = sampler, sample_of
