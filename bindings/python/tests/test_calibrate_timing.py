@@ -202,3 +202,22 @@ def test_calibrate_recovers_a_known_cost_next_to_busy_processes(busy_machine, on
     assert cm.predict(3, 200) == pytest.approx(
         SPIN_C0 + SPIN_A * (600 + SPIN_ALPHA * 600 * 200), rel=0.10)
     assert np.all(cm.predict(np.array([1, 8]), 512) > 0)
+
+
+def test_a_contended_cpu_is_timed_in_more_rounds(known, monkeypatch, one_thread):
+    # the wall clock runs twice as fast as the thread's CPU time: the calls waited for a core
+    monkeypatch.setattr(known_cost.FakeClock, "perf_counter", lambda self: 2.0 * self.now)
+    with pytest.warns(UserWarning, match="waited for a core"):
+        cm = brs.calibrate(known, LENGTHS, batch_sizes=[1, 2, 4], seq_lens=[16, 32], repeats=3,
+                           memory_budget="1GiB", progress=False)
+    assert cm.timing["rounds"] == timing.CONTENDED_ROUNDS and cm.timing["rounds_asked"] == 3
+    assert cm.timing["busy"] is True and cm.timing["wall_over_thread"] == pytest.approx(2.0)
+    assert all(r["repeats"] == timing.CONTENDED_ROUNDS for r in cm.timings)
+    assert cm.alpha == pytest.approx(B / A, rel=1e-6)
+
+
+def test_a_quiet_cpu_is_timed_in_the_rounds_asked(known):
+    cm = brs.calibrate(known, LENGTHS, batch_sizes=[1, 2, 4], seq_lens=[16, 32], repeats=3,
+                       memory_budget="1GiB", progress=False)
+    assert cm.timing["rounds"] == 3 and "rounds_asked" not in cm.timing
+    assert all(r["repeats"] == 3 for r in cm.timings)

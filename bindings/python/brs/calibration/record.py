@@ -20,14 +20,22 @@ def cpu_count():
 
 
 def timing_info(clock, rounds, rows, load_before, load_after, extended):
-    """The cost model's ``timing``: how the rows were timed, and whether the machine was busy."""
+    """The cost model's ``timing``: how the rows were timed, and whether the machine was busy
+    (its load average above the CPUs, or the timed calls waiting for a core:
+    timing.contended). ``rounds`` is what was asked; ``rounds`` in the record what was run."""
     spreads = sorted(r["spread"] for r in rows)
     loads = [x for x in (load_before, load_after) if x is not None]
     cpus = cpu_count()
-    info = {"clock": clock, "estimator": "min", "rounds": rounds, "interleaved": True,
+    ran = max([r.get("repeats", rounds) for r in rows] + [rounds])
+    info = {"clock": clock, "estimator": "min", "rounds": ran, "interleaved": True,
             "cpus": cpus, "load_average": [load_before, load_after],
-            "busy": bool(loads) and max(loads) > cpus,
+            "busy": (bool(loads) and max(loads) > cpus) or ran > rounds,
             "median_spread": spreads[len(spreads) // 2]}
+    if ran > rounds:
+        info["rounds_asked"] = rounds
+    waits = sorted(r["wall_over_thread"] for r in rows if r.get("wall_over_thread"))
+    if waits:
+        info["wall_over_thread"] = waits[len(waits) // 2]
     if extended:
         info["extended_batch_sizes"] = extended
     return info
@@ -36,15 +44,18 @@ def timing_info(clock, rounds, rows, load_before, load_after, extended):
 def warn_if_busy(timing):
     if not timing["busy"]:
         return
-    load = max(x for x in timing["load_average"] if x is not None)
+    load = max([x for x in timing["load_average"] if x is not None] + [0.0])
     advice = ("the fastest of the interleaved repeats is kept, and the thread's CPU time is "
               "what was fitted" if timing["clock"] in ("thread_time", "cuda_events") else
               "the wall clock was fitted because torch runs on several threads: "
               "torch.set_num_threads(1) (CLI: --threads 1) times the thread's CPU time, which "
               "other processes cannot inflate")
+    extended = (f"; the calls waited for a core ({timing['wall_over_thread']:.2f}x their CPU "
+                f"time), so {timing['rounds']} rounds were timed instead of "
+                f"{timing['rounds_asked']}" if "rounds_asked" in timing else "")
     warnings.warn(f"calibrate: the machine was busy (load average {load:.1f} on "
                   f"{timing['cpus']} CPUs; the median shape's repeats spread "
-                  f"{timing['median_spread']:.0%}); {advice}", stacklevel=3)
+                  f"{timing['median_spread']:.0%}{extended}); {advice}", stacklevel=3)
 
 
 #: The first run of a shape is worth a warning when its extra time exceeds this fraction of
