@@ -33,7 +33,7 @@ import torch
 from brs import CostModel, calibration
 from brs.calibration import encoder as _encoder, fit as _fit, memory as _memory, shapes as _shapes
 
-from .cost_model_accuracy import dataset_lengths, errors
+from .cost_model_accuracy import dataset_lengths, errors, held_out_shapes
 from .results import write_json, write_text
 
 WIDTH = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -58,18 +58,6 @@ IMAGE_GRID = [(4, 4), (8, 8), (12, 12), (16, 16)]
 IMAGE_COUNTS = [1, 2]
 IMAGE_HELD_OUT = [((6, 6), 3), ((10, 10), 1), ((10, 14), 2), ((14, 14), 3), ((6, 20), 2),
                   ((20, 20), 1)]
-
-
-def held_out_shapes(grid, count, seed=1):
-    rng = np.random.default_rng(seed)
-    sizes, lengths = {bs for bs, _ in grid}, {length for _, length in grid}
-    shapes = set()
-    while len(shapes) < count:
-        bs = int(rng.choice([b for b in (3, 5, 6, 7, 10, 12) if b not in sizes]))
-        length = int(rng.integers(16, 513))
-        if length not in lengths and bs * length <= calibration.grid.CPU_MAX_GRID_TOKENS:
-            shapes.add((bs, length))
-    return sorted(shapes, key=lambda s: (s[0] * s[1], s))
 
 
 def predict(coef, rows):

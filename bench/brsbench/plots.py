@@ -16,22 +16,32 @@ COLORS = {"brs": "tab:green", "brs_capped": "tab:olive", "upstream": "tab:red",
           "verl_kk": "tab:purple", "brs_own_shuffle": "tab:cyan"}
 
 
-def _grouped_bars(ax, cases: list[Case], samplers: list[str], value) -> None:
-    width = 0.8 / len(samplers)
-    for j, name in enumerate(samplers):
-        xs = [i + (j - (len(samplers) - 1) / 2) * width for i in range(len(cases))]
-        ax.bar(xs, [value(c, name) for c in cases], width, label=name, color=COLORS[name])
+def _save(fig, path: Path) -> Path:
+    """The end of every plot: laid out, written, its memory freed."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def _grouped_bars(ax, cases: list[Case], bars: list[tuple[str, str, object]]) -> None:
+    """One group of bars a case, one bar (label, color, value of a case) each."""
+    width = 0.8 / len(bars)
+    for j, (label, color, value) in enumerate(bars):
+        xs = [i + (j - (len(bars) - 1) / 2) * width for i in range(len(cases))]
+        ax.bar(xs, [value(c) for c in cases], width, label=label, color=color)
     ax.set_xticks(range(len(cases)), [str(c.config) for c in cases], fontsize=7)
 
 
-def _per_dataset(cases: list[Case], path: Path, samplers: list[str], value, ylabel: str,
-                 title: str, hline: float | None = None) -> Path:
+def _per_dataset(cases: list[Case], path: Path, bars, ylabel: str, title: str,
+                 hline: float | None = None, rows: int | None = None) -> Path:
+    """A panel a dataset, three a row (`rows` of them, or as many as the datasets fill)."""
     names = list(dict.fromkeys(c.dataset for c in cases))
     cols = 3
-    rows = (len(names) + cols - 1) // cols
+    rows = rows or (len(names) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(12, 3.2 * rows), squeeze=False)
     for ax, name in zip(axes.flat, names):
-        _grouped_bars(ax, [c for c in cases if c.dataset == name], samplers, value)
+        _grouped_bars(ax, [c for c in cases if c.dataset == name], bars)
         if hline is not None:
             ax.axhline(hline, color="black", lw=0.8, ls=":")
         ax.set_title(name, fontsize=9)
@@ -41,55 +51,41 @@ def _per_dataset(cases: list[Case], path: Path, samplers: list[str], value, ylab
         ax.axis("off")
     axes.flat[0].legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
+
+
+def _sampler_bars(samplers: list[str], value) -> list[tuple[str, str, object]]:
+    """A bar a sampler, value(case, sampler) high."""
+    return [(s, COLORS[s], lambda c, s=s: value(c, s)) for s in samplers]
 
 
 def step_time(cases: list[Case], out: Path, attr: str, label: str) -> Path:
     samplers = ["brs", "upstream", "group_by_length", "random"]
-    return _per_dataset(cases, out / f"step_time_{attr}.png", samplers,
-                        lambda c, s: getattr(c.scores[s], attr) / c.lower_bound,
+    return _per_dataset(cases, out / f"step_time_{attr}.png",
+                        _sampler_bars(samplers,
+                                      lambda c, s: getattr(c.scores[s], attr) / c.lower_bound),
                         "epoch step time / lower bound",
                         f"Epoch step time, {label} (1.0 = brs lower bound; lower is better)", 1.0)
 
 
 def peak_tokens(cases: list[Case], out: Path) -> Path:
     samplers = ["brs", "brs_capped", "upstream", "group_by_length", "random"]
-    return _per_dataset(cases, out / "peak_tokens.png", samplers,
-                        lambda c, s: c.scores[s].peak_tokens / c.scores["brs"].peak_tokens,
+    return _per_dataset(cases, out / "peak_tokens.png",
+                        _sampler_bars(samplers, lambda c, s: c.scores[s].peak_tokens
+                                      / c.scores["brs"].peak_tokens),
                         "peak padded tokens / brs", "Peak padded tokens per micro-batch "
                         "(memory proxy; relative to brs; lower is better)", 1.0)
 
 
 def brs_vs_upstream(cases: list[Case], out: Path) -> Path:
     """The ratios that decide the step-time target: below 1.0 brs is better."""
-    metrics = {"micro-sync": "micro_sync", "step-sync": "step_sync", "peak tokens": "peak_tokens"}
-    colors = {"micro-sync": "tab:green", "step-sync": "tab:olive", "peak tokens": "tab:orange"}
-    names = list(dict.fromkeys(c.dataset for c in cases))
-    fig, axes = plt.subplots(2, 3, figsize=(12, 6.4), squeeze=False)
-    for ax, name in zip(axes.flat, names):
-        cs = [c for c in cases if c.dataset == name]
-        width = 0.8 / len(metrics)
-        for j, (label, attr) in enumerate(metrics.items()):
-            xs = [i + (j - 1) * width for i in range(len(cs))]
-            ax.bar(xs, [getattr(c.scores["brs"], attr) / getattr(c.scores["upstream"], attr) for c in cs],
-                   width, label=label, color=colors[label])
-        ax.axhline(1.0, color="black", lw=0.8, ls=":")
-        ax.set_xticks(range(len(cs)), [str(c.config) for c in cs], fontsize=7)
-        ax.set_title(name, fontsize=9)
-        ax.set_ylabel("brs / upstream", fontsize=8)
-        ax.tick_params(axis="y", labelsize=7)
-    for ax in list(axes.flat)[len(names):]:
-        ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    fig.suptitle("brs / upstream BatchRebalanceSampler on the same steps (below 1.0: brs better)", fontsize=10)
-    fig.tight_layout()
-    path = out / "brs_vs_upstream.png"
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    metrics = [("micro-sync", "tab:green", "micro_sync"), ("step-sync", "tab:olive", "step_sync"),
+               ("peak tokens", "tab:orange", "peak_tokens")]
+    bars = [(label, color, lambda c, attr=attr: getattr(c.scores["brs"], attr)
+             / getattr(c.scores["upstream"], attr)) for label, color, attr in metrics]
+    return _per_dataset(cases, out / "brs_vs_upstream.png", bars, "brs / upstream",
+                        "brs / upstream BatchRebalanceSampler on the same steps (below 1.0: brs "
+                        "better)", 1.0, rows=2)
 
 
 def per_step_max_cost(case: Case, out: Path) -> Path:
@@ -102,11 +98,7 @@ def per_step_max_cost(case: Case, out: Path) -> Path:
     ax.set_title(f"Largest micro-batch cost per step, {case.dataset} {case.config} "
                  "(brs and upstream plan the same samples per step)", fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = out / "per_step_max_cost.png"
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, out / "per_step_max_cost.png")
 
 
 def planning_time(points: list[Point], out: Path) -> Path:
@@ -142,11 +134,7 @@ def planning_time(points: list[Point], out: Path) -> Path:
         ax.legend(fontsize=6)
     ax_b.set_title("vs B (solid brs C, dotted brs via Python, dashed upstream)", fontsize=9)
     ax_k.set_title("vs K (solid brs C, dashed upstream)", fontsize=9)
-    fig.tight_layout()
-    path = out / "planning_time.png"
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, out / "planning_time.png")
 
 
 def all_plots(cases: list[Case], points: list[Point], out: Path) -> list[Path]:

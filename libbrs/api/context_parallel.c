@@ -236,10 +236,11 @@ void brs_cp_fill(brs_plan *p)
 /* The micro-batch of (global rank, micro-step) of a ready plan, or an
  * error: *group NO_GROUP for a placeholder; without context parallelism the
  * rank's slot. */
-static brs_status locate(uint32_t *group, size_t *slot, const brs_plan *plan, uint64_t rank,
-                         uint64_t micro, const char *call)
+static brs_status locate(uint32_t *group, size_t *slot, const brs_plan *plan, int outputs,
+                         uint64_t rank, uint64_t micro, const char *call)
 {
-    if (brs_guards_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
+    brs_status status = brs_guards_open(plan, outputs, call);
+    if (status != BRS_OK) return status;
     size_t cp_size = plan->cp_active ? plan->cp_size : 1, ranks = plan->dp_size * cp_size;
     if (rank >= ranks)
         return brs_fail(&plan->message, BRS_ERR_OUT_OF_RANGE,
@@ -263,9 +264,8 @@ static brs_status locate(uint32_t *group, size_t *slot, const brs_plan *plan, ui
 brs_status brs_plan_cp_micro_steps(uint64_t *count, const brs_plan *plan)
 {
     static const char call[] = "brs_plan_cp_micro_steps";
-    if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!count) return brs_guards_null_out(plan, call);
-    if (brs_guards_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
+    brs_status status = brs_guards_open(plan, count != NULL, call);
+    if (status != BRS_OK) return status;
     *count = plan->grad_accum;
     return BRS_OK;
 }
@@ -275,11 +275,10 @@ brs_status brs_plan_cp_micro_batch(const uint64_t **indices, size_t *count, uint
                                    uint64_t micro)
 {
     static const char call[] = "brs_plan_cp_micro_batch";
-    if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!indices || !count || !first_rank || !degree) return brs_guards_null_out(plan, call);
     uint32_t group = NO_GROUP;
     size_t slot = 0;
-    brs_status status = locate(&group, &slot, plan, global_rank, micro, call);
+    brs_status status = locate(&group, &slot, plan, indices && count && first_rank && degree,
+                               global_rank, micro, call);
     if (status != BRS_OK) return status;
     *first_rank = global_rank;
     *degree = 1;
@@ -303,16 +302,15 @@ brs_status brs_plan_cp_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real
                                          uint64_t micro)
 {
     static const char call[] = "brs_plan_cp_micro_batch_stats";
-    if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!padded_tokens || !real_tokens || !cost) return brs_guards_null_out(plan, call);
     uint32_t group = NO_GROUP;
     size_t slot = 0;
-    brs_status status = locate(&group, &slot, plan, global_rank, micro, call);
+    brs_status status =
+        locate(&group, &slot, plan, padded_tokens && real_tokens && cost, global_rank, micro, call);
     if (status != BRS_OK) return status;
     if (!plan->cp_active) {
         *padded_tokens = plan->padded[slot];
         *real_tokens = plan->real[slot];
-        *cost = (double)plan->slot_cost[slot] / (double)BRS_COST_UNITS_PER_ONE;
+        *cost = brs_wide_to_cost(plan->slot_cost[slot]);
         return BRS_OK;
     }
     *padded_tokens = *real_tokens = 0;
@@ -327,7 +325,7 @@ brs_status brs_plan_cp_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real
     }
     *padded_tokens = brs_padding_apply(&plan->resolved.padding, plan->cp.tokens[group]);
     *real_tokens = real;
-    *cost = (double)plan->cp.cost[group] / (double)BRS_COST_UNITS_PER_ONE;
+    *cost = brs_wide_to_cost(plan->cp.cost[group]);
     return BRS_OK;
 }
 
@@ -335,11 +333,10 @@ brs_status brs_plan_cp_token_ranges(uint64_t *ranges, size_t *count, const brs_p
                                     uint64_t global_rank, uint64_t micro, size_t capacity)
 {
     static const char call[] = "brs_plan_cp_token_ranges";
-    if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!count || (!ranges && capacity > 0)) return brs_guards_null_out(plan, call);
     uint32_t group = NO_GROUP;
     size_t slot = 0;
-    brs_status status = locate(&group, &slot, plan, global_rank, micro, call);
+    brs_status status =
+        locate(&group, &slot, plan, count && (ranges || capacity == 0), global_rank, micro, call);
     if (status != BRS_OK) return status;
     size_t written = 0;
     if (!plan->cp_active) {

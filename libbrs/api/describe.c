@@ -134,10 +134,9 @@ void brs_describe_slots(brs_plan *p, const brs_sampler *s)
     if (!packed) {
         /* the padded planner's certified bound, as for a computed plan; one
          * that breaks the cap is bounded without it */
-        struct brs_cost_model m = *model;
-        if (m.max_tokens && p->max_padded > m.max_tokens) m.max_tokens = 0;
-        brs_wide certified =
-            brs_objective_step_time_bound(p->planned_length, p->num_samples, p->k, p->dp_size, &m);
+        struct brs_step bounded = *step;
+        if (model->max_tokens && p->max_padded > model->max_tokens) bounded.model.max_tokens = 0;
+        brs_wide certified = brs_objective_step_time_bound(&bounded);
         if (certified > p->time_lower_bound) p->time_lower_bound = certified;
     }
 }

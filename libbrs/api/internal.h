@@ -209,12 +209,10 @@ void brs_step_resolve(brs_plan *p, const brs_sampler *s, const struct brs_vocabu
 
 /* ---- the guards every query of a plan opens with (guards.c). ---- */
 
-/* BRS_OK where the plan holds a step, else BRS_ERR_STATE with the message
- * naming the call. */
-brs_status brs_guards_ready(const brs_plan *plan, const char *call);
-/* BRS_ERR_NULL_POINTER with the message naming the call: an out-parameter
- * is NULL. */
-brs_status brs_guards_null_out(const brs_plan *plan, const char *call);
+/* BRS_OK where the plan is not NULL, `outputs` says every out-parameter
+ * is given and the plan holds a step; else BRS_ERR_NULL_POINTER (with the
+ * message naming the call where the plan is not NULL) or BRS_ERR_STATE. */
+brs_status brs_guards_open(const brs_plan *plan, int outputs, const char *call);
 
 /* ---- context parallelism (context_parallel.c). ---- */
 

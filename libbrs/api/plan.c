@@ -61,9 +61,8 @@ static brs_status unknown_plan_key(const brs_plan *plan, brs_plan_key key, const
 brs_status brs_plan_get_int(int64_t *out, const brs_plan *plan, brs_plan_key key)
 {
     static const char call[] = "brs_plan_get_int";
-    if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!out) return brs_guards_null_out(plan, call);
-    if (brs_guards_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
+    brs_status status = brs_guards_open(plan, out != NULL, call);
+    if (status != BRS_OK) return status;
     switch (key) {
     case BRS_PLAN_EPOCH: *out = (int64_t)plan->epoch; return BRS_OK;
     case BRS_PLAN_STEP: *out = (int64_t)plan->step; return BRS_OK;
@@ -84,11 +83,6 @@ brs_status brs_plan_get_int(int64_t *out, const brs_plan *plan, brs_plan_key key
     }
 }
 
-static double cost_to_double(brs_wide cost)
-{
-    return (double)cost / (double)BRS_COST_UNITS_PER_ONE;
-}
-
 static brs_status time_split(double *out, const brs_plan *plan, brs_plan_key key)
 {
     struct brs_time_split split;
@@ -97,24 +91,23 @@ static brs_status time_split(double *out, const brs_plan *plan, brs_plan_key key
                      : key == BRS_PLAN_USEFUL_TIME  ? split.useful
                      : key == BRS_PLAN_PADDING_TIME ? split.padding
                                                     : split.waiting;
-    *out = cost_to_double(value);
+    *out = brs_wide_to_cost(value);
     return BRS_OK;
 }
 
 brs_status brs_plan_get_double(double *out, const brs_plan *plan, brs_plan_key key)
 {
     static const char call[] = "brs_plan_get_double";
-    if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!out) return brs_guards_null_out(plan, call);
-    if (brs_guards_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
+    brs_status status = brs_guards_open(plan, out != NULL, call);
+    if (status != BRS_OK) return status;
     switch (key) {
-    case BRS_PLAN_MAX_COST: *out = cost_to_double(plan->max_cost); return BRS_OK;
-    case BRS_PLAN_LOWER_BOUND: *out = cost_to_double(plan->lower_bound); return BRS_OK;
-    case BRS_PLAN_TOTAL_COST: *out = cost_to_double(plan->total_cost); return BRS_OK;
-    case BRS_PLAN_MICRO_SYNC_TIME: *out = cost_to_double(plan->micro_sync); return BRS_OK;
-    case BRS_PLAN_STEP_SYNC_TIME: *out = cost_to_double(plan->step_sync); return BRS_OK;
-    case BRS_PLAN_TIME_LOWER_BOUND: *out = cost_to_double(plan->time_lower_bound); return BRS_OK;
-    case BRS_PLAN_ENCODER_COST: *out = cost_to_double(plan->total_encoder_cost); return BRS_OK;
+    case BRS_PLAN_MAX_COST: *out = brs_wide_to_cost(plan->max_cost); return BRS_OK;
+    case BRS_PLAN_LOWER_BOUND: *out = brs_wide_to_cost(plan->lower_bound); return BRS_OK;
+    case BRS_PLAN_TOTAL_COST: *out = brs_wide_to_cost(plan->total_cost); return BRS_OK;
+    case BRS_PLAN_MICRO_SYNC_TIME: *out = brs_wide_to_cost(plan->micro_sync); return BRS_OK;
+    case BRS_PLAN_STEP_SYNC_TIME: *out = brs_wide_to_cost(plan->step_sync); return BRS_OK;
+    case BRS_PLAN_TIME_LOWER_BOUND: *out = brs_wide_to_cost(plan->time_lower_bound); return BRS_OK;
+    case BRS_PLAN_ENCODER_COST: *out = brs_wide_to_cost(plan->total_encoder_cost); return BRS_OK;
     case BRS_PLAN_STEP_TIME:
     case BRS_PLAN_USEFUL_TIME:
     case BRS_PLAN_PADDING_TIME:
@@ -123,10 +116,13 @@ brs_status brs_plan_get_double(double *out, const brs_plan *plan, brs_plan_key k
     }
 }
 
-static brs_status slot_index(size_t *slot, const brs_plan *plan, int64_t rank, int64_t micro,
-                             const char *call)
+/* The slot of (rank, micro-step) a query reads, after its guards (`outputs`:
+ * every out-parameter given). */
+static brs_status slot_index(size_t *slot, const brs_plan *plan, int outputs, int64_t rank,
+                             int64_t micro, const char *call)
 {
-    if (brs_guards_ready(plan, call) != BRS_OK) return BRS_ERR_STATE;
+    brs_status status = brs_guards_open(plan, outputs, call);
+    if (status != BRS_OK) return status;
     if (rank < 0 || (uint64_t)rank >= plan->dp_size)
         return brs_fail(&plan->message, BRS_ERR_OUT_OF_RANGE,
                         "%s: rank %lld is out of range: the plan has ranks 0..%zu", call,
@@ -143,10 +139,8 @@ brs_status brs_plan_micro_batch(const uint64_t **indices, size_t *count, const b
                                 int64_t rank, int64_t micro)
 {
     static const char call[] = "brs_plan_micro_batch";
-    if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!indices || !count) return brs_guards_null_out(plan, call);
     size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
-    brs_status status = slot_index(&slot, plan, rank, micro, call);
+    brs_status status = slot_index(&slot, plan, indices && count, rank, micro, call);
     if (status != BRS_OK) return status;
     *indices = plan->indices + plan->slot_start[slot];
     *count = plan->slot_start[slot + 1] - plan->slot_start[slot];
@@ -157,14 +151,13 @@ brs_status brs_plan_micro_batch_stats(uint64_t *padded_tokens, uint64_t *real_to
                                       const brs_plan *plan, int64_t rank, int64_t micro)
 {
     static const char call[] = "brs_plan_micro_batch_stats";
-    if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!padded_tokens || !real_tokens || !cost) return brs_guards_null_out(plan, call);
     size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
-    brs_status status = slot_index(&slot, plan, rank, micro, call);
+    brs_status status =
+        slot_index(&slot, plan, padded_tokens && real_tokens && cost, rank, micro, call);
     if (status != BRS_OK) return status;
     *padded_tokens = plan->padded[slot];
     *real_tokens = plan->real[slot];
-    *cost = cost_to_double(plan->slot_cost[slot]);
+    *cost = brs_wide_to_cost(plan->slot_cost[slot]);
     return BRS_OK;
 }
 
@@ -173,14 +166,13 @@ brs_status brs_plan_micro_batch_encoder(uint64_t *encoder_tokens, uint64_t *imag
                                         int64_t micro)
 {
     static const char call[] = "brs_plan_micro_batch_encoder";
-    if (!plan) return BRS_ERR_NULL_POINTER;
-    if (!encoder_tokens || !images || !encoder_cost) return brs_guards_null_out(plan, call);
     size_t slot = 0; /* set by slot_index on success; 0 quiets a false uninitialised warning */
-    brs_status status = slot_index(&slot, plan, rank, micro, call);
+    brs_status status =
+        slot_index(&slot, plan, encoder_tokens && images && encoder_cost, rank, micro, call);
     if (status != BRS_OK) return status;
     *encoder_tokens = plan->encoder_tokens[slot];
     *images = plan->images[slot];
-    *encoder_cost = cost_to_double(plan->encoder_cost[slot]);
+    *encoder_cost = brs_wide_to_cost(plan->encoder_cost[slot]);
     return BRS_OK;
 }
 

@@ -6,7 +6,6 @@
 #include "formats/internal.h"
 #include "util/message.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,21 +77,7 @@ static const char null_handle_message[] =
     "brs_cost_model_file_last_error: " BRS_MESSAGE_NULL_HANDLE;
 
 /* Refuse the file: "<name>: <problem>" as the message. */
-static brs_status bad(brs_cost_model_file *f, brs_status status, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static brs_status bad(brs_cost_model_file *f, brs_status status, const char *format, ...)
-{
-    char text[384];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(text, sizeof text, format, args);
-    va_end(args);
-    return brs_fail(&f->message, status, "%s: %s", f->name, text);
-}
+#define bad(f, code, ...) brs_fail_about(&(f)->message, (code), (f)->name, ": ", __VA_ARGS__)
 
 static int remember(const brs_json_member *member, void *context)
 {

@@ -7,8 +7,6 @@
 #include "formats/internal.h"
 #include "util/message.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,22 +38,9 @@ static const char null_handle_message[] = "brs_lengths_file_last_error: " BRS_ME
 static const uint32_t no_patches[1];
 static const char byte_order_mark[] = "\xEF\xBB\xBF";
 
-/* Stop the read with `status` and "<name> <problem>" as the message. */
-static void stop(brs_lengths_file *f, brs_status status, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static void stop(brs_lengths_file *f, brs_status status, const char *format, ...)
-{
-    char problem[256];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(problem, sizeof problem, format, args);
-    va_end(args);
-    f->status = brs_fail(&f->message, status, "%s %s", f->name, problem);
-}
+/* Stop the read with `code` and "<name> <problem>" as the message. */
+#define stop(f, code, ...) \
+    ((void)((f)->status = brs_fail_about(&(f)->message, (code), (f)->name, " ", __VA_ARGS__)))
 
 static void release(brs_lengths_file *f)
 {

@@ -37,10 +37,10 @@ size_t brs_objective_peak_group(const size_t *starts, const uint32_t *lengths, s
 uint64_t brs_objective_padded_peak(const size_t *starts, const uint32_t *lengths, size_t k);
 
 /* A lower bound on the step time under either sync model of every padded
- * plan of these samples (sorted longest first) within the model's cap: the
- * min-max `min_max` and the least total cost over dp_size. */
-brs_wide brs_objective_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                                  const struct brs_cost_model *model, brs_wide min_max,
+ * plan of the step's planned lengths within its model's cap: the min-max
+ * `min_max` of its k groups and the least total cost over dp_size
+ * (weight_sum: the samples' weights summed). */
+brs_wide brs_objective_time_bound(const struct brs_step *step, brs_wide min_max,
                                   brs_wide weight_sum);
 
 /* ---- The score of a split: the deal it gets, then its peak and total (assign.c). ---- */
@@ -166,10 +166,12 @@ struct brs_layering {
                        * sample's), or without runs before each sample */
 };
 
-/* The layering's buffers and weight sums; cut[count] is n. */
+/* The layering of the step's n samples (these lengths and their cache) into
+ * grad_accum layers of dp_size groups under `model`: its buffers and weight
+ * sums; cut[count] is n. */
 brs_status brs_layering_open(struct brs_layering *l, const uint32_t *lengths,
-                             struct brs_probe_cache cache, size_t n, size_t dp_size,
-                             size_t grad_accum, const struct brs_cost_model *model);
+                             struct brs_probe_cache cache, const struct brs_step *step,
+                             const struct brs_cost_model *model);
 void brs_layering_close(struct brs_layering *l);
 /* A layer [a, b)'s time estimated from below (its average group and its
  * longest sample alone), and exactly (its min-max under the cap);

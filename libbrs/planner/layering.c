@@ -96,14 +96,15 @@ static brs_status build_layer(const struct brs_layering *l, size_t m, size_t *st
 }
 
 brs_status brs_layering_open(struct brs_layering *l, const uint32_t *lengths,
-                             struct brs_probe_cache cache, size_t n, size_t dp_size,
-                             size_t grad_accum, const struct brs_cost_model *model)
+                             struct brs_probe_cache cache, const struct brs_step *step,
+                             const struct brs_cost_model *model)
 {
+    size_t n = step->n, grad_accum = step->grad_accum;
     size_t entries = (cache.rank ? brs_probe_cache_runs(cache, n) : n) + 1;
     *l = (struct brs_layering){lengths,
                                cache,
                                n,
-                               dp_size,
+                               step->dp_size,
                                grad_accum,
                                model,
                                malloc((grad_accum + 1) * sizeof *l->cut),

@@ -131,27 +131,30 @@ static brs_wide least_total(const uint32_t *lengths, size_t n, size_t k,
     return least;
 }
 
-brs_wide brs_objective_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                                  const struct brs_cost_model *model, brs_wide min_max,
+brs_wide brs_objective_time_bound(const struct brs_step *step, brs_wide min_max,
                                   brs_wide weight_sum)
 {
+    const struct brs_cost_model *model = &step->model;
+    size_t k = step->k;
     /* with one micro-step, least / dp_size <= the min-max: the search
      * cannot matter */
-    brs_wide least = k == dp_size ? brs_least_work(model, k, weight_sum)
-                                  : least_total(lengths, n, k, model, weight_sum);
-    return brs_objective_time_floor(min_max, least, dp_size);
+    brs_wide least = k == step->dp_size ? brs_least_work(model, k, weight_sum)
+                                        : least_total(step->planned, step->n, k, model, weight_sum);
+    return brs_objective_time_floor(min_max, least, step->dp_size);
 }
 
-brs_wide brs_objective_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                                       const struct brs_cost_model *model)
+brs_wide brs_objective_step_time_bound(const struct brs_step *step)
 {
-    struct brs_cost_model m = *model;
-    if (m.max_tokens && brs_search_groups_for_cap(lengths, n, &m) > k) m.max_tokens = 0;
-    brs_wide weight_sum, bound = brs_search_lower_bound(lengths, n, k, &m, &weight_sum);
+    const uint32_t *lengths = step->planned;
+    size_t n = step->n, k = step->k;
+    struct brs_step bounded = *step;
+    struct brs_cost_model *m = &bounded.model;
+    if (m->max_tokens && brs_search_groups_for_cap(lengths, n, m) > k) m->max_tokens = 0;
+    brs_wide weight_sum, bound = brs_search_lower_bound(lengths, n, k, m, &weight_sum);
     uint64_t *memory = malloc(2 * n * sizeof *memory);
     if (!memory) return bound; /* still a bound, only a looser one */
     struct brs_probe_cache cache = brs_probe_cache_build(memory, lengths, n);
-    brs_wide min_max = brs_search_min_max(lengths, cache, n, k, &m, bound);
+    brs_wide min_max = brs_search_min_max(lengths, cache, n, k, m, bound);
     free(memory);
-    return brs_objective_time_bound(lengths, n, k, dp_size, &m, min_max, weight_sum);
+    return brs_objective_time_bound(&bounded, min_max, weight_sum);
 }

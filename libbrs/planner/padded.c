@@ -177,7 +177,6 @@ brs_status brs_padded_split(struct brs_split *split, const struct brs_step *step
     }
     if (status != BRS_OK) return status;
     split->max_cost = brs_objective_largest(split->costs, k);
-    split->time_lower_bound =
-        brs_objective_time_bound(lengths, n, k, step->dp_size, model, best, split->weight_sum);
+    split->time_lower_bound = brs_objective_time_bound(step, best, split->weight_sum);
     return BRS_OK;
 }

@@ -415,11 +415,10 @@ brs_wide brs_objective_image_bound(const uint32_t *lengths, const struct brs_enc
                                    brs_wide *weight_sum);
 
 /* A lower bound on the step time under either sync model of every padded
- * plan of these samples (sorted longest first) within the model's cap,
- * computed from scratch: for plans made elsewhere. A cap the samples cannot
- * meet in k groups is ignored, so the bound holds for every plan. */
-brs_wide brs_objective_step_time_bound(const uint32_t *lengths, size_t n, size_t k, size_t dp_size,
-                                       const struct brs_cost_model *model);
+ * plan of the step's planned lengths within its model's cap, computed from
+ * scratch: for plans made elsewhere. A cap the samples cannot meet in k
+ * groups is ignored, so the bound holds for every plan. */
+brs_wide brs_objective_step_time_bound(const struct brs_step *step);
 
 /* ---- The least max_tokens with which a step plans into k micro-batches (least_cap.c). ---- */
 

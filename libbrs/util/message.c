@@ -20,6 +20,17 @@ brs_status brs_fail(const struct brs_message *message, brs_status status, const 
     return status;
 }
 
+brs_status brs_fail_about(const struct brs_message *message, brs_status status, const char *subject,
+                          const char *separator, const char *format, ...)
+{
+    char problem[384];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(problem, sizeof problem, format, args);
+    va_end(args);
+    return brs_fail(message, status, "%s%s%s", subject, separator, problem);
+}
+
 void brs_message_clear(struct brs_message *message)
 {
     message->text[0] = '\0';

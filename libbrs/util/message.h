@@ -32,6 +32,15 @@ brs_status brs_fail(const struct brs_message *message, brs_status status, const 
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* brs_fail with "<subject><separator><problem>" as the message, the problem
+ * formatted from `format` (cut at 383 bytes): how a reader of a named file
+ * words every refusal, its file's name first. */
+brs_status brs_fail_about(const struct brs_message *message, brs_status status, const char *subject,
+                          const char *separator, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
 void brs_message_clear(struct brs_message *message);
 const char *brs_message_text(const struct brs_message *message);
 

@@ -15,6 +15,11 @@
  * count and a weight, so it fits too. */
 __extension__ typedef unsigned __int128 brs_wide;
 #define BRS_COST_UNITS_PER_ONE 1000000u
+/* A cost in cost units, as the API's doubles report it. */
+static inline double brs_wide_to_cost(brs_wide cost)
+{
+    return (double)cost / (double)BRS_COST_UNITS_PER_ONE;
+}
 /* The all-ones value, above every cost (which stays below 2^121): where a
  * cost or time is none (no split fits, a search not yet done) or a bound
  * limits nothing. The one name of it. */

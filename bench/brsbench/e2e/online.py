@@ -18,7 +18,6 @@ online plans against the starting plans, both sync models, with 95% bootstrap in
 the (paired) steps (summary.ratio_interval).
 """
 
-import os
 import platform
 import sys
 import time
@@ -27,7 +26,6 @@ import numpy as np
 import torch
 
 import brs
-from brs.calibration import memory as _memory, shapes as _shapes
 from brs.calibration import online as online_fit
 from brs.cost_model import from_seconds
 
@@ -125,32 +123,20 @@ def markdown(results):
     return "\n".join(lines) + "\n"
 
 
-def load_average():
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return None
-
-
 def run(args):
-    torch.set_num_threads(1)
-    allocator = _memory.keep_freed_memory()  # as brs.calibrate measures on CPU
-    config = _shapes.shape_config(args.shape)
-    model = _shapes.build_model(config, device="cpu", dtype=torch.float32, attention="sdpa")
-    model.config.use_cache = False
-    model.train()
+    config, model, allocator = job.cpu_model(args.shape, 1)
     start = brs.CostModel.from_config(config)  # what the Trainer plans with by default
     results = {"command": args.invocation, "shape": args.shape,
                "dp": args.dp, "grad_accum": args.grad_accum, "batch_size": args.batch_size,
                "fit_steps": args.fit_steps, "steps": args.steps, "allocator": allocator,
                "torch": torch.__version__, "python": platform.python_version(),
-               "load_average": load_average(), "datasets": []}
+               "load_average": job.load_average(), "datasets": []}
     t0 = time.perf_counter()
     for name in args.datasets.split(","):
         lengths, _ = dataset_lengths(name, 1024, args.seed)
         results["datasets"].append(compare(name, lengths, args, model, config.vocab_size, start))
         print(f"{name}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-    results["load_average_end"] = load_average()
+    results["load_average_end"] = job.load_average()
     job.write(args.out, results, markdown(results))
     print(markdown(results))
     return 0

@@ -20,7 +20,6 @@ and the steps where brs is measured slower by more than the timing's own spread 
 relative gap between a shape's two fastest repeats).
 """
 
-import os
 import platform
 import random
 import sys
@@ -30,7 +29,7 @@ import torch
 import transformers
 
 import brs
-from brs.calibration import batches as _batches, memory as _memory, shapes as _shapes
+from brs.calibration import batches as _batches
 
 from ..datasets import dataset_lengths
 from . import job, plans
@@ -162,20 +161,8 @@ def markdown(results):
     return "\n".join(lines) + "\n"
 
 
-def load_average():
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return None
-
-
 def run(args):
-    torch.set_num_threads(args.threads)
-    allocator = _memory.keep_freed_memory()  # as brs.calibrate measures on CPU
-    config = _shapes.shape_config(args.shape)
-    model = _shapes.build_model(config, device="cpu", dtype=torch.float32)
-    model.config.use_cache = False
-    model.train()
+    config, model, allocator = job.cpu_model(args.shape, args.threads)
     datasets = {n: dataset_lengths(n)[0] for n in args.datasets.split(",")}
     if args.cost_model:
         cost_model = brs.CostModel.load(args.cost_model)
@@ -189,7 +176,7 @@ def run(args):
                "threads": args.threads, "sync": args.sync, "repeats": args.repeats,
                "torch": torch.__version__, "transformers": transformers.__version__,
                "python": platform.python_version(), "allocator": allocator,
-               "load_average": load_average(),
+               "load_average": job.load_average(),
                "cost_model": cost_model.to_dict(), "datasets": []}
     for name, lengths in datasets.items():
         results["datasets"].append(compare(name, lengths, args, model, config.vocab_size,
@@ -198,7 +185,7 @@ def run(args):
         print(f"{name}: brs/upstream {r['ratio']:.3f}, slower on {r['steps_brs_slower_at_all']}"
               f" steps ({len(r['steps_brs_slower_beyond_spread'])} beyond the spread "
               f"{r['own_spread']:.1%})", file=sys.stderr, flush=True)
-    results["load_average_end"] = load_average()
+    results["load_average_end"] = job.load_average()
     job.write(args.out, results, markdown(results))
     print(markdown(results))
     return 0

@@ -135,11 +135,11 @@ static brs_status two_layers(struct brs_layering *l, brs_wide beat)
 
 /* Whether the programme's layer times fit its work: two layers need two
  * per cut position, more layers one per (start, end) pair at most. */
-static int exact_fits(size_t n, size_t ranks, size_t count, size_t slack)
+static int exact_fits(const struct brs_step *step, size_t slack)
 {
     uint64_t times = 2 * (uint64_t)slack;
-    if (count > 2) times += (uint64_t)slack * (slack + 1) / 2;
-    return times * ranks <= EXACT_WORK_PER_SAMPLE * (uint64_t)n + EXACT_WORK_BASE;
+    if (step->grad_accum > 2) times += (uint64_t)slack * (slack + 1) / 2;
+    return times * step->dp_size <= EXACT_WORK_PER_SAMPLE * (uint64_t)step->n + EXACT_WORK_BASE;
 }
 
 /* Two layers: the bisection over the cut. */
@@ -188,10 +188,9 @@ static brs_status build(const struct brs_candidate_input *in, struct brs_candida
     size_t n = in->step->n, k = in->step->k, grad_accum = in->step->grad_accum;
     if (grad_accum < 2 || n <= k) return BRS_ERR_TOO_LARGE;
     size_t slack = n - k + 1;
-    if (!exact_fits(n, in->step->dp_size, grad_accum, slack)) return BRS_ERR_TOO_LARGE;
+    if (!exact_fits(in->step, slack)) return BRS_ERR_TOO_LARGE;
     struct brs_layering l;
-    brs_status status =
-        brs_layering_open(&l, in->lengths, in->cache, n, in->step->dp_size, grad_accum, in->model);
+    brs_status status = brs_layering_open(&l, in->lengths, in->cache, in->step, in->model);
     if (status == BRS_OK)
         status = grad_accum == 2 ? build_two(&l, in->beat, out->starts, out->costs)
                                  : build_many(&l, slack, in->beat, out->starts, out->costs);

@@ -249,17 +249,18 @@ static size_t next_power_of_two(size_t x)
     return p;
 }
 
-/* The split of the n sorted samples into k contiguous groups (no cap; the
+/* The split of the step's n sorted samples into its k contiguous groups (no cap; the
  * planner checks it); BRS_ERR_TOO_LARGE beyond CLIMB_MAX_GROUPS groups. */
-static brs_status climb(size_t *starts, brs_wide *costs, const uint32_t *lengths, size_t n,
-                        size_t k, size_t dp_size, const struct brs_cost_model *model)
+static brs_status climb(size_t *starts, brs_wide *costs, const uint32_t *lengths,
+                        const struct brs_step *step, const struct brs_cost_model *model)
 {
+    size_t n = step->n, k = step->k;
     if (k > CLIMB_MAX_GROUPS) return BRS_ERR_TOO_LARGE;
     size_t rounds = CLIMB_ROUNDS_PER_GROUP * k > n ? CLIMB_ROUNDS_PER_GROUP * k : n;
     if (rounds > CLIMB_WORK / k + 1) rounds = CLIMB_WORK / k + 1;
     struct climb c = {.lengths = lengths,
                       .k = k,
-                      .dp_size = dp_size,
+                      .dp_size = step->dp_size,
                       .model = model,
                       .active = k,
                       .seen_mask = next_power_of_two(2 * rounds) - 1,
@@ -321,8 +322,7 @@ static int applies(const struct brs_candidate_input *in)
 
 static brs_status build(const struct brs_candidate_input *in, struct brs_candidate_output *out)
 {
-    return climb(out->starts, out->costs, in->lengths, in->step->n, in->step->k, in->step->dp_size,
-                 in->model);
+    return climb(out->starts, out->costs, in->lengths, in->step, in->model);
 }
 
 /* the split of the sampler users replace, so that it never beats the plan */

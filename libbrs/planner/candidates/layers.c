@@ -137,8 +137,7 @@ static int applies(const struct brs_candidate_input *in)
 static brs_status build(const struct brs_candidate_input *in, struct brs_candidate_output *out)
 {
     struct brs_layering l;
-    brs_status status = brs_layering_open(&l, in->lengths, in->cache, in->step->n,
-                                          in->step->dp_size, in->step->grad_accum, in->model);
+    brs_status status = brs_layering_open(&l, in->lengths, in->cache, in->step, in->model);
     if (status == BRS_OK) status = grid_cuts(&l);
     if (status == BRS_OK) {
         refine_cuts(&l);
