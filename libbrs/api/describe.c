@@ -51,9 +51,7 @@ void brs_describe_totals(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum)
 
 struct brs_shape brs_describe_shape(const brs_plan *p, size_t slot, int packed)
 {
-    uint64_t size = p->slot_start[slot + 1] - p->slot_start[slot];
-    if (packed) return (struct brs_shape){size, p->padded[slot]};
-    return (struct brs_shape){size, size ? p->padded[slot] / size : 0};
+    return brs_shape_of(p->slot_start[slot + 1] - p->slot_start[slot], p->padded[slot], packed);
 }
 
 void brs_describe_packed_rows(brs_plan *p)

@@ -248,16 +248,8 @@ void brs_describe_totals(brs_plan *p, brs_wide lower_bound, brs_wide weight_sum)
 /* The padded tokens of packed slots whose real tokens are filled: each
  * row's total rounded by the step's padding. */
 void brs_describe_packed_rows(brs_plan *p);
-/* A micro-batch's shape: its samples and the padded length of its rows.
- * Padded mode pads every row to one length (padded tokens / samples);
- * packed mode's one row is the padded total. The one rule of
- * brs_sampler_shapes and the vocabulary (which counts a packed micro-batch
- * as one row, size 1, where brs_sampler_shapes reports its samples). */
-struct brs_shape {
-    uint64_t size, length;
-};
-/* The shape of the planned micro-batch in slot `slot`; (0, 0) for an empty
- * slot of padded mode. */
+/* The shape of the planned micro-batch in slot `slot` (brs_shape_of,
+ * planner/planner.h); (0, 0) for an empty slot of padded mode. */
 struct brs_shape brs_describe_shape(const brs_plan *p, size_t slot, int packed);
 /* The whole description of slots filled elsewhere than by the planner's
  * text plan (the baselines, a loaded plan, a two-part plan), from the

@@ -217,6 +217,21 @@ brs_status brs_vocabulary_build(struct brs_vocabulary *v, const uint32_t *sizes,
                                 const uint32_t *lengths, size_t count);
 void brs_vocabulary_free(struct brs_vocabulary *v);
 
+/* A micro-batch's shape, the one rule of brs_sampler_shapes (api/shapes.c),
+ * brs_describe_shape (api/describe.c) and the vocabulary's choice
+ * (vocabulary_choice.c): its samples and the padded length of its rows.
+ * Padded mode pads every row to one length (padded tokens / samples);
+ * packed mode's one row is the padded total. The vocabulary counts that row
+ * as size 1 (brs_vocabulary_row_shape), where brs_sampler_shapes reports
+ * its samples. A padded micro-batch of no sample: (0, 0). */
+struct brs_shape {
+    uint64_t size, length;
+};
+struct brs_shape brs_shape_of(uint64_t samples, uint64_t padded_tokens, int packed);
+/* The shape a vocabulary holds for that micro-batch: a packed row as (1, its
+ * padded total), a padded one as brs_shape_of's. */
+struct brs_shape brs_vocabulary_row_shape(uint64_t samples, uint64_t padded_tokens, int packed);
+
 /* The shortest vocabulary length of batch size `size` that holds `head`
  * tokens (already padded as the collator pads), or 0 when none does: a
  * non-decreasing function of head, so the contiguity theorem holds. */

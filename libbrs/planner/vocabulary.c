@@ -102,6 +102,19 @@ uint32_t brs_vocabulary_length(const struct brs_vocabulary *v, size_t size, uint
     return t == v->size_count ? 0 : length_of_index(v, t, head);
 }
 
+struct brs_shape brs_shape_of(uint64_t samples, uint64_t padded_tokens, int packed)
+{
+    if (packed) return (struct brs_shape){samples, padded_tokens};
+    return (struct brs_shape){samples, samples ? padded_tokens / samples : 0};
+}
+
+struct brs_shape brs_vocabulary_row_shape(uint64_t samples, uint64_t padded_tokens, int packed)
+{
+    struct brs_shape shape = brs_shape_of(samples, padded_tokens, packed);
+    if (packed) shape.size = 1;
+    return shape;
+}
+
 uint64_t brs_packed_row_length(const struct brs_step *step, uint64_t tokens)
 {
     uint64_t padded = brs_padding_apply(&step->padding, tokens);

@@ -649,18 +649,23 @@ static brs_status plan_drawn(struct brs_vocabulary_choice *t, const struct brs_s
     return brs_planner_plan(&t->planned, drawn, t->scratch, t->pack_scratch);
 }
 
-/* The shape of group g of a sampled step as planned without a vocabulary:
- * (its size, its head's padded length), a packed one's (1, its padded
- * total); 0 samples: none. */
+/* The shape of group g of a sampled step as planned without a vocabulary
+ * (brs_vocabulary_row_shape): its size and its head's padded length, a
+ * packed row's (1, its padded total); 0 samples: none. */
 static struct used used_shape(struct brs_vocabulary_choice *t, const struct brs_step *step,
                               size_t g)
 {
     const struct brs_split *split = &t->planned.split;
+    uint64_t samples, padded;
     if (!step->packed) {
-        size_t size = split->starts[g + 1] - split->starts[g];
-        return (struct used){(uint32_t)size, size ? step->planned[split->starts[g]] : 0, size > 0};
+        samples = split->starts[g + 1] - split->starts[g];
+        padded = samples ? samples * step->planned[split->starts[g]] : 0;
+    } else {
+        samples = t->tokens[g] > 0;
+        padded = brs_packed_row_length(step, t->tokens[g]);
     }
-    return (struct used){1, (uint32_t)brs_packed_row_length(step, t->tokens[g]), t->tokens[g] > 0};
+    struct brs_shape shape = brs_vocabulary_row_shape(samples, padded, step->packed);
+    return (struct used){(uint32_t)shape.size, (uint32_t)shape.length, samples > 0};
 }
 
 brs_status brs_vocabulary_choice_observe(struct brs_vocabulary_choice *t,
