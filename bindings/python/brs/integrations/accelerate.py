@@ -28,12 +28,13 @@ from brs.calibration import online
 from . import _loader, _memory_budget, _sync_choice, accelerate_data_parallel
 from ._loader import find_rebalance_sampler
 
-__all__ = ["prepare_dataloader", "RebalanceBatchSampler", "find_rebalance_sampler",
+__all__ = ["prepare_dataloader", "PreparedBatchSampler", "find_rebalance_sampler",
            "OnlineCalibration", "device_max_tokens", "calibrate_loader"]
 
 
-class RebalanceBatchSampler:
-    """The batch sampler a prepared DataLoader iterates: the brs sampler's micro-batches as is.
+class PreparedBatchSampler:
+    """The batch sampler of the DataLoader prepare_dataloader hands to accelerate: the carrier
+    a prepared DataLoader iterates, yielding the brs sampler's micro-batches as is.
 
     accelerate's ``DataLoaderShard.set_epoch`` looks for ``set_epoch`` on its batch sampler, on
     ``batch_sampler.sampler`` and on ``batch_sampler.batch_sampler.sampler``; the Trainer looks
@@ -147,7 +148,7 @@ def prepare_loader(accelerator, dataloader, *, resolve_sync=True, collate_fn=Non
     _check_accelerator(accelerator, sampler)
     if resolve_sync:
         _sync_choice.resolve(sampler, "accelerate", *_sync_model(accelerator))
-    carrier = _with_batch_sampler(dataloader, RebalanceBatchSampler(sampler), collate_fn)
+    carrier = _with_batch_sampler(dataloader, PreparedBatchSampler(sampler), collate_fn)
     with _even_batches_off(accelerator):
         prepared = accelerator.prepare_data_loader(carrier)
     _make_shard_passthrough(prepared, sampler)
@@ -163,7 +164,7 @@ def _rebalance_sampler_of(dataloader):
     if not isinstance(dataloader, torch.utils.data.DataLoader):
         raise TypeError(f"expected a torch.utils.data.DataLoader, got {type(dataloader).__name__}")
     batch_sampler = dataloader.batch_sampler
-    if isinstance(batch_sampler, RebalanceBatchSampler):
+    if isinstance(batch_sampler, PreparedBatchSampler):
         return batch_sampler.sampler
     if isinstance(batch_sampler, BatchRebalanceSampler):
         return batch_sampler
