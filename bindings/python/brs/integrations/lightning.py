@@ -38,7 +38,7 @@ from lightning.pytorch.strategies import (DDPStrategy, DeepSpeedStrategy, FSDPSt
 from brs.calibration.online import OnlineCalibration, batch_shape
 from brs.recreation import LightningBatchSampler, check_topology
 
-from . import _loader, _sync_choice
+from . import _framework_names, _loader, _sync_choice
 from ._loader import find_rebalance_sampler
 from ._metrics import plan_metrics, planned_time_name, unbounded_bound
 
@@ -78,15 +78,18 @@ class RebalanceCallback(pl.Callback):
         _check_grad_accum(sampler, trainer.accumulate_grad_batches)
         kwargs = trainer.distributed_sampler_kwargs or {"num_replicas": 1, "rank": 0}
         check_topology(sampler, kwargs.get("num_replicas"), kwargs.get("rank"),
-                       f"the {type(trainer.strategy).__name__}")
-        _loader.follow(sampler, _collate_fn(trainer.train_dataloader),
-                                 "Lightning's train_dataloader")
-        _pad_to_plan(trainer, sampler)
-        # Every epoch the fit trains, before its first step (unbounded fits check each epoch
-        # as it starts).
-        epochs = _fit_epochs(trainer, sampler.steps_per_epoch)
-        if epochs is not None:
-            sampler.check_epochs(epochs)
+                       f"the {type(trainer.strategy).__name__} of Trainer(devices="
+                       f"{trainer.num_devices}, num_nodes={trainer.num_nodes})")
+        # the sampler's own checks, in the Trainer's words (its steps and devices)
+        with _framework_names.in_terms_of(_framework_names.LIGHTNING, "RebalanceCallback"):
+            _loader.follow(sampler, _collate_fn(trainer.train_dataloader),
+                           "Lightning's train_dataloader")
+            _pad_to_plan(trainer, sampler)
+            # Every epoch the fit trains, before its first step (unbounded fits check each
+            # epoch as it starts).
+            epochs = _fit_epochs(trainer, sampler.steps_per_epoch)
+            if epochs is not None:
+                sampler.check_epochs(epochs)
         # Before a checkpoint's position is loaded: its fingerprint holds the resolved sync.
         # Lightning creates the DataLoader iterator before this hook (FitLoop.setup_data): with
         # num_workers > 0, the steps already prefetched keep the previous sync on every rank.
@@ -168,6 +171,8 @@ class RebalanceCallback(pl.Callback):
         self._pending = state_dict.get("sampler")
 
     def _bind(self, trainer):
+        _loader.check_batching(_data_loader(trainer.train_dataloader),
+                               "LightningBatchSampler(sampler)")
         sampler = find_rebalance_sampler(trainer.train_dataloader)
         if sampler is None:
             raise ValueError(
