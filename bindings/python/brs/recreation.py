@@ -8,7 +8,7 @@ utilities/data.py). Without them it would call ``BatchRebalanceSampler(sampler, 
 drop_last=...)``, which a planner of variable-size batches cannot take.
 
 A brs sampler already plans every rank's micro-batches, so the right rebuild is the same sampler
-(its epoch, its position, the object the user holds) wrapped in RebalanceBatchSampler: that puts
+(its epoch, its position, the object the user holds) wrapped in LightningBatchSampler: that puts
 it where Lightning's ``set_epoch`` looks and checks its ranks against Lightning's sampler.
 
 Lightning calls the class of the object it holds, ``type(batch_sampler)(*saved_args,
@@ -17,7 +17,7 @@ own constructor: BatchRebalanceSampler.__new__ asks ``recreated`` here, which te
 call (the saved keyword below) from a user's. Lightning's users find the same sampler object
 under the wrapper's ``.sampler``: it is a wrapper, not another sampler.
 
-This is core, not brs.integrations.lightning (which exports RebalanceBatchSampler under its
+This is core, not brs.integrations.lightning (which exports LightningBatchSampler under its
 name): a bare sampler is re-created so even when the user never imported the integration, and
 nothing here imports Lightning or any other framework, so ``import brs`` stays light. Nor does
 it import brs.sampler: the sampler builds on this module, never the other way round.
@@ -31,12 +31,14 @@ _ORIGINAL = "_lightning_recreates"
 
 
 class Recreatable(abc.ABC):
-    """What RebalanceBatchSampler wraps: brs.BatchRebalanceSampler registers itself (a virtual
+    """What LightningBatchSampler wraps: brs.BatchRebalanceSampler registers itself (a virtual
     subclass: its bases stay its own), so that this module need not import brs.sampler."""
 
 
-class RebalanceBatchSampler:
-    """The DataLoader's ``batch_sampler``: yields the brs sampler's micro-batches as is.
+class LightningBatchSampler:
+    """A Lightning DataLoader's ``batch_sampler``: yields the brs sampler's micro-batches as is,
+    and is what Lightning re-creates (with ``set_epoch`` reaching the sampler) under a
+    distributed strategy.
 
     ``rebalance`` is the BatchRebalanceSampler; ``sampler`` is for Lightning only (the
     DistributedSampler it injects under ``use_distributed_sampler=True``, read for its
@@ -48,7 +50,7 @@ class RebalanceBatchSampler:
 
     def __init__(self, rebalance, sampler=None):
         if not isinstance(rebalance, Recreatable):  # a brs.BatchRebalanceSampler
-            raise TypeError(f"RebalanceBatchSampler wraps a brs.BatchRebalanceSampler, got "
+            raise TypeError(f"LightningBatchSampler wraps a brs.BatchRebalanceSampler, got "
                             f"{type(rebalance).__name__}")
         self.sampler = rebalance
         self.drop_last = rebalance.drop_last
@@ -132,4 +134,4 @@ def recreated(kwargs):
     original = reference()
     if original is None:  # Lightning holds the DataLoader, hence the sampler, while it calls
         raise RuntimeError("the BatchRebalanceSampler Lightning re-creates no longer exists")
-    return RebalanceBatchSampler(original, sampler=kwargs.get("sampler"))
+    return LightningBatchSampler(original, sampler=kwargs.get("sampler"))

@@ -18,7 +18,7 @@ except ImportError:
     _SamplerBase = object
 
 from . import _args, _elastic, _options, _run_check, cost_model as _cost_model, distributed
-from . import _context_parallel, _padding, _upstream, recreation
+from . import _context_parallel, _elapsed, _padding, _upstream, recreation
 from ._cost_switch import SWITCHED, CostModelSchedule
 from ._encoder import image_table
 from ._errors import BrsError
@@ -85,6 +85,10 @@ class BatchRebalanceSampler(_SamplerBase):
     time against each new shape's ``first_shape_seconds`` (brs/_auto_shapes.py); the candidates
     are kept in ``max_shapes_choice``.
 
+    ``progress``: a line on stderr with the elapsed time while a call plans for more than a
+    second (the shape vocabulary max_shapes chooses at the first plan); True shows it, False
+    never, None (default) where stderr is a terminal (brs/_elapsed.py).
+
     ``BatchRebalanceSampler.from_upstream_args`` builds it from the arguments of transformers'
     BatchRebalanceSampler, whose attribute names (num_global_batches, has_tail, ...) it answers
     (brs/_upstream.py).
@@ -111,8 +115,9 @@ class BatchRebalanceSampler(_SamplerBase):
         self._init(**given.arguments)
 
     def _init(self, lengths, *, max_shapes, run_steps, cost_model, length_buckets,
-              encoder_loads, **options):
+              encoder_loads, progress, **options):
         """The constructor's body: ``options`` holds every option keyword of the table."""
+        self._progress = progress
         auto_shapes = isinstance(max_shapes, str) and max_shapes == "auto"
         if auto_shapes:
             max_shapes = None  # chosen below, once the sampler and its cost model stand
@@ -231,7 +236,7 @@ class BatchRebalanceSampler(_SamplerBase):
             if value is not None:
                 given[_options.BY_KEYWORD[keyword].name] = value
         clone = object.__new__(type(self))
-        clone._given = given
+        clone._given, clone._progress = given, self._progress
         clone._start(self._native.lengths.owner, frozen=None)
         clone._costs.model = self._costs.model
         clone.set_epoch(self._epoch)
@@ -253,10 +258,11 @@ class BatchRebalanceSampler(_SamplerBase):
         else:
             self._apply_topology(*frozen)
             self._frozen = tuple(frozen)
-        self._check_cap(self._epoch)  # a max_tokens some step cannot meet fails here too
-        self._native.validate()  # bad combinations fail here, not at the first batch
-        if self.max_shapes and (self.packed or self.strategy != "balanced"):
-            self.shape_vocabulary()  # the library refuses these at once, with its message
+        with self._watched():
+            self._check_cap(self._epoch)  # a max_tokens some step cannot meet fails here too
+            self._native.validate()  # bad combinations fail here, not at the first batch
+            if self.max_shapes and (self.packed or self.strategy != "balanced"):
+                self.shape_vocabulary()  # the library refuses these at once, with its message
         recreation.save_arguments(self)
 
     def _configure(self):
@@ -294,7 +300,8 @@ class BatchRebalanceSampler(_SamplerBase):
         epoch = self._epoch if epoch is None else _args.integer("epoch", epoch, 0)
         self._topology()
         capacity = self.steps_per_epoch * self._native.get_int(_options.BY_NAME["grad_accum"].key)
-        return self._native.shapes(epoch, capacity)
+        with self._watched():
+            return self._native.shapes(epoch, capacity)
 
     def shape_vocabulary(self):
         """The run's shape vocabulary: the sorted ``(batch_size, padded_length)`` pairs that
@@ -307,7 +314,8 @@ class BatchRebalanceSampler(_SamplerBase):
         max_tokens."""
         self._topology()
         try:
-            return self._native.shape_vocabulary()
+            with self._watched():
+                return self._native.shape_vocabulary()
         except BrsError as exc:  # BRS_ERR_UNSUPPORTED: a combination the caller must change
             raise _value_error(exc) from None
 
@@ -325,6 +333,17 @@ class BatchRebalanceSampler(_SamplerBase):
         sampler's (see padded_length): what brs.PadToPlan carries into DataLoader workers."""
         return _padding.PaddingRule(self.pad_to_multiple_of, self.length_buckets,
                                     self.shape_vocabulary(), packed=self.packed)
+
+    def _watched(self):
+        """The elapsed-time line around a call that may plan for seconds (brs/_elapsed.py)."""
+        return _elapsed.shown(self._planning_what, getattr(self, "_progress", None))
+
+    def _planning_what(self):
+        if not self.max_shapes:
+            return "planning"
+        search = (f", max_shapes_search={self.max_shapes_search}"
+                  if self.was_given("max_shapes_search") else "")
+        return f"choosing the shape vocabulary (max_shapes={self.max_shapes}{search})"
 
     def _set(self, option, value):
         try:
@@ -402,6 +421,10 @@ class BatchRebalanceSampler(_SamplerBase):
         if not self.max_tokens and not encoder_capped:
             return None
         self._topology()
+        with self._watched():
+            return self._check_epochs(epochs, encoder_capped)
+
+    def _check_epochs(self, epochs, encoder_capped):
         least = None
         if self.max_tokens:
             least = _run_check.check(self, epochs, self._native.epoch_feasibility,
@@ -443,7 +466,8 @@ class BatchRebalanceSampler(_SamplerBase):
         epoch = self._epoch if epoch is None else _args.integer("epoch", epoch, 0)
         self._topology()
         plan = NativePlan()
-        plan.compute(self._native.handle, epoch, step)
+        with self._watched():
+            plan.compute(self._native.handle, epoch, step)
         return plan.snapshot(packed=self.packed,
                              context_parallel=self.context_parallel)
 
@@ -572,7 +596,8 @@ class BatchRebalanceSampler(_SamplerBase):
         self._step, self._micro = step, micro
         plan = NativePlan()
         while step < steps:
-            plan.compute(self._handle_planning(epoch, step), epoch, step)
+            with self._watched():
+                plan.compute(self._handle_planning(epoch, step), epoch, step)
             for m in range(micro, grad_accum):
                 batch = (_context_parallel.batch(plan.handle, rank, m) if context_parallel
                          else plan.indices(rank, m))
@@ -777,8 +802,9 @@ def _constructor_signature():
 
 
 # The sampler's keywords that are no option of the table: the buckets and images (kept with the
-# options), the cost model (which fills some in) and the run's length (for max_shapes="auto").
-_OWN = (_BUCKETS, "cost_model", _IMAGES, "run_steps")
+# options), the cost model (which fills some in), the run's length (for max_shapes="auto") and
+# whether a slow plan shows its elapsed time.
+_OWN = (_BUCKETS, "cost_model", _IMAGES, "run_steps", "progress")
 _REQUIRED = ("per_device_batch_size",)
 _SIGNATURE = _constructor_signature()
 # inspect.signature and help() read it: the constructor's keywords, not the catch-all of

@@ -517,7 +517,7 @@ def test_an_accelerate_loop_calibrates_with_its_loader_and_loss(fake_clock):
 def test_a_lightning_module_calibrates_with_its_training_step(fake_clock):
     pytest.importorskip("lightning")
     import lightning.pytorch as pl
-    from brs.integrations.lightning import RebalanceBatchSampler, calibrate_module
+    from brs.integrations.lightning import LightningBatchSampler, calibrate_module
 
     collator = CountingCollator()
 
@@ -527,7 +527,7 @@ def test_a_lightning_module_calibrates_with_its_training_step(fake_clock):
             self.inner, self.steps = MaskCostModel(fake_clock), 0
 
         def train_dataloader(self):
-            return rebalance_loader(collator, RebalanceBatchSampler)
+            return rebalance_loader(collator, LightningBatchSampler)
 
         def training_step(self, batch, batch_idx):
             self.steps += 1

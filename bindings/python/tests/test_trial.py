@@ -161,6 +161,39 @@ def test_report_ends_with_the_arguments_it_supports(cli_run):
     assert report.rstrip().endswith("```")
 
 
+def test_the_report_says_where_each_strategys_time_goes(cli_run):
+    # the modelled useful / padding / waiting shares of every strategy, the library's split of
+    # the timed steps under the cost model brs planned with (recomputed here from the library)
+    _, results, out = cli_run
+    cm = results["cost_model"]
+    sampler = brs.BatchRebalanceSampler(LENGTHS, per_device_batch_size=2, grad_accum=2,
+                                        dp_size=2, rank=0, pad_to_multiple_of=16, seed=0,
+                                        cost_model=brs.CostModel(cm["alpha"], cm["intercept"]))
+    report = (out / "report.md").read_text()
+    table = report[report.index("## Where the time goes (modelled)"):]
+    table = table[:table.index("\n## ")]
+    for name, s in results["strategies"].items():
+        split = s["time_split"]
+        assert set(split) == {"useful", "padding", "waiting"}
+        assert sum(split.values()) == pytest.approx(1.0)
+        assert all(0 <= x <= 1 for x in split.values())
+        row = next(line for line in table.splitlines() if line.startswith(f"| {name}"))
+        assert row.endswith(f"| {split['useful']:.1%} | {split['padding']:.1%} | "
+                            f"{split['waiting']:.1%} |")
+    # brs's own plans, and random's micro-batches priced by brs's sampler
+    random = sampler.with_options(strategy="random")
+    steps = {"brs": [sampler.plan(t, epoch=0) for t in results["timed_steps"]],
+             "random": [sampler.describe([[mb.indices for mb in rank]
+                                          for rank in random.plan(t, epoch=0).micro_batches],
+                                         t, epoch=0) for t in results["timed_steps"]]}
+    for name, plans_of_steps in steps.items():
+        expected = brs.report.Strategy(name, plans_of_steps).time_shares
+        assert tuple(results["strategies"][name]["time_split"][k]
+                     for k in ("useful", "padding", "waiting")) == pytest.approx(expected)
+    if _has_upstream():
+        assert "| upstream (transformers' batch_rebalance) |" in table
+
+
 def test_without_matplotlib_the_figure_is_not_claimed(cli_run, tmp_path, monkeypatch):
     from brs._trial import cli as trial_cli, output
 

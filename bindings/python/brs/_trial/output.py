@@ -128,6 +128,7 @@ def markdown(results, figure=None):
                      f"{r['distinct_shapes']} | {r['first_shape_seconds'] * 1e3:.2f} ms "
                      f"({r['first_shape_epoch_seconds']:.2f} s over the epoch) | "
                      f"{r['largest_batch'] if r['largest_batch'] is not None else 'n/a'} |")
+    lines += [""] + time_split_table(results)
     lines += ["", "## brs against the others", "",
               "| comparison | ratio (brs / other, step time) | 95% interval | test |",
               "|---|---|---|---|"]
@@ -182,6 +183,28 @@ def markdown(results, figure=None):
         lines += ["", f"- {no_figure()}"]
     lines += ["", "## Next step", ""] + next_step(results)
     return "\n".join(lines) + "\n"
+
+
+#: The trial's strategy names as `python -m brs report` calls them, where they differ.
+_REPORT_NAMES = {"upstream": "transformers' batch_rebalance"}
+
+
+def time_split_table(results):
+    """report.md's "where the time goes": each strategy's modelled useful, padding and waiting
+    shares of the ranks' time on the timed steps (brs/_trial/time_split.py)."""
+    sync = "step" if results["sync"] == "step" else "micro-step"
+    lines = ["## Where the time goes (modelled)", "",
+             f"Shares of the ranks' time (dp x step time, {sync} sync) on the timed steps, by "
+             "the cost model brs planned with, as `python -m brs report` splits them.", "",
+             "| strategy | useful | padding | waiting |", "|---|---|---|---|"]
+    for name, r in results["strategies"].items():
+        split = r.get("time_split")
+        if split is None:
+            continue
+        shown = f"{name} ({_REPORT_NAMES[name]})" if name in _REPORT_NAMES else name
+        lines.append(f"| {shown} | {split['useful']:.1%} | {split['padding']:.1%} | "
+                     f"{split['waiting']:.1%} |")
+    return lines
 
 
 def _cost_line(results):

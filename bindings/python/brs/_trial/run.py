@@ -4,7 +4,8 @@ import os
 import sys
 
 from . import (clocks as _clocks, config as _config, cost as _cost, distributed as _distributed,
-               measure as _measure, plans as _plans, results as _results, rounds as _rounds)
+               measure as _measure, plans as _plans, results as _results, rounds as _rounds,
+               time_split as _time_split)
 from ..calibration import progress as _progress
 
 DEFAULT_STEPS = _config.DEFAULT_STEPS
@@ -131,6 +132,9 @@ def _trial(group, config):
                                    "intercept": cost_model.intercept,
                                    "max_tokens": cost_model.max_tokens})
         results["warnings"] = _results.warnings_of(results)
+        # where each strategy's step goes, modelled with the cost model brs planned with
+        for name, split in _time_split.shares(planner, epochs, chosen).items():
+            results["strategies"][name]["time_split"] = split
     return group.broadcast(results)
 
 

@@ -4,7 +4,7 @@
   accelerate, for hand-written training loops.
 - ``brs.integrations.transformers.BatchRebalanceTrainer`` / ``BatchRebalanceMixin``: the
   transformers Trainer (and trainers derived from it, such as TRL's).
-- ``brs.integrations.lightning.RebalanceBatchSampler`` / ``RebalanceCallback``: PyTorch
+- ``brs.integrations.lightning.LightningBatchSampler`` / ``RebalanceCallback``: PyTorch
   Lightning.
 - ``brs.integrations.data_parallel_rank(mesh)`` / ``accelerate_data_parallel(accelerator)``:
   the sampler's dp_size and rank from a torch DeviceMesh or an accelerate ParallelismConfig,

@@ -16,6 +16,23 @@ TRAINER = (
     ("drop_last", "dataloader_drop_last"),
 )
 
+# accelerate's: the user builds the sampler (its keywords are theirs); the job around it is the
+# Accelerator's, whose gradient_accumulation_steps prepare_dataloader holds equal to grad_accum.
+ACCELERATE = (
+    ("raise grad_accum", "raise grad_accum and Accelerator's gradient_accumulation_steps"),
+    ("dp_size", "processes"),
+    ("lower batch_size", "lower per_device_batch_size"),
+)
+
+# Lightning's: the Trainer's accumulate_grad_batches, which RebalanceCallback has checked equal
+# to the sampler's grad_accum, and its devices x num_nodes data-parallel ranks.
+LIGHTNING = (
+    ("grad_accum", "accumulate_grad_batches"),
+    ("dp_size", "devices x num_nodes"),
+    ("lower batch_size", "lower per_device_batch_size"),
+)
+
+_SHORT = 300  # characters: past this, a message loses its asides in parentheses
 _LONGEST = 400  # characters: a message is a sentence or two, never the data
 
 
@@ -28,10 +45,17 @@ def rename(message, names):
 
 
 def _short(message):
-    """At most _LONGEST characters: the status's general words at the end go first (the
-    sentence before them says what to change), then the tail."""
-    if len(message) > _LONGEST:
-        message = re.sub(r" \([^()]*(\([^()]*\)[^()]*)*\)$", "", message)
+    """Past _SHORT characters, the status's general words at the end go first (the sentence
+    before them says what to change), then asides in parentheses from the last; past
+    _LONGEST, the tail."""
+    aside = r" \([^()]*(\([^()]*\)[^()]*)*\)"
+    if len(message) > _SHORT:
+        message = re.sub(aside + "$", "", message)
+    while len(message) > _SHORT:
+        asides = list(re.finditer(aside, message))
+        if not asides:
+            break
+        message = message[:asides[-1].start()] + message[asides[-1].end():]
     return message if len(message) <= _LONGEST else message[:_LONGEST - 3] + "..."
 
 

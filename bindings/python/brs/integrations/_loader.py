@@ -2,7 +2,7 @@
 tell it: what every integration (accelerate, transformers, Lightning) does with the loader.
 
 - find_rebalance_sampler: the BatchRebalanceSampler under the wrappers a framework puts around
-  a DataLoader.
+  a DataLoader; check_batching: a DataLoader that would batch its micro-batches again.
 - The padding a collator adds, so that the plan prices, caps and reports the tensors it builds.
   transformers' padding collators (DataCollatorWithPadding, DataCollatorForSeq2Seq,
   DataCollatorForLanguageModeling, ...) and TRL's keep ``pad_to_multiple_of``; the Trainer wraps
@@ -33,6 +33,19 @@ def find_rebalance_sampler(obj, depth=6):
             inner = getattr(obj, "sampler", None)
         obj = inner
     return obj if isinstance(obj, BatchRebalanceSampler) else None
+
+
+def check_batching(loader, batch_sampler="sampler"):
+    """TypeError, in the DataLoader's words, when ``loader`` was given the brs sampler as its
+    ``sampler=`` with a ``batch_size``: torch's BatchSampler would batch its micro-batches
+    (lists of indices) again. ``batch_sampler``: what the message tells the user to pass."""
+    size = getattr(loader, "batch_size", None)
+    inner = getattr(getattr(loader, "batch_sampler", None), "sampler", None)
+    if size is None or not isinstance(inner, BatchRebalanceSampler):
+        return
+    raise TypeError(f"DataLoader(batch_size={size}, sampler=<brs sampler>) would batch the brs "
+                    f"sampler's micro-batches again: pass DataLoader(dataset, "
+                    f"batch_sampler={batch_sampler}, collate_fn=...) and no batch_size")
 
 
 # -- the collator's padding ------------------------------------------------------------------

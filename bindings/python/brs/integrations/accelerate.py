@@ -25,15 +25,16 @@ from accelerate.data_loader import BatchSamplerShard, DataLoaderAdapter
 from brs import BatchRebalanceSampler, CostModel
 from brs.calibration import online
 
-from . import _loader, _memory_budget, _sync_choice, accelerate_data_parallel
+from . import _framework_names, _loader, _memory_budget, _sync_choice, accelerate_data_parallel
 from ._loader import find_rebalance_sampler
 
-__all__ = ["prepare_dataloader", "RebalanceBatchSampler", "find_rebalance_sampler",
+__all__ = ["prepare_dataloader", "PreparedBatchSampler", "find_rebalance_sampler",
            "OnlineCalibration", "device_max_tokens", "calibrate_loader"]
 
 
-class RebalanceBatchSampler:
-    """The batch sampler a prepared DataLoader iterates: the brs sampler's micro-batches as is.
+class PreparedBatchSampler:
+    """The batch sampler of the DataLoader prepare_dataloader hands to accelerate: the carrier
+    a prepared DataLoader iterates, yielding the brs sampler's micro-batches as is.
 
     accelerate's ``DataLoaderShard.set_epoch`` looks for ``set_epoch`` on its batch sampler, on
     ``batch_sampler.sampler`` and on ``batch_sampler.batch_sampler.sampler``; the Trainer looks
@@ -92,16 +93,21 @@ def prepare_dataloader(accelerator, dataloader, *, epochs=None):
     infeasible cap fails before the first step rather than when a later epoch starts.
 
     Raises ValueError for accelerator settings that would redistribute batches behind the
-    sampler's back (dispatch_batches, split_batches), for a sampler whose dp_size or rank
-    disagrees with the accelerator's data-parallel topology, and for a max_tokens that some
-    epoch of ``epochs`` cannot keep.
+    sampler's back (dispatch_batches, split_batches), for an Accelerator whose
+    gradient_accumulation_steps (above 1) is not the sampler's grad_accum, for a sampler whose
+    dp_size or rank disagrees with the accelerator's data-parallel topology, and for a
+    max_tokens that some epoch of ``epochs`` cannot keep, naming the Accelerator's arguments.
     """
     sampler = _rebalance_sampler_of(dataloader)
-    _loader.follow(sampler, dataloader.collate_fn, "accelerate")
-    if epochs is not None:
-        sampler.check_epochs(epochs)
-    # max_shapes / length_buckets: the tensors get the planned shape, not the longest's.
-    collate_fn = _loader.pad_to_plan(sampler, dataloader.collate_fn, "accelerate")
+    _check_accelerator(accelerator, sampler)
+    _check_grad_accum(accelerator, sampler)  # the Trainer sets both from its own argument
+    # the sampler's own checks, in the Accelerator's words (the job's steps and processes)
+    with _framework_names.in_terms_of(_framework_names.ACCELERATE, "prepare_dataloader"):
+        _loader.follow(sampler, dataloader.collate_fn, "accelerate")
+        if epochs is not None:
+            sampler.check_epochs(epochs)
+        # max_shapes / length_buckets: the tensors get the planned shape, not the longest's.
+        collate_fn = _loader.pad_to_plan(sampler, dataloader.collate_fn, "accelerate")
     return prepare_loader(accelerator, dataloader, collate_fn=collate_fn)
 
 
@@ -147,7 +153,7 @@ def prepare_loader(accelerator, dataloader, *, resolve_sync=True, collate_fn=Non
     _check_accelerator(accelerator, sampler)
     if resolve_sync:
         _sync_choice.resolve(sampler, "accelerate", *_sync_model(accelerator))
-    carrier = _with_batch_sampler(dataloader, RebalanceBatchSampler(sampler), collate_fn)
+    carrier = _with_batch_sampler(dataloader, PreparedBatchSampler(sampler), collate_fn)
     with _even_batches_off(accelerator):
         prepared = accelerator.prepare_data_loader(carrier)
     _make_shard_passthrough(prepared, sampler)
@@ -162,8 +168,9 @@ def _rebalance_sampler_of(dataloader):
                          "accelerator.prepare(); pass the unprepared DataLoader")
     if not isinstance(dataloader, torch.utils.data.DataLoader):
         raise TypeError(f"expected a torch.utils.data.DataLoader, got {type(dataloader).__name__}")
+    _loader.check_batching(dataloader)
     batch_sampler = dataloader.batch_sampler
-    if isinstance(batch_sampler, RebalanceBatchSampler):
+    if isinstance(batch_sampler, PreparedBatchSampler):
         return batch_sampler.sampler
     if isinstance(batch_sampler, BatchRebalanceSampler):
         return batch_sampler
@@ -189,6 +196,18 @@ def _check_accelerator(accelerator, sampler):
             "Create the Accelerator with DataLoaderConfiguration(split_batches=False) and give "
             "the sampler per_device_batch_size = the per-process micro-batch size.")
     _check_topology(accelerator, sampler)
+
+
+def _check_grad_accum(accelerator, sampler):
+    """An Accelerator that accumulates (gradient_accumulation_steps > 1) ends an optimizer step
+    every that many micro-batches: the sampler's steps must be as long. With 1 the loop
+    accumulates by hand, as long as the sampler says."""
+    steps = accelerator.gradient_accumulation_steps
+    if steps > 1 and steps != sampler.grad_accum:
+        raise ValueError(
+            f"Accelerator(gradient_accumulation_steps={steps}) but the brs sampler plans "
+            f"grad_accum={sampler.grad_accum} micro-batches per optimizer step: build the "
+            f"sampler with grad_accum={steps}, or the optimizer steps cut across the planned ones")
 
 
 def _check_topology(accelerator, sampler):

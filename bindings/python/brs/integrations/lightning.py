@@ -1,23 +1,23 @@
 """PyTorch Lightning with libbrs planning the training micro-batches.
 
-    from brs.integrations.lightning import RebalanceBatchSampler, RebalanceCallback
+    from brs.integrations.lightning import LightningBatchSampler, RebalanceCallback
 
     def train_dataloader(self):                      # in the LightningModule or DataModule
         sampler = brs.BatchRebalanceSampler(lengths, per_device_batch_size=8, grad_accum=4)
-        return DataLoader(dataset, batch_sampler=RebalanceBatchSampler(sampler), collate_fn=pad)
+        return DataLoader(dataset, batch_sampler=LightningBatchSampler(sampler), collate_fn=pad)
 
     trainer = lightning.Trainer(accumulate_grad_batches=4, callbacks=[RebalanceCallback()])
 
 What the two pieces do, and why Lightning needs them (guide: docs/lightning.md):
 
-- RebalanceBatchSampler puts the brs sampler where Lightning's ``set_epoch`` looks
+- LightningBatchSampler puts the brs sampler where Lightning's ``set_epoch`` looks
   (``batch_sampler.sampler``; a bare brs sampler's own ``.sampler`` forwards it too). Under a
   distributed strategy with ``use_distributed_sampler=True`` (Lightning's default), Lightning
   re-creates the batch sampler around its own DistributedSampler; this one takes that sampler's
   ``num_replicas`` and ``rank`` as the strategy's data-parallel topology, checks the plan against
   it, and keeps yielding brs's micro-batches. A bare BatchRebalanceSampler given as the
   ``batch_sampler`` ends up the same way: Lightning's re-creation of it returns it wrapped in
-  RebalanceBatchSampler (brs/recreation.py, which defines it: a bare sampler is re-created even
+  LightningBatchSampler (brs/recreation.py, which defines it: a bare sampler is re-created even
   where this module was never imported).
 - RebalanceCallback checks ``accumulate_grad_batches`` against the sampler's grad_accum and the
   sampler's ranks against the strategy's, gives a sampler whose ``sync`` is unset or "auto" the
@@ -36,13 +36,13 @@ from lightning.pytorch.strategies import (DDPStrategy, DeepSpeedStrategy, FSDPSt
                                           ModelParallelStrategy, XLAStrategy)
 
 from brs.calibration.online import OnlineCalibration, batch_shape
-from brs.recreation import RebalanceBatchSampler, check_topology
+from brs.recreation import LightningBatchSampler, check_topology
 
-from . import _loader, _sync_choice
+from . import _framework_names, _loader, _sync_choice
 from ._loader import find_rebalance_sampler
 from ._metrics import plan_metrics, planned_time_name, unbounded_bound
 
-__all__ = ["RebalanceBatchSampler", "RebalanceCallback", "step_plan", "calibrate_module"]
+__all__ = ["LightningBatchSampler", "RebalanceCallback", "step_plan", "calibrate_module"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,15 +78,18 @@ class RebalanceCallback(pl.Callback):
         _check_grad_accum(sampler, trainer.accumulate_grad_batches)
         kwargs = trainer.distributed_sampler_kwargs or {"num_replicas": 1, "rank": 0}
         check_topology(sampler, kwargs.get("num_replicas"), kwargs.get("rank"),
-                       f"the {type(trainer.strategy).__name__}")
-        _loader.follow(sampler, _collate_fn(trainer.train_dataloader),
-                                 "Lightning's train_dataloader")
-        _pad_to_plan(trainer, sampler)
-        # Every epoch the fit trains, before its first step (unbounded fits check each epoch
-        # as it starts).
-        epochs = _fit_epochs(trainer, sampler.steps_per_epoch)
-        if epochs is not None:
-            sampler.check_epochs(epochs)
+                       f"the {type(trainer.strategy).__name__} of Trainer(devices="
+                       f"{trainer.num_devices}, num_nodes={trainer.num_nodes})")
+        # the sampler's own checks, in the Trainer's words (its steps and devices)
+        with _framework_names.in_terms_of(_framework_names.LIGHTNING, "RebalanceCallback"):
+            _loader.follow(sampler, _collate_fn(trainer.train_dataloader),
+                           "Lightning's train_dataloader")
+            _pad_to_plan(trainer, sampler)
+            # Every epoch the fit trains, before its first step (unbounded fits check each
+            # epoch as it starts).
+            epochs = _fit_epochs(trainer, sampler.steps_per_epoch)
+            if epochs is not None:
+                sampler.check_epochs(epochs)
         # Before a checkpoint's position is loaded: its fingerprint holds the resolved sync.
         # Lightning creates the DataLoader iterator before this hook (FitLoop.setup_data): with
         # num_workers > 0, the steps already prefetched keep the previous sync on every rank.
@@ -168,11 +171,13 @@ class RebalanceCallback(pl.Callback):
         self._pending = state_dict.get("sampler")
 
     def _bind(self, trainer):
+        _loader.check_batching(_data_loader(trainer.train_dataloader),
+                               "LightningBatchSampler(sampler)")
         sampler = find_rebalance_sampler(trainer.train_dataloader)
         if sampler is None:
             raise ValueError(
                 "RebalanceCallback found no brs sampler in the train dataloader: return "
-                "DataLoader(dataset, batch_sampler=RebalanceBatchSampler(brs_sampler), ...) from "
+                "DataLoader(dataset, batch_sampler=LightningBatchSampler(brs_sampler), ...) from "
                 "train_dataloader() (see docs/lightning.md)")
         self._sampler = sampler
         return sampler

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from _support import VOCAB, TokenDataset, pad_collate, scaled_lengths, tiny_gpt2
 from brs import BatchRebalanceSampler
-from brs.integrations.lightning import RebalanceBatchSampler, RebalanceCallback, step_plan
+from brs.integrations.lightning import LightningBatchSampler, RebalanceCallback, step_plan
 
 NUM_SAMPLES = 40
 GRAD_ACCUM = 2
@@ -44,7 +44,7 @@ class TinyLM(pl.LightningModule):
     def train_dataloader(self):
         sampler = rebalance_sampler(self.per_device)
         return torch.utils.data.DataLoader(TokenDataset(scaled_lengths(NUM_SAMPLES)),
-                                           batch_sampler=RebalanceBatchSampler(sampler),
+                                           batch_sampler=LightningBatchSampler(sampler),
                                            collate_fn=pad_collate)
 
     def training_step(self, batch, batch_idx):
@@ -65,7 +65,7 @@ class TinyLM(pl.LightningModule):
 
 
 class BareLM(TinyLM):
-    """The brs sampler as the batch_sampler itself, without RebalanceBatchSampler."""
+    """The brs sampler as the batch_sampler itself, without LightningBatchSampler."""
 
     def train_dataloader(self):
         self.sampler = rebalance_sampler(self.per_device)  # what the test compares Lightning's to

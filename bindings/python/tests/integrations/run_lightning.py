@@ -4,9 +4,9 @@
              [--no-distributed-sampler] [--bare [--no-callback]]
 
 Lightning's defaults otherwise (use_distributed_sampler=True): it re-creates the batch sampler
-around its DistributedSampler, from which RebalanceBatchSampler takes the ranks. With --bare the
+around its DistributedSampler, from which LightningBatchSampler takes the ranks. With --bare the
 DataLoader's batch_sampler is the BatchRebalanceSampler itself, which Lightning's re-creation
-wraps in RebalanceBatchSampler; --no-callback leaves out RebalanceCallback too. Writes
+wraps in LightningBatchSampler; --no-callback leaves out RebalanceCallback too. Writes
 DIR/log-rank<r>.json (one {"epoch", "step", "indices"} per micro-batch trained, in order),
 DIR/result-rank<r>.json and, from rank 0, DIR/weights.pt; with --stop-at, a checkpoint at that
 optimizer step under DIR/ckpt.
@@ -31,7 +31,7 @@ def main():
     parser.add_argument("--stop-at", type=int)
     parser.add_argument("--resume")
     parser.add_argument("--no-distributed-sampler", action="store_true")
-    parser.add_argument("--bare", action="store_true", help="no RebalanceBatchSampler")
+    parser.add_argument("--bare", action="store_true", help="no LightningBatchSampler")
     parser.add_argument("--no-callback", action="store_true", help="no RebalanceCallback (bare)")
     options = parser.parse_args()
     callbacks, overrides = [], {}

@@ -70,7 +70,7 @@ def test_accelerate_checks_the_epochs_it_is_told():
 
 def test_lightning_refuses_the_fit_before_its_first_training_step(tmp_path):
     pl = pytest.importorskip("lightning.pytorch")
-    from brs.integrations.lightning import RebalanceBatchSampler, RebalanceCallback
+    from brs.integrations.lightning import LightningBatchSampler, RebalanceCallback
 
     class Module(pl.LightningModule):
         steps_trained = 0
@@ -82,7 +82,7 @@ def test_lightning_refuses_the_fit_before_its_first_training_step(tmp_path):
         def train_dataloader(self):
             loader = brs_loader()
             return torch.utils.data.DataLoader(
-                loader.dataset, batch_sampler=RebalanceBatchSampler(loader.batch_sampler),
+                loader.dataset, batch_sampler=LightningBatchSampler(loader.batch_sampler),
                 collate_fn=pad_collate)
 
         def training_step(self, batch, batch_idx):

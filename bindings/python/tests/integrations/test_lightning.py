@@ -24,7 +24,7 @@ from lightning.pytorch.loggers import CSVLogger  # noqa: E402
 import _lightning_app as app  # noqa: E402
 from _support import TokenDataset, pad_collate, scaled_lengths  # noqa: E402
 from brs.integrations._metrics import NAMES, plan_metrics  # noqa: E402
-from brs.integrations.lightning import RebalanceBatchSampler  # noqa: E402
+from brs.integrations.lightning import LightningBatchSampler  # noqa: E402
 
 PER_DEVICE = 4
 STEPS_PER_EPOCH = 5
@@ -166,7 +166,7 @@ def test_lightning_recreates_a_bare_sampler_as_the_same_sampler_wrapped(update):
     sampler.set_epoch(1)
     expected = list(sampler)
     loader = update(_bare_loader(sampler), _distributed_sampler(rank=1))
-    assert isinstance(loader.batch_sampler, RebalanceBatchSampler)
+    assert isinstance(loader.batch_sampler, LightningBatchSampler)
     assert loader.batch_sampler.sampler is sampler  # its epoch, position and owner's reference
     assert list(loader.batch_sampler) == expected
     loader.batch_sampler.set_epoch(0)  # what Lightning's fit loop calls

@@ -4,7 +4,7 @@ Lightning's defaults (use_distributed_sampler=True), 40 samples, per-device batc
 accumulate_grad_batches 2, 2 ranks: 5 optimizer steps per epoch, the same global batch of 8 as
 the one-device tests. Coverage and reshuffle per epoch, equal batch counts on both ranks, a
 resume from a checkpoint inside the second epoch equal to the uninterrupted run, and a bare
-BatchRebalanceSampler (no RebalanceBatchSampler, no RebalanceCallback) training the same batches,
+BatchRebalanceSampler (no LightningBatchSampler, no RebalanceCallback) training the same batches,
 with Lightning's sampler and without it.
 """
 
@@ -123,7 +123,7 @@ def test_a_bare_sampler_under_lightnings_defaults_trains_the_plan_of_each_rank(b
         result = read_json(bare / f"result-rank{rank}.json")
         # Lightning re-created the batch sampler around its DistributedSampler: the wrapper
         # holds the module's own sampler object, not a copy.
-        assert (result["batch_sampler"], result["injected"]) == ("RebalanceBatchSampler",
+        assert (result["batch_sampler"], result["injected"]) == ("LightningBatchSampler",
                                                                  "DistributedSampler")
         assert result["same_sampler"] is True
         assert result["global_step"] == 2 * STEPS_PER_EPOCH

@@ -132,7 +132,7 @@ def test_lightning_trains_the_planned_shapes(tmp_path, caplog):
                 grad_accum=app.GRAD_ACCUM, seed=app.SEED, max_shapes=4)
             return torch.utils.data.DataLoader(
                 TokenDataset(scaled_lengths(app.NUM_SAMPLES)),
-                batch_sampler=app.RebalanceBatchSampler(self.sampler), collate_fn=pad_collate)
+                batch_sampler=app.LightningBatchSampler(self.sampler), collate_fn=pad_collate)
 
         def training_step(self, batch, batch_idx):
             self.shapes.append(tuple(batch["input_ids"].shape))

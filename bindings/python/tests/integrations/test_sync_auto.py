@@ -217,12 +217,12 @@ def test_lightning_callback_resolves_before_it_loads_a_checkpoint(caplog):
     from torch.utils.data import DataLoader
 
     from _support import TokenDataset, pad_collate
-    from brs.integrations.lightning import RebalanceBatchSampler, RebalanceCallback
+    from brs.integrations.lightning import LightningBatchSampler, RebalanceCallback
 
     planned = sampler()
     trainer = SimpleNamespace(
         train_dataloader=DataLoader(TokenDataset(scaled_lengths(64)), collate_fn=pad_collate,
-                                    batch_sampler=RebalanceBatchSampler(planned)),
+                                    batch_sampler=LightningBatchSampler(planned)),
         accumulate_grad_batches=2, distributed_sampler_kwargs={"num_replicas": 2, "rank": 0},
         strategy=lightning_setup("DDPStrategy"), max_epochs=1, max_steps=-1)
     callback = RebalanceCallback(metrics=False)
