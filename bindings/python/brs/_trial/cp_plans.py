@@ -53,8 +53,12 @@ class Planner:
     """Each strategy's phases of a step (``step(t)``), every rank's, the same on every rank."""
 
     def __init__(self, lengths, config, cost_model):
+        from ..peers import balanced_cp_scheduler_class
         from ..sampler import BatchRebalanceSampler
 
+        if balanced_cp_scheduler_class()[0] is None:
+            raise ValueError(f"the context-parallel trial runs Megatron's scheduler: "
+                             f"{balanced_cp_scheduler_class()[1]}; pip install \"brs[megatron]\"")
         self.lengths, self.cap = lengths, config.max_tokens_per_rank
         self.world = config.dp_size * config.cp_size
         self.fixed_degree = least_degree(int(max(lengths)), self.cap, config.cp_size)
