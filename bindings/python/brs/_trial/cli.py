@@ -13,6 +13,10 @@ one line on stderr, before anything is timed.
 Under torchrun (torchrun --nproc_per_node=N -m brs trial ...) each process runs one dp rank
 (--dp-size defaults to N and must equal it); rank 0 alone writes and prints, bad input
 included, and every rank exits with the same status.
+
+With --cp-size C (under torchrun, C processes or a multiple) it times brs's dynamic context
+parallelism against a fixed CP degree and megatron-core's BalancedCPScheduler instead
+(brs/_trial/context_parallel.py): OUT/results.json and OUT/report.md, the same exit statuses.
 """
 
 import argparse
