@@ -1,11 +1,13 @@
-"""transformers' BatchRebalanceSampler (train_sampling_strategy="batch_rebalance"), the peer brs
-replaces, run on given samples so that the two are compared on the same global batch.
+"""The peers brs is measured against, run on given samples so that each comparison is on the
+same global batch: transformers' BatchRebalanceSampler (train_sampling_strategy="batch_rebalance"),
+the peer brs replaces for data parallelism, and megatron-core's BalancedCPScheduler, the one for
+context parallelism.
 
 This is the one module that reaches the peer's private ``_assign``: the split of one optimizer
 step's samples into every rank's micro-batches, which its ``__iter__`` calls once a step for
 all ranks. brs.trial, the benchmarks (bench/brsbench) and the tests go through here, so a change
-of transformers' private interface is met in one place. transformers is imported on the first
-call only: ``import brs`` needs none.
+of a peer's interface is met in one place. transformers and megatron-core are imported on the
+first call only: ``import brs`` needs neither.
 """
 
 
@@ -60,3 +62,40 @@ def recorded_epoch(sampler):
     finally:
         del sampler._assign  # the class's own again
     return plan, samples
+
+
+def balanced_cp_scheduler_class():
+    """(megatron-core's BalancedCPScheduler, None), or (None, why) where megatron-core is not
+    installed (pip install "brs[megatron]")."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():  # its optional fused kernels' notices, not ours to show
+            warnings.simplefilter("ignore")
+            from megatron.core.pipeline_parallel.hybrid_cp_schedule import BalancedCPScheduler
+    except ImportError as exc:
+        return None, f"megatron-core has no BalancedCPScheduler ({exc})"
+    return BalancedCPScheduler, None
+
+
+class _Ranks:
+    """The process group BalancedCPScheduler is given: it asks for its size() alone."""
+
+    def __init__(self, size):
+        self._size = size
+
+    def size(self):
+        return self._size
+
+
+def balanced_cp_groups(step_lengths, ranks, max_seq_len_per_rank):
+    """megatron-core's own schedule of one step's samples (``step_lengths``: {dataset index:
+    length}) on ``ranks`` hybrid DP x CP ranks: its ``sample_id_groups``, a list of groups, each
+    a list over the ranks of the indices each rank runs in that group (a sample on c ranks is in
+    the lists of its c consecutive ranks). RuntimeError where megatron-core is not installed."""
+    cls, why = balanced_cp_scheduler_class()
+    if cls is None:
+        raise RuntimeError(why)
+    scheduler = cls(max_seq_len_per_rank=max_seq_len_per_rank, dp_cp_group=_Ranks(ranks))
+    _, groups = scheduler.get_groups_and_subsamples(list(step_lengths.items()), None)
+    return groups

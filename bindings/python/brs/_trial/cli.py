@@ -2,6 +2,8 @@
 [--dp-size D] [--steps N] --out DIR [--device cpu|cuda] [--max-tokens T]
 [--pad-to-multiple-of M] [--memory-budget BYTES] [--seed S] [--sync micro_step|step]
 [--cost-model COST.json]
+torchrun --nproc_per_node=C -m brs trial --cp-size C --max-tokens-per-rank T --model reference
+--lengths FILE --per-device-batch-size P [--grad-accum G] [--steps N] --out DIR
 
 Runs brs.trial and writes OUT/results.json, OUT/report.md and OUT/trial.png; prints the table
 and the verdict. Bad input (arguments, a model it cannot build, a lengths file with a bad line,
@@ -11,6 +13,10 @@ one line on stderr, before anything is timed.
 Under torchrun (torchrun --nproc_per_node=N -m brs trial ...) each process runs one dp rank
 (--dp-size defaults to N and must equal it); rank 0 alone writes and prints, bad input
 included, and every rank exits with the same status.
+
+With --cp-size C (under torchrun, C processes or a multiple) it times brs's dynamic context
+parallelism against a fixed CP degree and megatron-core's BalancedCPScheduler instead
+(brs/_trial/context_parallel.py): OUT/results.json and OUT/report.md, the same exit statuses.
 """
 
 import argparse
@@ -80,6 +86,13 @@ def parser():
     p.add_argument("--cost-model", default=None, metavar="COST.json",
                    help="brs's cost model (alpha, intercept, max_tokens) from python -m brs "
                    "calibrate; the other strategies do not use one")
+    p.add_argument("--cp-size", type=_positive, default=None, metavar="C",
+                   help="context parallelism: brs's dynamic CP against a fixed CP degree and "
+                   "megatron-core's BalancedCPScheduler on the same samples, one process per "
+                   "rank (torchrun --nproc_per_node=C, or a multiple); --model is then "
+                   "'reference', a TinyDecoder config (JSON) or MODULE:FUNCTION")
+    p.add_argument("--max-tokens-per-rank", type=_positive, default=None, metavar="T",
+                   help="with --cp-size: the most tokens a rank may hold, every strategy's cap")
     p.add_argument("--no-progress", action="store_true")
     return p
 
@@ -102,6 +115,10 @@ def main(argv):
     options = {} if args.sync is None else {"sync": args.sync}
     if args.cost_model is not None:
         options["cost_model"] = args.cost_model
+    if args.cp_size is not None:  # launched by torchrun, one process a rank: its command
+        world = os.environ.get("WORLD_SIZE", "1")
+        return _context_parallel(args, command.replace(
+            "python -m brs trial", f"torchrun --nproc_per_node={world} -m brs trial", 1))
     try:
         results = trial(args.model, args.lengths, per_device_batch_size=args.per_device_batch_size,
                         grad_accum=args.grad_accum, dp_size=args.dp_size, steps=args.steps,
@@ -123,6 +140,56 @@ def main(argv):
     if is_main():
         print(summary(results, args.out, written))
     return 0
+
+
+def _context_parallel(args, command):
+    """--cp-size: the context-parallel trial's exit status (the same reporting rules)."""
+    from . import output as _output
+    from .context_parallel import trial
+    from .distributed import is_main
+
+    ignored = [flag for flag, value in (("--dp-size", args.dp_size),
+                                        ("--max-tokens", args.max_tokens),
+                                        ("--pad-to-multiple-of", args.pad_to_multiple_of),
+                                        ("--memory-budget", args.memory_budget),
+                                        ("--sync", args.sync)) if value is not None]
+    try:
+        if ignored:
+            raise ValueError(f"--cp-size takes no {', '.join(ignored)} (dp is the world size "
+                             "over cp_size; packed micro-batches under --max-tokens-per-rank)")
+        results = trial(args.model, args.lengths, cp_size=args.cp_size,
+                        max_tokens_per_rank=args.max_tokens_per_rank,
+                        per_device_batch_size=args.per_device_batch_size,
+                        grad_accum=args.grad_accum, steps=args.steps, device=args.device,
+                        seed=args.seed, progress=not args.no_progress, command=command,
+                        cost_model=args.cost_model)
+        written = _output.write(results, args.out) if is_main() else None
+    except (ValueError, TypeError) as exc:
+        if is_main():
+            print(f"{PROG}: {' '.join(str(exc).split())}", file=sys.stderr)
+        return USAGE_ERROR
+    except OSError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
+    if is_main():
+        print(context_parallel_summary(results, args.out, written))
+    return 0
+
+
+def context_parallel_summary(results, out, written):
+    lines = [f"brs trial (context parallelism) on {results['device']}: "
+             f"{len(results['timed_steps'])} steps per strategy, dp {results['dp_size']} x cp "
+             f"{results['cp_size']}, max_tokens_per_rank {results['max_tokens_per_rank']}"]
+    for name, r in results["strategies"].items():
+        lines.append(f"  {name:9s} median {r['median_step_seconds']:.4f} s/step, "
+                     f"{r['real_tokens_per_second']:.0f} real tokens/s, peak "
+                     f"{r['peak_tokens_per_rank']} tokens a rank, degrees {r['degrees']}")
+    lines.append(f"  {results['verdict']}")
+    lines.append(f"  clock: {results['clock']}")
+    for warning in results.get("warnings", []):
+        lines.append(f"  warning: {warning}")
+    lines.append(f"  wrote {out}/{', '.join(written)}")
+    return "\n".join(lines)
 
 
 def summary(results, out, written=None):

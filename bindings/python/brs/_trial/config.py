@@ -72,6 +72,57 @@ def checked(model, lengths_or_dataset, *, collate_fn, forward, per_device_batch_
         cost_model=cost_model, **job)
 
 
+@dataclasses.dataclass(frozen=True)
+class ContextParallelConfig:
+    """The context-parallel trial's job (brs.trial with cp_size, checked): dp_size x cp_size
+    processes, one per global rank."""
+
+    model: Any  # "reference", a TinyDecoder config file, MODULE:FUNCTION or a module
+    lengths: Any  # int64 array, one token count per sample
+    cp_size: int
+    max_tokens_per_rank: int
+    dp_size: int
+    per_device_batch_size: int
+    grad_accum: int
+    steps: int
+    device: Any
+    seed: int
+    progress: bool
+    command: Optional[str]
+    cost_model: Any = None  # brs's (and fixed CP's) planning model; None: the library's defaults
+
+
+def checked_context_parallel(model, lengths_or_dataset, *, cp_size, max_tokens_per_rank,
+                             per_device_batch_size, grad_accum, steps, device, seed, progress,
+                             command, cost_model):
+    """The ContextParallelConfig of brs.trial's arguments with cp_size; ValueError on bad input,
+    before anything is built or timed. It runs one process per global rank: the world size
+    (torchrun's) must be a multiple of cp_size."""
+    cp_size = _positive("cp_size", cp_size)
+    if cp_size & (cp_size - 1) or cp_size < 2:
+        raise ValueError(f"cp_size must be a power of two >= 2; got {cp_size}")
+    if max_tokens_per_rank is None:
+        raise ValueError("the context-parallel trial needs max_tokens_per_rank (the most "
+                         "tokens a rank may hold, the cap every strategy plans under)")
+    processes = _distributed.processes()
+    if processes is None or processes % cp_size:
+        raise ValueError(f"the context-parallel trial runs one process per rank: launch it "
+                         f"with torchrun --nproc_per_node={cp_size} (or a multiple of "
+                         f"{cp_size}); got {processes or 1} process(es)")
+    lengths, dataset = _lengths(lengths_or_dataset)
+    if dataset is not None:
+        raise ValueError("the context-parallel trial takes lengths (token counts), not a "
+                         "dataset: its tokens are drawn at random")
+    return ContextParallelConfig(
+        model=model, lengths=lengths, cp_size=cp_size,
+        max_tokens_per_rank=_positive("max_tokens_per_rank", max_tokens_per_rank),
+        dp_size=processes // cp_size,
+        per_device_batch_size=_positive("per_device_batch_size", per_device_batch_size),
+        grad_accum=_positive("grad_accum", grad_accum), steps=_positive("steps", steps),
+        device=_distributed.local_device(_device(device)), seed=seed, progress=progress,
+        command=command, cost_model=cost_model)
+
+
 def _check_strategies(strategies):
     unknown = [s for s in strategies if s not in _plans.STRATEGIES]
     if unknown or "brs" not in strategies:

@@ -134,10 +134,10 @@ class Group:
         # nccl reduces tensors on the GPU only; gloo takes CPU tensors
         self.tensor_device = device if self.backend == "nccl" else torch.device("cpu")
 
-    def describe(self):
-        """results.json's "processes"."""
+    def describe(self, per="dp rank"):
+        """results.json's "processes"; ``per``: what one process runs."""
         launcher = "torchrun" if "TORCHELASTIC_RUN_ID" in os.environ else "torch.distributed"
-        return f"{launcher}: {self.world} processes, one per dp rank, {self.backend}"
+        return f"{launcher}: {self.world} processes, one per {per}, {self.backend}"
 
     def barrier(self):
         self.dist.barrier()

@@ -16,6 +16,10 @@ def write(results, out):
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(_plain(results), f, indent=1)
         f.write("\n")
+    if results.get("mode") == "context_parallel":  # its report has no figure
+        with open(os.path.join(out, "report.md"), "w") as f:
+            f.write(context_parallel_markdown(results))
+        return ["results.json", "report.md"]
     figure = plot(results, os.path.join(out, "trial.png"))
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(markdown(results, figure))
@@ -205,6 +209,81 @@ def time_split_table(results):
         lines.append(f"| {shown} | {split['useful']:.1%} | {split['padding']:.1%} | "
                      f"{split['waiting']:.1%} |")
     return lines
+
+
+def context_parallel_markdown(results):
+    """report.md of the context-parallel trial (brs/_trial/context_parallel.py's results)."""
+    s, fixed = results["strategies"], results["fixed_degree"]
+    lines = ["# brs trial: context parallelism", ""]
+    if results.get("command"):
+        lines += ["```sh", results["command"], "```", ""]
+    cm = results.get("cost_model")
+    cost = ("the library's default cost model" if not cm else
+            f"the cost model given ({cm['source']}: alpha {cm['alpha']:.4g}, intercept "
+            f"{cm['intercept']:.4g}, cp_comm_cost {cm['cp_comm_cost']:.4g}, cp_latency "
+            f"{cm['cp_latency']:.4g})")
+    lines += [f"**Verdict.** {results['verdict']}", "",
+              f"Device {results['device']}, torch {results['torch']}, model "
+              f"{results['model']}; {results['processes']}: dp {results['dp_size']} x cp "
+              f"{results['cp_size']}, grad_accum {results['grad_accum']} x per-device batch "
+              f"{results['per_device_batch_size']}, max_tokens_per_rank "
+              f"{results['max_tokens_per_rank']}, seed {results['seed']}. "
+              f"{len(results['timed_steps'])} steps of {results['steps_per_epoch']} timed "
+              f"(steps {results['timed_steps']}), the same samples for every strategy. brs and "
+              f"fixed CP planned with {cost}.", "",
+              f"**The clock.** {results['clock']}: {results['verdict_clock_why']}.", ""]
+    for warning in results.get("warnings", []):
+        lines += [f"**Warning.** {warning}.", ""]
+    lines += ["| strategy | median step s | real tokens/s | peak tokens a rank holds "
+              "(tensors built) | degrees used | syncs per step (median) | every sample once |",
+              "|---|---|---|---|---|---|---|"]
+    names = {"brs": "brs (dynamic CP)", "fixed": f"fixed CP (degree {fixed})",
+             "megatron": "Megatron BalancedCPScheduler"}
+    for name, r in s.items():
+        syncs = sorted(r["syncs_per_step"])[len(r["syncs_per_step"]) // 2]
+        lines.append(f"| {names.get(name, name)} | {r['median_step_seconds']:.4f} | "
+                     f"{r['real_tokens_per_second']:.0f} | {r['peak_tokens_per_rank']} of "
+                     f"{results['max_tokens_per_rank']} | {r['degrees']} | {syncs} | "
+                     f"{'yes' if r['every_sample_once'] else 'NO'} |")
+    lines += ["", "## Paired step-time ratios", "",
+              "| comparison | ratio (step time) | 95% interval (t) | speed-up (inverse) | "
+              "sign test | first faster on | steps where brs is slower |",
+              "|---|---|---|---|---|---|---|"]
+    for key, p in results["paired"].items():
+        low, high = p["ci95"]
+        inverse = "n/a" if low is None or low != low else f"{1 / p['ratio']:.3f}x " \
+            f"({1 / high:.3f}-{1 / low:.3f})"
+        peer = key.split("/")[1]
+        slower = results["brs_slower_steps"].get(peer) if key.startswith("brs/") else None
+        lines.append(f"| {key} | {p['ratio']:.4f} | {_ci(p['ci95'])} | {inverse} | "
+                     f"p = {p['sign_test_p']:.3g} | {p['faster_steps']} of {p['steps']} | "
+                     f"{'-' if slower is None else (slower or 'none')} |")
+    m = results.get("modelled_brs_over_fixed")
+    if m:
+        lines += ["", f"The library's cost model predicted brs / fixed at {m['ratio']:.4f} "
+                  f"(geometric mean of its step times over the same steps, "
+                  f"{m['faster_steps']} of {m['steps']} steps faster), against "
+                  f"{results['paired']['brs/fixed']['ratio']:.4f} measured."]
+    lines += ["", "## How it was measured", "",
+              "- brs: the library's plan (BatchRebalanceSampler with cp_size and "
+              "max_tokens_per_rank), each rank's micro-batch and token ranges from its CP "
+              f"queries; fixed CP: the same planner with cp_degrees {fixed}, the least degree "
+              "the dataset's longest sample needs; Megatron: megatron-core's "
+              "BalancedCPScheduler on the samples brs drew, each sub-sample cut by the "
+              "library's head-tail split at its degree",
+              "- each rank runs its pieces with the reference CP attention "
+              "(brs/context_parallel.py: keys and values all-gathered in the group), forward "
+              "and backward; a barrier ends every brs micro-step and every Megatron group (its "
+              "runtime's); no gradient all-reduce or optimizer step (the same for every "
+              "strategy)",
+              "- peak tokens: the longest shard a rank built (its padded tokens); every sample "
+              "once: the token ranges computed over the ranks cover each sample of the step "
+              "exactly",
+              "- one warm step per strategy before timing; strategies interleaved in a fresh "
+              "seeded order every round",
+              f"- load average before and after timing: {_loads(results)} on "
+              f"{results.get('cpus')} CPUs"]
+    return "\n".join(lines) + "\n"
 
 
 def _cost_line(results):

@@ -38,8 +38,19 @@ def trial(model, lengths_or_dataset, *, collate_fn=None, forward=None, per_devic
     (CPU: no search without it). progress: a tqdm bar where installed, else lines on stderr.
     command: the command line to write at the top of report.md.
 
+    cp_size (with max_tokens_per_rank, under torchrun): brs's dynamic context parallelism
+    against a fixed CP degree and megatron-core's scheduler instead, on ``model`` "reference"
+    or a CP module (brs/_trial/context_parallel.py; docs/trial.md "Context parallelism").
+
     Raises ValueError (TypeError for a wrong type) on bad input before anything is timed.
     """
+    if sampler_options.get("cp_size") is not None:
+        from .context_parallel import trial as context_parallel_trial
+
+        return context_parallel_trial(
+            model, lengths_or_dataset, per_device_batch_size=per_device_batch_size,
+            grad_accum=grad_accum, steps=steps, device=device, out=out, seed=seed,
+            progress=progress, command=command, **sampler_options)
     config = _config.checked(
         model, lengths_or_dataset, collate_fn=collate_fn, forward=forward,
         per_device_batch_size=per_device_batch_size, grad_accum=grad_accum, dp_size=dp_size,
