@@ -49,7 +49,8 @@ STUDIES = {
     "sweep": ("e2e.sweep", "the batch-size sweep of train_e2e results in the terms of "
               "upstream's claims (table, plot)"),
     "context_parallel": ("context_parallel", "dynamic context parallelism, modelled: brs "
-                         "against a fixed CP degree, CP 1 and a dp_balanced greedy on long tails"),
+                         "against a fixed CP degree and megatron-core's scheduler on long tails, "
+                         "under the defaults and a CPU-fitted cost model"),
     "lengths": ("lengths", "print one of the training benchmarks' datasets, one length per line"),
 }
 

@@ -141,13 +141,18 @@ def _calibrate_cp(args):
                    seq_lens=_ints("--seq-lens", args.seq_lens), **repeats)
     if dist.get_rank() == 0:
         cm.model = str(args.model)
+        # the command line as torchrun ran it (sys.argv[1:] starts with "calibrate")
+        cm.timing["command"] = " ".join(["torchrun", f"--nproc_per_node={args.cp_size}", "-m",
+                                         "brs"] + sys.argv[1:])
         cm.save(args.output)
         t = cm.timing
         print(f"calibrated context parallelism on {t['cp_size']} processes ({t['backend']}, "
-              f"degrees {t['degrees']}): alpha {cm.alpha:.6g}, intercept {cm.intercept:.6g}, "
-              f"cp_comm_cost {cm.cp_comm_cost:.6g}, cp_latency {cm.cp_latency:.6g}; held-out "
-              f"median error {100 * t['cp_held_out_median_error']:.1f}% on "
-              f"{t['cp_held_out']} CP micro-batches not fitted on; wrote {args.output}")
+              f"degrees {t['degrees']}, load average {t['load_average']}): alpha "
+              f"{cm.alpha:.6g}, intercept {cm.intercept:.6g}, cp_comm_cost "
+              f"{cm.cp_comm_cost:.6g}, cp_latency {cm.cp_latency:.6g}; held-out median error "
+              f"{100 * t['cp_held_out_median_error']:.1f}% on {len(t['cp_held_out'])} CP "
+              f"micro-batches not fitted on (fitted on {len(t['cp_fitted_on'])}); wrote "
+              f"{args.output}")
     dist.destroy_process_group()
 
 

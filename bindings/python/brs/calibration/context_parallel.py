@@ -4,16 +4,20 @@ degree with a CP attention (by default brs.integrations.context_parallel's refer
 
 Run on every rank of a group of C processes (torchrun --nproc_per_node=C; gloo on CPU, nccl on
 CUDA): a micro-batch of one sequence of length L at degree c runs forward and backward on ranks
-0 .. c - 1, the others wait; its time is the slowest rank's. The seconds are fitted as
+0 .. c - 1, the others wait; its time is the slowest rank's. Every (L, c) is timed once per
+round, rounds interleaved (a burst of load elsewhere lands on every micro-batch, not on one),
+and keeps its fastest round. The seconds are fitted as
 
     s * (intercept + (L + alpha L^2) / c + cp_comm_cost (c - 1) / c L + cp_latency (c - 1))
 
 (non-negative least squares of relative errors on the five products, s the seconds of one
-unit), on half of the lengths; the
-other half, at degrees above 1, is held out and the median relative error of the fit on it is
-recorded (CostModel.timing["cp_held_out_median_error"]).
+unit) on part of the micro-batches (split()), and the fitted model is judged on the rest: the
+CP micro-batches it did not fit on, whose median relative error the cost model records
+(timing["cp_held_out_median_error"], with the micro-batches of each part). The model kept is
+that one, so the error recorded is the error of the file written.
 """
 
+import math
 import statistics
 import time
 
@@ -108,48 +112,77 @@ def module_of(model):
     return model
 
 
+def split(lengths, degrees):
+    """(fitted on, held out): the (length, degree) micro-batches the fit sees and those it is
+    judged on. Every degree-1 micro-batch is fitted on (it is no CP micro-batch); at the k-th
+    CP degree the length of rank i is held out where i + k is odd, a checkerboard, so every
+    length and every CP degree is in both parts and no held-out micro-batch is fitted on."""
+    lengths = sorted(lengths)
+    held_out = [(length, c) for k, c in enumerate(degrees) if c > 1
+                for i, length in enumerate(lengths) if (i + k) % 2 == 1]
+    fitted_on = [(length, c) for c in degrees for length in lengths
+                 if (length, c) not in held_out]
+    return fitted_on, held_out
+
+
+def fit_held_out(seconds, lengths, degrees):
+    """(fitted, record) from ``seconds`` {(length, degree): seconds}: fit() on split()'s first
+    part and the record of its relative errors on the second (timing's cp_* keys)."""
+    fitted_on, held_out = split(lengths, degrees)
+    fitted = fit([(length, c, seconds[length, c]) for length, c in fitted_on])
+    errors = [abs(predict(fitted, length, c) - seconds[length, c]) / seconds[length, c]
+              for length, c in held_out]
+    record = {"cp_fitted_on": [list(key) for key in fitted_on],
+              "cp_held_out": [list(key) for key in held_out],
+              "cp_held_out_errors": errors,
+              "cp_held_out_median_error": statistics.median(errors)}
+    return fitted, record
+
+
+def time_grid(model, lengths, degrees, repeats, groups, torch, dist):
+    """{(length, degree): the fastest of ``repeats`` interleaved rounds}, after a warm round."""
+    grid = [(length, c) for c in degrees for length in lengths]
+    best = {key: math.inf for key in grid}
+    for round_ in range(repeats + 1):
+        for length, c in grid:
+            elapsed = time_one(model, length, c, groups, torch, dist)
+            if round_:  # round 0 warms every micro-batch up
+                best[length, c] = min(best[length, c], elapsed)
+    return best
+
+
 def calibrate(lengths, cp_size, *, model=None, repeats=REPEATS, seed=0):
     """A CostModel with alpha, intercept, cp_comm_cost and cp_latency fitted on this group of
     ``cp_size`` processes (torch.distributed initialised, world size cp_size): every degree up
     to cp_size, each length of ``lengths`` (4 or more distinct ones, the sequences timed;
     longer than any max_tokens_per_rank needs, so that every degree is worth timing),
-    ``repeats`` warm runs each keeping the fastest. ``model``: a module with
+    ``repeats`` interleaved warm rounds each keeping the fastest. ``model``: a module with
     ``loss_sum(shard, groups)`` and a ``head`` Linear (default a brs TinyDecoder)."""
     import torch
     import torch.distributed as dist
 
     from .. import distributed
     from .. import context_parallel as cp
+    from .record import load_average
 
     if not dist.is_initialized() or dist.get_world_size() != cp_size:
         raise ValueError(f"calibrating context parallelism needs a group of cp_size {cp_size} "
                          "processes: run under torchrun --nproc_per_node=cp_size")
     lengths = sorted({int(length) for length in lengths})
     if len(lengths) < 4:
-        raise ValueError(f"give at least 8 distinct lengths to time (got {len(lengths)})")
+        raise ValueError(f"give at least 4 distinct lengths to time (got {len(lengths)})")
     torch.manual_seed(seed)
     model = cp.TinyDecoder(dim=DIM, max_len=max(lengths)) if model is None else model
     groups = distributed.cp_process_groups(cp_size)
-    rows = []
-    for degree in degrees_of(cp_size):
-        for length in lengths:
-            time_one(model, length, degree, groups, torch, dist)  # warm
-            best = min(time_one(model, length, degree, groups, torch, dist)
-                       for _ in range(repeats))
-            rows.append((length, degree, best))
-    fitted_on = [r for r in rows if lengths.index(r[0]) % 2 == 0]
-    held_out = [r for r in rows if lengths.index(r[0]) % 2 == 1 and r[1] > 1]
-    fitted = fit(fitted_on)
-    errors = [abs(predict(fitted, length, c) - seconds) / seconds
-              for length, c, seconds in held_out]
-    final = fit(rows)  # the model kept uses every timing
-    s, intercept, alpha, comm, latency = final
-    timing = {"cp_size": cp_size, "degrees": degrees_of(cp_size), "repeats": repeats,
-              "backend": dist.get_backend(),
-              "cp_held_out_median_error": statistics.median(errors),
-              "cp_held_out": len(held_out)}
+    degrees = degrees_of(cp_size)
+    load_before = load_average()
+    seconds = time_grid(model, lengths, degrees, repeats, groups, torch, dist)
+    (s, intercept, alpha, comm, latency), record = fit_held_out(seconds, lengths, degrees)
+    timing = {"cp_size": cp_size, "degrees": degrees, "repeats": repeats,
+              "estimator": "min", "interleaved": True, "backend": dist.get_backend(),
+              "load_average": [load_before, load_average()], **record}
     return CostModel(alpha, intercept, source="calibrated", model=type(model).__name__,
                      device="cpu", seconds_per_unit=s, timing=timing,
-                     timings=[{"length": length, "degree": c, "seconds": seconds}
-                              for length, c, seconds in rows],
+                     timings=[{"length": length, "degree": c, "seconds": t}
+                              for (length, c), t in seconds.items()],
                      cp_comm_cost=comm, cp_latency=latency)
