@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 import brs
+from brs.peers import least_degree
 
 from .results import command, write_text
 
@@ -50,15 +51,6 @@ def datasets(seed=0):
     verl = [int(math.exp(rng.uniform(math.log(1024), math.log(16384)))) for _ in range(20000)]
     return [("manpages@32k", manpages, 8192), ("lognormal<=32K", lognormal, 8192),
             ("1K-16K (verl-like)", verl, 4096)]
-
-
-def least_degree(length, cap, cp_size):
-    c = 1
-    while c <= cp_size:
-        if -(-length // c) <= cap:
-            return c
-        c *= 2
-    return None
 
 
 class LibraryCost:

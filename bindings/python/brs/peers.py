@@ -64,6 +64,18 @@ def recorded_epoch(sampler):
     return plan, samples
 
 
+def least_degree(length, cap, cp_size):
+    """The degree memory alone gives a sample, as megatron-core's scheduler picks it and a
+    fixed-CP job must take for its longest one: the least power of two c <= cp_size with
+    ceil(length / c) <= cap, or None."""
+    c = 1
+    while c <= cp_size:
+        if -(-length // c) <= cap:
+            return c
+        c *= 2
+    return None
+
+
 def balanced_cp_scheduler_class():
     """(megatron-core's BalancedCPScheduler, None), or (None, why) where megatron-core is not
     installed (pip install "brs[megatron]")."""

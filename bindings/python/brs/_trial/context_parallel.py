@@ -16,7 +16,7 @@ import statistics
 
 from . import (clocks as _clocks, config as _config, cp_plans as _plans,
                distributed as _distributed, results as _results, stats as _stats)
-from ..calibration import progress as _progress
+from ..calibration import progress as _progress, record as _record
 
 
 def trial(model, lengths, *, cp_size, max_tokens_per_rank=None, per_device_batch_size,
@@ -34,18 +34,8 @@ def trial(model, lengths, *, cp_size, max_tokens_per_rank=None, per_device_batch
 
         cost = CostModel.coerce(config.cost_model)
     planner = _plans.Planner(config.lengths, config, cost)  # bad input fails with no group
-    group = _distributed.join(config.device)
-    failed = True
-    try:
-        results = _trial(group, config, planner, cost)
-        failed = False
-    finally:
-        group.close(failed)
-    if out is not None and group.rank == 0:
-        from . import output as _output
-
-        _output.write(results, out)
-    return results
+    return _distributed.run_in_group(config.device,
+                                     lambda group: _trial(group, config, planner, cost), out)
 
 
 def _trial(group, config, planner, cost):
@@ -70,7 +60,7 @@ def _trial(group, config, planner, cost):
     show = _progress.Progress("brs trial", config.progress and group.rank == 0, unit="step")
     seconds = {name: [] for name in _plans.STRATEGIES}
     seen = {name: [] for name in _plans.STRATEGIES}
-    load = [_load()]
+    load = [_record.load_average()]
     try:
         show.start(len(_plans.STRATEGIES), "warming each strategy once")
         for name in _plans.STRATEGIES:
@@ -86,14 +76,14 @@ def _trial(group, config, planner, cost):
     finally:
         torch.set_num_threads(threads)
         show.close()
-    load.append(_load())
+    load.append(_record.load_average())
     measured = runner.clock.reduce(seconds)
     everyone = group.gather(seen)
     results = None
     if group.rank == 0:
         results = _results_of(config, planner, planned, chosen, measured, everyone)
         results.update(model=model_name, command=config.command, load_average=load,
-                       cpus=_cpus(), torch=torch.__version__, device=_device_name(config,
+                       cpus=_record.cpu_count(), torch=torch.__version__, device=_device_name(config,
                                                                                   torch),
                        processes=group.describe("global rank (dp x cp)"),
                        torch_threads=threads,
@@ -294,15 +284,3 @@ def _device_name(config, torch):
 
     return f"cpu ({platform.processor() or platform.machine()}, 1 thread a rank while timing)"
 
-
-def _cpus():
-    from ..calibration.record import cpu_count
-
-    return cpu_count()
-
-
-def _load():
-    try:
-        return os.getloadavg()[0]
-    except (OSError, AttributeError):
-        return None

@@ -17,6 +17,8 @@ runtime, hybrid_context_parallel_forward_backward, puts a barrier after each gro
 import functools
 from typing import NamedTuple, Tuple
 
+from ..peers import least_degree
+
 STRATEGIES = ("brs", "fixed", "megatron")
 
 
@@ -27,16 +29,6 @@ class Piece(NamedTuple):
     cp_ranks: Tuple[int, ...]
     token_ranges: list  # (dataset index, start, end)
     padded_tokens: int
-
-
-def least_degree(length, cap, cp_size):
-    """The least power of two c <= cp_size with ceil(length / c) <= cap, or None."""
-    c = 1
-    while c <= cp_size:
-        if -(-length // c) <= cap:
-            return c
-        c *= 2
-    return None
 
 
 @functools.lru_cache(maxsize=None)

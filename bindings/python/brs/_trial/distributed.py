@@ -78,6 +78,24 @@ def _rank_or_zero():
     return 0 if launched is None else launched[1]
 
 
+def run_in_group(device, body, out):
+    """body(group)'s results in the group ``join`` gives, torn down whatever happens; then,
+    with the group gone (a file rank 0 cannot write leaves no rank waiting for it), rank 0
+    writes them to ``out`` (brs/_trial/output.py) when it is given."""
+    group = join(device)
+    failed = True
+    try:
+        results = body(group)
+        failed = False
+    finally:
+        group.close(failed)
+    if out is not None and group.rank == 0:
+        from . import output as _output
+
+        _output.write(results, out)
+    return results
+
+
 def join(device):
     """The group the trial runs in: the initialised one, one created here from the launcher's
     environment, or Local where neither exists."""

@@ -1,12 +1,11 @@
 """brs.trial itself: its steps in order (docs/trial.md)."""
 
-import os
 import sys
 
 from . import (clocks as _clocks, config as _config, cost as _cost, distributed as _distributed,
                measure as _measure, plans as _plans, results as _results, rounds as _rounds,
                time_split as _time_split)
-from ..calibration import progress as _progress
+from ..calibration import progress as _progress, record as _record
 
 DEFAULT_STEPS = _config.DEFAULT_STEPS
 SYNCS = ("micro_step", "step")
@@ -58,19 +57,7 @@ def trial(model, lengths_or_dataset, *, collate_fn=None, forward=None, per_devic
         steps=steps, device=device, seed=seed, memory_budget=memory_budget, progress=progress,
         command=command, sampler_options=sampler_options)
     # every check that needs no group is done: bad input fails with no group to tear down
-    group = _distributed.join(config.device)
-    failed = True
-    try:
-        results = _trial(group, config)
-        failed = False
-    finally:
-        group.close(failed)
-    # after the group is gone: a file rank 0 cannot write leaves no rank waiting for it
-    if out is not None and group.rank == 0:
-        from . import output as _output
-
-        _output.write(results, out)
-    return results
+    return _distributed.run_in_group(config.device, lambda group: _trial(group, config), out)
 
 
 def _trial(group, config):
@@ -109,7 +96,7 @@ def _trial(group, config):
     rng = np.random.default_rng(config.seed)
     chosen = _chosen_steps(rng, epochs, config, notes)
 
-    load = [_load()]
+    load = [_record.load_average()]
     threads = torch.get_num_threads()
     if config.device.type == "cpu":
         torch.set_num_threads(1)
@@ -126,7 +113,7 @@ def _trial(group, config):
     finally:
         torch.set_num_threads(threads)
         show.close()
-    load.append(_load())
+    load.append(_record.load_average())
     records, first, peaks, optimizer_seconds = _rounds.gathered(group, records, first, peaks,
                                                                 optimizer_seconds)
     measured = _results.Measured(records, first, peaks, optimizer_seconds,
@@ -137,7 +124,7 @@ def _trial(group, config):
         results = _results.results(measured, epochs, strategies, chosen, sync, config.seed)
         results.update(_results.header(config, model_name, runner, allocator, threads, group,
                                        clock))
-        results.update(load_average=load, cpus=_cpus(), notes=notes, skipped=skipped,
+        results.update(load_average=load, cpus=_record.cpu_count(), notes=notes, skipped=skipped,
                        command=config.command,
                        cost_model={"source": cost_source, "alpha": cost_model.alpha,
                                    "intercept": cost_model.intercept,
@@ -194,15 +181,3 @@ def _vocabulary(module):
 
     return vocabulary(module)
 
-
-def _cpus():
-    from ..calibration.record import cpu_count
-
-    return cpu_count()
-
-
-def _load():
-    try:
-        return os.getloadavg()[0]
-    except (OSError, AttributeError):
-        return None

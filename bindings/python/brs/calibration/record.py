@@ -8,7 +8,7 @@ import warnings
 def load_average():
     try:
         return os.getloadavg()[0]
-    except OSError:  # not on this platform: no figure rather than a wrong one
+    except (OSError, AttributeError):  # not on this platform: no figure rather than a wrong one
         return None
 
 
