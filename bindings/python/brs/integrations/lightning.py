@@ -79,7 +79,8 @@ class RebalanceCallback(pl.Callback):
         kwargs = trainer.distributed_sampler_kwargs or {"num_replicas": 1, "rank": 0}
         check_topology(sampler, kwargs.get("num_replicas"), kwargs.get("rank"),
                        f"the {type(trainer.strategy).__name__} of Trainer(devices="
-                       f"{trainer.num_devices}, num_nodes={trainer.num_nodes})")
+                       f"{getattr(trainer, 'num_devices', None)}, "
+                       f"num_nodes={getattr(trainer, 'num_nodes', None)})")
         # the sampler's own checks, in the Trainer's words (its steps and devices)
         with _framework_names.in_terms_of(_framework_names.LIGHTNING, "RebalanceCallback"):
             _loader.follow(sampler, _collate_fn(trainer.train_dataloader),

@@ -187,8 +187,8 @@ def test_a_named_column_must_exist(tmp_path):
     # refused when the Trainer is built, before training
     expect_error("BatchRebalanceTrainer(...)",
                  "RebalanceOptions(encoder_loads_column='patch_counts') and no such column",
-                 ValueError, r"the dataset has no column 'patch_counts' of image patch counts "
-                             r"\(its columns: \['input_ids', ", trainer, tmp_path,
+                 ValueError, r"the dataset has no column 'patch_counts' of image patch counts; "
+                             r"name the column that holds them", trainer, tmp_path,
                  vlm_dataset(cfg.NUM_SAMPLES), RebalanceOptions(encoder_loads_column="patch_counts"))
 
 
